@@ -1,0 +1,210 @@
+"""deepresearch: the compiled graph factory, the engine factory and the command line.
+
+deepresearch run "question" [--corpus DIR]     research with a live progress view; Ctrl-C pauses
+deepresearch resume RUN_ID [--checkpoint ID]   continue a paused/failed run (or fork from a checkpoint)
+deepresearch runs | checkpoints RUN_ID         what is stored
+deepresearch serve [--host H] [--port P]       the HTTP runner
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from config import ResearchOptions, Settings, load_settings
+from deepresearch.cli_view import ProgressView
+from deepresearch.engine import ResearchEngine, graph_config
+from deepresearch.store import RESUMABLE_STATUSES, RunNotFound, open_persistence
+from deepresearch.store import UnsupportedDatabase as UnsupportedDatabase
+from deepresearch.toolrun import CancelSignal
+from workflow import build_graph
+
+__all__ = ["build_graph", "main", "open_engine"]
+
+logger = logging.getLogger("deepresearch")
+
+EXIT_OK, EXIT_USAGE, EXIT_FAILED, EXIT_CANCELLED = 0, 2, 3, 130
+
+
+@asynccontextmanager
+async def open_engine(settings: Settings) -> AsyncIterator[ResearchEngine]:
+    """Open the store and checkpointer (set up, idempotent) and compile the graph on them."""
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        yield ResearchEngine(settings, persistence.store, build_graph(persistence.checkpointer))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="deepresearch", description="Self-hosted deep-research agent.")
+    parser.add_argument("--env-file", default=".env", help="read settings from this file if it exists")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="research a question")
+    run.add_argument("question")
+    run.add_argument("--corpus", type=Path, help="folder of .md/.txt/.html/.pdf documents to search too")
+    run.add_argument("--corpus-only", action="store_true", help="search only the corpus, never the web")
+    run.add_argument("--loops", type=int, help="max research loops (depth)")
+    run.add_argument("--queries", type=int, help="queries per round (breadth)")
+    run.add_argument("--results", type=int, help="results per query")
+    run.add_argument("--sources", type=int, help="sources to fetch per round")
+    run.add_argument("--no-critic", action="store_true", help="skip the critic review")
+    run.add_argument("--plain", action="store_true", help="plain line output instead of the live view")
+
+    resume = sub.add_parser("resume", help="continue a paused, interrupted or failed run")
+    resume.add_argument("run_id")
+    resume.add_argument("--checkpoint", help="fork from this checkpoint id (see `checkpoints RUN_ID`)")
+    resume.add_argument("--plain", action="store_true")
+
+    sub.add_parser("runs", help="list runs")
+    checkpoints = sub.add_parser("checkpoints", help="list a run's checkpoints")
+    checkpoints.add_argument("run_id")
+
+    serve = sub.add_parser("serve", help="serve the HTTP runner")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    return parser
+
+
+def _options(args: argparse.Namespace, settings: Settings) -> ResearchOptions:
+    base = settings.default_options().model_dump()
+    overrides = {
+        "max_research_loops": args.loops,
+        "queries_per_round": args.queries,
+        "results_per_query": args.results,
+        "sources_to_fetch": args.sources,
+        "corpus_dir": str(args.corpus) if args.corpus else None,
+        "corpus_only": args.corpus_only or None,
+        "requires_critic_review": False if args.no_critic else None,
+    }
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    if args.corpus and not args.corpus.is_dir():
+        raise ValueError(f"--corpus {args.corpus}: no such folder")
+    return ResearchOptions.model_validate(base)
+
+
+async def _execute(engine: ResearchEngine, run_id: str, plain: bool, checkpoint_id: str | None = None) -> int:
+    run = await engine.store.get_run(run_id)
+    checkpoint_config = None
+    if checkpoint_id:
+        records = {c.checkpoint_id: c for c in await engine.store.list_checkpoints(run_id)}
+        if checkpoint_id not in records:
+            print(
+                f"error: checkpoint {checkpoint_id} is not a checkpoint of run {run_id}; "
+                f"see `deepresearch checkpoints {run_id}`",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        ref = records[checkpoint_id]
+        checkpoint_config = graph_config(ref.thread_id, ref.checkpoint_id, ref.checkpoint_ns)
+    cancel = CancelSignal(run_id, engine.store)
+    view = ProgressView(run, live=not plain and sys.stdout.isatty())
+    loop = asyncio.get_running_loop()
+    presses = 0
+
+    def on_sigint() -> None:
+        nonlocal presses
+        presses += 1
+        if presses > 1:
+            view.note("Second Ctrl-C: stopping now. In-flight calls may be repeated on resume.")
+            raise KeyboardInterrupt
+        cancel.request("cancelled with Ctrl-C")
+        view.note(
+            "Pausing: letting in-flight calls finish and record their receipts (Ctrl-C again to force)."
+        )
+
+    loop.add_signal_handler(signal.SIGINT, on_sigint)
+    try:
+        with view:
+            final = await engine.execute(
+                run_id, checkpoint_config=checkpoint_config, cancel=cancel, on_event=view.on_event
+            )
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+    view.summary(final)
+    if final.status == "completed":
+        return EXIT_OK
+    if final.status == "cancelled":
+        print(f"Paused at the latest checkpoint. Continue with: deepresearch resume {run_id}")
+        return EXIT_CANCELLED
+    print(f"Run failed: {final.error}\nFix the cause, then: deepresearch resume {run_id}", file=sys.stderr)
+    return EXIT_FAILED
+
+
+async def _main(args: argparse.Namespace, settings: Settings) -> int:
+    async with open_engine(settings) as engine:
+        if args.command == "run":
+            options = _options(args, settings)
+            run = await engine.create_run(args.question, options)
+            print(
+                f"Run {run.run_id} ({run.engine} engine) — artifacts in "
+                f"{settings.workspace_dir / (run.artifact_dir or '')}"
+            )
+            return await _execute(engine, run.run_id, args.plain)
+        if args.command == "resume":
+            run = await engine.store.get_run(args.run_id)
+            if run.status == "completed" and not args.checkpoint:
+                print(
+                    f"Run {run.run_id} is already completed; pass --checkpoint ID to fork it.",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            if run.status not in RESUMABLE_STATUSES and run.status != "completed":
+                print(
+                    f"Run {run.run_id} is {run.status}; only paused, interrupted or failed runs resume "
+                    "(a 'running' run left by a dead process: wait for the runner to take it over).",
+                    file=sys.stderr,
+                )
+                return EXIT_USAGE
+            return await _execute(engine, run.run_id, args.plain, args.checkpoint)
+        if args.command == "runs":
+            for run in await engine.store.list_runs(limit=100):
+                print(f"{run.run_id}  {run.status:<11} {run.created_at[:19]}  {run.question[:70]}")
+            return EXIT_OK
+        if args.command == "checkpoints":
+            await engine.store.get_run(args.run_id)
+            for cp in await engine.store.list_checkpoints(args.run_id):
+                print(f"{cp.checkpoint_id}  {cp.stage:<17} {cp.created_at[:19]}  {cp.summary}")
+            return EXIT_OK
+    return EXIT_USAGE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        env_file = args.env_file if Path(args.env_file).is_file() else None
+        settings = load_settings(env_file)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        print(f"error: invalid settings: {problems}", file=sys.stderr)
+        return EXIT_USAGE
+    logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
+    if args.command == "serve":
+        from runner import serve
+
+        return serve(settings, host=args.host, port=args.port)
+    try:
+        return asyncio.run(_main(args, settings))
+    except RunNotFound as exc:
+        print(f"error: {exc}; list runs with `deepresearch runs`", file=sys.stderr)
+    except UnsupportedDatabase as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        print(f"error: invalid options: {problems}", file=sys.stderr)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("Stopped. Resume with `deepresearch resume RUN_ID` (see `deepresearch runs`).", file=sys.stderr)
+        return EXIT_CANCELLED
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,220 @@
+"""Settings: one pydantic-settings object, validated at load, every knob an env var.
+
+Nothing happens at import time: call :func:`load_settings` (or build ``Settings(...)``) where needed.
+``.env`` is read only when ``load_settings(env_file=...)`` is asked to.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, BaseModel, Field, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_REVIEWERS = ("fact_reviewer", "implication_reviewer", "risk_reviewer")
+KNOWN_REVIEWERS = frozenset(DEFAULT_REVIEWERS)
+SEARCH_PROVIDERS = ("searxng", "tavily", "brave", "generic", "duckduckgo")
+
+
+def _split_csv(value: object) -> object:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",") if part.strip()]
+    return value
+
+
+class Settings(BaseSettings):
+    """Every setting of the engine and the runner. Env var = ``DEEPRESEARCH_`` + upper-cased name,
+    unless an alias is listed (OpenAI and provider keys keep their usual names)."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="DEEPRESEARCH_",
+        extra="ignore",
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+    # --- storage -------------------------------------------------------------------------------
+    home: Path = Field(Path(".deepresearch"), description="Directory for the embedded database.")
+    database_url: str = Field(
+        "",
+        validation_alias=AliasChoices(
+            "DEEPRESEARCH_DATABASE_URL", "KSADK_LANGGRAPH_CHECKPOINT_DSN", "database_url"
+        ),
+        description="sqlite:///path or a postgres:// DSN. Empty = sqlite file in `home`.",
+    )
+    workspace_dir: Path = Field(Path("workspace"), description="Where run artifacts are written.")
+
+    # --- LLM -----------------------------------------------------------------------------------
+    engine: Literal["auto", "llm", "extractive"] = Field(
+        "auto", description="auto = llm when a model is configured, else extractive."
+    )
+    openai_api_key: str = Field("", validation_alias=AliasChoices("OPENAI_API_KEY", "openai_api_key"))
+    openai_base_url: str = Field("", validation_alias=AliasChoices("OPENAI_BASE_URL", "openai_base_url"))
+    openai_model_name: str = Field(
+        "", validation_alias=AliasChoices("OPENAI_MODEL_NAME", "openai_model_name")
+    )
+    llm_timeout_seconds: float = Field(120.0, gt=0, le=3600)
+    llm_max_retries: int = Field(4, ge=0, le=10)
+    llm_retry_max_wait_seconds: float = Field(30.0, ge=0, le=600)
+    llm_temperature: float = Field(0.2, ge=0, le=2)
+    llm_max_output_tokens: int = Field(4096, ge=64, le=200_000)
+    llm_json_mode: bool = Field(
+        False,
+        description="Send response_format=json_object for structured calls (if the server supports it).",
+    )
+    llm_input_cost_per_mtok: float = Field(0.0, ge=0, description="USD per million prompt tokens.")
+    llm_output_cost_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens.")
+
+    # --- search --------------------------------------------------------------------------------
+    search_providers: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(SEARCH_PROVIDERS),
+        description="Provider chain order; unconfigured providers are skipped.",
+    )
+    searxng_url: str = Field("", validation_alias=AliasChoices("SEARXNG_URL", "DEEPRESEARCH_SEARXNG_URL"))
+    tavily_api_key: str = Field("", validation_alias=AliasChoices("TAVILY_API_KEY", "tavily_api_key"))
+    brave_api_key: str = Field(
+        "", validation_alias=AliasChoices("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY", "brave_api_key")
+    )
+    web_search_url: str = Field("", description="Generic search endpoint: GET ?q=&max_results=.")
+    duckduckgo_enabled: bool = True
+    search_timeout_seconds: float = Field(20.0, gt=0, le=300)
+    corpus_dir: Path | None = Field(None, description="Folder of .md/.txt/.html/.pdf to search.")
+    corpus_only: bool = Field(False, description="Search only the local corpus, never the web.")
+
+    # --- fetch ---------------------------------------------------------------------------------
+    fetch_allow_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="host[:port] allowed even if not public (intranet, tests)."
+    )
+    fetch_max_bytes: int = Field(5_000_000, ge=10_000, le=100_000_000)
+    fetch_connect_timeout_seconds: float = Field(10.0, gt=0, le=120)
+    fetch_read_timeout_seconds: float = Field(20.0, gt=0, le=300)
+    fetch_total_timeout_seconds: float = Field(45.0, gt=0, le=600)
+    fetch_max_redirects: int = Field(5, ge=0, le=10)
+    fetch_concurrency: int = Field(4, ge=1, le=64)
+    fetch_per_host_concurrency: int = Field(2, ge=1, le=16)
+    fetch_user_agent: str = "deepresearch/0.1 (+self-hosted research agent)"
+    source_max_chars: int = Field(20_000, ge=1_000, le=500_000, description="Text kept per source.")
+
+    # --- research shape (defaults for each run; a run may override within bounds) ---------------
+    max_research_loops: int = Field(2, ge=1, le=10)
+    queries_per_round: int = Field(4, ge=1, le=20)
+    results_per_query: int = Field(5, ge=1, le=50)
+    sources_to_fetch: int = Field(8, ge=1, le=100)
+    reviewers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_REVIEWERS))
+    requires_critic_review: bool = True
+    llm_concurrency: int = Field(4, ge=1, le=64)
+    search_concurrency: int = Field(4, ge=1, le=64)
+
+    # --- operations and fault injection -------------------------------------------------------
+    stage_delay_seconds: float = Field(
+        0.0,
+        ge=0,
+        le=3600,
+        validation_alias=AliasChoices(
+            "DEEPRESEARCH_STAGE_DELAY_SECONDS", "LONG_TASK_STAGE_DELAY_SECONDS", "stage_delay_seconds"
+        ),
+    )
+    fail_stage: str = Field(
+        "",
+        validation_alias=AliasChoices("DEEPRESEARCH_FAIL_STAGE", "LONG_TASK_FAIL_STAGE", "fail_stage"),
+        description="<stage>[:start|end] injects a failure (testing resume after failure).",
+    )
+    log_level: str = "WARNING"
+
+    @field_validator("search_providers", "fetch_allow_hosts", "reviewers", mode="before")
+    @classmethod
+    def _csv(cls, value: object) -> object:
+        return _split_csv(value)
+
+    @field_validator("search_providers")
+    @classmethod
+    def _known_providers(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in SEARCH_PROVIDERS]
+        if unknown:
+            raise ValueError(
+                f"unknown search provider(s) {unknown}; choose from {', '.join(SEARCH_PROVIDERS)}"
+            )
+        return value
+
+    @field_validator("reviewers")
+    @classmethod
+    def _known_reviewers(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in KNOWN_REVIEWERS]
+        if unknown or not value:
+            raise ValueError(f"reviewers must be a non-empty subset of {', '.join(DEFAULT_REVIEWERS)}")
+        return value
+
+    @field_validator("fail_stage")
+    @classmethod
+    def _fail_stage_shape(cls, value: str) -> str:
+        if value and value.rsplit(":", 1)[-1] not in ("start", "end") and ":" in value:
+            raise ValueError("fail_stage must be <stage>, <stage>:start or <stage>:end")
+        return value
+
+    @model_validator(mode="after")
+    def _llm_mode_needs_model(self) -> Settings:
+        if self.engine == "llm" and not self.openai_model_name:
+            raise ValueError("DEEPRESEARCH_ENGINE=llm needs OPENAI_MODEL_NAME (and OPENAI_BASE_URL or key)")
+        return self
+
+    # --- derived -------------------------------------------------------------------------------
+    @property
+    def llm_configured(self) -> bool:
+        return bool(self.openai_model_name and (self.openai_base_url or self.openai_api_key))
+
+    @property
+    def engine_mode(self) -> Literal["llm", "extractive"]:
+        if self.engine == "extractive":
+            return "extractive"
+        return "llm" if self.llm_configured else "extractive"
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.home / 'deepresearch.db'}"
+
+    def default_options(self) -> ResearchOptions:
+        return ResearchOptions(
+            max_research_loops=self.max_research_loops,
+            queries_per_round=self.queries_per_round,
+            results_per_query=self.results_per_query,
+            sources_to_fetch=self.sources_to_fetch,
+            reviewers=list(self.reviewers),
+            requires_critic_review=self.requires_critic_review,
+            corpus_dir=str(self.corpus_dir) if self.corpus_dir else None,
+            corpus_only=self.corpus_only,
+        )
+
+
+class ResearchOptions(BaseModel):
+    """Per-run shape of the research. Stored in the graph state, so a resume keeps the same shape."""
+
+    model_config = {"extra": "forbid"}
+
+    max_research_loops: int = Field(2, ge=1, le=10, description="Depth: search/reflect rounds.")
+    queries_per_round: int = Field(4, ge=1, le=20, description="Breadth: queries per round.")
+    results_per_query: int = Field(5, ge=1, le=50)
+    sources_to_fetch: int = Field(8, ge=1, le=100)
+    reviewers: list[str] = Field(default_factory=lambda: list(DEFAULT_REVIEWERS), min_length=1)
+    requires_critic_review: bool = True
+    corpus_dir: str | None = None
+    corpus_only: bool = False
+
+    @field_validator("reviewers")
+    @classmethod
+    def _known(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name not in KNOWN_REVIEWERS]
+        if unknown:
+            raise ValueError(f"unknown reviewer(s) {unknown}; choose from {', '.join(DEFAULT_REVIEWERS)}")
+        return list(dict.fromkeys(value))
+
+    @model_validator(mode="after")
+    def _corpus_only_needs_corpus(self) -> ResearchOptions:
+        if self.corpus_only and not self.corpus_dir:
+            raise ValueError("corpus_only needs corpus_dir")
+        return self
+
+
+def load_settings(env_file: str | Path | None = None, **overrides: object) -> Settings:
+    """Build validated settings from the environment (and an optional .env file)."""
+    return Settings(_env_file=env_file, **overrides)  # type: ignore[call-arg]

@@ -1,0 +1,1 @@
+"""deepresearch internals. The top-level modules (agent, workflow, tools, ...) are the front doors."""

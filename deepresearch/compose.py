@@ -1,0 +1,219 @@
+"""Composing reviews, critiques and the report from state. Extractive pieces only quote fetched text."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from .extractive import IMPLICATION_CUES, RISK_CUES, best_sentences, chunk_passages, has_cue, statements
+from .report import CITATION, check_citations, render_html, sources_markdown
+
+EXTRACTIVE_LABEL = (
+    "Engine: **extractive** — no language model was configured. Every statement below is quoted from a "
+    "fetched source and cited; nothing was generated."
+)
+
+
+def evidence_listing(evidence: list[dict[str, Any]], with_titles: list[dict[str, Any]] | None = None) -> str:
+    titles = {s["n"]: s.get("title", "") for s in with_titles or []}
+    lines = []
+    for item in evidence:
+        title = f" ({titles[item['n']]})" if item["n"] in titles else ""
+        lines.append(f"[{item['n']}]{title} — sub-question: {item['sub_question']}\n{item['passage']}")
+    return "\n\n".join(lines) or "(no evidence)"
+
+
+def findings_listing(findings: dict[str, Any]) -> str:
+    return json.dumps(
+        {name: {k: v for k, v in review.items() if k != "engine"} for name, review in findings.items()},
+        ensure_ascii=False,
+        indent=1,
+    )
+
+
+# --- extractive reviewers and critic --------------------------------------------------------------
+def extractive_review(
+    reviewer: str, sub_questions: list[str], evidence: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """Select quoted sentences from the evidence table according to the reviewer's role."""
+    findings: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for index, sub_question in enumerate(sub_questions):
+        items = sorted((e for e in evidence if e["sub_question_index"] == index), key=lambda e: -e["bm25"])
+        per_sq = 0
+        for item in items:
+            candidates = best_sentences(item["passage"], sub_question, limit=3)
+            if reviewer == "implication_reviewer":
+                candidates = [s for s in statements(item["passage"]) if has_cue(s, IMPLICATION_CUES)][:2]
+            elif reviewer == "risk_reviewer":
+                candidates = [s for s in statements(item["passage"]) if has_cue(s, RISK_CUES)][:2]
+            for sentence in candidates:
+                if sentence in seen or len(sentence.split()) < 6:
+                    continue
+                seen.add(sentence)
+                findings.append(
+                    {
+                        "sub_question": sub_question,
+                        "statement": sentence,
+                        "citations": [item["n"]],
+                        "confidence": "medium" if item["bm25"] > 0 else "low",
+                    }
+                )
+                per_sq += 1
+                break
+            if per_sq >= (3 if reviewer == "fact_reviewer" else 2):
+                break
+    return {"engine": "extractive", "findings": findings, "disagreements": [], "open_questions": []}
+
+
+def extractive_critique(state: dict[str, Any]) -> dict[str, Any]:
+    evidence, sources = state.get("evidence", []), state.get("sources", [])
+    issues, missing, suggestions = [], [], []
+    for index, sub_question in enumerate(state["plan"]["sub_questions"]):
+        ids = {e["source_id"] for e in evidence if e["sub_question_index"] == index}
+        if not ids:
+            missing.append(f"No evidence was found for: {sub_question}")
+            suggestions.append(f"Search again or add documents covering: {sub_question}")
+        elif len(ids) == 1:
+            issues.append(f"Only one source supports the findings on: {sub_question}")
+            suggestions.append(f"Corroborate '{sub_question}' with a second independent source.")
+    domains = Counter(s.get("domain", "") for s in sources)
+    if sources and domains.most_common(1)[0][1] > len(sources) / 2 and len(sources) > 2:
+        domain, count = domains.most_common(1)[0]
+        issues.append(f"{count} of {len(sources)} sources come from one domain ({domain}).")
+        suggestions.append("Add sources from other publishers to balance the picture.")
+    failures = state.get("fetch_failures", [])
+    if failures:
+        issues.append(f"{len(failures)} sources could not be fetched and were left out.")
+    return {
+        "engine": "extractive",
+        "issues": issues,
+        "unsupported_claims": [],
+        "missing_perspectives": missing,
+        "suggestions": suggestions,
+    }
+
+
+# --- the report ----------------------------------------------------------------------------------
+def extractive_report_body(state: dict[str, Any]) -> str:
+    findings = state.get("findings", {})
+    facts = findings.get("fact_reviewer", {}).get("findings", [])
+    implications = findings.get("implication_reviewer", {}).get("findings", [])
+    risks = findings.get("risk_reviewer", {}).get("findings", [])
+    critique = state.get("critique") or {}
+
+    def cite(finding: dict[str, Any]) -> str:
+        statement = finding["statement"].rstrip()
+        marks = "".join(f"[{n}]" for n in finding["citations"])
+        return (
+            f"{statement[:-1]} {marks}{statement[-1]}" if statement[-1:] in ".!?" else f"{statement} {marks}"
+        )
+
+    lines = ["## Summary", ""]
+    top = [f for f in facts][:3]
+    lines += [f"- {cite(f)}" for f in top] or ["- The fetched sources did not answer the question directly."]
+    lines += ["", "## Findings", ""]
+    for sub_question in state["plan"]["sub_questions"]:
+        lines += [f"### {sub_question}", ""]
+        items = list(
+            {f["statement"]: f for f in [*facts, *implications] if f["sub_question"] == sub_question}.values()
+        )
+        lines += [f"- {cite(f)}" for f in items] or ["- No fetched source addressed this sub-question."]
+        lines.append("")
+    lines += ["## Disagreements and risks", ""]
+    lines += [f"- {cite(f)}" for f in risks] or ["- The sources raised no explicit risks or limitations."]
+    lines += ["", "## Open questions", ""]
+    open_items = [
+        *critique.get("missing_perspectives", []),
+        *critique.get("issues", []),
+        *state.get("reflection", {}).get("knowledge_gaps", []),
+    ]
+    lines += [f"- {item}" for item in dict.fromkeys(open_items)] or [
+        "- None identified by the extractive checks."
+    ]
+    lines += ["", "## Recommendations", ""]
+    lines += [f"- {item}" for item in critique.get("suggestions", [])]
+    if facts:
+        titles = {s["n"]: s.get("title") or s["url"] for s in state.get("sources", [])}
+        most = Counter(n for f in facts for n in f["citations"]).most_common(2)
+        lines.append(
+            "- Read first the sources most findings rest on: "
+            + "; ".join(f"no. {n}, {titles.get(n, '')}" for n, _ in most)
+            + "."
+        )
+    lines.append("- Configure a language model (see README) for a synthesised, analyst-written report.")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(slots=True)
+class ReportBundle:
+    files: dict[str, str]
+    citation_check: dict[str, Any]
+    cited: list[int]
+
+
+def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
+    """Check citations, add header and sources, render HTML; return the five final artifacts' contents."""
+    sources = state.get("sources", [])
+    passages = {s["n"]: chunk_passages(s["text"]) or [s["text"]] for s in sources}
+    seen_urls = {u for s in sources for u in (s["url"], s.get("final_url")) if u}
+    seen_urls |= {r["url"] for r in state.get("search_results", [])}
+    checked_body, check = check_citations(body.strip(), passages, seen_urls)
+    cited = sorted({int(n) for n in CITATION.findall(checked_body)})
+    engine = state["engine"]
+    # deterministic header (no wall clock): a re-run of this stage must produce byte-identical files
+    fetched_until = max((s.get("fetched_at", "")[:10] for s in sources), default="") or "n/a"
+    label = (
+        EXTRACTIVE_LABEL
+        if engine == "extractive"
+        else "Engine: **llm** — written by a language model "
+        "from the fetched sources; every citation was checked against its source."
+    )
+    header = [
+        f"# {state['question'].strip()}",
+        "",
+        f"> {label}",
+        ">",
+        f"> Run `{state['run_id']}` · sources fetched up to {fetched_until} · "
+        f"{len(sources)} sources · {state.get('round', 1)} search round(s) · "
+        f"citations checked: {check.supported}/{check.checked} supported",
+        "",
+    ]
+    markdown = "\n".join(header) + "\n" + checked_body + "\n\n" + sources_markdown(sources)
+    public_sources = [
+        {k: v for k, v in s.items() if k != "text"} | {"cited": s["n"] in cited} for s in sources
+    ]
+    state_summary = {
+        "run_id": state["run_id"],
+        "question": state["question"],
+        "engine": engine,
+        "options": state["options"],
+        "plan": state["plan"],
+        "rounds": state.get("round", 1),
+        "queries": state.get("queries_done", []),
+        "reflection": state.get("reflection", {}),
+        "counts": {
+            "search_results": len(state.get("search_results", [])),
+            "sources": len(sources),
+            "fetch_failures": len(state.get("fetch_failures", [])),
+            "evidence": len(state.get("evidence", [])),
+        },
+        "stage_notes": state.get("stage_notes", {}),
+        "citation_check": check.to_dict(),
+        "artifact_dir": state["artifact_dir"],
+    }
+    files = {
+        "deepresearch-report.md": markdown,
+        "deepresearch-report.html": render_html(markdown, state["question"]),
+        "sources.json": json.dumps({"sources": public_sources}, ensure_ascii=False, indent=2) + "\n",
+        "evidence.json": json.dumps(
+            {"evidence": state.get("evidence", []), "citation_check": check.to_dict()},
+            ensure_ascii=False,
+            indent=2,
+        )
+        + "\n",
+        "research-state.json": json.dumps(state_summary, ensure_ascii=False, indent=2) + "\n",
+    }
+    return ReportBundle(files=files, citation_check=check.to_dict(), cited=cited)

@@ -1,0 +1,353 @@
+"""Runs a research to the end (or to a cancel) and turns LangGraph's stream into the run's event log.
+
+Shared by the CLI and the HTTP runner. Event contract per business stage:
+``tool_call`` → the stage's sub-tool ``tool_call``/``tool_result`` pairs → ``checkpoint`` → ``tool_result``.
+LangGraph reports a task's result before the checkpoint of its step, so stage results are buffered until
+that checkpoint is out. Every event is persisted (and gets its ``seq``) before anyone sees it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.errors import GraphDrained
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import RunnableConfig
+
+from config import ResearchOptions, Settings
+from deepresearch.store import CheckpointRecord, EventRecord, RunRecord, RunStore, utcnow
+from deepresearch.toolrun import CancelSignal, RunCancelled, StageError, ToolRuntime
+from deepresearch.workspace import run_artifact_dir
+from stages import STAGES_BY_KEY
+from tools import ResearchContext, open_research_tools
+
+logger = logging.getLogger(__name__)
+
+EventSink = Callable[[EventRecord], Awaitable[None] | None]
+STREAM_MODES = ["tasks", "checkpoints", "custom"]
+
+
+def graph_config(thread_id: str, checkpoint_id: str | None = None, checkpoint_ns: str = "") -> RunnableConfig:
+    configurable: dict[str, Any] = {"thread_id": thread_id}
+    if checkpoint_id:
+        configurable |= {"checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}
+    return {"configurable": configurable}
+
+
+@dataclass(slots=True)
+class _Usage:
+    tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+    reused_calls: int = 0
+    tokens_saved: int = 0
+    cost_saved_usd: float = 0.0
+    by_stage: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> _Usage:
+        known = {
+            k: data[k]
+            for k in (
+                "tokens",
+                "cost_usd",
+                "calls",
+                "reused_calls",
+                "tokens_saved",
+                "cost_saved_usd",
+                "by_stage",
+            )
+            if k in data
+        }
+        return cls(**known)
+
+    def add(self, event: dict[str, Any]) -> None:
+        tokens, cost = int(event.get("tokens") or 0), float(event.get("cost_usd") or 0.0)
+        if event.get("reused"):
+            self.reused_calls += 1
+            self.tokens_saved += tokens
+            self.cost_saved_usd += cost
+            return
+        self.calls += 1
+        self.tokens += tokens
+        self.cost_usd += cost
+        stage = self.by_stage.setdefault(event.get("stage") or "other", {"tokens": 0, "cost_usd": 0.0})
+        stage["tokens"] += tokens
+        stage["cost_usd"] += cost
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tokens": self.tokens,
+            "cost_usd": round(self.cost_usd, 6),
+            "calls": self.calls,
+            "reused_calls": self.reused_calls,
+            "tokens_saved": self.tokens_saved,
+            "cost_saved_usd": round(self.cost_saved_usd, 6),
+            "by_stage": self.by_stage,
+        }
+
+
+class RunExecution:
+    """One pass of a run through the graph (a fresh start, a resume, or a fork)."""
+
+    def __init__(self, engine: ResearchEngine, run: RunRecord, on_event: EventSink | None) -> None:
+        self.engine = engine
+        self.run = run
+        self.store = engine.store
+        self.on_event = on_event
+        self.usage = _Usage.from_dict(run.usage)
+        self._pending_results: list[dict[str, Any]] = []
+        self._stage_calls: dict[str, str] = {}
+
+    async def emit(self, type_: str, stage: str | None, data: dict[str, Any]) -> EventRecord:
+        record = await self.store.append_event(self.run.run_id, type_, stage, data)
+        if self.on_event is not None:
+            maybe = self.on_event(record)
+            if maybe is not None:
+                await maybe
+        return record
+
+    async def handle(self, namespace: tuple[str, ...], mode: str, payload: Any) -> None:
+        if mode == "custom" and isinstance(payload, dict) and "event" in payload:
+            data = {k: v for k, v in payload.items() if k not in ("event", "stage")}
+            if payload["event"] in ("tool_call", "tool_result"):
+                data["parent_call_id"] = self._stage_calls.get(payload.get("stage") or "")
+            if payload["event"] == "tool_result":
+                self.usage.add(payload)
+            await self.emit(payload["event"], payload.get("stage"), data)
+        elif mode == "tasks" and not namespace:
+            await self._on_task(payload)
+        elif mode == "checkpoints" and not namespace:
+            await self._on_checkpoint(payload)
+
+    async def _on_task(self, task: dict[str, Any]) -> None:
+        name = task.get("name", "")
+        stage = STAGES_BY_KEY.get(name)
+        if "result" not in task and "error" not in task:  # a task starts
+            await self.store.update_run(self.run.run_id, current_stage=name)
+            if stage is not None:
+                self._stage_calls[name] = task["id"]
+                await self.emit(
+                    "tool_call",
+                    name,
+                    {
+                        "tool_name": stage.tool_name,
+                        "call_id": task["id"],
+                        "title": stage.title,
+                        "receipt_key": stage.receipt_key,
+                        "engine": self.run.engine,
+                    },
+                )
+            return
+        if stage is not None and task.get("error"):
+            await self.emit(
+                "tool_result",
+                name,
+                {
+                    "tool_name": stage.tool_name,
+                    "call_id": task["id"],
+                    "ok": False,
+                    "error": str(task["error"]),
+                },
+            )
+            return
+        self._pending_results.append(task)
+
+    async def _on_checkpoint(self, snapshot: dict[str, Any]) -> None:
+        configurable = snapshot["config"]["configurable"]
+        checkpoint_id = configurable["checkpoint_id"]
+        values = snapshot.get("values") or {}
+        finished = self._pending_results
+        self._pending_results = []
+        stage_name = finished[-1]["name"] if finished else None
+        parent = (snapshot.get("parent_config") or {}).get("configurable", {}).get("checkpoint_id")
+        if stage_name not in STAGES_BY_KEY:  # the input, the reflection loop, finalize: not business stages
+            await self.emit(
+                "checkpoint",
+                stage_name or "start",
+                {
+                    "checkpoint_id": checkpoint_id,
+                    "next": list(snapshot.get("next", [])),
+                    "indexed": False,
+                    "resumable": bool(snapshot.get("next")),
+                },
+            )
+            return
+        stage = STAGES_BY_KEY[stage_name]
+        finished = [task for task in finished if task["name"] == stage.key]
+        record = CheckpointRecord(
+            run_id=self.run.run_id,
+            checkpoint_id=checkpoint_id,
+            stage=stage.key,
+            title=stage.title,
+            created_at=utcnow(),
+            next=list(snapshot.get("next", [])),
+            summary=(values.get("stage_notes") or {}).get(stage.key, ""),
+            thread_id=configurable["thread_id"],
+            checkpoint_ns=configurable.get("checkpoint_ns", ""),
+            parent_checkpoint_id=parent,
+        )
+        await self.store.add_checkpoint(record)
+        await self.store.update_run(self.run.run_id, usage=self.usage.to_dict())
+        await self.emit("checkpoint", stage.key, {**record.to_dict(), "resumable": True, "indexed": True})
+        artifact_dir = values.get("artifact_dir", "")
+        artifact = (
+            f"{artifact_dir}/{stage.artifact}"
+            if stage.artifact
+            else (values.get("report") or {}).get("report_path")
+        )
+        for task in finished:
+            await self.emit(
+                "tool_result",
+                task["name"],
+                {
+                    "tool_name": stage.tool_name,
+                    "call_id": task["id"],
+                    "ok": True,
+                    "receipt_key": stage.receipt_key,
+                    "artifact_path": artifact,
+                    "langgraph_checkpoint_id": checkpoint_id,
+                    "summary": record.summary,
+                },
+            )
+
+
+class ResearchEngine:
+    """The engine of one process: settings, store, checkpointer and the compiled graph."""
+
+    def __init__(
+        self, settings: Settings, store: RunStore, graph: CompiledStateGraph[Any, Any, Any, Any]
+    ) -> None:
+        self.settings = settings
+        self.store = store
+        self.graph = graph
+
+    async def create_run(self, question: str, options: ResearchOptions | None = None) -> RunRecord:
+        question = question.strip()
+        if not question:
+            raise ValueError("the question is empty")
+        options = options or self.settings.default_options()
+        run = await self.store.create_run(question, options.model_dump(), self.settings.engine_mode)
+        artifact_dir = run_artifact_dir(question, run.run_id)
+        return await self.store.update_run(run.run_id, artifact_dir=artifact_dir)
+
+    async def latest_config(self, run: RunRecord) -> RunnableConfig | None:
+        snapshot = await self.graph.aget_state(graph_config(run.thread_id))
+        return snapshot.config if snapshot.values else None
+
+    async def execute(
+        self,
+        run_id: str,
+        *,
+        checkpoint_config: RunnableConfig | None = None,
+        cancel: CancelSignal | None = None,
+        on_event: EventSink | None = None,
+    ) -> RunRecord:
+        """Run (or resume) to the end, a cancel or a failure; returns the final run record.
+
+        With no ``checkpoint_config`` a run that has checkpoints resumes from its latest one; pass the
+        ``config`` of an earlier StateSnapshot to fork from there.
+        """
+        run = await self.store.get_run(run_id)
+        execution = RunExecution(self, run, on_event)
+        cancel = cancel or CancelSignal(run_id, self.store)
+        runtime = ToolRuntime(run_id, self.store, cancel)
+        resume_config = checkpoint_config or await self.latest_config(run)
+        options = ResearchOptions.model_validate(run.options)
+        await self.store.update_run(
+            run_id,
+            status="running",
+            error=None,
+            cancel_requested=False,
+            started_at=run.started_at or utcnow(),
+            finished_at=None,
+        )
+        await execution.emit(
+            "run_status",
+            None,
+            {
+                "status": "running",
+                "engine": run.engine,
+                "resumed": resume_config is not None,
+                "from_checkpoint": _checkpoint_id(resume_config),
+            },
+        )
+        status, error = "completed", None
+        try:
+            async with open_research_tools(self.settings, options, runtime) as tools:
+                context = ResearchContext(run_id=run_id, settings=self.settings, tools=tools, cancel=cancel)
+                graph_input = (
+                    None
+                    if resume_config
+                    else {
+                        "run_id": run_id,
+                        "question": run.question,
+                        "options": options.model_dump(),
+                        "engine": run.engine,
+                        "artifact_dir": run.artifact_dir,
+                    }
+                )
+                config = resume_config or graph_config(run.thread_id)
+                async for namespace, mode, payload in self.graph.astream(
+                    graph_input,
+                    config,
+                    context=context,
+                    stream_mode=STREAM_MODES,
+                    subgraphs=True,
+                    durability="sync",
+                    control=cancel.control,
+                ):
+                    await execution.handle(namespace, mode, payload)
+        except (RunCancelled, GraphDrained) as exc:
+            status, error = "cancelled", None
+            logger.info("run %s cancelled: %s", run_id, exc)
+        except StageError as exc:
+            status, error = "failed", str(exc)
+        except Exception as exc:  # any other failure must still leave a resumable, explained run
+            logger.debug("run %s failed", run_id, exc_info=True)
+            status, error = "failed", f"{type(exc).__name__}: {exc}"
+        finally:
+            await runtime.wait_inflight()
+        if status == "completed" and await self._interrupted_by_cancel(run_id, cancel):
+            status = "cancelled"
+        final_fields: dict[str, Any] = {
+            "status": status,
+            "error": error,
+            "finished_at": utcnow(),
+            "usage": execution.usage.to_dict(),
+        }
+        if status == "completed":
+            final_fields["current_stage"] = None
+        final = await self.store.update_run(run_id, **final_fields)
+        if error:
+            await execution.emit("error", None, {"message": error, "resumable": True})
+        await execution.emit(
+            "end",
+            None,
+            {
+                "status": status,
+                "error": error,
+                "usage": execution.usage.to_dict(),
+                "report_path": await self._report_path(final),
+            },
+        )
+        return final
+
+    async def _interrupted_by_cancel(self, run_id: str, cancel: CancelSignal) -> bool:
+        # astream can end without raising when a drain lands between the last two steps
+        snapshot = await self.graph.aget_state(graph_config((await self.store.get_run(run_id)).thread_id))
+        return bool(snapshot.next) and cancel.reason is not None
+
+    async def _report_path(self, run: RunRecord) -> str | None:
+        if run.status != "completed":
+            return None
+        snapshot = await self.graph.aget_state(graph_config(run.thread_id))
+        relative = (snapshot.values.get("report") or {}).get("report_path")
+        return str(self.settings.workspace_dir / relative) if relative else None
+
+
+def _checkpoint_id(config: RunnableConfig | None) -> str | None:
+    return (config or {}).get("configurable", {}).get("checkpoint_id")

@@ -1,0 +1,290 @@
+"""Turn a fetched body into main text plus metadata. Pure CPU work: call it via ``asyncio.to_thread``.
+
+HTML: trafilatura first (best boilerplate removal, also gives title and date), then readability-lxml,
+then BeautifulSoup ``get_text`` on the page minus obvious chrome. BeautifulSoup always reads the
+metadata the extractors are unreliable about: ``<link rel=canonical>`` and explicit publish dates.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import json
+import logging
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urljoin
+
+from bs4 import BeautifulSoup, Tag
+
+logger = logging.getLogger(__name__)
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+TEXT_TYPES = frozenset({"text/plain", "text/markdown", "text/x-markdown"})
+PDF_TYPES = frozenset({"application/pdf", "application/x-pdf"})
+ALLOWED_CONTENT_TYPES = HTML_TYPES | TEXT_TYPES | PDF_TYPES
+
+_META_CHARSET_RE = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
+_DATE_META_KEYS = (
+    "article:published_time",
+    "og:published_time",
+    "datepublished",
+    "date",
+    "pubdate",
+    "publishdate",
+    "publish-date",
+    "dc.date",
+    "dc.date.issued",
+    "dcterms.created",
+    "citation_publication_date",
+    "sailthru.date",
+)
+_UNLIKELY_CODECS = ["utf_16", "utf_16_be", "utf_16_le", "utf_32", "utf_32_be", "utf_32_le", "utf_7"]
+_CHROME_TAGS = ("script", "style", "noscript", "template", "svg", "nav", "header", "footer", "aside", "form")
+
+
+class ExtractionError(ValueError):
+    """The body could not be parsed at all (e.g. a corrupt PDF)."""
+
+
+@dataclass(slots=True)
+class Extracted:
+    title: str
+    text: str
+    canonical_url: str | None
+    published: str | None
+    extractor: str
+
+
+def decode_body(body: bytes, charset: str | None, *, html: bool) -> str:
+    """Decode with the header charset, then a BOM or ``<meta charset>``, then UTF-8, then detection."""
+    candidates: list[str] = []
+    if body.startswith(codecs.BOM_UTF8):
+        candidates.append("utf-8-sig")
+    if charset:
+        candidates.append(charset)
+    if html:
+        match = _META_CHARSET_RE.search(body[:4096])
+        if match:
+            candidates.append(match.group(1).decode("ascii"))
+    candidates.append("utf-8")
+    for name in candidates:
+        try:
+            return body.decode(codecs.lookup(name).name)
+        except (LookupError, UnicodeDecodeError):
+            continue
+    if len(body) >= 64:  # detection is guesswork on tiny inputs
+        try:
+            from charset_normalizer import from_bytes
+
+            # BOM-less UTF-16/32 "detections" of 8-bit text are the classic mis-guess; exclude them.
+            best = from_bytes(body[:200_000], cp_exclusion=_UNLIKELY_CODECS).best()
+            if best is not None and best.encoding:
+                return body.decode(best.encoding, errors="replace")
+        except ImportError:  # optional: trafilatura pulls it in, but do not depend on that
+            pass
+    # The WHATWG default for unlabelled western pages.
+    return body.decode("cp1252", errors="replace")
+
+
+def clean_text(text: str) -> str:
+    """Strip each line, collapse runs of blank lines and inner whitespace."""
+    lines = [re.sub(r"[ \t\u00a0]+", " ", line).strip() for line in text.splitlines()]
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+
+
+def truncate(text: str, max_chars: int) -> str:
+    """Cut at ``max_chars``, preferably at a word boundary near the end."""
+    if len(text) <= max_chars:
+        return text
+    cut = text[:max_chars]
+    space = cut.rfind(" ", max(0, max_chars - 200))
+    return (cut[:space] if space > 0 else cut).rstrip()
+
+
+def iso_date(value: Any) -> str | None:
+    """``YYYY-MM-DD`` from a datetime or an ISO-ish string, else None."""
+    if isinstance(value, datetime):
+        return value.date().isoformat()
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).date().isoformat()
+    except ValueError:
+        pass
+    match = re.match(r"(\d{4})-(\d{2})-(\d{2})", text)
+    if match:
+        try:
+            return datetime(*(int(part) for part in match.groups())).date().isoformat()
+        except ValueError:
+            return None
+    return None
+
+
+# --- HTML ----------------------------------------------------------------------------------------
+def _attr(tag: Any, name: str) -> str:
+    value = tag.get(name) if isinstance(tag, Tag) else None
+    if isinstance(value, list):
+        value = " ".join(value)
+    return value.strip() if isinstance(value, str) else ""
+
+
+def _json_ld_date(soup: BeautifulSoup) -> str | None:
+    for script in soup.find_all("script", attrs={"type": "application/ld+json"}):
+        try:
+            data = json.loads(script.string or "")
+        except (json.JSONDecodeError, TypeError):
+            continue
+        stack = [data]
+        while stack:  # JSON-LD nests freely (@graph, lists); walk it breadth-first
+            item = stack.pop()
+            if isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, dict):
+                date = iso_date(item.get("datePublished")) or iso_date(item.get("dateCreated"))
+                if date:
+                    return date
+                stack.extend(value for value in item.values() if isinstance(value, dict | list))
+    return None
+
+
+def _html_metadata(soup: BeautifulSoup, url: str) -> tuple[str, str | None, str | None]:
+    """(title, canonical, published) read directly from the markup."""
+    title = ""
+    for selector in ('meta[property="og:title"]', 'meta[name="twitter:title"]'):
+        title = _attr(soup.select_one(selector), "content")
+        if title:
+            break
+    if not title and soup.title and soup.title.string:
+        title = soup.title.string.strip()
+    if not title and soup.h1:
+        title = soup.h1.get_text(" ", strip=True)
+
+    canonical = None
+    for link in soup.find_all("link", href=True):
+        if "canonical" in _attr(link, "rel").lower().split():
+            candidate = urljoin(url, _attr(link, "href"))
+            if candidate.startswith(("http://", "https://")):
+                canonical = candidate
+                break
+
+    published = None
+    for meta in soup.find_all("meta"):
+        key = (_attr(meta, "property") or _attr(meta, "name") or _attr(meta, "itemprop")).lower()
+        if key in _DATE_META_KEYS:
+            published = iso_date(_attr(meta, "content"))
+            if published:
+                break
+    if not published:
+        published = _json_ld_date(soup)
+    if not published:
+        time_tag = soup.find("time", attrs={"itemprop": "datePublished"}) or soup.find(
+            "time", attrs={"datetime": True}
+        )
+        published = iso_date(_attr(time_tag, "datetime"))
+    return title, canonical, published
+
+
+def _trafilatura(html: str, url: str) -> tuple[str, str, str | None]:
+    import trafilatura
+
+    try:
+        doc = trafilatura.bare_extraction(
+            html, url=url, with_metadata=True, include_comments=False, include_tables=True
+        )
+    except Exception:  # third-party parser on hostile input: any failure just means "try the next"
+        logger.debug("trafilatura failed on %s", url, exc_info=True)
+        return "", "", None
+    if doc is None or isinstance(doc, dict):
+        return "", "", None
+    return clean_text(doc.text or ""), (doc.title or "").strip(), iso_date(doc.date)
+
+
+def _readability(html: str, url: str) -> str:
+    from readability import Document
+
+    try:
+        summary = Document(html, url=url).summary(html_partial=True)
+    except Exception:  # readability raises Unparseable and assorted lxml errors
+        logger.debug("readability failed on %s", url, exc_info=True)
+        return ""
+    return clean_text(BeautifulSoup(summary, "lxml").get_text("\n"))
+
+
+def _soup_text(soup: BeautifulSoup) -> str:
+    for tag in soup.find_all(_CHROME_TAGS):
+        tag.decompose()
+    root = soup.find("main") or soup.find("article") or soup.body or soup
+    return clean_text(root.get_text("\n"))
+
+
+def extract_html(html: str, url: str) -> Extracted:
+    soup = BeautifulSoup(html, "lxml")
+    title, canonical, published = _html_metadata(soup, url)
+    text, traf_title, traf_date = _trafilatura(html, url)
+    extractor = "trafilatura"
+    if not text:
+        text, extractor = _readability(html, url), "readability"
+    if not text:
+        text, extractor = _soup_text(soup), "beautifulsoup"
+    # trafilatura strips " | Site name" from titles; the raw markup is the fallback.
+    return Extracted(traf_title or title, text, canonical, published or traf_date, extractor)
+
+
+# --- text and PDF --------------------------------------------------------------------------------
+def extract_plain(text: str) -> Extracted:
+    """text/plain and markdown: the text itself; title = first heading or first line."""
+    cleaned = clean_text(text)
+    title = ""
+    for line in cleaned.splitlines():
+        if line.strip():
+            title = line.lstrip("#").strip()[:200]
+            break
+    return Extracted(title, cleaned, None, None, "plain")
+
+
+def extract_pdf(body: bytes, max_chars: int) -> Extracted:
+    """Text of the PDF's pages, stopping once ``max_chars`` is reached (big PDFs are slow)."""
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(io.BytesIO(body))
+        if reader.is_encrypted:
+            reader.decrypt("")  # many "encrypted" PDFs only restrict printing, with an empty password
+        parts: list[str] = []
+        size = 0
+        for page in reader.pages:
+            page_text = page.extract_text() or ""
+            parts.append(page_text)
+            size += len(page_text)
+            if size >= max_chars:
+                break
+        title, published = "", None
+        meta = reader.metadata
+        if meta is not None:
+            title = (meta.title or "").strip()
+            try:
+                published = iso_date(meta.creation_date)
+            except (ValueError, TypeError):  # malformed /CreationDate
+                published = None
+    except Exception as exc:  # pypdf raises many error types on malformed files
+        logger.debug("pypdf failed", exc_info=True)
+        raise ExtractionError(f"unreadable PDF ({type(exc).__name__}: {exc})") from exc
+    text = clean_text("\n\n".join(parts))
+    if not title:
+        title = next((line for line in text.splitlines() if line.strip()), "")[:200]
+    return Extracted(title, text, None, published, "pdf")
+
+
+def extract_document(
+    body: bytes, media_type: str, charset: str | None, url: str, max_chars: int
+) -> Extracted:
+    """Dispatch on the media type (already checked against ``ALLOWED_CONTENT_TYPES``)."""
+    if media_type in PDF_TYPES:
+        return extract_pdf(body, max_chars)
+    if media_type in TEXT_TYPES:
+        return extract_plain(decode_body(body, charset, html=False))
+    return extract_html(decode_body(body, charset, html=True), url)

@@ -1,0 +1,202 @@
+"""Report honesty and rendering: citation checks, the sources list, sanitised self-contained HTML."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+
+from .extractive import overlap, split_sentences
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+URL = re.compile(r"https?://[^\s)\]>\"']+")
+SUPPORT_THRESHOLD = 0.35
+"""Share of a sentence's content words that must appear in one passage of a cited source."""
+
+
+@dataclass(slots=True)
+class CitationCheck:
+    checked: int = 0
+    supported: int = 0
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    unverified_sentences: int = 0
+    unknown_urls_removed: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": f"lexical overlap >= {SUPPORT_THRESHOLD} with a passage of the cited source",
+            "citations_checked": self.checked,
+            "citations_supported": self.supported,
+            "citations_removed": self.removed,
+            "sentences_left_unverified": self.unverified_sentences,
+            "unknown_urls_removed": self.unknown_urls_removed,
+        }
+
+
+def check_citations(
+    markdown: str, passages_by_number: dict[int, list[str]], seen_urls: set[str]
+) -> tuple[str, CitationCheck]:
+    """Verify every [n] against its source's passages; drop unsupported ones and flag orphaned sentences.
+
+    Also removes any URL the run never saw. Headings and list markers are kept as they are.
+    """
+    result = CitationCheck()
+    out_lines: list[str] = []
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("#") or not CITATION.search(line):
+            out_lines.append(_strip_unknown_urls(line, seen_urls, result))
+            continue
+        prefix_match = re.match(r"^(\s*(?:[-*+]|\d+\.)?\s*)", line)
+        prefix = prefix_match.group(1) if prefix_match else ""
+        body = line[len(prefix) :]
+        new_sentences = []
+        for sentence in split_sentences(body) or [body]:
+            new_sentences.append(_check_sentence(sentence, passages_by_number, result))
+        out_lines.append(_strip_unknown_urls(prefix + " ".join(new_sentences), seen_urls, result))
+    return "\n".join(out_lines), result
+
+
+def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], result: CitationCheck) -> str:
+    numbers = [int(n) for n in CITATION.findall(sentence)]
+    if not numbers:
+        return sentence
+    claim = CITATION.sub("", sentence).strip()
+    kept: list[int] = []
+    for number in dict.fromkeys(numbers):
+        result.checked += 1
+        passages = passages_by_number.get(number)
+        if passages is None:
+            result.removed.append({"citation": number, "sentence": claim, "reason": "no such source"})
+            continue
+        score = max((overlap(claim, passage) for passage in passages), default=0.0)
+        if score >= SUPPORT_THRESHOLD:
+            result.supported += 1
+            kept.append(number)
+        else:
+            result.removed.append(
+                {"citation": number, "sentence": claim, "reason": "not supported", "overlap": round(score, 2)}
+            )
+    text = CITATION.sub("", sentence)
+    text = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
+    markers = "".join(f"[{n}]" for n in kept)
+    if not kept:
+        result.unverified_sentences += 1
+        markers = " *(unverified)*"
+    # citations go before the closing punctuation: "... claim [1]."
+    match = re.match(r"^(.*?)([.!?]?)$", text, re.DOTALL)
+    assert match is not None
+    core, end = match.groups()
+    return f"{core.rstrip()} {markers.strip()}{end}" if kept else f"{core.rstrip()}{end}{markers}"
+
+
+def _strip_unknown_urls(line: str, seen_urls: set[str], result: CitationCheck) -> str:
+    def replace(match: re.Match[str]) -> str:
+        url = match.group(0).rstrip(".,;:")
+        if url in seen_urls:
+            return match.group(0)
+        result.unknown_urls_removed.append(url)
+        return "[link removed: not a fetched source]"
+
+    return URL.sub(replace, line)
+
+
+def sources_markdown(sources: list[dict[str, Any]]) -> str:
+    lines = ["## Sources", ""]
+    for source in sources:
+        title = source.get("title") or source["url"]
+        where = source["url"]
+        kind = "local document" if where.startswith("corpus://") else source.get("domain", "")
+        lines.append(f"{source['n']}. {_md_escape(title)} — <{where}> ({kind})")
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
+
+
+_MD = MarkdownIt("js-default").enable("table")
+
+_HTML_STYLE = """
+:root { color-scheme: light dark; --fg: #1d232b; --bg: #fbfbf9; --muted: #5b6470; --accent: #1f5fbf; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6e8eb; --bg: #15181c; --muted: #9aa3ad; --accent: #7fb0ff; }
+}
+body { font: 17px/1.6 system-ui, -apple-system, "Segoe UI", sans-serif;
+       color: var(--fg); background: var(--bg);
+       max-width: 46rem; margin: 2.5rem auto; padding: 0 1.25rem; }
+h1 { font-size: 1.7rem; line-height: 1.25; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #8884; }
+a { color: var(--accent); } blockquote { color: var(--muted); border-left: 3px solid #8886; margin-left: 0;
+padding-left: 1rem; } code { font-size: .92em; } li { margin: .25rem 0; }
+"""
+
+
+def render_html(markdown: str, title: str) -> str:
+    """Self-contained, sanitised HTML: markdown-it without raw HTML, then nh3, no scripts, inline CSS."""
+    body = nh3.clean(
+        _MD.render(markdown),
+        tags={
+            "h1",
+            "h2",
+            "h3",
+            "h4",
+            "p",
+            "ul",
+            "ol",
+            "li",
+            "a",
+            "em",
+            "strong",
+            "code",
+            "pre",
+            "blockquote",
+            "table",
+            "thead",
+            "tbody",
+            "tr",
+            "th",
+            "td",
+            "hr",
+            "br",
+            "sup",
+        },
+        attributes={"a": {"href", "title", "id"}, "li": {"id"}, "sup": {"id"}},
+        url_schemes={"http", "https", "corpus"},
+        link_rel="noopener noreferrer nofollow",
+    )
+    # [n] citations become links to the numbered source list
+    body = re.sub(r"\[(\d{1,3})\](?![^<]*</a>)", r'<a href="#source-\1" class="cite">[\1]</a>', body)
+    body = _anchor_sources(body)
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>{html.escape(title)}</title><style>{_HTML_STYLE}</style></head>\n"
+        f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+def _anchor_sources(body: str) -> str:
+    """Give each item of the final ordered list under "Sources" an id the citation links can reach."""
+    head, sep, tail = body.rpartition("<h2>Sources</h2>")
+    if not sep:
+        return body
+    counter = 0
+
+    def number(match: re.Match[str]) -> str:
+        nonlocal counter
+        counter += 1
+        return f'<li id="source-{counter}">'
+
+    start = tail.find("<ol")
+    if start == -1:
+        return body
+    ol_open_end = tail.find(">", start)
+    start_attr = re.search(r'start="(\d+)"', tail[start:ol_open_end])
+    if start_attr:
+        counter = int(start_attr.group(1)) - 1
+    return head + sep + tail[:start] + re.sub(r"<li>", number, tail[start:])

@@ -1,0 +1,343 @@
+"""Local corpus: a folder of .md/.txt/.html/.pdf files, indexed incrementally in SQLite FTS5.
+
+Each file is split into ~1200-char passages; BM25 ranks passages and each document is represented
+by its best passage. The ``files`` table remembers (mtime_ns, size, sha256) so a re-index only reads
+new or changed files, and removes deleted ones. Passage rowids are ``file_id << 20 | seq`` so a
+file's passages can be deleted by rowid range (FTS5 cannot index an ordinary column).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import os
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from .base import SearchResult
+from .extract import SUPPORTED_SUFFIXES, chunk_text, extract_text
+
+__all__ = ["CORPUS_SCHEME", "CorpusDocument", "CorpusError", "CorpusIndex", "IndexStats", "match_expression"]
+
+logger = logging.getLogger(__name__)
+
+CORPUS_SCHEME = "corpus://"
+# bump when extraction or chunking changes: a mismatching index is rebuilt from scratch
+INDEX_VERSION = "1"
+_SEQ_BITS = 20
+_MAX_PASSAGES = (1 << _SEQ_BITS) - 1
+_MAX_QUERY_TOKENS = 32
+_TOKEN_RE = re.compile(r"\w+")
+_STOPWORDS = frozenset(
+    (
+        "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "in", "is",
+        "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "what", "when", "where",
+        "which", "who", "why", "will", "with",
+    )
+)  # fmt: skip
+# title matches count more than body matches, but a strong body passage still wins
+_BM25_WEIGHTS = "4.0, 1.0"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS files (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL UNIQUE,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    title TEXT NOT NULL,
+    passage_count INTEGER NOT NULL,
+    error TEXT
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
+    title, body, tokenize = 'porter unicode61 remove_diacritics 2'
+);
+"""
+
+_SEARCH_SQL = f"""
+WITH ranked AS MATERIALIZED (
+    SELECT rowid AS rid, bm25(passages, {_BM25_WEIGHTS}) AS score FROM passages WHERE passages MATCH :q
+),
+best AS MATERIALIZED (
+    SELECT rid >> {_SEQ_BITS} AS file_id, rid, min(score) AS score
+    FROM ranked GROUP BY rid >> {_SEQ_BITS} ORDER BY score LIMIT :n
+)
+SELECT files.path, files.title, snippet(passages, 1, '', '', '…', 32), files.mtime_ns
+FROM passages JOIN best ON passages.rowid = best.rid JOIN files ON files.id = best.file_id
+WHERE passages MATCH :q
+ORDER BY best.score
+"""
+
+
+class CorpusError(Exception):
+    """A corpus URL/path is invalid, escapes the corpus folder, or the file cannot be read."""
+
+
+@dataclass(frozen=True)
+class IndexStats:
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    failed: int = 0  # unreadable/unparsable files; recorded so they are retried only once changed
+
+
+@dataclass(frozen=True)
+class CorpusDocument:
+    url: str
+    path: Path
+    title: str
+    text: str
+    modified: str  # ISO-8601 UTC modification time of the file
+
+
+@dataclass
+class _Known:
+    file_id: int
+    mtime_ns: int
+    size: int
+    sha256: str
+
+
+def match_expression(query: str) -> str | None:
+    """A safe FTS5 MATCH expression for free text: each word quoted, OR-ed; BM25 rewards docs that
+    match more of them. Quotes/operators/columns in the user's text can never reach FTS5 syntax."""
+    tokens = list(dict.fromkeys(_TOKEN_RE.findall(query.lower())))
+    content = [token for token in tokens if token not in _STOPWORDS] or tokens
+    if not content:
+        return None
+    return " OR ".join(f'"{token}"' for token in content[:_MAX_QUERY_TOKENS])
+
+
+def _iso(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC).isoformat(timespec="seconds")
+
+
+class CorpusIndex:
+    """FTS5 index of ``corpus_dir`` stored at ``db_path``. All SQLite work runs in worker threads."""
+
+    def __init__(self, db_path: Path, corpus_dir: Path, *, max_file_bytes: int = 50_000_000) -> None:
+        self.db_path = Path(db_path)
+        self.corpus_dir = Path(corpus_dir)
+        self.max_file_bytes = max_file_bytes
+        self._reindex_lock = asyncio.Lock()
+
+    @property
+    def root(self) -> Path:
+        return self.corpus_dir.resolve()
+
+    # --- public API ---------------------------------------------------------------------------
+    async def reindex(self) -> IndexStats:
+        """Bring the index in line with the folder; only new/changed files are read."""
+        async with self._reindex_lock:
+            stats = await asyncio.to_thread(self._reindex_sync)
+        logger.info("corpus %s re-indexed: %s", self.corpus_dir, stats)
+        return stats
+
+    async def search(self, query: str, limit: int) -> list[SearchResult]:
+        """Best-matching documents (one result per document, its best passage as snippet)."""
+        expression = match_expression(query)
+        if expression is None or limit < 1:
+            return []
+        return await asyncio.to_thread(self._search_sync, expression, limit)
+
+    async def read(self, url: str) -> CorpusDocument:
+        """Full text of a corpus document, read from disk (the fetch stage uses this, not HTTP)."""
+        return await asyncio.to_thread(self._read_sync, url)
+
+    def url_for(self, relative_path: str) -> str:
+        return f"{CORPUS_SCHEME}{relative_path}"
+
+    def resolve(self, url_or_path: str) -> Path:
+        """Absolute path of a ``corpus://`` URL or corpus-relative path; refuses anything outside."""
+        relative = url_or_path[len(CORPUS_SCHEME) :] if url_or_path.startswith(CORPUS_SCHEME) else url_or_path
+        if not relative or "\x00" in relative or "\\" in relative:
+            raise CorpusError(f"invalid corpus path {url_or_path!r}")
+        pure = PurePosixPath(relative)
+        if pure.is_absolute() or ".." in pure.parts:
+            raise CorpusError(f"corpus path {url_or_path!r} escapes the corpus folder")
+        root = self.root
+        full = (root / pure).resolve()
+        # resolve() follows symlinks: a link pointing outside the folder is refused as well
+        if not full.is_relative_to(root):
+            raise CorpusError(f"corpus path {url_or_path!r} escapes the corpus folder")
+        return full
+
+    # --- database -----------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        self.db_path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(self.db_path, timeout=30)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if "fts5" in str(exc).lower():
+                raise CorpusError("this Python's sqlite3 has no FTS5 support") from exc
+            raise
+        row = conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+        if row is None or row[0] != INDEX_VERSION:
+            with conn:
+                conn.execute("DELETE FROM passages")
+                conn.execute("DELETE FROM files")
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_version', ?)", (INDEX_VERSION,)
+                )
+        return conn
+
+    def _search_sync(self, expression: str, limit: int) -> list[SearchResult]:
+        conn = self._connect()
+        try:
+            rows = conn.execute(_SEARCH_SQL, {"q": expression, "n": limit}).fetchall()
+        finally:
+            conn.close()
+        return [
+            SearchResult(
+                title=title or path,
+                url=self.url_for(path),
+                snippet=" ".join(snippet.split()),
+                published=_iso(mtime_ns),
+                provider="corpus",
+            )
+            for path, title, snippet, mtime_ns in rows
+        ]
+
+    def _walk(self) -> list[tuple[str, Path]]:
+        root = self.root
+        found: list[tuple[str, Path]] = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
+            for name in sorted(filenames):
+                if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+                    continue
+                path = Path(dirpath) / name
+                if not path.resolve().is_relative_to(root):
+                    logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
+                    continue
+                found.append((path.relative_to(root).as_posix(), path))
+        return found
+
+    def _reindex_sync(self) -> IndexStats:
+        if not self.corpus_dir.is_dir():
+            raise CorpusError(f"corpus folder {self.corpus_dir} does not exist")
+        counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0}
+        conn = self._connect()
+        try:
+            known = {
+                path: _Known(file_id, mtime_ns, size, sha)
+                for file_id, path, mtime_ns, size, sha in conn.execute(
+                    "SELECT id, path, mtime_ns, size, sha256 FROM files"
+                )
+            }
+            seen: set[str] = set()
+            for relative, path in self._walk():
+                seen.add(relative)
+                outcome = self._index_file(conn, relative, path, known.get(relative))
+                counts[outcome] += 1
+            for relative in known.keys() - seen:
+                with conn:
+                    self._delete_passages(conn, known[relative].file_id)
+                    conn.execute("DELETE FROM files WHERE id = ?", (known[relative].file_id,))
+                counts["removed"] += 1
+        finally:
+            conn.close()
+        return IndexStats(**counts)
+
+    def _index_file(self, conn: sqlite3.Connection, relative: str, path: Path, known: _Known | None) -> str:
+        try:
+            stat = path.stat()
+        except OSError as exc:
+            logger.warning("corpus: cannot stat %s: %s", path, exc)
+            return "failed"
+        if known is not None and (known.mtime_ns, known.size) == (stat.st_mtime_ns, stat.st_size):
+            return "unchanged"
+        error: str | None = None
+        title, passages, digest = relative, [], ""
+        if stat.st_size > self.max_file_bytes:
+            error = f"file is larger than {self.max_file_bytes} bytes"
+        else:
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                logger.warning("corpus: cannot read %s: %s", path, exc)
+                return "failed"
+            digest = hashlib.sha256(data).hexdigest()
+            if known is not None and known.sha256 == digest:
+                # touched but identical: remember the new mtime so it is not hashed again
+                with conn:
+                    conn.execute(
+                        "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?",
+                        (stat.st_mtime_ns, stat.st_size, known.file_id),
+                    )
+                return "unchanged"
+            try:
+                extracted = extract_text(path, data)
+                title, passages = extracted.title, chunk_text(extracted.text)
+            except Exception as exc:
+                # a malformed PDF/HTML file must not stop the whole corpus from being indexed
+                error = f"{type(exc).__name__}: {exc}"
+        if error is not None:
+            logger.warning("corpus: cannot index %s: %s", relative, error)
+        if len(passages) > _MAX_PASSAGES:
+            logger.warning(
+                "corpus: %s has %d passages; keeping the first %d", relative, len(passages), _MAX_PASSAGES
+            )
+            passages = passages[:_MAX_PASSAGES]
+        with conn:
+            if known is None:
+                cursor = conn.execute(
+                    "INSERT INTO files (path, mtime_ns, size, sha256, title, passage_count, error) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (relative, stat.st_mtime_ns, stat.st_size, digest, title, len(passages), error),
+                )
+                file_id = int(cursor.lastrowid or 0)
+            else:
+                file_id = known.file_id
+                self._delete_passages(conn, file_id)
+                conn.execute(
+                    "UPDATE files SET mtime_ns = ?, size = ?, sha256 = ?, title = ?, passage_count = ?, "
+                    "error = ? WHERE id = ?",
+                    (stat.st_mtime_ns, stat.st_size, digest, title, len(passages), error, file_id),
+                )
+            conn.executemany(
+                "INSERT INTO passages (rowid, title, body) VALUES (?, ?, ?)",
+                [((file_id << _SEQ_BITS) | seq, title, body) for seq, body in enumerate(passages)],
+            )
+        if error is not None:
+            return "failed"
+        return "added" if known is None else "updated"
+
+    @staticmethod
+    def _delete_passages(conn: sqlite3.Connection, file_id: int) -> None:
+        low = file_id << _SEQ_BITS
+        conn.execute("DELETE FROM passages WHERE rowid BETWEEN ? AND ?", (low, low | _MAX_PASSAGES))
+
+    def _read_sync(self, url: str) -> CorpusDocument:
+        if not url.startswith(CORPUS_SCHEME):
+            raise CorpusError(f"not a corpus URL: {url!r}")
+        path = self.resolve(url)
+        if path.suffix.lower() not in SUPPORTED_SUFFIXES:
+            raise CorpusError(f"unsupported corpus file type: {url!r}")
+        try:
+            stat = path.stat()
+            if stat.st_size > self.max_file_bytes:
+                raise CorpusError(f"corpus file {url!r} is larger than {self.max_file_bytes} bytes")
+            data = path.read_bytes()
+        except FileNotFoundError as exc:
+            raise CorpusError(f"corpus file not found: {url!r}") from exc
+        except OSError as exc:
+            raise CorpusError(f"cannot read corpus file {url!r}: {exc}") from exc
+        try:
+            extracted = extract_text(path, data)
+        except Exception as exc:
+            # same reasoning as indexing: report a readable error instead of a parser traceback
+            raise CorpusError(f"cannot extract text from {url!r}: {type(exc).__name__}: {exc}") from exc
+        return CorpusDocument(
+            url=url, path=path, title=extracted.title, text=extracted.text, modified=_iso(stat.st_mtime_ns)
+        )

@@ -1,0 +1,207 @@
+"""The run store contract: runs, the append-only event log, the checkpoint index and tool receipts.
+
+Everything a run needs to survive a crash lives here (and in the LangGraph checkpointer, which shares the
+database), never in process memory. The SQLite implementation is the embedded default; PostgreSQL
+implements the same protocol.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+RunStatus = Literal["queued", "running", "cancelled", "interrupted", "failed", "completed"]
+ACTIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
+RESUMABLE_STATUSES: frozenset[str] = frozenset({"cancelled", "interrupted", "failed"})
+ReceiptStatus = Literal["started", "succeeded", "failed"]
+
+
+def utcnow() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex
+
+
+def thread_id_for(run_id: str) -> str:
+    """Deterministic LangGraph thread id of a run (a replica can rebuild it from the run id alone)."""
+    return f"deepresearch-{run_id}"
+
+
+def args_hash(args: Any) -> str:
+    """Stable hash of normalised call arguments (sorted keys, compact separators, UTF-8)."""
+    blob = json.dumps(args, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(slots=True)
+class RunRecord:
+    run_id: str
+    thread_id: str
+    question: str
+    options: dict[str, Any]
+    status: str
+    engine: str
+    created_at: str
+    updated_at: str
+    current_stage: str | None = None
+    error: str | None = None
+    artifact_dir: str | None = None
+    cancel_requested: bool = False
+    started_at: str | None = None
+    finished_at: str | None = None
+    usage: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "thread_id": self.thread_id,
+            "question": self.question,
+            "options": self.options,
+            "status": self.status,
+            "engine": self.engine,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "current_stage": self.current_stage,
+            "error": self.error,
+            "artifact_dir": self.artifact_dir,
+            "cancel_requested": self.cancel_requested,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "usage": self.usage,
+        }
+
+
+@dataclass(slots=True)
+class EventRecord:
+    run_id: str
+    seq: int
+    type: str
+    ts: str
+    stage: str | None
+    data: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "run_id": self.run_id,
+            "type": self.type,
+            "ts": self.ts,
+            "stage": self.stage,
+            **self.data,
+        }
+
+
+@dataclass(slots=True)
+class CheckpointRecord:
+    run_id: str
+    checkpoint_id: str
+    stage: str
+    title: str
+    created_at: str
+    next: list[str]
+    summary: str
+    thread_id: str
+    checkpoint_ns: str
+    parent_checkpoint_id: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "checkpoint_id": self.checkpoint_id,
+            "stage": self.stage,
+            "title": self.title,
+            "created_at": self.created_at,
+            "next": self.next,
+            "summary": self.summary,
+            "parent_checkpoint_id": self.parent_checkpoint_id,
+            "framework_ref": {
+                "langgraph": {
+                    "thread_id": self.thread_id,
+                    "checkpoint_ns": self.checkpoint_ns,
+                    "checkpoint_id": self.checkpoint_id,
+                }
+            },
+        }
+
+
+@dataclass(slots=True)
+class Receipt:
+    run_id: str
+    receipt_key: str
+    args_hash: str
+    tool_name: str
+    stage: str | None
+    status: str
+    args: Any
+    result: Any
+    error: str | None
+    tokens: int
+    cost_usd: float
+    created_at: str
+    updated_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "receipt_key": self.receipt_key,
+            "args_hash": self.args_hash,
+            "tool_name": self.tool_name,
+            "stage": self.stage,
+            "status": self.status,
+            "args": self.args,
+            "error": self.error,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+        }
+
+
+class RunNotFound(LookupError):
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r} not found")
+        self.run_id = run_id
+
+
+class RunStore(Protocol):
+    """Storage for runs. All methods are safe to call concurrently from one event loop."""
+
+    async def setup(self) -> None: ...
+    async def aclose(self) -> None: ...
+    async def ping(self) -> None: ...
+
+    async def create_run(
+        self, question: str, options: dict[str, Any], engine: str, run_id: str | None = None
+    ) -> RunRecord: ...
+    async def get_run(self, run_id: str) -> RunRecord: ...
+    async def list_runs(
+        self, status: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[RunRecord]: ...
+    async def update_run(self, run_id: str, **fields: Any) -> RunRecord: ...
+    async def request_cancel(self, run_id: str) -> RunRecord: ...
+    async def is_cancel_requested(self, run_id: str) -> bool: ...
+    async def delete_run(self, run_id: str) -> None: ...
+
+    async def append_event(
+        self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]
+    ) -> EventRecord: ...
+    async def list_events(self, run_id: str, after: int = 0, limit: int = 10_000) -> list[EventRecord]: ...
+
+    async def add_checkpoint(self, record: CheckpointRecord) -> bool: ...
+    async def list_checkpoints(self, run_id: str) -> list[CheckpointRecord]: ...
+
+    async def get_receipt(self, run_id: str, receipt_key: str, hash_: str) -> Receipt | None: ...
+    async def start_receipt(
+        self, run_id: str, receipt_key: str, hash_: str, tool_name: str, stage: str | None, args: Any
+    ) -> None: ...
+    async def finish_receipt(
+        self, run_id: str, receipt_key: str, hash_: str, result: Any, tokens: int = 0, cost_usd: float = 0.0
+    ) -> None: ...
+    async def fail_receipt(self, run_id: str, receipt_key: str, hash_: str, error: str) -> None: ...
+    async def list_receipts(
+        self, run_id: str, receipt_key: str | None = None, status: str | None = None
+    ) -> list[Receipt]: ...

@@ -1,0 +1,237 @@
+"""A scripted OpenAI-compatible chat-completions server for tests (real HTTP, real wire format).
+
+    server = make_openai_server()
+    server.responder = lambda body: '{"queries": ["a"]}'
+    server.fail_next(429, retry_after=0.2)
+    with serve_app(server) as base_url:          # client base URL: f"{base_url}/v1"
+        ...
+    assert len(server.calls) == 2
+
+Workflow tests route by prompt: every prompt of the engine carries a line ``deepresearch prompt <id>``
+in its system message, and :func:`prompt_id` extracts it from a request body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+import threading
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+DEFAULT_MODEL = "scripted-model"
+_PROMPT_MARKER = re.compile(r"deepresearch prompt\s+(\S+)")
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptedReply:
+    """Full control over one answer, for tests that need more than the content string."""
+
+    content: str | None
+    finish_reason: str = "stop"
+    reasoning_content: str | None = None
+    include_usage: bool = True
+
+
+Responder = Callable[[dict[str, Any]], str | ScriptedReply]
+
+
+@dataclass(frozen=True, slots=True)
+class _Fault:
+    status: int
+    retry_after: float | None
+    body: str | None
+
+
+def prompt_id(request_body: dict[str, Any]) -> str | None:
+    """The ``deepresearch prompt <id>`` marker of the request's system (or developer) message."""
+    for message in request_body.get("messages") or []:
+        if not isinstance(message, dict) or message.get("role") not in ("system", "developer"):
+            continue
+        match = _PROMPT_MARKER.search(_content_text(message.get("content")))
+        if match:
+            return match.group(1)
+    return None
+
+
+def last_user_message(request_body: dict[str, Any]) -> str:
+    """Text of the last user message (re-asks append one, so responders can tell them apart)."""
+    for message in reversed(request_body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return _content_text(message.get("content"))
+    return ""
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": "..."}]
+        return "\n".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _tokens(chars: int) -> int:
+    return math.ceil(chars / 4)
+
+
+def _default_responder(body: dict[str, Any]) -> str:
+    return f"scripted answer to: {last_user_message(body)[:200]}"
+
+
+class ScriptedOpenAI:
+    """ASGI app (pass it to ``serve_app``) plus the knobs and records a test needs.
+
+    Faults queued with :meth:`fail_next` are served first, one per request, in order; then
+    :attr:`responder` produces the assistant content. Every request body is recorded in :attr:`calls`,
+    including the ones answered with a fault. :attr:`latency` delays every answer (faults included).
+    """
+
+    def __init__(self, model: str = DEFAULT_MODEL) -> None:
+        self.model = model
+        self.latency: float = 0.0
+        self.responder: Responder = _default_responder
+        self.errors: list[str] = []  # responder exceptions, served as HTTP 500
+        self._calls: list[dict[str, Any]] = []
+        self._faults: deque[_Fault] = deque()
+        # Handlers run on the server thread's event loop while the test thread reads: guard shared state.
+        self._lock = threading.Lock()
+        self._app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat_completions, methods=["POST"]),
+                Route("/v1/models", self._models, methods=["GET"]),
+            ]
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._app(scope, receive, send)
+
+    # --- test-facing API -----------------------------------------------------------------------
+    @property
+    def calls(self) -> list[dict[str, Any]]:
+        """Snapshot of every request body received so far, in arrival order."""
+        with self._lock:
+            return list(self._calls)
+
+    def calls_by_prompt(self) -> Counter[str | None]:
+        return Counter(prompt_id(body) for body in self.calls)
+
+    def fail_next(
+        self, status: int, times: int = 1, retry_after: float | None = None, body: str | None = None
+    ) -> None:
+        """Answer the next ``times`` requests with HTTP ``status`` (optional Retry-After / raw body).
+
+        ``status`` may be 200 with a ``body`` to serve a malformed or non-OpenAI response.
+        """
+        with self._lock:
+            self._faults.extend(_Fault(status, retry_after, body) for _ in range(times))
+
+    def reset(self) -> None:
+        with self._lock:
+            self._calls.clear()
+            self._faults.clear()
+            self.errors.clear()
+        self.latency = 0.0
+        self.responder = _default_responder
+
+    # --- handlers --------------------------------------------------------------------------------
+    async def _chat_completions(self, request: Request) -> Response:
+        raw = await request.body()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        with self._lock:
+            self._calls.append(body if isinstance(body, dict) else {"_raw": raw.decode("utf-8", "replace")})
+            fault = self._faults.popleft() if self._faults else None
+        if self.latency > 0:
+            await asyncio.sleep(self.latency)
+        if fault is not None:
+            return _fault_response(fault)
+        if not isinstance(body, dict):
+            return _error(400, "request body is not a JSON object", "invalid_request_error")
+        try:
+            reply = self.responder(body)
+        except Exception as exc:  # a test's responder bug must surface as a visible server error
+            message = f"responder raised {exc!r}"
+            with self._lock:
+                self.errors.append(message)
+            return _error(500, message, "server_error")
+        if isinstance(reply, str):
+            reply = ScriptedReply(content=reply)
+        return JSONResponse(self._completion(body, reply))
+
+    async def _models(self, request: Request) -> Response:
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "scripted"}],
+            }
+        )
+
+    def _completion(self, body: dict[str, Any], reply: ScriptedReply) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.reasoning_content is not None:
+            message["reasoning_content"] = reply.reasoning_content
+        payload: dict[str, Any] = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model") or self.model),
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason}],
+        }
+        if reply.include_usage:
+            prompt_chars = sum(
+                len(_content_text(m.get("content")))
+                for m in body.get("messages") or []
+                if isinstance(m, dict)
+            )
+            prompt_tokens = _tokens(prompt_chars)
+            completion_tokens = _tokens(len(reply.content or "") + len(reply.reasoning_content or ""))
+            payload["usage"] = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+        return payload
+
+
+def _error(status: int, message: str, kind: str) -> JSONResponse:
+    return JSONResponse({"error": {"message": message, "type": kind, "code": None}}, status_code=status)
+
+
+def _fault_response(fault: _Fault) -> Response:
+    headers = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
+    if fault.body is None:
+        kind = "rate_limit_error" if fault.status == 429 else "scripted_error"
+        response = _error(fault.status, f"scripted failure (HTTP {fault.status})", kind)
+        response.headers.update(headers)
+        return response
+    # JSON-looking bodies are labelled JSON even when broken, so tests can serve a truncated body.
+    media_type = "application/json" if fault.body.lstrip().startswith(("{", "[")) else "text/plain"
+    return Response(fault.body, status_code=fault.status, headers=headers, media_type=media_type)
+
+
+def make_openai_server(model: str = DEFAULT_MODEL) -> ScriptedOpenAI:
+    return ScriptedOpenAI(model)
+
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "ScriptedOpenAI",
+    "ScriptedReply",
+    "last_user_message",
+    "make_openai_server",
+    "prompt_id",
+]

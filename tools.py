@@ -1,0 +1,358 @@
+"""The research tools, each behind a receipt: web search, web fetch (or corpus read), LLM calls, file writes.
+
+Stages call these methods and nothing else that reaches the outside world. Every call is recorded in the run
+store; a call that already succeeded for this run returns its recorded result (see deepresearch.toolrun).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from config import ResearchOptions, Settings
+from deepresearch.fetch import FetchedPage, FetchError, WebFetcher
+from deepresearch.search import (
+    AllProvidersFailed,
+    CorpusDocument,
+    CorpusError,
+    CorpusIndex,
+    SearchChain,
+    SearchOutcome,
+    SearchResult,
+    build_search_chain,
+)
+from deepresearch.store import utcnow
+from deepresearch.toolrun import CancelSignal, StageError, ToolRuntime
+from deepresearch.workspace import Workspace, WrittenFile, sha256_bytes
+from llm_client import LLMClient, LLMError
+
+logger = logging.getLogger(__name__)
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+# Fetch failures that will not change on a retry are recorded as results (a resume does not re-fetch);
+# transient ones (timeouts, connection errors, 5xx) fail the receipt so a resume tries again.
+PERMANENT_FETCH_FAILURES = frozenset(
+    {"blocked", "http_status", "too_large", "content_type", "too_many_redirects", "empty"}
+)
+
+
+@dataclass(slots=True)
+class FetchOutcome:
+    url: str
+    page: FetchedPage | None
+    error: str | None = None
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "url": self.url,
+            "page": self.page.to_dict() if self.page else None,
+            "error": self.error,
+            "reason": self.reason,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> FetchOutcome:
+        page = FetchedPage.from_dict(data["page"]) if data.get("page") else None
+        return cls(url=data["url"], page=page, error=data.get("error"), reason=data.get("reason"))
+
+
+@dataclass(slots=True)
+class LLMCallResult:
+    value: Any
+    tokens: int
+    cost_usd: float
+    model: str
+
+
+class ResearchTools:
+    """Tools of one run execution. Built by :func:`open_research_tools`."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        runtime: ToolRuntime,
+        workspace: Workspace,
+        search: SearchChain,
+        fetcher: WebFetcher,
+        corpus: CorpusIndex | None,
+        llm: LLMClient | None,
+    ) -> None:
+        self.settings = settings
+        self.runtime = runtime
+        self.workspace = workspace
+        self.search_chain = search
+        self.fetcher = fetcher
+        self.corpus = corpus
+        self.llm = llm
+
+    @property
+    def engine(self) -> str:
+        return "llm" if self.llm is not None else "extractive"
+
+    async def web_search(
+        self, *, stage: str, receipt_key: str, query: str, max_results: int
+    ) -> SearchOutcome:
+        async def run() -> SearchOutcome:
+            try:
+                return await self.search_chain.search(query, max_results)
+            except AllProvidersFailed as exc:
+                raise StageError(stage, f"every search provider failed for {query!r}: {exc}") from exc
+
+        outcome = await self.runtime.call(
+            stage=stage,
+            receipt_key=receipt_key,
+            tool_name="web.search",
+            args={"query": query, "max_results": max_results},
+            run=run,
+            encode=_encode_search,
+            decode=_decode_search,
+            label=f"search: {query}",
+            summarize=lambda o: {
+                "results": len(o.results),
+                "providers": o.providers_used,
+                "failures": o.failures,
+            },
+        )
+        return outcome.value
+
+    async def fetch(self, *, stage: str, receipt_key: str, url: str) -> FetchOutcome:
+        is_corpus = url.startswith("corpus://")
+
+        async def run() -> FetchOutcome:
+            if is_corpus:
+                if self.corpus is None:
+                    return FetchOutcome(url, None, "no corpus is configured for this run", "corpus")
+                try:
+                    return FetchOutcome(url, _corpus_page(await self.corpus.read(url)))
+                except CorpusError as exc:
+                    return FetchOutcome(url, None, str(exc), "corpus")
+            try:
+                return FetchOutcome(url, await self.fetcher.fetch(url))
+            except FetchError as exc:
+                transient_status = exc.status_code is not None and (
+                    exc.status_code >= 500 or exc.status_code == 429
+                )
+                if exc.reason in PERMANENT_FETCH_FAILURES and not transient_status:
+                    return FetchOutcome(url, None, str(exc), exc.reason)
+                raise
+
+        outcome = await self.runtime.call(
+            stage=stage,
+            receipt_key=receipt_key,
+            tool_name="corpus.read" if is_corpus else "web.fetch",
+            args={"url": url},
+            run=run,
+            encode=FetchOutcome.to_dict,
+            decode=FetchOutcome.from_dict,
+            label=f"fetch: {url}",
+            summarize=_summarize_fetch,
+        )
+        return outcome.value
+
+    async def llm_structured(
+        self,
+        *,
+        stage: str,
+        receipt_key: str,
+        prompt_id: str,
+        messages: list[dict[str, str]],
+        schema: type[ModelT],
+    ) -> LLMCallResult:
+        llm = self._require_llm(stage)
+
+        async def run() -> LLMCallResult:
+            try:
+                result = await llm.structured(messages, schema)
+            except LLMError as exc:
+                raise StageError(stage, str(exc)) from exc
+            tokens = sum(r.usage.total_tokens for r in result.responses)
+            cost = sum(r.usage.cost_usd for r in result.responses)
+            model = result.responses[-1].model if result.responses else ""
+            return LLMCallResult(result.value, tokens, cost, model)
+
+        outcome = await self.runtime.call(
+            stage=stage,
+            receipt_key=receipt_key,
+            tool_name="llm.structured",
+            args={
+                "prompt": prompt_id,
+                "model": self.settings.openai_model_name,
+                "messages": messages,
+                "schema": schema.__name__,
+            },
+            run=run,
+            encode=lambda r: {
+                "value": r.value.model_dump(mode="json"),
+                "tokens": r.tokens,
+                "cost_usd": r.cost_usd,
+                "model": r.model,
+            },
+            decode=lambda d: LLMCallResult(
+                schema.model_validate(d["value"]), d["tokens"], d["cost_usd"], d["model"]
+            ),
+            usage=lambda r: (r.tokens, r.cost_usd),
+            label=f"llm: {prompt_id}",
+            summarize=lambda r: {"tokens": r.tokens, "model": r.model},
+        )
+        return outcome.value
+
+    async def llm_text(
+        self, *, stage: str, receipt_key: str, prompt_id: str, messages: list[dict[str, str]]
+    ) -> LLMCallResult:
+        llm = self._require_llm(stage)
+
+        async def run() -> LLMCallResult:
+            try:
+                response = await llm.complete(messages)
+            except LLMError as exc:
+                raise StageError(stage, str(exc)) from exc
+            return LLMCallResult(
+                response.text, response.usage.total_tokens, response.usage.cost_usd, response.model
+            )
+
+        outcome = await self.runtime.call(
+            stage=stage,
+            receipt_key=receipt_key,
+            tool_name="llm.complete",
+            args={"prompt": prompt_id, "model": self.settings.openai_model_name, "messages": messages},
+            run=run,
+            encode=lambda r: {"value": r.value, "tokens": r.tokens, "cost_usd": r.cost_usd, "model": r.model},
+            decode=lambda d: LLMCallResult(d["value"], d["tokens"], d["cost_usd"], d["model"]),
+            usage=lambda r: (r.tokens, r.cost_usd),
+            label=f"llm: {prompt_id}",
+            summarize=lambda r: {"tokens": r.tokens, "model": r.model, "chars": len(r.value)},
+        )
+        return outcome.value
+
+    async def write_artifact(
+        self, *, stage: str, receipt_key: str, relative_path: str, content: str
+    ) -> WrittenFile:
+        data = content.encode("utf-8")
+
+        async def run() -> WrittenFile:
+            return await self.workspace.write_bytes(relative_path, data)
+
+        outcome = await self.runtime.call(
+            stage=stage,
+            receipt_key=receipt_key,
+            tool_name="workspace.write",
+            args={"path": relative_path, "sha256": sha256_bytes(data), "size": len(data)},
+            run=run,
+            encode=WrittenFile.to_dict,
+            decode=lambda d: WrittenFile(d["path"], d["sha256"], d["size"], written=False),
+            label=f"write: {relative_path.rsplit('/', 1)[-1]}",
+            summarize=WrittenFile.to_dict,
+            # a recorded write is reused only while the file is still there, byte for byte
+            still_valid=lambda w: self.workspace.file_digest(w.relative_path) == w.sha256,
+        )
+        return outcome.value
+
+    def _require_llm(self, stage: str) -> LLMClient:
+        if self.llm is None:
+            raise StageError(stage, "this stage needs a language model but the run is in extractive mode")
+        return self.llm
+
+
+def _encode_search(outcome: SearchOutcome) -> dict[str, Any]:
+    return {
+        "query": outcome.query,
+        "results": [r.model_dump() for r in outcome.results],
+        "providers_used": outcome.providers_used,
+        "failures": outcome.failures,
+    }
+
+
+def _decode_search(data: dict[str, Any]) -> SearchOutcome:
+    return SearchOutcome(
+        query=data["query"],
+        results=[SearchResult.model_validate(r) for r in data["results"]],
+        providers_used=list(data["providers_used"]),
+        failures=dict(data["failures"]),
+    )
+
+
+def _corpus_page(doc: CorpusDocument) -> FetchedPage:
+    return FetchedPage(
+        url=doc.url,
+        requested_url=doc.url,
+        status_code=200,
+        content_type="text/plain",
+        title=doc.title,
+        text=doc.text,
+        canonical_url=None,
+        published=doc.modified,
+        byte_size=len(doc.text.encode("utf-8")),
+        extractor="corpus",
+        redirects=[],
+        fetched_at=utcnow(),
+    )
+
+
+def _summarize_fetch(outcome: FetchOutcome) -> dict[str, Any]:
+    if outcome.page is None:
+        return {"ok": False, "error": outcome.error, "reason": outcome.reason}
+    return {
+        "ok": True,
+        "title": outcome.page.title,
+        "bytes": outcome.page.byte_size,
+        "chars": len(outcome.page.text),
+        "status_code": outcome.page.status_code,
+    }
+
+
+@dataclass(slots=True)
+class ResearchContext:
+    """LangGraph runtime context of one run execution (never checkpointed; rebuilt on resume)."""
+
+    run_id: str
+    settings: Settings
+    tools: ResearchTools
+    cancel: CancelSignal
+
+
+@asynccontextmanager
+async def open_research_tools(
+    settings: Settings, options: ResearchOptions, runtime: ToolRuntime
+) -> AsyncIterator[ResearchTools]:
+    """Build the tools of one run execution and close their clients afterwards."""
+    async with AsyncExitStack() as stack:
+        corpus: CorpusIndex | None = None
+        if options.corpus_dir:
+            corpus_dir = Path(options.corpus_dir)
+            if not corpus_dir.is_dir():
+                raise StageError("search_web", f"corpus folder {corpus_dir} does not exist")
+            settings.home.mkdir(parents=True, exist_ok=True)
+            # one index per corpus folder: an incremental re-index of one folder must not drop another's
+            index_name = f"corpus-{sha256_bytes(str(corpus_dir.resolve()).encode())[:12]}.db"
+            corpus = CorpusIndex(settings.home / index_name, corpus_dir)
+            stats = await corpus.reindex()
+            logger.info("corpus %s indexed: %s", corpus_dir, stats)
+        search = build_search_chain(settings, corpus=corpus, corpus_only=options.corpus_only)
+        stack.push_async_callback(search.aclose)
+        fetcher = WebFetcher(settings)
+        stack.push_async_callback(fetcher.aclose)
+        llm: LLMClient | None = None
+        if settings.engine_mode == "llm":
+            llm = LLMClient(settings)
+            stack.push_async_callback(llm.aclose)
+        yield ResearchTools(
+            settings, runtime, Workspace(settings.workspace_dir), search, fetcher, corpus, llm
+        )
+
+
+__all__ = [
+    "CancelSignal",
+    "FetchOutcome",
+    "ResearchContext",
+    "ResearchTools",
+    "ToolRuntime",
+    "open_research_tools",
+]
