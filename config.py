@@ -32,6 +32,7 @@ class Settings(BaseSettings):
         extra="ignore",
         populate_by_name=True,
         validate_default=True,
+        env_ignore_empty=True,  # a copied .env.example with blank lines must mean "default", not ""
     )
 
     # --- storage -------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ store; a call that already succeeded for this run returns its recorded result (s
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -92,6 +93,8 @@ class ResearchTools:
         self.fetcher = fetcher
         self.corpus = corpus
         self.llm = llm
+        # bounds the parallel search branches of one run (each Send branch is its own task)
+        self._search_slots = asyncio.Semaphore(settings.search_concurrency)
 
     @property
     def engine(self) -> str:
@@ -106,21 +109,22 @@ class ResearchTools:
             except AllProvidersFailed as exc:
                 raise StageError(stage, f"every search provider failed for {query!r}: {exc}") from exc
 
-        outcome = await self.runtime.call(
-            stage=stage,
-            receipt_key=receipt_key,
-            tool_name="web.search",
-            args={"query": query, "max_results": max_results},
-            run=run,
-            encode=_encode_search,
-            decode=_decode_search,
-            label=f"search: {query}",
-            summarize=lambda o: {
-                "results": len(o.results),
-                "providers": o.providers_used,
-                "failures": o.failures,
-            },
-        )
+        async with self._search_slots:
+            outcome = await self.runtime.call(
+                stage=stage,
+                receipt_key=receipt_key,
+                tool_name="web.search",
+                args={"query": query, "max_results": max_results},
+                run=run,
+                encode=_encode_search,
+                decode=_decode_search,
+                label=f"search: {query}",
+                summarize=lambda o: {
+                    "results": len(o.results),
+                    "providers": o.providers_used,
+                    "failures": o.failures,
+                },
+            )
         return outcome.value
 
     async def fetch(self, *, stage: str, receipt_key: str, url: str) -> FetchOutcome:

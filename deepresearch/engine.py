@@ -238,6 +238,20 @@ class ResearchEngine:
         snapshot = await self.graph.aget_state(graph_config(run.thread_id))
         return snapshot.config if snapshot.values else None
 
+    async def _resume_config(self, run: RunRecord, requested: RunnableConfig | None) -> RunnableConfig | None:
+        """The config to continue from, or None for a fresh start.
+
+        Continuing from the thread's latest checkpoint uses a config WITHOUT checkpoint_id: LangGraph then
+        hands finished Send branches their saved writes back. Addressing a checkpoint by id is time travel:
+        it forks, and every task after it runs again (receipts keep that free of repeated calls).
+        """
+        latest = await self.latest_config(run)
+        if latest is None:
+            return None
+        if requested is None or _checkpoint_id(requested) == _checkpoint_id(latest):
+            return graph_config(run.thread_id)
+        return requested
+
     async def execute(
         self,
         run_id: str,
@@ -255,7 +269,7 @@ class ResearchEngine:
         execution = RunExecution(self, run, on_event)
         cancel = cancel or CancelSignal(run_id, self.store)
         runtime = ToolRuntime(run_id, self.store, cancel)
-        resume_config = checkpoint_config or await self.latest_config(run)
+        resume_config = await self._resume_config(run, checkpoint_config)
         options = ResearchOptions.model_validate(run.options)
         await self.store.update_run(
             run_id,
@@ -272,7 +286,7 @@ class ResearchEngine:
                 "status": "running",
                 "engine": run.engine,
                 "resumed": resume_config is not None,
-                "from_checkpoint": _checkpoint_id(resume_config),
+                "from_checkpoint": _checkpoint_id(checkpoint_config),
             },
         )
         status, error = "completed", None

@@ -395,15 +395,13 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
     follow_ups = [q for q in dict.fromkeys(follow_ups) if q and q not in done_queries]
     follow_ups = follow_ups[: options["queries_per_round"]]
     loop_again = not sufficient and not at_cap and bool(follow_ups)
-    reason = (
-        "evidence sufficient"
-        if sufficient
-        else f"loop cap reached ({round_no}/{options['max_research_loops']})"
-        if at_cap
-        else "no new queries to run"
-        if not follow_ups
-        else f"{len(follow_ups)} gap-filling queries"
-    )
+    if at_cap:
+        reason = f"loop cap reached ({round_no}/{options['max_research_loops']})"
+        reason += "; coverage looks sufficient" if sufficient else f"; {len(thin)} sub-questions thin"
+    elif sufficient:
+        reason = "evidence sufficient"
+    else:
+        reason = f"{len(follow_ups)} gap-filling queries" if follow_ups else "no new queries to run"
     _message("reflection", f"Reflection after round {round_no}: {reason}.")
     return {
         "reflection": {
