@@ -162,6 +162,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
+            await engine.store.update_run(run.run_id, cancel_requested=False)
             return await _execute(engine, run.run_id, args.plain, args.checkpoint)
         if args.command == "runs":
             for run in await engine.store.list_runs(limit=100):

@@ -123,6 +123,12 @@ class Settings(BaseSettings):
     )
     log_level: str = "WARNING"
 
+    # --- runner --------------------------------------------------------------------------------
+    recover_runs_on_startup: bool = Field(True, description="Resume runs a dead process left running.")
+    shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600, description="SIGTERM: wait for runs to stop.")
+    sse_heartbeat_seconds: float = Field(15.0, gt=0, le=300, description="SSE comment ping interval.")
+    max_question_chars: int = Field(2000, ge=10, le=100_000)
+
     @field_validator("search_providers", "fetch_allow_hosts", "reviewers", mode="before")
     @classmethod
     def _csv(cls, value: object) -> object:

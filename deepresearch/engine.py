@@ -101,6 +101,7 @@ class RunExecution:
         self.usage = _Usage.from_dict(run.usage)
         self._pending_results: list[dict[str, Any]] = []
         self._stage_calls: dict[str, str] = {}
+        self.fork_of: str | None = None
 
     async def emit(self, type_: str, stage: str | None, data: dict[str, Any]) -> EventRecord:
         record = await self.store.append_event(self.run.run_id, type_, stage, data)
@@ -189,7 +190,9 @@ class RunExecution:
             thread_id=configurable["thread_id"],
             checkpoint_ns=configurable.get("checkpoint_ns", ""),
             parent_checkpoint_id=parent,
+            fork_of=self.fork_of,
         )
+        self.fork_of = None  # only the first checkpoint of a forked execution marks the fork
         await self.store.add_checkpoint(record)
         await self.store.update_run(self.run.run_id, usage=self.usage.to_dict())
         await self.emit("checkpoint", stage.key, {**record.to_dict(), "resumable": True, "indexed": True})
@@ -270,12 +273,12 @@ class ResearchEngine:
         cancel = cancel or CancelSignal(run_id, self.store)
         runtime = ToolRuntime(run_id, self.store, cancel)
         resume_config = await self._resume_config(run, checkpoint_config)
+        execution.fork_of = _checkpoint_id(resume_config)  # set only when addressing an older checkpoint
         options = ResearchOptions.model_validate(run.options)
         await self.store.update_run(
             run_id,
             status="running",
             error=None,
-            cancel_requested=False,
             started_at=run.started_at or utcnow(),
             finished_at=None,
         )
@@ -316,7 +319,7 @@ class ResearchEngine:
                 ):
                     await execution.handle(namespace, mode, payload)
         except (RunCancelled, GraphDrained) as exc:
-            status, error = "cancelled", None
+            status, error = ("interrupted" if cancel.kind == "shutdown" else "cancelled"), None
             logger.info("run %s cancelled: %s", run_id, exc)
         except StageError as exc:
             status, error = "failed", str(exc)
@@ -326,7 +329,22 @@ class ResearchEngine:
         finally:
             await runtime.wait_inflight()
         if status == "completed" and await self._interrupted_by_cancel(run_id, cancel):
-            status = "cancelled"
+            status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
+        # The log gets its terminal events before the status flips, so a reader that sees a stopped run
+        # (in any process) has already been able to read its `end`.
+        if error:
+            await execution.emit("error", None, {"message": error, "resumable": True})
+        await execution.emit("run_status", None, {"status": status, "engine": run.engine})
+        await execution.emit(
+            "end",
+            None,
+            {
+                "status": status,
+                "error": error,
+                "usage": execution.usage.to_dict(),
+                "report_path": await self._report_path(run, status),
+            },
+        )
         final_fields: dict[str, Any] = {
             "status": status,
             "error": error,
@@ -335,28 +353,15 @@ class ResearchEngine:
         }
         if status == "completed":
             final_fields["current_stage"] = None
-        final = await self.store.update_run(run_id, **final_fields)
-        if error:
-            await execution.emit("error", None, {"message": error, "resumable": True})
-        await execution.emit(
-            "end",
-            None,
-            {
-                "status": status,
-                "error": error,
-                "usage": execution.usage.to_dict(),
-                "report_path": await self._report_path(final),
-            },
-        )
-        return final
+        return await self.store.update_run(run_id, **final_fields)
 
     async def _interrupted_by_cancel(self, run_id: str, cancel: CancelSignal) -> bool:
         # astream can end without raising when a drain lands between the last two steps
         snapshot = await self.graph.aget_state(graph_config((await self.store.get_run(run_id)).thread_id))
         return bool(snapshot.next) and cancel.reason is not None
 
-    async def _report_path(self, run: RunRecord) -> str | None:
-        if run.status != "completed":
+    async def _report_path(self, run: RunRecord, status: str) -> str | None:
+        if status != "completed":
             return None
         snapshot = await self.graph.aget_state(graph_config(run.thread_id))
         relative = (snapshot.values.get("report") or {}).get("report_path")

@@ -51,9 +51,12 @@ class CancelSignal:
     store: RunStore
     control: RunControl = field(default_factory=RunControl)
     reason: str | None = None
+    kind: str = "cancel"
+    """"cancel" (a person paused the run) or "shutdown" (the process is stopping: status interrupted)."""
 
-    def request(self, reason: str = "cancel requested") -> None:
-        self.reason = self.reason or reason
+    def request(self, reason: str = "cancel requested", *, kind: str = "cancel") -> None:
+        if self.reason is None:
+            self.reason, self.kind = reason, kind
         # Stops the graph before its next superstep, even if no tool boundary comes first.
         self.control.request_drain(reason)
 

@@ -109,10 +109,13 @@ class CheckpointRecord:
     thread_id: str
     checkpoint_ns: str
     parent_checkpoint_id: str | None
+    fork_of: str | None = None
+    """Set on the first checkpoint written after resuming from an older checkpoint (a fork)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "checkpoint_id": self.checkpoint_id,
+            "fork_of": self.fork_of,
             "stage": self.stage,
             "title": self.title,
             "created_at": self.created_at,

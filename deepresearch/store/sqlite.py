@@ -69,6 +69,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             thread_id TEXT NOT NULL,
             checkpoint_ns TEXT NOT NULL,
             parent_checkpoint_id TEXT,
+            fork_of TEXT,
             PRIMARY KEY (run_id, checkpoint_id)
         );
         CREATE TABLE IF NOT EXISTS tool_receipts (
@@ -295,8 +296,8 @@ class SqliteRunStore:
     async def add_checkpoint(self, record: CheckpointRecord) -> bool:
         rowcount, _ = await self._write(
             "INSERT OR IGNORE INTO run_checkpoints (run_id, checkpoint_id, stage, title, created_at,"
-            " next_json, summary, thread_id, checkpoint_ns, parent_checkpoint_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " next_json, summary, thread_id, checkpoint_ns, parent_checkpoint_id, fork_of)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 record.run_id,
                 record.checkpoint_id,
@@ -308,6 +309,7 @@ class SqliteRunStore:
                 record.thread_id,
                 record.checkpoint_ns,
                 record.parent_checkpoint_id,
+                record.fork_of,
             ),
         )
         return rowcount > 0
@@ -328,6 +330,7 @@ class SqliteRunStore:
                 thread_id=r["thread_id"],
                 checkpoint_ns=r["checkpoint_ns"],
                 parent_checkpoint_id=r["parent_checkpoint_id"],
+                fork_of=r["fork_of"],
             )
             for r in rows
         ]

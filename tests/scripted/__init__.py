@@ -22,14 +22,14 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def serve_app(app: object, *, host: str = "127.0.0.1") -> Iterator[str]:
+def serve_app(app: object, *, host: str = "127.0.0.1", lifespan: str = "off") -> Iterator[str]:
     """Run an ASGI app on 127.0.0.1:<free port> in a thread; yield its base URL (no trailing slash)."""
     port = _free_port()
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off")
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan=lifespan)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"scripted-{port}", daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 30
     while not server.started:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError(f"scripted server on port {port} did not start")
