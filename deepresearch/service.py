@@ -166,9 +166,9 @@ class RunService:
 
     # --- lifecycle ---------------------------------------------------------------------------------
     async def recover(self) -> list[str]:
-        """Resume runs a dead process left queued or running (from their latest checkpoint)."""
+        """Resume runs that a dead process left queued/running, or a shutdown left interrupted."""
         recovered = []
-        for status in ("running", "queued"):
+        for status in ("running", "queued", "interrupted"):
             for run in await self.store.list_runs(status=status, limit=1000):
                 if run.run_id in self._active:
                     continue
