@@ -16,6 +16,7 @@ import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -56,11 +57,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--sources", type=int, help="sources to fetch per round")
     run.add_argument("--no-critic", action="store_true", help="skip the critic review")
     run.add_argument("--plain", action="store_true", help="plain line output instead of the live view")
+    _budget_arguments(run)
 
     resume = sub.add_parser("resume", help="continue a paused, interrupted or failed run")
     resume.add_argument("run_id")
     resume.add_argument("--checkpoint", help="fork from this checkpoint id (see `checkpoints RUN_ID`)")
     resume.add_argument("--plain", action="store_true")
+    _budget_arguments(resume)
 
     sub.add_parser("runs", help="list runs")
     checkpoints = sub.add_parser("checkpoints", help="list a run's checkpoints")
@@ -70,6 +73,19 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
     return parser
+
+
+def _budget_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("budget (the run pauses at a checkpoint when one is reached)")
+    group.add_argument("--max-tokens", type=int, dest="max_llm_tokens", help="LLM tokens for the whole run")
+    group.add_argument("--max-searches", type=int, dest="max_search_calls", help="search calls")
+    group.add_argument("--max-fetches", type=int, dest="max_fetches", help="page fetches")
+    group.add_argument("--deadline", type=float, dest="deadline_seconds", help="seconds from the run's start")
+
+
+def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    names = ("max_llm_tokens", "max_search_calls", "max_fetches", "deadline_seconds")
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
 def _options(args: argparse.Namespace, settings: Settings) -> ResearchOptions:
@@ -84,6 +100,7 @@ def _options(args: argparse.Namespace, settings: Settings) -> ResearchOptions:
         "requires_critic_review": False if args.no_critic else None,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
+    base["budget"] = {**base.get("budget", {}), **_budget_overrides(args)}
     if args.corpus and not args.corpus.is_dir():
         raise ValueError(f"--corpus {args.corpus}: no such folder")
     return ResearchOptions.model_validate(base)
@@ -162,7 +179,11 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
-            await engine.store.update_run(run.run_id, cancel_requested=False)
+            fields: dict[str, Any] = {"cancel_requested": False}
+            if budget := _budget_overrides(args):
+                merged = {**run.options, "budget": {**run.options.get("budget", {}), **budget}}
+                fields["options"] = ResearchOptions.model_validate(merged).model_dump()
+            await engine.store.update_run(run.run_id, **fields)
             return await _execute(engine, run.run_id, args.plain, args.checkpoint)
         if args.command == "runs":
             for run in await engine.store.list_runs(limit=100):

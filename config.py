@@ -193,6 +193,18 @@ class Settings(BaseSettings):
         )
 
 
+class RunBudget(BaseModel):
+    """Per-run limits, enforced before every new external call. None = unlimited. A run that reaches one
+    stops at its latest checkpoint with the reason; resume it with a higher limit."""
+
+    model_config = {"extra": "forbid"}
+
+    max_llm_tokens: int | None = Field(None, ge=1)
+    max_search_calls: int | None = Field(None, ge=1)
+    max_fetches: int | None = Field(None, ge=1)
+    deadline_seconds: float | None = Field(None, gt=0, description="Wall-clock limit from the run's start.")
+
+
 class ResearchOptions(BaseModel):
     """Per-run shape of the research. Stored in the graph state, so a resume keeps the same shape."""
 
@@ -206,6 +218,7 @@ class ResearchOptions(BaseModel):
     requires_critic_review: bool = True
     corpus_dir: str | None = None
     corpus_only: bool = False
+    budget: RunBudget = Field(default_factory=RunBudget)
 
     @field_validator("reviewers")
     @classmethod

@@ -21,7 +21,7 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from config import ResearchOptions, Settings
+from config import ResearchOptions, RunBudget, Settings
 from deepresearch.service import CheckpointNotFound, RunConflict, RunService
 from deepresearch.store import ACTIVE_STATUSES, RunNotFound, RunRecord
 from deepresearch.workspace import Workspace, WorkspaceError
@@ -44,9 +44,14 @@ class OptionsIn(BaseModel):
     requires_critic_review: bool | None = None
     corpus_dir: str | None = None
     corpus_only: bool | None = None
+    budget: RunBudget | None = None
 
-    def set_values(self) -> dict[str, Any]:
-        return self.model_dump(exclude_none=True)
+    def merged_into(self, base: dict[str, Any]) -> dict[str, Any]:
+        """These options over `base`; a budget is merged limit by limit (null removes a limit)."""
+        values = {**base, **self.model_dump(exclude_none=True, exclude={"budget"})}
+        if self.budget is not None:
+            values["budget"] = {**base.get("budget", {}), **self.budget.model_dump(exclude_unset=True)}
+        return values
 
 
 class RunCreate(BaseModel):
@@ -84,7 +89,7 @@ SettingsDep = Annotated[Settings, Depends(get_settings)]
 
 
 def _options(settings: Settings, base: dict[str, Any], overrides: OptionsIn | None) -> ResearchOptions:
-    values = {**base, **(overrides.set_values() if overrides else {})}
+    values = overrides.merged_into(base) if overrides else base
     try:
         options = ResearchOptions.model_validate(values)
     except ValidationError as exc:

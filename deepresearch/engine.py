@@ -19,7 +19,7 @@ from langgraph.types import RunnableConfig
 
 from config import ResearchOptions, Settings
 from deepresearch.store import CheckpointRecord, EventRecord, RunRecord, RunStore, utcnow
-from deepresearch.toolrun import CancelSignal, RunCancelled, StageError, ToolRuntime
+from deepresearch.toolrun import BudgetExceeded, CancelSignal, RunCancelled, StageError, ToolRuntime
 from deepresearch.workspace import run_artifact_dir
 from stages import STAGES_BY_KEY
 from tools import ResearchContext, open_research_tools
@@ -271,10 +271,10 @@ class ResearchEngine:
         run = await self.store.get_run(run_id)
         execution = RunExecution(self, run, on_event)
         cancel = cancel or CancelSignal(run_id, self.store)
-        runtime = ToolRuntime(run_id, self.store, cancel)
         resume_config = await self._resume_config(run, checkpoint_config)
         execution.fork_of = _checkpoint_id(resume_config)  # set only when addressing an older checkpoint
         options = ResearchOptions.model_validate(run.options)
+        runtime = ToolRuntime(run_id, self.store, cancel, options.budget, run.started_at)
         await self.store.update_run(
             run_id,
             status="running",
@@ -319,7 +319,8 @@ class ResearchEngine:
                 ):
                     await execution.handle(namespace, mode, payload)
         except (RunCancelled, GraphDrained) as exc:
-            status, error = ("interrupted" if cancel.kind == "shutdown" else "cancelled"), None
+            status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
+            error = exc.reason if isinstance(exc, BudgetExceeded) else None
             logger.info("run %s cancelled: %s", run_id, exc)
         except StageError as exc:
             status, error = "failed", str(exc)

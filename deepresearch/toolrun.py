@@ -12,12 +12,16 @@ import asyncio
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from langgraph.config import get_stream_writer
 from langgraph.runtime import RunControl
+
+from config import RunBudget
 
 from .store import RunStore, args_hash
 
@@ -32,6 +36,10 @@ class RunCancelled(Exception):
     def __init__(self, reason: str = "cancel requested") -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class BudgetExceeded(RunCancelled):
+    """A per-run limit was reached: the run stops at its latest checkpoint; resume with a higher limit."""
 
 
 class StageError(Exception):
@@ -90,10 +98,21 @@ class CallOutcome:
 class ToolRuntime:
     """Runs one run's external calls with receipts. One instance per run execution."""
 
-    def __init__(self, run_id: str, store: RunStore, cancel: CancelSignal) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        store: RunStore,
+        cancel: CancelSignal,
+        budget: RunBudget | None = None,
+        started_at: str | None = None,
+    ) -> None:
         self.run_id = run_id
         self.store = store
         self.cancel = cancel
+        self.budget = budget or RunBudget()
+        self.started_at = datetime.fromisoformat(started_at) if started_at else datetime.now(UTC)
+        self._spent: Counter[str] | None = None
+        self._budget_lock = asyncio.Lock()  # parallel branches must not both take the last unit
         self._inflight: set[asyncio.Task[Any]] = set()
         self.calls_made = 0
         self.calls_reused = 0
@@ -147,58 +166,98 @@ class ToolRuntime:
             return CallOutcome(value, reused=True, tokens=receipt.tokens, cost_usd=receipt.cost_usd)
 
         await self.cancel.raise_if_set()
-        await self.store.start_receipt(self.run_id, receipt_key, hash_, tool_name, stage, args)
-        emit({"event": "tool_call", **base, "args": args, "reused": False})
-        started = time.monotonic()
+        async with self._budget_lock:
+            await self._check_budget(tool_name)
 
         async def guarded() -> tuple[T, int, float]:
+            # Everything from here runs as one shielded task: once a call has passed the cancel and
+            # budget checks it is "in flight" and finishes, records its receipt and reports its result
+            # even if the graph cancels the branch that asked for it (a sibling failed, or a cancel).
+            await self.store.start_receipt(self.run_id, receipt_key, hash_, tool_name, stage, args)
+            emit({"event": "tool_call", **base, "args": args, "reused": False})
+            started = time.monotonic()
             try:
                 value = await run()
-            except asyncio.CancelledError:
-                await self.store.fail_receipt(self.run_id, receipt_key, hash_, "cancelled while in flight")
-                raise
-            except Exception as exc:
-                await self.store.fail_receipt(self.run_id, receipt_key, hash_, f"{type(exc).__name__}: {exc}")
+            except BaseException as exc:
+                error = (
+                    "cancelled while in flight"
+                    if isinstance(exc, asyncio.CancelledError)
+                    else f"{type(exc).__name__}: {exc}"
+                )
+                await self.store.fail_receipt(self.run_id, receipt_key, hash_, error)
+                emit(
+                    {
+                        "event": "tool_result",
+                        **base,
+                        "ok": False,
+                        "reused": False,
+                        "error": error,
+                        "duration_ms": round((time.monotonic() - started) * 1000),
+                    }
+                )
                 raise
             tokens, cost = usage(value)
+            if self._spent is not None:
+                self._spent["tokens"] += tokens
             await self.store.finish_receipt(self.run_id, receipt_key, hash_, encode(value), tokens, cost)
+            self.calls_made += 1
+            emit(
+                {
+                    "event": "tool_result",
+                    **base,
+                    "ok": True,
+                    "reused": False,
+                    "tokens": tokens,
+                    "cost_usd": cost,
+                    "duration_ms": round((time.monotonic() - started) * 1000),
+                    "output": summarize(value),
+                }
+            )
             return value, tokens, cost
 
         task = asyncio.ensure_future(guarded())
         self._inflight.add(task)
         task.add_done_callback(self._inflight.discard)
-        try:
-            # shield: if the graph cancels this branch (a sibling failed, or a cancel), the call still
-            # finishes and records its receipt, so a resume will not pay for it twice.
-            value, tokens, cost = await asyncio.shield(task)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            emit(
-                {
-                    "event": "tool_result",
-                    **base,
-                    "ok": False,
-                    "reused": False,
-                    "error": f"{type(exc).__name__}: {exc}",
-                    "duration_ms": round((time.monotonic() - started) * 1000),
-                }
-            )
-            raise
-        self.calls_made += 1
-        emit(
-            {
-                "event": "tool_result",
-                **base,
-                "ok": True,
-                "reused": False,
-                "tokens": tokens,
-                "cost_usd": cost,
-                "duration_ms": round((time.monotonic() - started) * 1000),
-                "output": summarize(value),
-            }
-        )
+        value, tokens, cost = await asyncio.shield(task)
         return CallOutcome(value, reused=False, tokens=tokens, cost_usd=cost)
+
+    async def _check_budget(self, tool_name: str) -> None:
+        """Refuse a new call past a limit. Totals come from the receipts, so a resume counts earlier work."""
+        budget = self.budget
+        if budget.deadline_seconds is not None:
+            elapsed = (datetime.now(UTC) - self.started_at).total_seconds()
+            if elapsed > budget.deadline_seconds:
+                raise BudgetExceeded(
+                    f"budget: deadline of {budget.deadline_seconds:g}s reached "
+                    f"({elapsed:.0f}s since the run started); resume with a later deadline"
+                )
+        if self._spent is None:
+            spent: Counter[str] = Counter()
+            for receipt in await self.store.list_receipts(self.run_id):
+                if receipt.status != "failed":
+                    spent[receipt.tool_name] += 1
+                spent["tokens"] += receipt.tokens
+            self._spent = spent
+        limits = {
+            "web.search": ("max_search_calls", budget.max_search_calls, "search calls"),
+            "web.fetch": ("max_fetches", budget.max_fetches, "fetches"),
+        }
+        if tool_name in limits:
+            name, limit, label = limits[tool_name]
+            if limit is not None and self._spent[tool_name] >= limit:
+                raise BudgetExceeded(
+                    f"budget: {label} limit of {limit} reached; resume with a higher options.budget.{name}"
+                )
+        if (
+            tool_name.startswith("llm.")
+            and budget.max_llm_tokens is not None
+            and self._spent["tokens"] >= budget.max_llm_tokens
+        ):
+            raise BudgetExceeded(
+                f"budget: LLM token limit of {budget.max_llm_tokens} reached "
+                f"({self._spent['tokens']} used); resume with a higher options.budget.max_llm_tokens"
+            )
+        self._spent[tool_name] += 1
 
     async def wait_inflight(self, limit_seconds: float = 60.0) -> None:
         """Let shielded calls finish writing their receipts before the process moves on."""

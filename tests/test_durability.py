@@ -311,3 +311,40 @@ async def test_blocked_urls_in_results_are_recorded_not_fetched(servers: Servers
     blocked = [f for f in fetched["failures"] if "169.254.169.254" in f["url"]]
     assert blocked and blocked[0]["reason"] == "blocked"
     assert all("169.254" not in s["url"] for s in json.loads((base / "sources.json").read_text())["sources"])
+
+
+async def test_budget_stops_at_a_checkpoint_and_resumes_with_a_higher_limit(
+    servers: Servers, tmp_path: Path
+) -> None:
+    from config import ResearchOptions, RunBudget
+
+    settings = servers.settings(tmp_path, llm=True)
+    async with open_engine(settings) as engine:
+        options = settings.default_options().model_copy(update={"budget": RunBudget(max_search_calls=2)})
+        run = await engine.create_run(QUESTION, options)
+        events: list[EventRecord] = []
+        stopped = await engine.execute(run.run_id, on_event=events.append)
+        assert stopped.status == "cancelled"
+        assert stopped.error and "search calls limit of 2" in stopped.error
+        assert len(servers.search.calls) == 2
+        assert events[-1].type == "end" and "budget" in events[-1].data["error"]
+
+        higher = ResearchOptions.model_validate({**stopped.options, "budget": {"max_search_calls": 10}})
+        await engine.store.update_run(run.run_id, options=higher.model_dump())
+        final = await engine.execute(run.run_id)
+    assert final.status == "completed", final.error
+    assert len(servers.search.calls) == 3  # the two recorded searches were not repeated
+
+
+async def test_token_budget_counts_work_done_before_a_resume(servers: Servers, tmp_path: Path) -> None:
+    from config import RunBudget
+
+    settings = servers.settings(tmp_path, llm=True)
+    async with open_engine(settings) as engine:
+        options = settings.default_options().model_copy(update={"budget": RunBudget(max_llm_tokens=50)})
+        run = await engine.create_run(QUESTION, options)
+        stopped = await engine.execute(run.run_id)
+        assert stopped.status == "cancelled" and "LLM token limit of 50" in (stopped.error or "")
+        again = await engine.execute(run.run_id)  # same limit: stops again without a new LLM call
+    assert again.status == "cancelled"
+    assert servers.llm.calls_by_prompt()["plan/v1"] == 1
