@@ -24,6 +24,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from config import ResearchOptions, RunBudget, Settings
 from deepresearch.service import CheckpointNotFound, RunConflict, RunService
 from deepresearch.store import ACTIVE_STATUSES, RunNotFound, RunRecord
+from deepresearch.ui import mount_ui
 from deepresearch.workspace import Workspace, WorkspaceError
 from stages import REPORT_STAGES
 
@@ -387,6 +388,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.include_router(runs)
     app.include_router(ops)
+    mount_ui(app)
 
     @app.exception_handler(RunNotFound)
     async def _run_not_found(request: Request, exc: RunNotFound) -> JSONResponse:
