@@ -23,8 +23,13 @@ from pydantic import ValidationError
 from config import ResearchOptions, Settings, load_settings
 from deepresearch.cli_view import ProgressView
 from deepresearch.engine import ResearchEngine, graph_config
-from deepresearch.store import RESUMABLE_STATUSES, RunNotFound, open_persistence
-from deepresearch.store import UnsupportedDatabase as UnsupportedDatabase
+from deepresearch.store import (
+    RESUMABLE_STATUSES,
+    PostgresUnavailable,
+    RunNotFound,
+    UnsupportedDatabase,
+    open_persistence,
+)
 from deepresearch.toolrun import CancelSignal
 from workflow import build_graph
 
@@ -40,6 +45,11 @@ async def open_engine(settings: Settings) -> AsyncIterator[ResearchEngine]:
     """Open the store and checkpointer (set up, idempotent) and compile the graph on them."""
     async with open_persistence(settings.resolved_database_url) as persistence:
         yield ResearchEngine(settings, persistence.store, build_graph(persistence.checkpointer))
+
+
+async def _check_database(settings: Settings) -> None:
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        await persistence.store.ping()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -207,15 +217,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: invalid settings: {problems}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
-    if args.command == "serve":
-        from runner import serve
-
-        return serve(settings, host=args.host, port=args.port)
     try:
+        if args.command == "serve":
+            from runner import serve
+
+            asyncio.run(_check_database(settings))  # fail fast with a message, not a lifespan traceback
+            return serve(settings, host=args.host, port=args.port)
         return asyncio.run(_main(args, settings))
     except RunNotFound as exc:
         print(f"error: {exc}; list runs with `deepresearch runs`", file=sys.stderr)
-    except UnsupportedDatabase as exc:
+    except (UnsupportedDatabase, PostgresUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())

@@ -17,6 +17,8 @@ from tests.scripted.research_llm import ResearchResponder
 from tests.scripted.search_server import ScriptedSearch, make_search_server
 from tests.scripted.static_site import StaticSite, make_static_site
 
+pytest_plugins = ["tests.pg"]
+
 
 @dataclass
 class Servers:
@@ -64,3 +66,11 @@ def servers() -> Iterator[Servers]:
         search = make_search_server(site_base_url=site_url)
         with serve_app(search.app) as search_url, serve_app(llm) as llm_url:
             yield Servers(site, site_url, search, search_url, llm, llm_url, responder)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The API and live-server suites run once on each backend."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'runs.db'}"
+    return str(request.getfixturevalue("fresh_postgres_dsn"))

@@ -29,8 +29,12 @@ def wait_for(client: httpx.Client, run_id: str, predicate: Any, timeout: float =
     raise AssertionError(f"run {run_id} never satisfied the condition; last: {run['status']}")
 
 
-def test_e2e_http_script_passes_against_a_live_server(servers: Servers, tmp_path: Path) -> None:
-    env = server_env(servers, tmp_path, DEEPRESEARCH_STAGE_DELAY_SECONDS="0.4")
+def test_e2e_http_script_passes_against_a_live_server(
+    servers: Servers, tmp_path: Path, database_url: str
+) -> None:
+    env = server_env(
+        servers, tmp_path, DEEPRESEARCH_STAGE_DELAY_SECONDS="0.4", DEEPRESEARCH_DATABASE_URL=database_url
+    )
     with live_server(env) as (base_url, _):
         result = subprocess.run(
             [sys.executable, "e2e_http.py", "--timeout", "120"],

@@ -20,9 +20,11 @@ QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging k
 
 
 @pytest.fixture
-def api(servers: Servers, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[httpx.Client]:
+def api(
+    servers: Servers, tmp_path: Path, database_url: str, request: pytest.FixtureRequest
+) -> Iterator[httpx.Client]:
     overrides: dict[str, Any] = getattr(request, "param", {})
-    settings = servers.settings(tmp_path, llm=True, **overrides)
+    settings = servers.settings(tmp_path, llm=True, database_url=database_url, **overrides)
     with (
         serve_app(create_app(settings), lifespan="on") as base_url,
         httpx.Client(base_url=base_url, timeout=30) as client,

@@ -24,6 +24,15 @@ from .base import (
     thread_id_for,
     utcnow,
 )
+from .postgres import (
+    CHECKPOINTER_SETUP_LOCK_KEY,
+    PostgresRunStore,
+    PostgresUnavailable,
+    open_postgres_pool,
+    open_postgres_store,
+    redact_dsn,
+    session_advisory_lock,
+)
 from .sqlite import SqliteRunStore, open_sqlite_store, sqlite_path_from_url
 
 __all__ = [
@@ -32,6 +41,8 @@ __all__ = [
     "CheckpointRecord",
     "EventRecord",
     "Persistence",
+    "PostgresRunStore",
+    "PostgresUnavailable",
     "Receipt",
     "RunNotFound",
     "RunRecord",
@@ -40,7 +51,9 @@ __all__ = [
     "args_hash",
     "new_run_id",
     "open_persistence",
+    "open_postgres_store",
     "open_sqlite_store",
+    "redact_dsn",
     "thread_id_for",
     "utcnow",
 ]
@@ -74,10 +87,22 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
                 await saver_conn.close()
         return
     if database_url.startswith(("postgres://", "postgresql://")):
-        raise UnsupportedDatabase(
-            "PostgreSQL storage is not available in this build yet; use DEEPRESEARCH_DATABASE_URL="
-            "sqlite:///path/to/deepresearch.db (or leave it empty for the embedded default)"
-        )
+        # Imported here so the embedded (sqlite) default never loads the Postgres checkpointer.
+        from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+        # One pool for both: a replica holds one set of connections, and the store's tables and the
+        # checkpointer's live in the same database. Raises PostgresUnavailable (no password) if unreachable.
+        async with open_postgres_pool(database_url) as pool:
+            store = PostgresRunStore(pool)
+            await store.setup()
+            # The saver's setup is not safe against a second replica starting at the same moment, and its
+            # CREATE INDEX CONCURRENTLY cannot run in a transaction: serialise it with a session lock, run on
+            # the connection holding the lock (a second pool connection could deadlock a max_size=1 pool).
+            async with pool.connection() as conn, session_advisory_lock(conn, CHECKPOINTER_SETUP_LOCK_KEY):
+                await AsyncPostgresSaver(conn).setup()
+            saver = AsyncPostgresSaver(pool)
+            yield Persistence(store=store, checkpointer=saver, database_url=database_url)
+        return
     raise UnsupportedDatabase(
         f"unsupported DEEPRESEARCH_DATABASE_URL {database_url.split('://')[0]!r}://...; "
         "use sqlite:///path/to/file.db or postgresql://user:password@host/db"
