@@ -156,6 +156,7 @@ async def _execute(engine: ResearchEngine, run_id: str, plain: bool, checkpoint_
         loop.remove_signal_handler(signal.SIGINT)
     view.summary(final)
     if final.status == "completed":
+        print(f"Report: {await engine.report_path(final, final.status)}")
         return EXIT_OK
     if final.status == "cancelled":
         print(f"Paused at the latest checkpoint. Continue with: deepresearch resume {run_id}")

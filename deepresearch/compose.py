@@ -177,7 +177,8 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
         f"> {label}",
         ">",
         f"> Run `{state['run_id']}` · sources fetched up to {fetched_until} · "
-        f"{len(sources)} sources · {state.get('round', 1)} search round(s) · "
+        f"{len(sources)} source{'' if len(sources) == 1 else 's'} · "
+        f"{state.get('round', 1)} search round(s) · "
         f"citations checked: {check.supported}/{check.checked} supported",
         "",
     ]

@@ -343,7 +343,7 @@ class ResearchEngine:
                 "status": status,
                 "error": error,
                 "usage": execution.usage.to_dict(),
-                "report_path": await self._report_path(run, status),
+                "report_path": await self.report_path(run, status),
             },
         )
         final_fields: dict[str, Any] = {
@@ -361,7 +361,8 @@ class ResearchEngine:
         snapshot = await self.graph.aget_state(graph_config((await self.store.get_run(run_id)).thread_id))
         return bool(snapshot.next) and cancel.reason is not None
 
-    async def _report_path(self, run: RunRecord, status: str) -> str | None:
+    async def report_path(self, run: RunRecord, status: str) -> str | None:
+        """Path of the finished report (None until the run is completed)."""
         if status != "completed":
             return None
         snapshot = await self.graph.aget_state(graph_config(run.thread_id))

@@ -52,14 +52,32 @@ def keywords(text: str, limit: int = 8) -> list[str]:
     return list(seen.values())[:limit]
 
 
+_CONTINUES = re.compile(r"^[a-z`(,;\-–—]")
+
+
+def _logical_lines(text: str) -> list[str]:
+    """Lines, with hard-wrapped prose re-joined: a line that does not end a sentence continues when the
+    next one starts in lower case (Markdown and plain-text files wrap paragraphs at ~80 columns)."""
+    lines: list[str] = []
+    for raw in text.splitlines():
+        line = " ".join(raw.split())
+        if not line:
+            lines.append("")
+            continue
+        if lines and lines[-1] and lines[-1][-1] not in ".!?:" and _CONTINUES.match(line):
+            lines[-1] = f"{lines[-1]} {line}"
+        else:
+            lines.append(line)
+    return [line for line in lines if line]
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a text. A line break ends a sentence too: extracted pages put headings, list items
-    and paragraphs on their own lines, and a heading must not glue itself to the next sentence."""
+    """Sentences of a text. A line break ends a sentence too (unless the line is wrapped prose):
+    extracted pages put headings, list items and paragraphs on their own lines, and a heading must not
+    glue itself to the next sentence."""
     sentences: list[str] = []
-    for line in text.splitlines():
-        line = " ".join(line.split())
-        if line:
-            sentences.extend(part.strip() for part in _SENTENCE_END.split(line) if part.strip())
+    for line in _logical_lines(text):
+        sentences.extend(part.strip() for part in _SENTENCE_END.split(line) if part.strip())
     return sentences
 
 
@@ -197,10 +215,13 @@ def has_cue(sentence: str, cues: Sequence[str]) -> bool:
 
 
 def is_statement(sentence: str, min_words: int = 6) -> bool:
-    """A full sentence (not a heading, caption or menu item) of reasonable length."""
-    return (
-        len(sentence.split()) >= min_words and len(sentence) <= 600 and sentence.rstrip()[-1:] in ".!?\"')”"
+    """A full sentence (not a heading, caption, code line or fragment) of reasonable length."""
+    return bool(
+        len(sentence.split()) >= min_words and len(sentence) <= 600 and _FULL_SENTENCE.match(sentence.strip())
     )
+
+
+_FULL_SENTENCE = re.compile(r"^[\"'“(]?[A-Z0-9].*[.!?][\"')”]?$", re.DOTALL)
 
 
 def statements(passage: str) -> list[str]:
