@@ -98,6 +98,7 @@ async def test_cancel_mid_fan_out_reruns_only_unfinished_branches(servers: Serve
         first = await engine.execute(run.run_id, cancel=cancel, on_event=cancel_on_first_search)
         assert first.status == "cancelled", first.error
         first_calls = [q for _, q in servers.search.calls]
+        assert servers.search.max_in_flight == 2  # search_concurrency bounds the fan-out
         # two slots: the first two queries ran; the other two never reached the server
         assert len(first_calls) == 2, first_calls
         receipts = await engine.store.list_receipts(run.run_id, "deepresearch:web_search:v1", "succeeded")
@@ -127,7 +128,7 @@ async def test_search_fan_out_is_parallel(servers: Servers, tmp_path: Path) -> N
     timings: dict[str, float] = {}
 
     def clock(event: EventRecord) -> None:
-        if event.stage == "search_web" and event.data.get("parent_call_id") is None:
+        if event.stage == "search_web" and "parent_call_id" not in event.data:
             timings.setdefault(event.type, time.monotonic())
 
     async with open_engine(settings) as engine:
@@ -135,9 +136,10 @@ async def test_search_fan_out_is_parallel(servers: Servers, tmp_path: Path) -> N
         final = await engine.execute(run.run_id, on_event=clock)
     assert final.status == "completed", final.error
     assert len(servers.search.calls) == 4
-    elapsed = timings["tool_result"] - timings["tool_call"]
-    # four queries of 0.6 s each: sequential would take 2.4 s
-    assert elapsed < 1.6, f"search stage took {elapsed:.2f}s for 4 parallel queries of 0.6s"
+    # all four queries were in flight at the search server at the same moment (wall-clock numbers
+    # for the fan-out are measured by bench/fanout.py, not asserted here)
+    assert servers.search.max_in_flight == 4
+    assert timings["tool_result"] > timings["tool_call"]
 
 
 async def test_loop_cap_limits_research_rounds(servers: Servers, tmp_path: Path) -> None:

@@ -108,6 +108,9 @@ class ScriptedSearch:
     app: Starlette = field(init=False, repr=False)
     requests: list[ScriptedRequest] = field(default_factory=list, init=False)
     _overrides: list[_Override] = field(default_factory=list, init=False)
+    in_flight: int = field(default=0, init=False)
+    max_in_flight: int = field(default=0, init=False)
+    """Peak number of requests being answered at once: proves a fan-out really runs in parallel."""
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
 
     def __post_init__(self) -> None:
@@ -202,8 +205,14 @@ class ScriptedSearch:
                     if candidate.remaining <= 0:
                         self._overrides.remove(candidate)
                     break
-        if self.latency > 0:
-            await asyncio.sleep(self.latency)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency > 0:
+                await asyncio.sleep(self.latency)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
         if override is not None:
             return Response(override.body, override.status, media_type=override.content_type), []
         if credential is not None and credential != self.api_key:
