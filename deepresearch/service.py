@@ -16,7 +16,7 @@ from config import ResearchOptions
 from stages import REPORT_STAGES, STAGE_KEYS
 
 from .engine import ResearchEngine, graph_config
-from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, RunRecord
+from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, RunRecord, utcnow
 from .toolrun import CancelSignal
 
 logger = logging.getLogger(__name__)
@@ -81,8 +81,19 @@ class RunService:
             return run  # idempotent: cancelling a stopped run changes nothing
         run = await self.store.request_cancel(run_id)
         active = self._active.get(run_id)
-        if active is not None:
-            active.cancel.request("cancel requested")
+        if active is None:
+            # Nothing executes it: the process that ran it died and recovery is off. Its checkpoints
+            # and receipts are intact, so it simply stops here, resumable. (With several replicas this
+            # becomes a lease check: only a run whose lease expired is an orphan.)
+            await self._emit(run_id, "run_status", None, {"status": "cancelled", "orphaned": True})
+            await self._emit(
+                run_id,
+                "end",
+                None,
+                {"status": "cancelled", "error": None, "usage": run.usage, "report_path": None},
+            )
+            return await self.store.update_run(run_id, status="cancelled", finished_at=utcnow())
+        active.cancel.request("cancel requested")
         await self._emit(
             run_id, "message", None, {"text": "Cancel requested: stopping at the nearest checkpoint."}
         )

@@ -99,8 +99,10 @@ def test_kill_9_in_flight_reruns_without_repeating_receipted_calls(servers: Serv
         risk = client.get(f"/api/runs/{run_id}/checkpoints/{latest['checkpoint_id']}/preview").json()
         assert risk["duplicate_risk"]["level"] == "possible"
         assert [c["args"]["url"] for c in risk["duplicate_risk"]["calls_in_doubt"]] == [slow_url]
-    env_recover = {**env, "DEEPRESEARCH_RECOVER_RUNS_ON_STARTUP": "true"}
-    with live_server(env_recover) as (base_url, _), httpx.Client(base_url=base_url, timeout=10) as client:
+        # nobody executes this run any more: a cancel stops it at once, then it resumes here
+        assert client.post(f"/api/runs/{run_id}/cancel").status_code == 202
+        assert client.get(f"/api/runs/{run_id}").json()["status"] == "cancelled"
+        assert client.post(f"/api/runs/{run_id}/resume", json={}).status_code == 202
         final = wait_for(client, run_id, lambda r: r["status"] in ("completed", "failed", "cancelled"))
         assert final["status"] == "completed", final["error"]
     # every fetch that had a receipt was not repeated; only the one in flight at the kill ran again
