@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from config import ResearchOptions, Settings, load_settings
+from config import ResearchOptions, Settings, describe_validation_error, load_settings
 from deepresearch.cli_view import ProgressView
 from deepresearch.engine import ResearchEngine, graph_config
 from deepresearch.store import (
@@ -73,6 +73,11 @@ def _parser() -> argparse.ArgumentParser:
     resume.add_argument("run_id")
     resume.add_argument("--checkpoint", help="fork from this checkpoint id (see `checkpoints RUN_ID`)")
     resume.add_argument("--plain", action="store_true")
+    resume.add_argument(
+        "--takeover",
+        action="store_true",
+        help="resume a run still marked running whose process is gone (never while it runs)",
+    )
     _budget_arguments(resume)
 
     sub.add_parser("runs", help="list runs")
@@ -99,18 +104,19 @@ def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _options(args: argparse.Namespace, settings: Settings) -> ResearchOptions:
-    base = settings.default_options().model_dump()
+    base = settings.default_option_values()
     overrides = {
         "max_research_loops": args.loops,
         "queries_per_round": args.queries,
         "results_per_query": args.results,
         "sources_to_fetch": args.sources,
-        "corpus_dir": str(args.corpus) if args.corpus else None,
+        # absolute, so a resume from another working directory finds the same folder
+        "corpus_dir": str(args.corpus.resolve()) if args.corpus else None,
         "corpus_only": args.corpus_only or None,
         "requires_critic_review": False if args.no_critic else None,
     }
     base.update({k: v for k, v in overrides.items() if v is not None})
-    base["budget"] = {**base.get("budget", {}), **_budget_overrides(args)}
+    base["budget"] = _budget_overrides(args)
     if args.corpus and not args.corpus.is_dir():
         raise ValueError(f"--corpus {args.corpus}: no such folder")
     return ResearchOptions.model_validate(base)
@@ -134,13 +140,16 @@ async def _execute(engine: ResearchEngine, run_id: str, plain: bool, checkpoint_
     view = ProgressView(run, live=not plain and sys.stdout.isatty())
     loop = asyncio.get_running_loop()
     presses = 0
+    execution = asyncio.current_task()
 
     def on_sigint() -> None:
         nonlocal presses
         presses += 1
         if presses > 1:
-            view.note("Second Ctrl-C: stopping now. In-flight calls may be repeated on resume.")
-            raise KeyboardInterrupt
+            view.note("Second Ctrl-C: stopping now. Calls in flight may be made again on resume.")
+            if execution is not None:
+                execution.cancel()
+            return
         cancel.request("cancelled with Ctrl-C")
         view.note(
             "Pausing: letting in-flight calls finish and record their receipts (Ctrl-C again to force)."
@@ -152,6 +161,10 @@ async def _execute(engine: ResearchEngine, run_id: str, plain: bool, checkpoint_
             final = await engine.execute(
                 run_id, checkpoint_config=checkpoint_config, cancel=cancel, on_event=view.on_event
             )
+    except asyncio.CancelledError:
+        # the engine recorded the run as interrupted before letting the cancellation through
+        print(f"Stopped. Continue with: deepresearch resume {run_id}")
+        return EXIT_CANCELLED
     finally:
         loop.remove_signal_handler(signal.SIGINT)
     view.summary(final)
@@ -183,10 +196,10 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
-            if run.status not in RESUMABLE_STATUSES and run.status != "completed":
+            if run.status not in RESUMABLE_STATUSES and run.status != "completed" and not args.takeover:
                 print(
-                    f"Run {run.run_id} is {run.status}; only paused, interrupted or failed runs resume "
-                    "(a 'running' run left by a dead process: wait for the runner to take it over).",
+                    f"Run {run.run_id} is {run.status}. If the process that ran it is gone (killed, "
+                    f"crashed), take it over: deepresearch resume {run.run_id} --takeover",
                     file=sys.stderr,
                 )
                 return EXIT_USAGE
@@ -214,8 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         env_file = args.env_file if Path(args.env_file).is_file() else None
         settings = load_settings(env_file)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        print(f"error: invalid settings: {problems}", file=sys.stderr)
+        print(f"error: invalid settings: {describe_validation_error(exc)}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
@@ -230,8 +242,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UnsupportedDatabase, PostgresUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        print(f"error: invalid options: {problems}", file=sys.stderr)
+        print(f"error: invalid options: {describe_validation_error(exc, 'options')}", file=sys.stderr)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:

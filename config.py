@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_REVIEWERS = ("fact_reviewer", "implication_reviewer", "risk_reviewer")
@@ -161,8 +161,10 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _llm_mode_needs_model(self) -> Settings:
-        if self.engine == "llm" and not self.openai_model_name:
-            raise ValueError("DEEPRESEARCH_ENGINE=llm needs OPENAI_MODEL_NAME (and OPENAI_BASE_URL or key)")
+        if self.engine == "llm" and not self.llm_configured:
+            raise ValueError(
+                "DEEPRESEARCH_ENGINE=llm needs OPENAI_MODEL_NAME and OPENAI_BASE_URL or OPENAI_API_KEY"
+            )
         return self
 
     # --- derived -------------------------------------------------------------------------------
@@ -180,17 +182,22 @@ class Settings(BaseSettings):
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{self.home / 'deepresearch.db'}"
 
+    def default_option_values(self) -> dict[str, object]:
+        """Per-run defaults, not yet validated: a run's own options (e.g. --corpus) complete them."""
+        return {
+            "max_research_loops": self.max_research_loops,
+            "queries_per_round": self.queries_per_round,
+            "results_per_query": self.results_per_query,
+            "sources_to_fetch": self.sources_to_fetch,
+            "reviewers": list(self.reviewers),
+            "requires_critic_review": self.requires_critic_review,
+            "corpus_dir": str(self.corpus_dir.resolve()) if self.corpus_dir else None,
+            "corpus_only": self.corpus_only,
+            "budget": {},
+        }
+
     def default_options(self) -> ResearchOptions:
-        return ResearchOptions(
-            max_research_loops=self.max_research_loops,
-            queries_per_round=self.queries_per_round,
-            results_per_query=self.results_per_query,
-            sources_to_fetch=self.sources_to_fetch,
-            reviewers=list(self.reviewers),
-            requires_critic_review=self.requires_critic_review,
-            corpus_dir=str(self.corpus_dir) if self.corpus_dir else None,
-            corpus_only=self.corpus_only,
-        )
+        return ResearchOptions.model_validate(self.default_option_values())
 
 
 class RunBudget(BaseModel):
@@ -233,6 +240,13 @@ class ResearchOptions(BaseModel):
         if self.corpus_only and not self.corpus_dir:
             raise ValueError("corpus_only needs corpus_dir")
         return self
+
+
+def describe_validation_error(exc: ValidationError, whole: str = "settings") -> str:
+    """One line naming each bad field (or `whole` for a rule across fields) and what is wrong."""
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or whole}: {error['msg']}" for error in exc.errors()
+    )
 
 
 def load_settings(env_file: str | Path | None = None, **overrides: object) -> Settings:

@@ -21,7 +21,7 @@ from fastapi.responses import FileResponse, JSONResponse, PlainTextResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from config import ResearchOptions, RunBudget, Settings
+from config import ResearchOptions, RunBudget, Settings, describe_validation_error
 from deepresearch.service import CheckpointNotFound, RunConflict, RunService
 from deepresearch.store import ACTIVE_STATUSES, RunNotFound, RunRecord
 from deepresearch.ui import mount_ui
@@ -94,9 +94,7 @@ def _options(settings: Settings, base: dict[str, Any], overrides: OptionsIn | No
     try:
         options = ResearchOptions.model_validate(values)
     except ValidationError as exc:
-        raise HTTPException(
-            422, "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        ) from exc
+        raise HTTPException(422, describe_validation_error(exc, "options")) from exc
     if options.corpus_dir and not Path(options.corpus_dir).is_dir():
         raise HTTPException(
             422, f"options.corpus_dir: folder {options.corpus_dir} does not exist on the server"
@@ -178,7 +176,7 @@ runs = APIRouter(prefix="/api/runs", tags=["runs"])
 async def create_run(body: RunCreate, service: ServiceDep, settings: SettingsDep) -> dict[str, Any]:
     if len(body.question) > settings.max_question_chars:
         raise HTTPException(422, f"question: at most {settings.max_question_chars} characters")
-    options = _options(settings, settings.default_options().model_dump(), body.options)
+    options = _options(settings, settings.default_option_values(), body.options)
     run = await service.start(body.question, options)
     return await _run_detail(service, settings, run)
 

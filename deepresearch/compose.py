@@ -11,8 +11,8 @@ from .extractive import IMPLICATION_CUES, RISK_CUES, best_sentences, chunk_passa
 from .report import CITATION, check_citations, render_html, sources_markdown
 
 EXTRACTIVE_LABEL = (
-    "Engine: **extractive** — no language model was configured. Every statement below is quoted from a "
-    "fetched source and cited; nothing was generated."
+    "Engine: **extractive** — no language model was configured. Every finding below is quoted from a "
+    "fetched source and cited; open questions and recommendations come from fixed rules, not a model."
 )
 
 

@@ -8,6 +8,7 @@ that checkpoint is out. Every event is persisted (and gets its ``seq``) before a
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -293,6 +294,7 @@ class ResearchEngine:
             },
         )
         status, error = "completed", None
+        torn_down = False
         try:
             async with open_research_tools(self.settings, options, runtime) as tools:
                 context = ResearchContext(run_id=run_id, settings=self.settings, tools=tools, cancel=cancel)
@@ -324,6 +326,14 @@ class ResearchEngine:
             logger.info("run %s cancelled: %s", run_id, exc)
         except StageError as exc:
             status, error = "failed", str(exc)
+        except asyncio.CancelledError:
+            # the process is being torn down (a second Ctrl-C, a task cancel): record the run as
+            # interrupted - resumable - before letting the cancellation through
+            status, error, torn_down = (
+                "interrupted",
+                "stopped abruptly; calls in flight may be made again",
+                True,
+            )
         except Exception as exc:  # any other failure must still leave a resumable, explained run
             logger.debug("run %s failed", run_id, exc_info=True)
             status, error = "failed", f"{type(exc).__name__}: {exc}"
@@ -354,7 +364,10 @@ class ResearchEngine:
         }
         if status == "completed":
             final_fields["current_stage"] = None
-        return await self.store.update_run(run_id, **final_fields)
+        final = await self.store.update_run(run_id, **final_fields)
+        if torn_down:
+            raise asyncio.CancelledError
+        return final
 
     async def _interrupted_by_cancel(self, run_id: str, cancel: CancelSignal) -> bool:
         # astream can end without raising when a drain lands between the last two steps

@@ -52,7 +52,7 @@ def keywords(text: str, limit: int = 8) -> list[str]:
     return list(seen.values())[:limit]
 
 
-_CONTINUES = re.compile(r"^[a-z`(,;\-–—]")
+_CONTINUES = re.compile(r"^(?![-*+] )[a-z`(,;–—]")
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -64,7 +64,13 @@ def _logical_lines(text: str) -> list[str]:
         if not line:
             lines.append("")
             continue
-        if lines and lines[-1] and lines[-1][-1] not in ".!?:" and _CONTINUES.match(line):
+        previous = lines[-1] if lines else ""
+        if (
+            previous
+            and previous[-1] not in ".!?:"
+            and not previous.startswith("#")
+            and _CONTINUES.match(line)
+        ):
             lines[-1] = f"{lines[-1]} {line}"
         else:
             lines.append(line)
@@ -82,8 +88,12 @@ def split_sentences(text: str) -> list[str]:
 
 
 def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[str]:
-    """Split text into passages on line/paragraph boundaries, ~target_chars each (lines are kept)."""
-    paragraphs = [" ".join(p.split()) for p in text.splitlines() if p.strip()]
+    """Split text into passages on line/paragraph boundaries, ~target_chars each. Line breaks are kept,
+    and a blank line between paragraphs stays blank, so sentence splitting still sees the boundaries."""
+    paragraphs = [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
+    paragraphs = [
+        "\n".join(" ".join(line.split()) for line in p.splitlines() if line.strip()) for p in paragraphs
+    ]
     passages: list[str] = []
     current = ""
     for paragraph in paragraphs:
@@ -97,14 +107,14 @@ def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) ->
                 if piece and len(piece) + len(sentence) + 1 > target_chars:
                     passages.append(piece)
                     piece = ""
-                piece = f"{piece} {sentence}".strip()
+                piece = f"{piece}\n{sentence}" if piece else sentence  # one sentence per line
             if piece:
                 passages.append(piece[:max_chars])
             continue
         if current and len(current) + len(paragraph) + 1 > target_chars:
             passages.append(current)
             current = ""
-        current = f"{current}\n{paragraph}".strip() if current else paragraph
+        current = f"{current}\n\n{paragraph}" if current else paragraph
     if current:
         passages.append(current)
     return passages

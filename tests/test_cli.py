@@ -1,0 +1,435 @@
+"""The command line end to end, as a user runs it: `deepresearch` as a real subprocess, configured only
+through environment variables, against the scripted servers on 127.0.0.1.
+
+The key test is the issue's "done means": Ctrl-C (SIGINT) after fetch_sources pauses the run with exit code
+130, and `deepresearch resume RUN_ID` finishes it without one repeated call of a completed stage, counted at
+the scripted servers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from stages import FINAL_ARTIFACTS, REPORT_STAGES
+from tests.conftest import Servers
+
+REPO = Path(__file__).resolve().parent.parent
+QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
+COMMAND_TIMEOUT = 90.0
+"""Upper bound of one CLI invocation (a cold interpreter start alone takes a few seconds)."""
+RUN_LINE = re.compile(r"^Run ([0-9a-f]{32}) \((\w+) engine\) — artifacts in (.+)$", re.MULTILINE)
+STAGE_DELAY = "0.5"
+"""Every business stage sleeps this long first: the time Ctrl-C has to land before screen_evidence works."""
+LATER_STAGE_PROMPTS = frozenset({"screen/v1", "review/v1", "critic/v1", "report/v1"})
+# Our own variables and the ones the settings accept as aliases: a developer's shell must not leak in.
+_FOREIGN_PREFIXES = ("DEEPRESEARCH_", "OPENAI_", "LONG_TASK_", "KSADK_", "SEARXNG_", "TAVILY_", "BRAVE_")
+_PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy"})
+
+
+def _cli_prefix() -> list[str]:
+    """The installed console script when there is one (what a user types), else the module."""
+    script = Path(sys.executable).with_name("deepresearch")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "agent"]
+
+
+def cli_env(servers: Servers, tmp_path: Path, *, llm: bool = False, **extra: str) -> dict[str, str]:
+    """The environment of a CLI process: Servers.settings(tmp_path, llm=...) as env vars, plus ``extra``."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(_FOREIGN_PREFIXES) and key.lower() not in _PROXY_VARS
+    }
+    site = urlsplit(servers.site_url)
+    env |= {
+        "PYTHONPATH": str(REPO),
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONIOENCODING": "utf-8",
+        "COLUMNS": "200",  # rich wraps at the console width; keep each progress line on one line
+        "NO_COLOR": "1",
+        "DEEPRESEARCH_HOME": str(tmp_path / "home"),
+        "DEEPRESEARCH_WORKSPACE_DIR": str(tmp_path / "workspace"),
+        "DEEPRESEARCH_ENGINE": "llm" if llm else "extractive",
+        "DEEPRESEARCH_SEARCH_PROVIDERS": "generic",
+        "DEEPRESEARCH_WEB_SEARCH_URL": f"{servers.search_url}/search",
+        "DEEPRESEARCH_DUCKDUCKGO_ENABLED": "false",
+        "DEEPRESEARCH_FETCH_ALLOW_HOSTS": f"{site.hostname}:{site.port}",
+        "DEEPRESEARCH_MAX_RESEARCH_LOOPS": "1",
+        "DEEPRESEARCH_QUERIES_PER_ROUND": "3",
+        "DEEPRESEARCH_RESULTS_PER_QUERY": "3",
+        "DEEPRESEARCH_SOURCES_TO_FETCH": "3",
+        "DEEPRESEARCH_LLM_RETRY_MAX_WAIT_SECONDS": "0.5",
+    }
+    if llm:
+        env |= {
+            "OPENAI_BASE_URL": f"{servers.llm_url}/v1",
+            "OPENAI_MODEL_NAME": "scripted-model",
+            "OPENAI_API_KEY": "test-key",
+        }
+    return env | extra
+
+
+@dataclass(frozen=True)
+class Result:
+    args: tuple[str, ...]
+    code: int
+    stdout: str
+    stderr: str
+
+    def __str__(self) -> str:
+        return f"$ deepresearch {' '.join(self.args)}\n[exit {self.code}]\n{self.stdout}\n{self.stderr}"
+
+
+def cli(args: Sequence[str], env: Mapping[str, str], cwd: Path, timeout: float = COMMAND_TIMEOUT) -> Result:
+    """Run one command to its end (killed after ``timeout``)."""
+    done = subprocess.run(
+        [*_cli_prefix(), *args],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=timeout,
+        check=False,
+    )
+    return Result(tuple(args), done.returncode, done.stdout, done.stderr)
+
+
+def cli_parallel(commands: Sequence[tuple[Sequence[str], Mapping[str, str]]], cwd: Path) -> list[Result]:
+    """Independent commands at the same time: interpreter start-up dominates their cost."""
+    with ThreadPoolExecutor(max_workers=len(commands)) as pool:
+        futures = [pool.submit(cli, args, env, cwd) for args, env in commands]
+        return [future.result() for future in futures]
+
+
+def run_line(stdout: str) -> tuple[str, str, Path]:
+    """(run id, engine, artifact folder) from the first line `deepresearch run` prints."""
+    match = RUN_LINE.search(stdout)
+    assert match, f"no 'Run <id> (<engine> engine) — artifacts in <dir>' line in:\n{stdout}"
+    return match.group(1), match.group(2), Path(match.group(3))
+
+
+def assert_final_artifacts(folder: Path) -> None:
+    missing = [name for name in FINAL_ARTIFACTS if not (folder / name).is_file()]
+    assert not missing, f"missing in {folder}: {missing}"
+
+
+def assert_clean_stderr(*results: Result) -> None:
+    for result in results:
+        assert "Traceback" not in result.stderr, str(result)
+
+
+def article_hits(servers: Servers) -> Counter[str]:
+    return Counter({path: n for path, n in servers.site.hits.items() if path.startswith("/articles/")})
+
+
+def checkpoint_stages(stdout: str) -> list[str]:
+    """Stage column of `deepresearch checkpoints RUN_ID` (``<checkpoint id>  <stage>  <time>  <summary>``)."""
+    return [line.split()[1] for line in stdout.splitlines() if len(line.split()) > 1]
+
+
+class LineReader:
+    """Reads a process's stdout on a thread, so the test can wait for a line with a deadline."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stdout is not None
+        self._stream = proc.stdout
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._pump, name="cli-stdout", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        try:
+            for line in self._stream:
+                self._queue.put(line.rstrip("\n"))
+        finally:
+            self._queue.put(None)
+
+    def wait_for(self, prefix: str, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                line = self._queue.get(timeout=remaining)
+            except queue.Empty:
+                break
+            if line is None:
+                raise AssertionError(f"output ended before {prefix!r}:\n" + "\n".join(self.lines))
+            self.lines.append(line)
+            if line.startswith(prefix):
+                return line
+        raise AssertionError(f"no {prefix!r} within {timeout:.0f}s:\n" + "\n".join(self.lines))
+
+    def rest(self, timeout: float) -> str:
+        """Everything up to the end of the output (the process has exited)."""
+        self._thread.join(timeout)
+        while True:
+            try:
+                line = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if line is not None:
+                self.lines.append(line)
+        return "\n".join(self.lines)
+
+
+# --- a run, start to finish -------------------------------------------------------------------------
+def test_run_extractive_writes_the_final_artifacts(servers: Servers, tmp_path: Path) -> None:
+    env = cli_env(servers, tmp_path)
+    result = cli(["run", QUESTION], env, tmp_path)
+    assert result.code == 0, str(result)
+    run_id, engine, folder = run_line(result.stdout)
+    assert engine == "extractive"
+    assert folder.is_absolute() and folder.is_relative_to(tmp_path / "workspace")
+    assert_final_artifacts(folder)
+    # the report's path is printed when the run is done
+    report = folder / "deepresearch-report.md"
+    assert f"Report: {report}" in result.stdout.splitlines(), result.stdout
+    assert "Status: completed" in result.stdout
+    assert "Engine: **extractive**" in report.read_text(encoding="utf-8")
+    sources = json.loads((folder / "sources.json").read_text(encoding="utf-8"))["sources"]
+    assert sources and all(s["url"].startswith(servers.site_url) for s in sources)
+    assert json.loads((folder / "research-state.json").read_text(encoding="utf-8"))["run_id"] == run_id
+    assert len(servers.search.calls) == 3
+
+    # a completed run does not "resume" (forking needs --checkpoint), and nothing runs again
+    again = cli(["resume", run_id], env, tmp_path)
+    assert again.code == 2, str(again)
+    assert "already completed" in again.stderr and "--checkpoint" in again.stderr
+    assert_clean_stderr(result, again)
+    assert len(servers.search.calls) == 3, "a refused resume must not run anything"
+
+
+# --- the issue's "done means": Ctrl-C, then resume, repeats nothing ---------------------------------
+def test_ctrl_c_after_fetch_then_resume_repeats_no_completed_call(servers: Servers, tmp_path: Path) -> None:
+    env = cli_env(servers, tmp_path, llm=True, DEEPRESEARCH_STAGE_DELAY_SECONDS=STAGE_DELAY)
+    stderr_path = tmp_path / "run.stderr"
+    with stderr_path.open("w", encoding="utf-8") as stderr_file:
+        proc = subprocess.Popen(
+            [*_cli_prefix(), "run", QUESTION, "--plain"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=stderr_file,
+            text=True,
+            encoding="utf-8",
+        )
+        try:
+            reader = LineReader(proc)
+            first_line = reader.wait_for("Run ", timeout=COMMAND_TIMEOUT)
+            run_id, engine, folder = run_line(first_line)
+            assert engine == "llm"
+            reader.wait_for("✔ Fetch sources:", timeout=COMMAND_TIMEOUT)
+            proc.send_signal(signal.SIGINT)
+            code = proc.wait(timeout=COMMAND_TIMEOUT)
+            paused_output = reader.rest(timeout=10)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(timeout=10)
+    paused = Result(("run", QUESTION, "--plain"), code, paused_output, stderr_path.read_text("utf-8"))
+    assert paused.code == 130, str(paused)
+    assert f"Paused at the latest checkpoint. Continue with: deepresearch resume {run_id}" in paused.stdout
+    assert "Pausing: letting in-flight calls finish" in paused.stdout
+    assert "Status: cancelled" in paused.stdout
+    assert not (folder / "deepresearch-report.md").exists()
+
+    # what the completed stages cost, counted where the calls arrive
+    searches, hits, llm_calls = (
+        len(servers.search.calls),
+        article_hits(servers),
+        servers.llm.calls_by_prompt(),
+    )
+    assert searches == 3, servers.search.calls
+    assert sum(hits.values()) >= 2, hits
+    assert llm_calls["plan/v1"] == 1, llm_calls
+    assert set(llm_calls) <= {"plan/v1"} | LATER_STAGE_PROMPTS, llm_calls
+
+    checkpoints = cli(["checkpoints", run_id], env, tmp_path)
+    assert checkpoints.code == 0, str(checkpoints)
+    stages = checkpoint_stages(checkpoints.stdout)
+    assert stages[:3] == ["plan_research", "search_web", "fetch_sources"], checkpoints.stdout
+
+    resumed = cli(["resume", run_id, "--plain"], env, tmp_path)
+    assert resumed.code == 0, str(resumed)
+    assert "Status: completed" in resumed.stdout
+    assert_final_artifacts(folder)
+    # zero repeated calls of the completed stages ...
+    assert len(servers.search.calls) == searches, servers.search.calls
+    assert article_hits(servers) == hits
+    after = servers.llm.calls_by_prompt()
+    assert after["plan/v1"] == llm_calls["plan/v1"], after
+    # ... and only the later stages asked the model
+    grown = {prompt for prompt in after if after[prompt] > llm_calls[prompt]}
+    assert grown <= LATER_STAGE_PROMPTS, after
+    assert all(after[prompt] >= 1 for prompt in LATER_STAGE_PROMPTS), after
+    assert after["report/v1"] == 1 and after["critic/v1"] == 1, after
+    # the resumed view starts at the stage after the latest checkpoint, never at a checkpointed one
+    titles = {stage.key: stage.title for stage in REPORT_STAGES}
+    keys = [stage.key for stage in REPORT_STAGES]
+    started = [line[2:] for line in resumed.stdout.splitlines() if line.startswith("▶ ")]
+    assert started and started[0] == titles[keys[keys.index(stages[-1]) + 1]], resumed.stdout
+    assert not {titles[key] for key in stages} & set(started), resumed.stdout
+    report = (folder / "deepresearch-report.md").read_text(encoding="utf-8")
+    assert "Engine: **llm**" in report and f"Run `{run_id}`" in report
+    assert_clean_stderr(paused, checkpoints, resumed)
+
+
+# --- bad input: a clear message, exit 2, never a traceback -------------------------------------------
+def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: Path) -> None:
+    env = cli_env(servers, tmp_path)
+    cases: dict[str, tuple[list[str], dict[str, str]]] = {
+        "empty question": (["run", ""], env),
+        "unknown run": (["resume", "0123456789abcdef0123456789abcdef"], env),
+        "missing corpus": (["run", QUESTION, "--corpus", "no-such-folder"], env),
+        "invalid setting": (["run", QUESTION], env | {"DEEPRESEARCH_MAX_RESEARCH_LOOPS": "0"}),
+    }
+    results = dict(zip(cases, cli_parallel(list(cases.values()), tmp_path), strict=True))
+    for name, result in results.items():
+        assert result.code == 2, f"{name}: {result}"
+        assert result.stderr.startswith("error:"), f"{name}: {result}"
+        assert "Traceback" not in result.stderr + result.stdout, f"{name}: {result}"
+    assert "question is empty" in results["empty question"].stderr
+    assert "not found" in results["unknown run"].stderr
+    assert "`deepresearch runs`" in results["unknown run"].stderr
+    assert "--corpus no-such-folder: no such folder" in results["missing corpus"].stderr
+    assert "invalid settings" in results["invalid setting"].stderr
+    assert "max_research_loops" in results["invalid setting"].stderr
+    # nothing was researched
+    assert servers.search.calls == [] and servers.site.total_hits == 0
+    assert not (tmp_path / "workspace").exists()
+
+
+# --- the local corpus --------------------------------------------------------------------------------
+CORPUS = {
+    "checkpoints.md": (
+        "# Checkpoints in long-running workflows\n\n"
+        "A checkpoint records the state of a workflow after each completed step. When the process stops, "
+        "the workflow resumes from its latest checkpoint instead of starting again from the top.\n\n"
+        "Checkpoints are written after a step's result has been stored, so a resumed workflow never "
+        "loses a completed step.\n"
+    ),
+    "receipts.md": (
+        "# Receipts for external calls\n\n"
+        "Every external call of a workflow can leave a receipt keyed by the workflow, the step and a hash "
+        "of its arguments. A resumed workflow that finds a receipt returns the recorded result instead of "
+        "calling the service again, so a paid call is never repeated.\n"
+    ),
+    "gardening.md": (
+        "# Tomatoes\n\nTomatoes need full sun, deep watering and a stake or cage once the plants grow "
+        "taller than half a metre.\n"
+    ),
+}
+CORPUS_QUESTION = "How do workflow checkpoints and receipts avoid repeating external calls on resume?"
+
+
+def _write_corpus(folder: Path) -> None:
+    folder.mkdir(parents=True)
+    for name, text in CORPUS.items():
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+def _assert_corpus_only_run(result: Result, servers: Servers) -> None:
+    assert result.code == 0, str(result)
+    _, _, folder = run_line(result.stdout)
+    assert_final_artifacts(folder)
+    sources = json.loads((folder / "sources.json").read_text(encoding="utf-8"))["sources"]
+    assert sources, "no source was read from the corpus"
+    assert all(s["url"].startswith("corpus://") for s in sources), [s["url"] for s in sources]
+    assert {s["url"] for s in sources} <= {f"corpus://{name}" for name in CORPUS}
+    assert "(local document)" in (folder / "deepresearch-report.md").read_text(encoding="utf-8")
+    assert_clean_stderr(result)
+
+
+def test_corpus_only_never_touches_the_web(servers: Servers, tmp_path: Path) -> None:
+    _write_corpus(tmp_path / "notes")
+    env = cli_env(servers, tmp_path)
+    result = cli(["run", CORPUS_QUESTION, "--corpus", "notes", "--corpus-only"], env, tmp_path)
+    _assert_corpus_only_run(result, servers)
+    assert servers.search.calls == [], servers.search.calls
+    assert servers.site.total_hits == 0
+
+
+def test_corpus_flag_with_corpus_only_env(servers: Servers, tmp_path: Path) -> None:
+    _write_corpus(tmp_path / "notes")
+    env = cli_env(servers, tmp_path, DEEPRESEARCH_CORPUS_ONLY="true")
+    result = cli(["run", CORPUS_QUESTION, "--corpus", "notes"], env, tmp_path)
+    _assert_corpus_only_run(result, servers)
+    assert servers.search.calls == []
+
+
+# --- a second Ctrl-C stops at once; the run stays resumable ------------------------------------------
+def test_second_ctrl_c_stops_at_once_and_the_run_resumes(servers: Servers, tmp_path: Path) -> None:
+    env = cli_env(servers, tmp_path, llm=True, DEEPRESEARCH_STAGE_DELAY_SECONDS="1")
+    proc = subprocess.Popen(
+        [*_cli_prefix(), "run", QUESTION, "--plain"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        reader = LineReader(proc)
+        run_id, _, folder = run_line(reader.wait_for("Run ", timeout=COMMAND_TIMEOUT))
+        reader.wait_for("✔ Plan the research:", timeout=COMMAND_TIMEOUT)
+        proc.send_signal(signal.SIGINT)
+        reader.wait_for("! Pausing", timeout=COMMAND_TIMEOUT)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=COMMAND_TIMEOUT)
+        output = reader.rest(timeout=10)
+        stderr = proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    assert code == 130, output + stderr
+    assert f"deepresearch resume {run_id}" in output and "Traceback" not in stderr
+    listed = cli(["runs"], env, tmp_path)
+    assert any(line.startswith(run_id) and "interrupted" in line for line in listed.stdout.splitlines())
+    resumed = cli(["resume", run_id, "--plain"], env, tmp_path)
+    assert resumed.code == 0, str(resumed)
+    assert_final_artifacts(folder)
+    assert servers.llm.calls_by_prompt()["plan/v1"] == 1
+
+
+def test_a_run_left_running_by_a_dead_process_is_taken_over(servers: Servers, tmp_path: Path) -> None:
+    env = cli_env(servers, tmp_path, DEEPRESEARCH_STAGE_DELAY_SECONDS="1")
+    proc = subprocess.Popen(
+        [*_cli_prefix(), "run", QUESTION, "--plain"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        reader = LineReader(proc)
+        run_id, _, folder = run_line(reader.wait_for("Run ", timeout=COMMAND_TIMEOUT))
+        reader.wait_for("✔ Plan the research:", timeout=COMMAND_TIMEOUT)
+        proc.kill()  # kill -9: nothing gets to record that the run stopped
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    refused = cli(["resume", run_id], env, tmp_path)
+    assert refused.code == 2 and "--takeover" in refused.stderr, str(refused)
+    taken = cli(["resume", run_id, "--takeover", "--plain"], env, tmp_path)
+    assert taken.code == 0, str(taken)
+    assert_final_artifacts(folder)
