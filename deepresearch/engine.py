@@ -310,16 +310,21 @@ class ResearchEngine:
                     }
                 )
                 config = resume_config or graph_config(run.thread_id)
-                async for namespace, mode, payload in self.graph.astream(
-                    graph_input,
-                    config,
-                    context=context,
-                    stream_mode=STREAM_MODES,
-                    subgraphs=True,
-                    durability="sync",
-                    control=cancel.control,
-                ):
-                    await execution.handle(namespace, mode, payload)
+                try:
+                    async for namespace, mode, payload in self.graph.astream(
+                        graph_input,
+                        config,
+                        context=context,
+                        stream_mode=STREAM_MODES,
+                        subgraphs=True,
+                        durability="sync",
+                        control=cancel.control,
+                    ):
+                        await execution.handle(namespace, mode, payload)
+                finally:
+                    # shielded calls still in flight finish (and record their receipts) while their
+                    # clients are open: the tools close when this block ends
+                    await runtime.wait_inflight()
         except (RunCancelled, GraphDrained) as exc:
             status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
             error = exc.reason if isinstance(exc, BudgetExceeded) else None
@@ -337,8 +342,6 @@ class ResearchEngine:
         except Exception as exc:  # any other failure must still leave a resumable, explained run
             logger.debug("run %s failed", run_id, exc_info=True)
             status, error = "failed", f"{type(exc).__name__}: {exc}"
-        finally:
-            await runtime.wait_inflight()
         if status == "completed" and await self._interrupted_by_cancel(run_id, cancel):
             status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
         # The log gets its terminal events before the status flips, so a reader that sees a stopped run

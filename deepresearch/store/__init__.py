@@ -77,7 +77,10 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
         path = sqlite_path_from_url(database_url)
         async with open_sqlite_store(path) as store:
             # One saver per file, on its own connection: the saver serialises its own writes.
-            saver_conn = await aiosqlite.connect(path)
+            # BEGIN IMMEDIATE for every write: two connections share the file, and a deferred transaction
+            # that reads first and writes later fails at once ("database is locked", no busy wait) when
+            # the other connection committed in between.
+            saver_conn = await aiosqlite.connect(path, isolation_level="IMMEDIATE")
             try:
                 await saver_conn.execute("PRAGMA busy_timeout=10000")
                 saver = AsyncSqliteSaver(saver_conn)

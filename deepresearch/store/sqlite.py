@@ -396,7 +396,8 @@ def sqlite_path_from_url(url: str) -> Path:
 @asynccontextmanager
 async def open_sqlite_store(path: Path) -> AsyncIterator[SqliteRunStore]:
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = await aiosqlite.connect(path)
+    # writes take the lock up front (BEGIN IMMEDIATE), so they wait (busy_timeout) instead of failing
+    conn = await aiosqlite.connect(path, isolation_level="IMMEDIATE")
     store = SqliteRunStore(conn)
     try:
         await store.setup()
