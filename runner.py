@@ -126,7 +126,7 @@ async def _run_detail(service: RunService, settings: Settings, run: RunRecord) -
                 "cost_usd": usage.get("cost_usd", 0.0),
             }
         )
-    artifacts = _list_artifacts(settings, run)
+    artifacts = await asyncio.to_thread(_list_artifacts, settings, run)
     report = next((a["path"] for a in artifacts if a["path"] == "deepresearch-report.md"), None)
     return {
         **run.to_dict(),
@@ -304,7 +304,8 @@ async def list_receipts(
 @runs.get("/{run_id}/artifacts")
 async def list_artifacts(run_id: str, service: ServiceDep, settings: SettingsDep) -> dict[str, Any]:
     run = await service.store.get_run(run_id)
-    return {"run_id": run_id, "artifact_dir": run.artifact_dir, "artifacts": _list_artifacts(settings, run)}
+    artifacts = await asyncio.to_thread(_list_artifacts, settings, run)
+    return {"run_id": run_id, "artifact_dir": run.artifact_dir, "artifacts": artifacts}
 
 
 @runs.get("/{run_id}/artifacts/{path:path}")

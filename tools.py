@@ -96,10 +96,6 @@ class ResearchTools:
         # bounds the parallel search branches of one run (each Send branch is its own task)
         self._search_slots = asyncio.Semaphore(settings.search_concurrency)
 
-    @property
-    def engine(self) -> str:
-        return "llm" if self.llm is not None else "extractive"
-
     async def web_search(
         self, *, stage: str, receipt_key: str, query: str, max_results: int
     ) -> SearchOutcome:

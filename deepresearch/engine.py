@@ -94,10 +94,9 @@ class _Usage:
 class RunExecution:
     """One pass of a run through the graph (a fresh start, a resume, or a fork)."""
 
-    def __init__(self, engine: ResearchEngine, run: RunRecord, on_event: EventSink | None) -> None:
-        self.engine = engine
+    def __init__(self, store: RunStore, run: RunRecord, on_event: EventSink | None) -> None:
         self.run = run
-        self.store = engine.store
+        self.store = store
         self.on_event = on_event
         self.usage = _Usage.from_dict(run.usage)
         self._pending_results: list[dict[str, Any]] = []
@@ -270,7 +269,7 @@ class ResearchEngine:
         ``config`` of an earlier StateSnapshot to fork from there.
         """
         run = await self.store.get_run(run_id)
-        execution = RunExecution(self, run, on_event)
+        execution = RunExecution(self.store, run, on_event)
         cancel = cancel or CancelSignal(run_id, self.store)
         resume_config = await self._resume_config(run, checkpoint_config)
         execution.fork_of = _checkpoint_id(resume_config)  # set only when addressing an older checkpoint

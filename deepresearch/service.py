@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from config import ResearchOptions
-from stages import REPORT_STAGES, STAGE_KEYS
+from stages import STAGE_KEYS
 
 from .engine import ResearchEngine, graph_config
 from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, RunRecord, utcnow
@@ -227,6 +227,3 @@ class RunService:
 
     async def _emit(self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]) -> None:
         await self.notifier.notify(await self.store.append_event(run_id, type_, stage, data))
-
-
-STAGE_TITLES = {stage.key: stage.title for stage in REPORT_STAGES}

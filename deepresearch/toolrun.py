@@ -114,10 +114,6 @@ class ToolRuntime:
         self._spent: Counter[str] | None = None
         self._budget_lock = asyncio.Lock()  # parallel branches must not both take the last unit
         self._inflight: set[asyncio.Task[Any]] = set()
-        self.calls_made = 0
-        self.calls_reused = 0
-        self.tokens_reused = 0
-        self.cost_reused = 0.0
 
     async def call(
         self,
@@ -148,9 +144,6 @@ class ToolRuntime:
         value_from_receipt = decode(receipt.result) if receipt and receipt.status == "succeeded" else None
         if receipt is not None and value_from_receipt is not None and still_valid(value_from_receipt):
             value = value_from_receipt
-            self.calls_reused += 1
-            self.tokens_reused += receipt.tokens
-            self.cost_reused += receipt.cost_usd
             emit({"event": "tool_call", **base, "args": args, "reused": True})
             emit(
                 {
@@ -200,7 +193,6 @@ class ToolRuntime:
             if self._spent is not None:
                 self._spent["tokens"] += tokens
             await self.store.finish_receipt(self.run_id, receipt_key, hash_, encode(value), tokens, cost)
-            self.calls_made += 1
             emit(
                 {
                     "event": "tool_result",
