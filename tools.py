@@ -165,6 +165,7 @@ class ResearchTools:
         prompt_id: str,
         messages: list[dict[str, str]],
         schema: type[ModelT],
+        label: str | None = None,
     ) -> LLMCallResult:
         llm = self._require_llm(stage)
 
@@ -199,8 +200,9 @@ class ResearchTools:
                 schema.model_validate(d["value"]), d["tokens"], d["cost_usd"], d["model"]
             ),
             usage=lambda r: (r.tokens, r.cost_usd),
-            label=f"llm: {prompt_id}",
+            label=label or f"llm: {prompt_id}",
             summarize=lambda r: {"tokens": r.tokens, "model": r.model},
+            shown_args=_llm_shown_args(prompt_id, self.settings.openai_model_name, messages),
         )
         return outcome.value
 
@@ -228,6 +230,7 @@ class ResearchTools:
             decode=lambda d: LLMCallResult(d["value"], d["tokens"], d["cost_usd"], d["model"]),
             usage=lambda r: (r.tokens, r.cost_usd),
             label=f"llm: {prompt_id}",
+            shown_args=_llm_shown_args(prompt_id, self.settings.openai_model_name, messages),
             summarize=lambda r: {"tokens": r.tokens, "model": r.model, "chars": len(r.value)},
         )
         return outcome.value
@@ -259,6 +262,11 @@ class ResearchTools:
         if self.llm is None:
             raise StageError(stage, "this stage needs a language model but the run is in extractive mode")
         return self.llm
+
+
+def _llm_shown_args(prompt_id: str, model: str, messages: list[dict[str, str]]) -> dict[str, Any]:
+    """What events show of an LLM call: prompt id and size, not the whole prompt (the receipt has it)."""
+    return {"prompt": prompt_id, "model": model, "prompt_chars": sum(len(m["content"]) for m in messages)}
 
 
 def _encode_search(outcome: SearchOutcome) -> dict[str, Any]:

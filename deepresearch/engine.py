@@ -152,6 +152,8 @@ class RunExecution:
                     "call_id": task["id"],
                     "ok": False,
                     "error": str(task["error"]),
+                    # a pause is not a failure: the stage stopped at a tool boundary and will resume
+                    "cancelled": isinstance(task["error"], RunCancelled),
                 },
             )
             return

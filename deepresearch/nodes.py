@@ -18,7 +18,7 @@ from deepresearch import compose
 from deepresearch.extractive import BM25, chunk_passages, decompose_question, keywords
 from deepresearch.schemas import Critique, Reflection, ResearchPlan, ReviewerFindings, ScreeningResult
 from deepresearch.state import QueryTask, ReportState, ReviewerTask, SearchState
-from deepresearch.toolrun import StageError, emit
+from deepresearch.toolrun import RunCancelled, StageError, emit
 from stages import get_stage
 from tools import ResearchContext
 
@@ -85,8 +85,8 @@ async def _write_json(
     return path
 
 
-def _message(stage: str, text: str) -> None:
-    emit({"event": "message", "stage": stage, "text": text})
+def _message(stage: str, text: str, **fields: Any) -> None:
+    emit({"event": "message", "stage": stage, "text": text, **fields})
 
 
 # --- 1. plan_research ----------------------------------------------------------------------------
@@ -178,7 +178,7 @@ async def reduce_queries(state: SearchState, runtime: Runtime[ResearchContext]) 
         },
     )
     note = f"round {round_no}: {len(this_round)} new results, {len(state.get('search_results', []))} in total"
-    _message("search_web", f"Search {note}.")
+    _message("search_web", f"Search {note}.", round=round_no)
     return {"round": round_no, "pending_queries": [], "stage_notes": {"search_web": note}}
 
 
@@ -204,16 +204,29 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
     for outcome in outcomes:  # a cancel or a stage error stops the stage; a failed URL does not
         if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
             raise outcome
-        if isinstance(outcome, StageError):
+        if isinstance(outcome, StageError | RunCancelled):  # incl. a budget reached: the run stops
             raise outcome
     next_n = len(state.get("sources", [])) + 1
     sources, failures = [], []
     for result, outcome in zip(chosen, outcomes, strict=True):
         if isinstance(outcome, Exception):
-            failures.append({"url": result["url"], "error": f"{type(outcome).__name__}: {outcome}"})
+            failures.append(
+                {
+                    "url": result["url"],
+                    "title": result.get("title"),
+                    "error": f"{type(outcome).__name__}: {outcome}",
+                }
+            )
             continue
         if outcome.page is None:
-            failures.append({"url": result["url"], "error": outcome.error, "reason": outcome.reason})
+            failures.append(
+                {
+                    "url": result["url"],
+                    "title": result.get("title"),
+                    "error": outcome.error,
+                    "reason": outcome.reason,
+                }
+            )
             continue
         page = outcome.page
         sources.append(
@@ -402,7 +415,9 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
         reason = "evidence sufficient"
     else:
         reason = f"{len(follow_ups)} gap-filling queries" if follow_ups else "no new queries to run"
-    _message("reflection", f"Reflection after round {round_no}: {reason}.")
+    _message(
+        "reflection", f"Reflection after round {round_no}: {reason}.", round=round_no, loop_again=loop_again
+    )
     return {
         "reflection": {
             "round": round_no,
@@ -430,6 +445,7 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
         receipt_key=get_stage("analyze_findings").receipt_key,
         prompt_id=prompts.REVIEW.id,
         schema=ReviewerFindings,
+        label=f"review: {reviewer.replace('_', ' ')}",
         messages=prompts.REVIEW.messages(
             role=prompts.REVIEWER_ROLES[reviewer],
             question=task["question"],

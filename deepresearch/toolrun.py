@@ -129,9 +129,11 @@ class ToolRuntime:
         summarize: Callable[[T], dict[str, Any]] = lambda _: {},
         label: str | None = None,
         still_valid: Callable[[T], bool] = lambda _: True,
+        shown_args: dict[str, Any] | None = None,
     ) -> CallOutcome:
         """Return the recorded result of this exact call, or make the call once and record it."""
         hash_ = args_hash({"tool": tool_name, "args": args})
+        shown = args if shown_args is None else shown_args  # events stay small; the receipt keeps all
         call_id = uuid.uuid4().hex[:16]
         base = {
             "stage": stage,
@@ -144,7 +146,7 @@ class ToolRuntime:
         value_from_receipt = decode(receipt.result) if receipt and receipt.status == "succeeded" else None
         if receipt is not None and value_from_receipt is not None and still_valid(value_from_receipt):
             value = value_from_receipt
-            emit({"event": "tool_call", **base, "args": args, "reused": True})
+            emit({"event": "tool_call", **base, "args": shown, "reused": True})
             emit(
                 {
                     "event": "tool_result",
@@ -167,7 +169,7 @@ class ToolRuntime:
             # budget checks it is "in flight" and finishes, records its receipt and reports its result
             # even if the graph cancels the branch that asked for it (a sibling failed, or a cancel).
             await self.store.start_receipt(self.run_id, receipt_key, hash_, tool_name, stage, args)
-            emit({"event": "tool_call", **base, "args": args, "reused": False})
+            emit({"event": "tool_call", **base, "args": shown, "reused": False})
             started = time.monotonic()
             try:
                 value = await run()

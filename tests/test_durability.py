@@ -350,3 +350,42 @@ async def test_token_budget_counts_work_done_before_a_resume(servers: Servers, t
         again = await engine.execute(run.run_id)  # same limit: stops again without a new LLM call
     assert again.status == "cancelled"
     assert servers.llm.calls_by_prompt()["plan/v1"] == 1
+
+
+async def test_budget_reached_inside_the_reviewer_fan_out_stops_cleanly(
+    servers: Servers, tmp_path: Path
+) -> None:
+    from config import RunBudget
+
+    settings = servers.settings(tmp_path, llm=True)
+    async with open_engine(settings) as engine:
+        for _ in range(3):  # the fan-out cancels sibling branches mid-write: it must never lock the database
+            options = settings.default_options().model_copy(update={"budget": RunBudget(max_llm_tokens=1000)})
+            run = await engine.create_run(QUESTION, options)
+            events: list[EventRecord] = []
+            stopped = await engine.execute(run.run_id, on_event=events.append)
+            assert stopped.status == "cancelled", stopped.error
+            assert "LLM token limit of 1000" in (stopped.error or "")
+            assert events[-1].type == "end"
+            paused = [e for e in events if e.type == "tool_result" and e.data.get("cancelled")]
+            assert all(not e.data["ok"] for e in paused)
+
+
+async def test_fetch_budget_stops_the_run(servers: Servers, tmp_path: Path) -> None:
+    from config import RunBudget
+
+    settings = servers.settings(tmp_path, sources_to_fetch=3)
+    async with open_engine(settings) as engine:
+        options = settings.default_options().model_copy(update={"budget": RunBudget(max_fetches=1)})
+        run = await engine.create_run(QUESTION, options)
+        stopped = await engine.execute(run.run_id)
+        assert stopped.status == "cancelled" and "fetches limit of 1" in (stopped.error or "")
+        hits = sum(n for p, n in servers.site.hits.items() if p.startswith("/articles/"))
+        assert hits == 1
+        bigger = stopped.options | {"budget": {"max_fetches": 10}}
+        await engine.store.update_run(run.run_id, options=bigger)
+        final = await engine.execute(run.run_id)
+    assert final.status == "completed", final.error
+    assert (
+        sum(n for p, n in servers.site.hits.items() if p.startswith("/articles/")) == 2
+    )  # none fetched twice

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import Any
 
-import aiosqlite
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -33,7 +34,7 @@ from .postgres import (
     redact_dsn,
     session_advisory_lock,
 )
-from .sqlite import SqliteRunStore, open_sqlite_store, sqlite_path_from_url
+from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_path_from_url
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -59,6 +60,24 @@ __all__ = [
 ]
 
 
+class ShieldedSqliteSaver(AsyncSqliteSaver):
+    """AsyncSqliteSaver whose writes cannot be cut in half by a task cancellation.
+
+    LangGraph cancels the sibling tasks of a failed (or cancelled) step. A saver write interrupted between
+    its INSERT and its COMMIT leaves a write transaction open on the saver's connection, and every other
+    writer then waits until "database is locked". Shielding lets the write commit first.
+    """
+
+    async def aput(self, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.shield(super().aput(*args, **kwargs))
+
+    async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
+        await asyncio.shield(super().aput_writes(*args, **kwargs))
+
+    async def adelete_thread(self, *args: Any, **kwargs: Any) -> None:
+        await asyncio.shield(super().adelete_thread(*args, **kwargs))
+
+
 @dataclass(slots=True)
 class Persistence:
     store: RunStore
@@ -74,20 +93,20 @@ class UnsupportedDatabase(ValueError):
 async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
     """Open the run store and the checkpointer on the same database; both are set up (idempotent)."""
     if database_url.startswith("sqlite:///"):
-        path = sqlite_path_from_url(database_url)
-        async with open_sqlite_store(path) as store:
-            # One saver per file, on its own connection: the saver serialises its own writes.
-            # BEGIN IMMEDIATE for every write: two connections share the file, and a deferred transaction
-            # that reads first and writes later fails at once ("database is locked", no busy wait) when
-            # the other connection committed in between.
-            saver_conn = await aiosqlite.connect(path, isolation_level="IMMEDIATE")
-            try:
-                await saver_conn.execute("PRAGMA busy_timeout=10000")
-                saver = AsyncSqliteSaver(saver_conn)
-                await saver.setup()
-                yield Persistence(store=store, checkpointer=saver, database_url=database_url)
-            finally:
-                await saver_conn.close()
+        # One connection for the run store and the saver: their writes are serialised on it, so they
+        # can never lock each other out of the file (two connections deadlocked when LangGraph cancelled
+        # a step mid-write). BEGIN IMMEDIATE still guards against other processes on the same file.
+        conn = await connect_sqlite(sqlite_path_from_url(database_url))
+        try:
+            store = SqliteRunStore(conn)
+            await store.setup()
+            saver = ShieldedSqliteSaver(conn)
+            # one lock for both: a commit must never land while the other's statement is half-stepped
+            saver.lock = store.lock
+            await saver.setup()
+            yield Persistence(store=store, checkpointer=saver, database_url=database_url)
+        finally:
+            await conn.close()
         return
     if database_url.startswith(("postgres://", "postgresql://")):
         # Imported here so the embedded (sqlite) default never loads the Postgres checkpointer.

@@ -153,19 +153,21 @@ class SqliteRunStore:
     """RunStore on one aiosqlite connection (SQLite serialises writers anyway)."""
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
+        # The connection may be shared with the LangGraph saver: rows are shaped per cursor, not globally.
         self._conn = conn
-        self._conn.row_factory = aiosqlite.Row
         # One statement (and its commit) at a time: a cursor still being read while another coroutine
-        # commits fails with "SQL statements in progress".
-        self._lock = asyncio.Lock()
+        # commits fails with "SQL statements in progress". Shared with the saver on the same connection.
+        self.lock = asyncio.Lock()
 
     async def _fetch(self, sql: str, params: Sequence[Any] = ()) -> list[aiosqlite.Row]:
-        async with self._lock, self._conn.execute(sql, params) as cur:
+        async with self.lock, self._conn.execute(sql, params) as cur:
+            cur.row_factory = aiosqlite.Row
             return list(await cur.fetchall())
 
     async def _write(self, sql: str, params: Sequence[Any] = ()) -> tuple[int, list[aiosqlite.Row]]:
-        async with self._lock:
+        async with self.lock:
             async with self._conn.execute(sql, params) as cur:
+                cur.row_factory = aiosqlite.Row
                 rows = list(await cur.fetchall())
                 rowcount = cur.rowcount
             await self._conn.commit()
@@ -393,11 +395,19 @@ def sqlite_path_from_url(url: str) -> Path:
     return Path(url.removeprefix("sqlite:///"))
 
 
+async def connect_sqlite(path: Path) -> aiosqlite.Connection:
+    """A connection whose writes take the file's write lock up front (BEGIN IMMEDIATE): another process
+    on the same file then makes it wait (busy_timeout) instead of failing a read-then-write transaction
+    at once with "database is locked"."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = await aiosqlite.connect(path, isolation_level="IMMEDIATE")
+    await conn.execute("PRAGMA busy_timeout=10000")
+    return conn
+
+
 @asynccontextmanager
 async def open_sqlite_store(path: Path) -> AsyncIterator[SqliteRunStore]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # writes take the lock up front (BEGIN IMMEDIATE), so they wait (busy_timeout) instead of failing
-    conn = await aiosqlite.connect(path, isolation_level="IMMEDIATE")
+    conn = await connect_sqlite(path)
     store = SqliteRunStore(conn)
     try:
         await store.setup()

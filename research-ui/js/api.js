@@ -1,0 +1,101 @@
+// The runner's HTTP API (runner.py). Every call returns parsed JSON or throws an ApiError with the
+// server's own message, so the UI can show it where the action happened.
+
+export class ApiError extends Error {
+  /**
+   * @param {string} message
+   * @param {number} status  HTTP status (0: the server could not be reached)
+   */
+  constructor(message, status) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+  }
+}
+
+/** FastAPI's `detail`: a string, or a list of validation errors. */
+function detailText(body) {
+  const detail = body?.detail;
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) {
+    return detail.map((e) => `${(e.loc || []).filter((p) => p !== "body").join(".")}: ${e.msg}`).join("; ");
+  }
+  return "";
+}
+
+async function request(method, path, body) {
+  /** @type {RequestInit} */
+  const init = { method, headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch {
+    throw new ApiError("The server cannot be reached. Check that the runner is up.", 0);
+  }
+  const text = await response.text();
+  let parsed = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok) {
+    throw new ApiError(detailText(parsed) || `${response.status} ${response.statusText}`, response.status);
+  }
+  return parsed;
+}
+
+async function requestText(path) {
+  let response;
+  try {
+    response = await fetch(path);
+  } catch {
+    throw new ApiError("The server cannot be reached.", 0);
+  }
+  if (!response.ok) throw new ApiError(`${response.status} ${response.statusText}`, response.status);
+  return response.text();
+}
+
+const enc = encodeURIComponent;
+const runPath = (id) => `/api/runs/${enc(id)}`;
+/** Artifact paths keep their slashes; each segment is encoded. */
+const artifactPath = (id, path) => `${runPath(id)}/artifacts/${path.split("/").map(enc).join("/")}`;
+
+export const api = {
+  config: () => request("GET", "/research/config.json"),
+  listRuns: ({ status = "", limit = 30, offset = 0 } = {}) => {
+    const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });
+    if (status) query.set("status", status);
+    return request("GET", `/api/runs?${query}`);
+  },
+  getRun: (id) => request("GET", runPath(id)),
+  createRun: (question, options) => request("POST", "/api/runs", { question, options }),
+  cancel: (id) => request("POST", `${runPath(id)}/cancel`),
+  /** @param {string} id @param {string|null} checkpointId null: the latest checkpoint */
+  /**
+   * @param {string} id
+   * @param {string|null} checkpointId null: the latest checkpoint
+   * @param {object} [options] e.g. {budget: {...}} to raise a limit the run reached
+   */
+  resume: (id, checkpointId, options) =>
+    request("POST", `${runPath(id)}/resume`, {
+      ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
+      ...(options ? { options } : {}),
+    }),
+  checkpoints: (id) => request("GET", `${runPath(id)}/checkpoints`),
+  preview: (id, checkpointId) => request("GET", `${runPath(id)}/checkpoints/${enc(checkpointId)}/preview`),
+  artifacts: (id) => request("GET", `${runPath(id)}/artifacts`),
+  artifactJson: (id, path) => request("GET", artifactPath(id, path)),
+  artifactText: (id, path) => requestText(artifactPath(id, path)),
+  reportHtml: (id) => requestText(`${runPath(id)}/report?format=html`),
+};
+
+export const urls = {
+  events: (id, after) => `${runPath(id)}/events${after ? `?after=${after}` : ""}`,
+  artifact: artifactPath,
+  report: (id, format) => `${runPath(id)}/report?format=${format}`,
+};

@@ -1,0 +1,202 @@
+// The new-research form: the question, the options that shape a run, and an estimate of the calls it
+// will make before anything is spent.
+
+import { api } from "./api.js";
+import { $, fill, h } from "./dom.js";
+
+const FALLBACK = {
+  max_research_loops: 2,
+  queries_per_round: 4,
+  results_per_query: 5,
+  sources_to_fetch: 8,
+  reviewers: ["fact_reviewer", "implication_reviewer", "risk_reviewer"],
+  requires_critic_review: true,
+  corpus_dir: null,
+  corpus_only: false,
+};
+const NUMBERS = ["max_research_loops", "queries_per_round", "results_per_query", "sources_to_fetch"];
+const BUDGET = ["max_llm_tokens", "max_search_calls", "max_fetches", "deadline_seconds"];
+/** the plan asks the model for at most this many sub-questions; each is screened once per round */
+const MAX_SUB_QUESTIONS = 6;
+
+/**
+ * Rough number of external calls a run with these options makes (an upper-end estimate: a run stops
+ * looping as soon as the evidence is sufficient).
+ */
+export function estimateCalls(options, engine) {
+  const loops = options.max_research_loops;
+  const queries = options.queries_per_round;
+  const searches = queries * loops;
+  const fetches = options.sources_to_fetch * loops;
+  const subQuestions = Math.min(MAX_SUB_QUESTIONS, Math.max(2, queries));
+  const parts = {
+    plan: 1,
+    screening: subQuestions * loops,
+    reflections: loops - 1,
+    reviewers: options.reviewers.length,
+    critic: options.requires_critic_review ? 1 : 0,
+    report: 1,
+  };
+  const llm = engine === "extractive" ? 0 : Object.values(parts).reduce((a, b) => a + b, 0);
+  return { searches, fetches, llm, parts, subQuestions };
+}
+
+export class NewResearchForm {
+  /**
+   * @param {HTMLFormElement} form
+   * @param {{onStarted: (run: any) => void}} actions
+   */
+  constructor(form, actions) {
+    this.form = form;
+    this.actions = actions;
+    this.engine = null;
+    this.question = /** @type {HTMLTextAreaElement} */ ($("question"));
+    this.error = $("form-error");
+    this.estimateBox = $("estimate");
+    this.corpus = /** @type {HTMLInputElement} */ ($("opt-corpus"));
+    form.addEventListener("input", () => this.update());
+    form.addEventListener("change", () => this.update());
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.submit();
+    });
+    this.question.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+        event.preventDefault();
+        this.submit();
+      }
+    });
+    this.setOptions(FALLBACK);
+  }
+
+  /** @param {{engine: string|null, defaults: any, max_question_chars?: number}} config */
+  configure(config) {
+    this.engine = config.engine;
+    if (config.max_question_chars) this.question.maxLength = config.max_question_chars;
+    this.setOptions({ ...FALLBACK, ...(config.defaults || {}) });
+  }
+
+  setOptions(options) {
+    const field = (name) => /** @type {HTMLInputElement} */ (this.form.elements.namedItem(name));
+    for (const name of NUMBERS) field(name).value = String(options[name]);
+    field("requires_critic_review").checked = options.requires_critic_review;
+    for (const box of this.reviewerBoxes()) box.checked = options.reviewers.includes(box.value);
+    this.corpus.checked = Boolean(options.corpus_dir);
+    field("corpus_dir").value = options.corpus_dir || "";
+    field("corpus_only").checked = Boolean(options.corpus_only);
+    this.update();
+  }
+
+  reviewerBoxes() {
+    return /** @type {HTMLInputElement[]} */ ([...this.form.querySelectorAll('input[name="reviewer"]')]);
+  }
+
+  /** The options as the API wants them (numbers clamped to what the inputs allow). */
+  options() {
+    const field = (name) => /** @type {HTMLInputElement} */ (this.form.elements.namedItem(name));
+    /** @type {Record<string, any>} */
+    const options = {};
+    for (const name of NUMBERS) {
+      const input = field(name);
+      const value = Math.round(Number(input.value) || Number(input.min));
+      options[name] = Math.min(Number(input.max), Math.max(Number(input.min), value));
+    }
+    options.reviewers = this.reviewerBoxes()
+      .filter((b) => b.checked)
+      .map((b) => b.value);
+    options.requires_critic_review = field("requires_critic_review").checked;
+    const dir = field("corpus_dir").value.trim();
+    options.corpus_dir = this.corpus.checked && dir ? dir : null;
+    options.corpus_only = Boolean(options.corpus_dir) && field("corpus_only").checked;
+    const budget = {};
+    for (const name of BUDGET) {
+      const raw = field(name).value.trim();
+      if (raw) budget[name] = Number(raw);
+    }
+    if (Object.keys(budget).length) options.budget = budget;
+    return options;
+  }
+
+  update() {
+    $("corpus-fields").hidden = !this.corpus.checked;
+    const options = this.options();
+    const e = estimateCalls(options, this.engine);
+    const where = options.corpus_only
+      ? "in your documents"
+      : options.corpus_dir
+        ? "on the web and in your documents"
+        : "on the web";
+    const llmNote =
+      this.engine === "extractive"
+        ? "No LLM calls: this server runs the extractive engine (keyword planning, BM25 screening, a report made only of quoted, cited sentences)."
+        : `LLM calls ≈ 1 plan + ${e.subQuestions} screenings × ${options.max_research_loops} round(s)` +
+          (e.parts.reflections ? ` + ${e.parts.reflections} reflection(s)` : "") +
+          ` + ${e.parts.reviewers} reviewer(s)` +
+          (e.parts.critic ? " + 1 critic" : "") +
+          " + 1 report.";
+    fill(
+      this.estimateBox,
+      h(
+        "p",
+        { class: "estimate-title" },
+        "Estimate before starting ",
+        h("span", { class: "muted" }, "(at most; fewer if the first round is enough)"),
+      ),
+      h(
+        "ul",
+        { class: "estimate-figures" },
+        figure(`≈ ${e.searches}`, `searches ${where}`),
+        figure(`≈ ${e.fetches}`, options.corpus_only ? "documents read" : "pages fetched"),
+        figure(this.engine === "extractive" ? "0" : `≈ ${e.llm}`, "LLM calls"),
+      ),
+      h("p", { class: "estimate-note muted" }, llmNote),
+    );
+  }
+
+  showError(message) {
+    this.error.textContent = message;
+    this.error.hidden = !message;
+  }
+
+  async submit() {
+    const question = this.question.value.trim();
+    const options = this.options();
+    if (!question) {
+      this.showError("Write a question first.");
+      this.question.focus();
+      return;
+    }
+    if (!options.reviewers.length) {
+      this.showError("Pick at least one reviewer.");
+      return;
+    }
+    if (this.corpus.checked && !options.corpus_dir) {
+      this.showError("Give the folder of your documents, or untick “Search my documents”.");
+      $("opt-corpus-dir").focus();
+      return;
+    }
+    this.showError("");
+    const button = /** @type {HTMLButtonElement} */ ($("start-button"));
+    button.disabled = true;
+    button.textContent = "Starting…";
+    try {
+      const run = await api.createRun(question, options);
+      this.question.value = "";
+      this.actions.onStarted(run);
+    } catch (error) {
+      this.showError(`The research could not start: ${error.message}`);
+    } finally {
+      button.disabled = false;
+      button.textContent = "Start research";
+    }
+  }
+}
+
+function figure(value, label) {
+  return h(
+    "li",
+    {},
+    h("span", { class: "estimate-value", text: value }),
+    h("span", { class: "estimate-label", text: label }),
+  );
+}

@@ -1,0 +1,127 @@
+// Progress in plain language: a headline that changes only when the run moves to another step (it is
+// announced to screen readers), and a detail line with the live counts (not announced).
+
+import { NODE_BY_KEY, current, runningAttempt, upcoming } from "./events.js";
+
+const HEADLINES = {
+  plan_research: "Planning: breaking the question into sub-questions and search queries.",
+  search_web: "Searching for sources.",
+  fetch_sources: "Fetching and reading the most promising sources.",
+  screen_evidence: "Screening passages against each sub-question.",
+  reflection: "Reflecting: is the evidence sufficient, or is another search round needed?",
+  analyze_findings: "Reviewers are analysing the evidence.",
+  critic_review: "A critic is checking the findings for gaps and unsupported claims.",
+  write_report: "Writing the report and checking every citation against its source.",
+};
+
+/**
+ * @param {ReturnType<import("./events.js").createModel>} model
+ * @param {{pausing: boolean}} local
+ * @returns {{headline: string, detail: string}}
+ */
+export function describe(model, local) {
+  const lastDone = current(model)
+    .filter((a) => a.status === "done")
+    .at(-1);
+  const after = lastDone ? ` after “${NODE_BY_KEY.get(lastDone.stage)?.title}”` : "";
+  switch (model.status) {
+    case "queued":
+      return { headline: "Starting…", detail: "The runner picks the run up in a moment." };
+    case "running":
+      if (local.pausing || model.cancelRequested) {
+        return {
+          headline: "Pausing: waiting for the run to stop at its next checkpoint…",
+          detail: "Calls already in flight finish and keep their results, so nothing is paid for twice.",
+        };
+      }
+      return running(model);
+    case "cancelled":
+      if (model.budgetStop) {
+        return { headline: "Stopped: a budget limit was reached.", detail: `${model.budgetStop}.` };
+      }
+      return {
+        headline: `Paused${after}. Nothing finished is lost.`,
+        detail: "Continue whenever you like, or pick an earlier checkpoint to fork from.",
+      };
+    case "interrupted":
+      return {
+        headline: `Interrupted${after}: the runner stopped.`,
+        detail: "It continues by itself when the runner starts again, or continue it now.",
+      };
+    case "failed": {
+      const failed = current(model)
+        .filter((a) => a.status === "failed")
+        .at(-1);
+      const where = failed ? ` at “${NODE_BY_KEY.get(failed.stage)?.title}”` : "";
+      return {
+        headline: `Failed${where}.`,
+        detail: `${model.error || "The run stopped with an error."} It can be resumed from its last checkpoint.`,
+      };
+    }
+    case "completed": {
+      const report = current(model)
+        .filter((a) => a.stage === "write_report" && a.status === "done")
+        .at(-1);
+      return {
+        headline: "Done: the report is ready.",
+        detail: report?.summary ? capitalise(`${report.summary}.`) : "",
+      };
+    }
+    default:
+      return { headline: model.status, detail: "" };
+  }
+}
+
+function running(model) {
+  const attempt = runningAttempt(model);
+  if (!attempt) return between(model);
+  const calls = attempt.calls.map((id) => model.calls.get(id)).filter(Boolean);
+  const of = (kind) => calls.filter((c) => c.kind === kind);
+  const finished = (list) => list.filter((c) => c.status !== "running").length;
+  let headline = HEADLINES[attempt.stage] || `${attempt.title}.`;
+  let detail = "";
+  switch (attempt.stage) {
+    case "search_web": {
+      const searches = of("search");
+      headline = attempt.round > 1 ? `Searching again (round ${attempt.round}) to fill the gaps.` : headline;
+      const results = searches.reduce((n, c) => n + (c.results || 0), 0);
+      detail = searches.length
+        ? `${finished(searches)} of ${searches.length} queries answered, ${results} results so far.`
+        : "";
+      break;
+    }
+    case "fetch_sources": {
+      const fetches = of("fetch");
+      const failed = fetches.filter((c) => c.status === "failed").length;
+      const ok = fetches.filter((c) => c.status === "ok" || c.status === "reused").length;
+      detail = fetches.length
+        ? `${ok} fetched, ${failed} failed, ${fetches.length - ok - failed} in progress.`
+        : "";
+      break;
+    }
+    case "screen_evidence":
+    case "analyze_findings": {
+      const llm = of("llm");
+      const unit = attempt.stage === "screen_evidence" ? "sub-questions screened" : "reviewers done";
+      detail = llm.length ? `${finished(llm)} of ${llm.length} ${unit}.` : "";
+      break;
+    }
+    default:
+      detail = "";
+  }
+  return { headline, detail };
+}
+
+/** Nothing is running this instant: the graph is moving from one stage to the next. */
+function between(model) {
+  const last = current(model).at(-1);
+  if (!last) return { headline: "Starting…", detail: "" };
+  if (last.stage === "screen_evidence") return { headline: HEADLINES.reflection, detail: "" };
+  if (last.stage === "write_report") return { headline: "Verifying the report files on disk.", detail: "" };
+  const next = upcoming(model)[0];
+  return { headline: next ? HEADLINES[next.key] : "Working…", detail: "" };
+}
+
+function capitalise(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,378 @@
+// The activity timeline: each execution of the run (start, continue, fork) with its stages in order and,
+// under each stage, its sub-tool calls as they stream. Keyed DOM updates: an element is rebuilt only when
+// its item changed, so focus, selection and expanded/collapsed state survive the stream.
+
+import { bytes, clock, compact, duration, fill, h, setText } from "./dom.js";
+import { NODE_BY_KEY, isActive, upcoming } from "./events.js";
+
+const DESCRIPTIONS = {
+  plan_research: "Break the question into sub-questions and search queries.",
+  search_web: "Run every planned query in parallel across the search providers.",
+  fetch_sources: "Fetch the most promising results and extract their main text.",
+  screen_evidence: "Rank passages against each sub-question and keep the relevant ones.",
+  reflection: "Is the evidence sufficient, or is another search round needed?",
+  analyze_findings: "Independent reviewers read the evidence: facts, implications, risks.",
+  critic_review: "A critic looks for gaps, single-source claims and unsupported statements.",
+  write_report: "Write the report, check every citation against its source, save the files.",
+};
+
+const STATE_WORD = {
+  running: "Running",
+  done: "Done",
+  failed: "Failed",
+  stopped: "Paused here",
+  pending: "Waiting",
+};
+
+const KIND_WORD = { search: "search", fetch: "fetch", llm: "LLM", write: "file", tool: "tool" };
+/** Stages inside the search → reflect loop carry their round. */
+const LOOP_STAGES = new Set(["search_web", "fetch_sources", "screen_evidence", "reflection"]);
+const REASONS = {
+  http_status: "HTTP error",
+  blocked: "blocked: not a public address",
+  too_large: "too large",
+  content_type: "not a readable page",
+  too_many_redirects: "too many redirects",
+  empty: "no text in it",
+  corpus: "not readable from the corpus",
+};
+
+/** A fetch error without the URL it repeats, or the reason in words. */
+export function fetchProblem(url, error, reason) {
+  const text = String(error || "")
+    .replace(url || "\u0000", "")
+    .trim();
+  return text || REASONS[reason] || reason || "not fetched";
+}
+
+export class TimelineView {
+  /**
+   * @param {HTMLElement} list the <ol>
+   * @param {{onResume: () => void, onCheckpoints: () => void}} actions
+   */
+  constructor(list, actions) {
+    this.list = list;
+    this.actions = actions;
+    /** @type {Map<string, {el: HTMLElement, key: string, rows?: Map<string, {el: HTMLElement, rev: number}>}>} */
+    this.entries = new Map();
+    this.upcoming = h("li", { class: "tl-upcoming" });
+    /** @type {Map<string, boolean>} what the person chose with a block's toggle: id → collapsed */
+    this.collapsed = new Map();
+    list.append(this.upcoming);
+  }
+
+  reset() {
+    this.entries.clear();
+    this.collapsed.clear();
+    fill(this.list, this.upcoming);
+  }
+
+  /** @param {ReturnType<import("./events.js").createModel>} model */
+  render(model) {
+    const latestFailed = [...model.attempts].reverse().find((a) => a.status === "failed" && !a.superseded);
+    for (const item of model.items) {
+      const key = `${item.rev}|${model.status}|${item === latestFailed}`;
+      let entry = this.entries.get(item.id);
+      if (!entry) {
+        entry = { el: h("li"), key: "" };
+        this.entries.set(item.id, entry);
+        this.list.insertBefore(entry.el, this.upcoming);
+      }
+      if (entry.key === key) continue;
+      entry.key = key;
+      if (item.kind === "stage") this.renderStage(entry, item, model, item === latestFailed);
+      else this.renderMarker(entry, item, model);
+    }
+    this.renderUpcoming(model);
+  }
+
+  // --- stage attempts --------------------------------------------------------------------------------
+  renderStage(entry, attempt, model, isLatestFailure) {
+    const el = entry.el;
+    el.className = "tl-item tl-stage";
+    el.dataset.stage = attempt.stage;
+    el.dataset.status = attempt.status;
+    el.toggleAttribute("data-superseded", attempt.superseded);
+    if (!entry.rows) {
+      entry.rows = new Map();
+      const callsId = `calls-${attempt.id}`;
+      entry.head = h("div", { class: "tl-head" });
+      entry.summary = h("p", { class: "tl-summary" });
+      entry.problem = h("div", { class: "tl-problem" });
+      entry.calls = h("ul", { class: "tl-calls", id: callsId, "aria-label": `${attempt.title}: tool calls` });
+      entry.toggle = h("button", {
+        type: "button",
+        class: "tl-title",
+        "aria-expanded": "true",
+        "aria-controls": callsId,
+        on: { click: () => this.toggle(entry, attempt.id) },
+      });
+      fill(
+        el,
+        h("span", { class: "tl-marker", "aria-hidden": "true" }),
+        h("div", { class: "tl-body" }, entry.head, entry.summary, entry.problem, entry.calls),
+      );
+    }
+    const calls = attempt.calls.map((id) => model.calls.get(id)).filter(Boolean);
+    const tokens = calls.reduce((n, c) => n + (c.reused ? 0 : c.tokens || 0), 0);
+    const reused = calls.filter((c) => c.reused).length;
+    const took = attempt.endTs ? Date.parse(attempt.endTs) - Date.parse(attempt.startTs) : null;
+    const meta = [
+      took !== null && took >= 0 ? duration(took) : null,
+      tokens ? `${compact(tokens)} tokens` : null,
+      calls.length ? `${calls.length} call${calls.length === 1 ? "" : "s"}` : null,
+      reused ? `${reused} from receipts` : null,
+    ].filter(Boolean);
+    setText(entry.toggle, attempt.title);
+    fill(
+      entry.head,
+      entry.toggle,
+      LOOP_STAGES.has(attempt.stage) && (attempt.round > 1 || (model.options?.max_research_loops || 1) > 1)
+        ? h("span", { class: "tl-round", text: `round ${attempt.round}` })
+        : null,
+      h("span", {
+        class: "tl-state",
+        text: attempt.superseded ? "Replaced by a fork" : STATE_WORD[attempt.status],
+      }),
+      h("span", { class: "tl-meta", text: meta.join(" · ") }),
+    );
+    const summary = attempt.summary || (attempt.status === "running" ? DESCRIPTIONS[attempt.stage] : "");
+    setText(entry.summary, summary);
+    entry.summary.hidden = !summary;
+    this.renderProblem(entry.problem, attempt, model, isLatestFailure);
+    this.renderCalls(entry, calls);
+    // blocks a fork replaced start folded; a person's own choice always wins
+    const collapsed = this.collapsed.get(attempt.id) ?? attempt.superseded;
+    entry.collapsed = collapsed;
+    entry.toggle.setAttribute("aria-expanded", String(!collapsed));
+    entry.calls.hidden = collapsed || calls.length === 0;
+  }
+
+  toggle(entry, id) {
+    const collapsed = !entry.collapsed;
+    this.collapsed.set(id, collapsed);
+    entry.collapsed = collapsed;
+    entry.toggle.setAttribute("aria-expanded", String(!collapsed));
+    entry.calls.hidden = collapsed || entry.calls.childElementCount === 0;
+  }
+
+  renderProblem(box, attempt, model, isLatestFailure) {
+    fill(box);
+    box.hidden = true;
+    box.removeAttribute("role");
+    if (attempt.status === "failed" && attempt.error) {
+      box.hidden = false;
+      box.className = "tl-problem is-error";
+      box.setAttribute("role", "alert");
+      box.append(h("p", { class: "tl-problem-text" }, h("strong", {}, "This stage failed. "), attempt.error));
+      if (isLatestFailure && !isActive(model)) {
+        box.append(this.resumeButtons("Resume from the last checkpoint"));
+      }
+    } else if (attempt.status === "stopped") {
+      box.hidden = false;
+      box.className = "tl-problem is-paused";
+      box.append(
+        h(
+          "p",
+          { class: "tl-problem-text" },
+          attempt.stopReason
+            ? `Stopped: ${attempt.stopReason}`
+            : "Paused before this stage finished; it runs again when the research continues. Calls that already finished keep their results.",
+        ),
+      );
+    }
+  }
+
+  resumeButtons(label) {
+    return h(
+      "div",
+      { class: "tl-problem-actions" },
+      h(
+        "button",
+        { type: "button", class: "btn btn-small btn-primary", on: { click: () => this.actions.onResume() } },
+        label,
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "btn btn-small btn-quiet",
+          on: { click: () => this.actions.onCheckpoints() },
+        },
+        "Choose a checkpoint",
+      ),
+    );
+  }
+
+  renderCalls(entry, calls) {
+    for (const call of calls) {
+      let row = entry.rows.get(call.id);
+      if (!row) {
+        row = { el: h("li", { class: "call" }), rev: -1 };
+        entry.rows.set(call.id, row);
+        entry.calls.append(row.el);
+      }
+      if (row.rev === call.rev) continue;
+      row.rev = call.rev;
+      renderCall(row.el, call);
+    }
+  }
+
+  // --- segments, notes, errors, ends -------------------------------------------------------------------
+  renderMarker(entry, item, model) {
+    const el = entry.el;
+    el.className = `tl-item tl-${item.kind}`;
+    const time = h("time", { class: "tl-time", datetime: item.ts, text: clock(item.ts) });
+    if (item.kind === "segment") {
+      el.toggleAttribute("data-fork", item.fork);
+      fill(
+        el,
+        h("span", { class: "tl-marker", "aria-hidden": "true" }),
+        h(
+          "div",
+          { class: "tl-body" },
+          h("p", { class: "tl-line" }, h("strong", {}, segmentTitle(item)), " ", time),
+          segmentNote(item),
+        ),
+      );
+    } else if (item.kind === "end") {
+      el.dataset.status = item.status;
+      fill(
+        el,
+        h("span", { class: "tl-marker", "aria-hidden": "true" }),
+        h(
+          "div",
+          { class: "tl-body" },
+          h("p", { class: "tl-line" }, h("strong", {}, endTitle(item)), " ", endNote(item), " ", time),
+        ),
+      );
+    } else if (item.kind === "error") {
+      fill(
+        el,
+        h("span", { class: "tl-marker", "aria-hidden": "true" }),
+        h(
+          "div",
+          { class: "tl-body tl-problem is-error", role: "alert" },
+          h("p", { class: "tl-problem-text" }, h("strong", {}, "The run failed. "), item.message),
+          model.status === "failed" ? this.resumeButtons("Resume") : null,
+        ),
+      );
+    } else {
+      fill(
+        el,
+        h("span", { class: "tl-marker", "aria-hidden": "true" }),
+        h("div", { class: "tl-body" }, h("p", { class: "tl-line muted" }, item.text, " ", time)),
+      );
+    }
+  }
+
+  renderUpcoming(model) {
+    const next = upcoming(model);
+    const key = next.map((n) => n.key).join(",") + model.status;
+    if (this.upcomingKey === key) return;
+    this.upcomingKey = key;
+    this.upcoming.hidden = next.length === 0;
+    fill(
+      this.upcoming,
+      h(
+        "ul",
+        { class: "tl-next", "aria-label": "Stages still to run" },
+        next.map((node) =>
+          h(
+            "li",
+            { class: "tl-next-item", "data-stage": node.key },
+            h("span", { class: "tl-marker", "aria-hidden": "true" }),
+            h("span", { class: "tl-next-title", text: node.title }),
+            h("span", { class: "tl-next-desc muted", text: DESCRIPTIONS[node.key] }),
+          ),
+        ),
+      ),
+    );
+  }
+}
+
+function segmentTitle(item) {
+  const at = item.atStage ? NODE_BY_KEY.get(item.atStage)?.title : null;
+  if (!item.resumed) return "Research started";
+  if (item.fork) return at ? `Forked from the checkpoint after “${at}”` : "Forked from an earlier checkpoint";
+  return at ? `Continued from the checkpoint after “${at}”` : "Continued research";
+}
+
+function segmentNote(item) {
+  if (!item.fork) return null;
+  return h(
+    "p",
+    { class: "tl-note muted" },
+    "The stages after it run again on this branch; calls already made are answered from their receipts, not repeated.",
+  );
+}
+
+function endTitle(item) {
+  return (
+    { completed: "Completed", cancelled: "Paused", failed: "Failed", interrupted: "Interrupted" }[
+      item.status
+    ] || item.status
+  );
+}
+
+function endNote(item) {
+  const at = item.atStage ? NODE_BY_KEY.get(item.atStage)?.title : null;
+  if (item.status === "completed") return item.durationMs ? `in ${duration(item.durationMs)}.` : "";
+  if (item.status === "cancelled") {
+    const where = at ? `at the checkpoint after “${at}”.` : "at its latest checkpoint.";
+    return item.error ? `${where} ${item.error}` : `${where} Nothing finished is lost.`;
+  }
+  if (item.status === "interrupted") return "The runner stopped; it continues when the runner starts again.";
+  if (item.status === "failed")
+    return at ? `after “${at}”. The run can be resumed.` : "The run can be resumed.";
+  return "";
+}
+
+/** One sub-tool call row. */
+function renderCall(el, call) {
+  el.dataset.kind = call.kind;
+  el.dataset.status = call.status;
+  const target = call.kind === "fetch" ? call.target.replace(/^https?:\/\//, "") : call.target;
+  fill(
+    el,
+    h("span", { class: "call-kind", text: KIND_WORD[call.kind] || call.kind }),
+    h("span", { class: "call-target", title: call.target, text: target }),
+    h("span", { class: "call-detail", text: callDetail(call) }),
+    h("span", {
+      class: "call-status",
+      text: callStatus(call),
+      title: call.reused ? "Answered from a receipt: not called again" : null,
+    }),
+  );
+}
+
+function callStatus(call) {
+  if (call.status === "running") return "…";
+  if (call.status === "reused") return "reused";
+  if (call.status === "failed") return "failed";
+  return "ok";
+}
+
+function callDetail(call) {
+  if (call.status === "running") {
+    return (
+      { search: "searching", fetch: "fetching", llm: "thinking", write: "writing" }[call.kind] || "running"
+    );
+  }
+  if (call.status === "failed") {
+    return shortError(
+      call.kind === "fetch" ? fetchProblem(call.target, call.error, call.reason) : call.error || "failed",
+    );
+  }
+  const parts = [];
+  if (call.kind === "search") parts.push(`${call.results ?? 0} result${call.results === 1 ? "" : "s"}`);
+  if (call.kind === "fetch" || call.kind === "write") parts.push(bytes(call.bytes));
+  if (call.kind === "llm") parts.push(`${compact(call.tokens)} tokens${call.reused ? " saved" : ""}`);
+  if (!call.reused && call.durationMs !== undefined) parts.push(duration(call.durationMs));
+  return parts.filter(Boolean).join(" · ");
+}
+
+function shortError(text) {
+  const line = String(text).split("\n")[0];
+  return line.length > 90 ? `${line.slice(0, 87)}…` : line;
+}

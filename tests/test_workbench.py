@@ -1,0 +1,437 @@
+"""The research workbench (research-ui/) in a real browser against the real runner.
+
+Debian's Chromium driven by Playwright's Python package talks to ``create_app(settings)`` served exactly as in
+test_runner_api.py, with the scripted LLM, search server and static site behind it (all on 127.0.0.1).
+Covered: start from the form, live stages and sub-tool rows, pause (cancel first, then wait for the server's
+`cancelled`), fork from an older checkpoint with its preview, the report with working citation links, a
+reload mid-run (same timeline rebuilt from the event log, stream reconnects, calm banner while it cannot),
+history, a failed fetch and a failed stage with its resume button; never a console error or CSP violation.
+
+Needs /usr/bin/chromium (.ci/install-browser.sh) and the ``playwright`` package; skipped without them.
+Screenshots of the main states go to test-artifacts/ (git-ignored).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from runner import create_app
+from tests.conftest import Servers
+from tests.scripted import serve_app
+
+try:
+    from playwright.sync_api import expect, sync_playwright
+except ImportError:  # the browser tests skip; the HTTP-level test below still runs
+    expect = sync_playwright = None
+
+CHROMIUM = Path("/usr/bin/chromium")
+if not CHROMIUM.exists():
+    BROWSER_MISSING: str | None = (
+        "Chromium is not installed at /usr/bin/chromium (run .ci/install-browser.sh)"
+    )
+elif sync_playwright is None:
+    BROWSER_MISSING = "the playwright package is not installed (pip install playwright)"
+else:
+    BROWSER_MISSING = None
+
+UI_DIR = Path(__file__).resolve().parent.parent / "research-ui"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
+WAIT_MS = 20_000  # the longest any single expectation may wait
+# Reports every CSP violation as a console error (Chromium logs most of them anyway).
+CSP_LISTENER = """
+document.addEventListener("securitypolicyviolation", (e) =>
+  console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || "inline"}`));
+"""
+# The texts the status pill and the progress headline ever showed, in order.
+RECORD_TEXTS = """
+() => {
+  window.__seen = [];
+  for (const id of ["run-status", "run-progress"]) {
+    const el = document.getElementById(id);
+    new MutationObserver(() => window.__seen.push(`${id}: ${el.textContent}`))
+      .observe(el, { childList: true, characterData: true, subtree: true });
+  }
+}
+"""
+# Stage blocks of the timeline: stage, status and the status of each sub-tool row.
+TIMELINE = """
+() => [...document.querySelectorAll("#timeline .tl-stage")].map((el) => ({
+  stage: el.dataset.stage,
+  status: el.dataset.status,
+  calls: [...el.querySelectorAll(".call")].map((c) => `${c.dataset.kind}:${c.dataset.status}`),
+}))
+"""
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if BROWSER_MISSING:
+        if os.environ.get("DEEPRESEARCH_REQUIRE_BROWSER") == "1":  # CI installed it: missing is a failure
+            pytest.fail(BROWSER_MISSING)
+        pytest.skip(BROWSER_MISSING)
+    assert sync_playwright is not None
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclass
+class Workbench:
+    base_url: str
+    page: Any
+    api: httpx.Client
+    problems: list[str] = field(default_factory=list)
+    tolerated: list[str] = field(default_factory=list)
+    """Console messages expected right now (e.g. the aborted requests of a simulated network loss)."""
+
+    def goto(self, fragment: str = "") -> None:
+        self.page.goto(f"{self.base_url}/research/{fragment}")
+
+    def shot(self, name: str) -> None:
+        ARTIFACTS.mkdir(exist_ok=True)
+        self.page.evaluate("window.scrollTo(0, 0)")  # sticky bars stay on top of a full-page shot
+        self.page.screenshot(path=str(ARTIFACTS / f"workbench-{name}.png"), full_page=True)
+
+    def stage(self, key: str, status: str | None = None) -> Any:
+        selector = f'#timeline .tl-stage[data-stage="{key}"]'
+        if status:
+            selector += f'[data-status="{status}"]'
+        return self.page.locator(selector)
+
+    def run_id(self) -> str:
+        match = re.search(r"#run=(\w+)", self.page.url)
+        assert match, self.page.url
+        return match.group(1)
+
+    def assert_clean(self) -> None:
+        assert self.problems == [], "\n".join(self.problems)
+
+
+@contextmanager
+def workbench(
+    browser: Any, servers: Servers, tmp_path: Path, *, dark: bool = False, **overrides: Any
+) -> Iterator[Workbench]:
+    settings = servers.settings(tmp_path, llm=True, **{"stage_delay_seconds": 0.4, **overrides})
+    with (
+        serve_app(create_app(settings), lifespan="on") as base_url,
+        httpx.Client(base_url=base_url, timeout=30) as api,
+    ):
+        context = browser.new_context(
+            viewport={"width": 1400, "height": 960}, color_scheme="dark" if dark else "light"
+        )
+        context.set_default_timeout(WAIT_MS)
+        page = context.new_page()
+        bench = Workbench(base_url, page, api)
+
+        def on_console(message: Any) -> None:
+            text = message.text
+            serious = message.type == "error" or "Content Security Policy" in text
+            if serious and not any(expected in text for expected in bench.tolerated):
+                bench.problems.append(f"console.{message.type}: {text}")
+
+        page.add_init_script(CSP_LISTENER)
+        page.on("console", on_console)
+        page.on("pageerror", lambda error: bench.problems.append(f"page error: {error}"))
+        try:
+            yield bench
+        finally:
+            context.close()
+
+
+def test_workbench_is_served_under_a_strict_csp(servers: Servers, tmp_path: Path) -> None:
+    """No browser needed: the shell, its modules and its config, and no inline script or style anywhere."""
+    with (
+        serve_app(create_app(servers.settings(tmp_path, llm=True)), lifespan="on") as base_url,
+        httpx.Client(base_url=base_url, timeout=30) as client,
+    ):
+        assert client.get("/").headers["location"] == "/research/"
+        shell = client.get("/research/")
+        assert shell.status_code == 200
+        csp = shell.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "style-src 'self'" in csp and "unsafe-inline" not in csp
+        assert shell.headers["x-content-type-options"] == "nosniff"
+        config = client.get("/research/config.json").json()
+        assert config["engine"] == "llm" and config["model"] == "scripted-model"
+        assert config["defaults"]["queries_per_round"] == 3 and config["max_question_chars"] > 0
+        modules = sorted(p.name for p in (UI_DIR / "js").glob("*.js"))
+        assert "app.js" in modules
+        for name in modules:
+            module = client.get(f"/research/js/{name}")
+            assert module.status_code == 200 and "javascript" in module.headers["content-type"], name
+        assert "text/css" in client.get("/research/styles.css").headers["content-type"]
+    for path in UI_DIR.rglob("*"):
+        if path.suffix in {".html", ".js"}:
+            text = path.read_text("utf-8")
+            assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", text), f"inline script in {path.name}"
+            assert not re.search(r"\sstyle\s*=", text), f"inline style attribute in {path.name}"
+            assert not re.search(r"\son[a-z]+\s*=\s*[\"']", text), f"inline event handler in {path.name}"
+            assert "<style" not in text or path.name == "report.js", f"<style> element in {path.name}"
+
+
+def test_start_watch_pause_fork_and_read_the_report(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    servers.responder.reflection_sufficient = False  # two search rounds: the loop lights up
+    with workbench(browser, servers, tmp_path) as bench:
+        page = bench.page
+        bench.goto()
+        expect(page.get_by_role("heading", name="What do you want to find out?")).to_be_visible()
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_label("Depth").fill("2")
+        estimate = page.locator("#estimate")
+        expect(estimate).to_contain_text("≈ 6")  # 3 queries × 2 rounds
+        expect(estimate).to_contain_text("LLM calls")
+        expect(estimate).to_contain_text("Estimate")
+        bench.shot("1-new-research")
+        page.evaluate(RECORD_TEXTS)  # every status and progress text the run view will show
+        page.get_by_role("button", name="Start research").click()
+
+        # live: the stages and their sub-tool calls stream in
+        expect(page).to_have_url(re.compile(r"#run=\w+"))
+        run_id = bench.run_id()
+        expect(bench.stage("plan_research", "done")).to_have_count(1)
+        plan_calls = bench.stage("plan_research").locator(".call")
+        expect(plan_calls.and_(page.locator('[data-kind="llm"][data-status="ok"]'))).to_have_count(1)
+        expect(bench.stage("search_web").locator('.call[data-kind="search"]')).to_have_count(3)
+        expect(bench.stage("search_web", "done")).to_have_count(1)
+
+        # pause: cancel first, then the UI waits for the server to confirm before offering to continue
+        page.get_by_role("button", name="Pause").click()
+        expect(page.locator("#btn-continue")).to_be_visible()
+        expect(page.locator("#run-status")).to_have_text("Paused")
+        assert bench.api.get(f"/api/runs/{run_id}").json()["status"] == "cancelled"
+        seen: list[str] = page.evaluate("window.__seen")
+        assert "run-progress: Planning: breaking the question into sub-questions and search queries." in seen
+        assert "run-status: Pausing…" in seen, seen
+        assert any(s.startswith("run-progress: Pausing: waiting") for s in seen), seen
+        assert seen.index("run-status: Pausing…") < seen.index("run-status: Paused"), seen
+        expect(page.locator('#graph [data-node="plan_research"]')).to_have_attribute("data-status", "done")
+        bench.shot("3-paused")
+
+        # continue from an OLDER checkpoint: preview, then a fork in the same timeline
+        page.get_by_role("button", name="Checkpoints & resume").click()
+        page.locator(".cp label", has_text="After “Plan the research”").click()
+        preview = page.locator(".cp-preview")
+        expect(preview).to_contain_text("A fork")
+        expect(preview).to_contain_text("Already done")
+        expect(preview).to_contain_text("Will run")
+        expect(preview).to_contain_text(re.compile(r"\d+ finished calls? answered from receipts"))
+        expect(preview).to_contain_text("Duplicate risk")
+        page.locator("details.cp-technical > summary").click()
+        expect(page.locator(".cp-technical")).to_contain_text(run_id)  # IDs live here, not in the narrative
+        bench.shot("4-resume-preview")
+        page.get_by_role("button", name="Fork from this checkpoint").click()
+
+        expect(page.locator("#tab-activity")).to_have_attribute("aria-selected", "true")
+        expect(page.locator(".tl-segment[data-fork]")).to_contain_text("Forked from the checkpoint after")
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        expect(bench.stage("plan_research")).to_have_count(1)  # the same timeline went on
+        expect(page.locator("#timeline .tl-stage[data-superseded]").first).to_be_visible()
+        this_branch = page.locator('#timeline .tl-stage[data-stage="search_web"]:not([data-superseded])')
+        expect(this_branch.locator(".tl-round", has_text="round 2")).to_have_count(1)
+        expect(bench.stage("write_report", "done")).to_have_count(1)
+        expect(page.locator('#graph [data-node="write_report"]')).to_have_attribute("data-status", "done")
+        assert run_id not in page.locator("#timeline").inner_text()
+        bench.shot("5-completed-activity")
+
+        # the report, its citations and downloads
+        page.get_by_role("tab", name="Report").click()
+        citation = page.locator("#report a.cite").first
+        expect(citation).to_be_visible()
+        number = citation.get_attribute("data-source")
+        citation.click()
+        source = page.locator(f"#src-{number}")
+        expect(source).to_be_in_viewport()
+        expect(source).to_have_class(re.compile("is-target"))
+        expect(source).to_contain_text("cited")
+        assert page.url.endswith(f"#run={run_id}")  # the citation did not take over the route
+        for label in ("Markdown", "HTML", "sources.json", "evidence.json"):
+            expect(page.locator("#report-tools").get_by_role("link", name=label, exact=True)).to_be_visible()
+        page.get_by_role("tab", name="Evidence").click()
+        expect(page.locator(".citation-check")).to_contain_text("citations supported")
+        page.get_by_role("tab", name="Sources").click()
+        bench.shot("6-report-light")
+        page.locator("#theme-toggle").click()  # auto → light
+        page.locator("#theme-toggle").click()  # light → dark
+        expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+        bench.shot("7-report-dark")
+
+        # the run's files
+        page.get_by_role("tab", name="Files").click()
+        page.locator(".file-name", has_text="plan.json").click()
+        expect(page.locator(".file-text")).to_contain_text('"sub_questions"')
+
+        # history: the run is listed, completed
+        entry = page.locator(f'#history-list a[data-run="{run_id}"]')
+        expect(entry).to_contain_text("Completed")
+        expect(entry).to_contain_text(QUESTION[:30])
+        bench.assert_clean()
+
+
+def test_reload_mid_run_rebuilds_the_same_timeline(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    with workbench(browser, servers, tmp_path) as bench:
+        page = bench.page
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        bench.goto(f"#run={run_id}")
+        expect(bench.stage("fetch_sources", "done")).to_have_count(1)
+        bench.shot("2-running")
+        before = [s for s in page.evaluate(TIMELINE) if s["status"] == "done"]
+        assert [s["stage"] for s in before][:3] == ["plan_research", "search_web", "fetch_sources"]
+
+        # the network is gone while the page reloads: a calm banner, then it catches up by itself
+        bench.tolerated.append("net::ERR_FAILED")
+        page.route("**/api/runs/*/events*", lambda route: route.abort())
+        page.reload()
+        expect(page.locator("#conn-banner")).to_be_visible()
+        expect(page.locator("#conn-banner")).to_contain_text("Reconnecting")
+        bench.shot("8-reconnecting")
+        page.unroute("**/api/runs/*/events*")
+        expect(page.locator("#conn-banner")).to_be_hidden()
+        bench.tolerated.clear()
+
+        page.wait_for_function(  # the replay rebuilt at least what was there
+            "n => document.querySelectorAll('#timeline .tl-stage[data-status=done]').length >= n",
+            arg=len(before),
+            timeout=WAIT_MS,
+        )
+        after = page.evaluate(TIMELINE)
+        assert after[: len(before)] == before
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        stages = [s["stage"] for s in page.evaluate(TIMELINE)]
+        assert stages == [
+            "plan_research",
+            "search_web",
+            "fetch_sources",
+            "screen_evidence",
+            "reflection",
+            "analyze_findings",
+            "critic_review",
+            "write_report",
+        ]
+        history_entry = page.locator(f'#history-list a[data-run="{run_id}"]')
+        expect(history_entry).to_have_attribute("aria-current", "page")
+        bench.assert_clean()
+
+
+def test_failed_fetch_and_failed_stage_show_where_they_happened(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    default_results = servers.search.results_for
+
+    def with_a_dead_link(query: str, limit: int) -> list[dict[str, Any]]:
+        dead = {
+            "title": "A page that is gone",
+            "url": f"{servers.site_url}/articles/no-such-article",
+            "snippet": "Durable workflow checkpoints and SQLite write-ahead logging, explained.",
+            "published": "2024-01-01",
+        }
+        return [*default_results(query, limit - 1), dead]
+
+    servers.search.results_for = with_a_dead_link
+    with workbench(
+        browser,
+        servers,
+        tmp_path,
+        dark=True,
+        fail_stage="screen_evidence",
+        stage_delay_seconds=0.2,
+        sources_to_fetch=4,
+    ) as bench:
+        page = bench.page
+        bench.goto("#new")
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_label("Research question").press("Control+Enter")
+
+        failed_fetch = bench.stage("fetch_sources").locator('.call[data-kind="fetch"][data-status="failed"]')
+        expect(failed_fetch).to_have_count(1)
+        expect(failed_fetch).to_contain_text("no-such-article")
+        expect(page.locator('#sources .source[data-status="failed"]')).to_contain_text("not fetched")
+
+        failed = bench.stage("screen_evidence", "failed")
+        expect(failed).to_have_count(1)
+        expect(failed.locator(".tl-problem")).to_contain_text("failure injected")
+        expect(page.locator("#run-status")).to_have_text("Failed")
+        expect(page.locator("#run-progress")).to_contain_text("Failed at “Screen evidence”")
+        screen_node = page.locator('#graph [data-node="screen_evidence"]')
+        expect(screen_node).to_have_attribute("data-status", "failed")
+        bench.shot("9-failed-stage")
+
+        failed.get_by_role("button", name="Resume from the last checkpoint").click()
+        continued = page.locator(
+            ".tl-segment", has_text="Continued from the checkpoint after “Fetch sources”"
+        )
+        expect(continued).to_be_visible()
+        expect(bench.stage("screen_evidence", "failed")).to_have_count(2)  # the injected failure again
+        resume_buttons = page.locator("#timeline .tl-problem button", has_text="Resume")
+        expect(resume_buttons).to_have_count(1)  # on the latest failure only
+        expect(page.locator("#btn-continue")).to_be_visible()
+        bench.assert_clean()
+
+
+def test_half_screen_layout(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        page.set_viewport_size({"width": 700, "height": 900})
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        expect(page.locator("#history")).not_to_be_in_viewport()  # a drawer at this width
+        page.get_by_role("button", name="Show history").click()
+        expect(page.locator(f'#history-list a[data-run="{run_id}"]')).to_be_in_viewport()
+        page.keyboard.press("Escape")
+        page.get_by_role("tab", name="Activity").click()
+        page.keyboard.press("ArrowRight")  # keyboard tabs
+        expect(page.locator("#tab-report")).to_be_focused()
+        expect(page.locator("#tab-report")).to_have_attribute("aria-selected", "true")
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 700, f"the page scrolls sideways at 700px ({width}px wide)"
+        bench.shot("10-half-screen")
+        bench.assert_clean()
+
+
+def test_a_budget_stop_is_explained_and_the_limit_can_be_raised(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.1) as bench:
+        page = bench.page
+        bench.goto("#new")
+        page.get_by_label("Research question").fill(QUESTION)
+        page.locator("details.budget > summary").click()
+        page.get_by_label("LLM tokens").fill("100")
+        page.get_by_role("button", name="Start research").click()
+
+        expect(page.locator("#run-status")).to_have_text("Paused")
+        expect(page.locator("#run-progress")).to_contain_text("budget limit")
+        stopped = bench.stage("screen_evidence", "stopped")
+        expect(stopped.locator(".tl-problem")).to_contain_text("LLM token limit of 100")
+        page.get_by_role("button", name="Raise the limit and continue…").click()
+        expect(page.locator("#tab-checkpoints")).to_have_attribute("aria-selected", "true")
+        expect(page.locator(".cp-budget")).to_contain_text("LLM token limit of 100")
+        page.locator("#cp-budget-max_llm_tokens").fill("1000000")
+        bench.shot("11-budget")
+        page.get_by_role("button", name="Continue from where it stopped").click()
+
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        expect(page.locator(".tl-segment", has_text="Continued from the checkpoint after")).to_be_visible()
+        run = bench.api.get(f"/api/runs/{bench.run_id()}").json()
+        assert run["options"]["budget"]["max_llm_tokens"] == 1_000_000
+        bench.assert_clean()
