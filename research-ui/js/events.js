@@ -356,8 +356,8 @@ function targetOf(ev, kind) {
   if (kind === "llm") {
     const prompt = promptOf(ev);
     if (prompt === "review") {
-      const system = (args.messages || []).find((m) => m.role === "system")?.content || "";
-      const who = /You are the (\w+) reviewer/.exec(system);
+      // the engine labels each reviewer's call "review: fact reviewer"
+      const who = /^review:\s*(\w+) reviewer/.exec(label);
       if (who) return REVIEWER_NAMES[who[1]] || `${who[1]} reviewer`;
     }
     return PROMPT_NAMES[prompt] || prompt || label;
