@@ -25,15 +25,8 @@ from .base import (
     thread_id_for,
     utcnow,
 )
-from .postgres import (
-    CHECKPOINTER_SETUP_LOCK_KEY,
-    PostgresRunStore,
-    PostgresUnavailable,
-    open_postgres_pool,
-    open_postgres_store,
-    redact_dsn,
-    session_advisory_lock,
-)
+from .pg_connection import PostgresUnavailable, open_postgres_pool, redact_dsn, session_advisory_lock
+from .postgres import CHECKPOINTER_SETUP_LOCK_KEY, PostgresRunStore, open_postgres_store
 from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_path_from_url
 
 __all__ = [

@@ -1,92 +1,32 @@
-"""The graph's nodes. Each business stage reads state, calls tools (behind receipts), writes its artifact
-and returns a state update. The extractive engine and the LLM engine share every step but the model calls."""
+"""Gathering nodes: plan_research, the search fan-out, fetch_sources, screen_evidence and reflection."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 import logging
-from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import urlsplit
 
 from langgraph.runtime import Runtime
 
 import prompts
-from deepresearch import compose
 from deepresearch.extractive import BM25, chunk_passages, decompose_question, keywords
-from deepresearch.schemas import Critique, Reflection, ResearchPlan, ReviewerFindings, ScreeningResult
-from deepresearch.state import QueryTask, ReportState, ReviewerTask, SearchState
-from deepresearch.toolrun import RunCancelled, StageError, emit
+from deepresearch.nodes.common import (
+    CANDIDATES_PER_SUB_QUESTION,
+    EVIDENCE_PER_SUB_QUESTION,
+    LLM_RELEVANCE_THRESHOLD,
+    MAX_SUB_QUESTIONS,
+    business_stage,
+    message,
+    write_json,
+)
+from deepresearch.schemas import Reflection, ResearchPlan, ScreeningResult
+from deepresearch.state import QueryTask, ReportState, SearchState
+from deepresearch.toolrun import RunCancelled, StageError
 from stages import get_stage
 from tools import ResearchContext
 
 logger = logging.getLogger(__name__)
-
-Node = Callable[..., Awaitable[dict[str, Any]]]
-MAX_SUB_QUESTIONS = 6
-CANDIDATES_PER_SUB_QUESTION = 8
-EVIDENCE_PER_SUB_QUESTION = 4
-LLM_RELEVANCE_THRESHOLD = 0.5
-
-
-class InjectedFailure(StageError):
-    """A failure asked for by DEEPRESEARCH_FAIL_STAGE (testing resume after failure)."""
-
-
-def business_stage(key: str) -> Callable[[Node], Node]:
-    """Wrap a stage node: demo delay and fault injection (DEEPRESEARCH_STAGE_DELAY_SECONDS / _FAIL_STAGE)."""
-
-    def decorate(node: Node) -> Node:
-        @functools.wraps(node)
-        async def wrapper(state: Any, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
-            settings = runtime.context.settings
-            where = _fail_point(settings.fail_stage, key)
-            if where == "start":
-                raise InjectedFailure(key, "failure injected at stage start (DEEPRESEARCH_FAIL_STAGE)")
-            await _stage_delay(runtime.context, settings.stage_delay_seconds)
-            update = await node(state, runtime)
-            if where == "end":
-                raise InjectedFailure(key, "failure injected at stage end (DEEPRESEARCH_FAIL_STAGE)")
-            return update
-
-        return wrapper
-
-    return decorate
-
-
-def _fail_point(fail_stage: str, key: str) -> str | None:
-    if not fail_stage:
-        return None
-    stage, _, where = fail_stage.partition(":")
-    return (where or "start") if stage == key else None
-
-
-async def _stage_delay(context: ResearchContext, seconds: float) -> None:
-    # sleep in slices so a cancel during a demo delay is honoured promptly
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while (remaining := deadline - loop.time()) > 0:
-        await context.cancel.raise_if_set()
-        await asyncio.sleep(min(0.1, remaining))
-
-
-async def _write_json(
-    runtime: Runtime[ResearchContext], state: Any, stage_key: str, name: str, payload: Any
-) -> str:
-    path = f"{state['artifact_dir']}/{name}"
-    await runtime.context.tools.write_artifact(
-        stage=stage_key,
-        receipt_key=get_stage(stage_key).receipt_key,
-        relative_path=path,
-        content=json.dumps(payload, ensure_ascii=False, indent=2) + "\n",
-    )
-    return path
-
-
-def _message(stage: str, text: str, **fields: Any) -> None:
-    emit({"event": "message", "stage": stage, "text": text, **fields})
 
 
 # --- 1. plan_research ----------------------------------------------------------------------------
@@ -117,8 +57,8 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "queries": queries,
         "rationale": rationale,
     }
-    await _write_json(runtime, state, "plan_research", "plan.json", {"question": question, **plan_out})
-    _message(
+    await write_json(runtime, state, "plan_research", "plan.json", {"question": question, **plan_out})
+    message(
         "plan_research", f"Planned {len(plan_out['sub_questions'])} sub-questions and {len(queries)} queries."
     )
     return {
@@ -165,7 +105,7 @@ async def reduce_queries(state: SearchState, runtime: Runtime[ResearchContext]) 
             f"no search results at all ({detail}). Configure a search provider "
             "or a corpus (see README) and resume the run.",
         )
-    await _write_json(
+    await write_json(
         runtime,
         state,
         "search_web",
@@ -178,7 +118,7 @@ async def reduce_queries(state: SearchState, runtime: Runtime[ResearchContext]) 
         },
     )
     note = f"round {round_no}: {len(this_round)} new results, {len(state.get('search_results', []))} in total"
-    _message("search_web", f"Search {note}.", round=round_no)
+    message("search_web", f"Search {note}.", round=round_no)
     return {"round": round_no, "pending_queries": [], "stage_notes": {"search_web": note}}
 
 
@@ -252,7 +192,7 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
         detail = "; ".join(f"{f['url']}: {f['error']}" for f in failures) or "no search results to fetch"
         raise StageError("fetch_sources", f"no source could be fetched ({detail})")
     all_sources = [*state.get("sources", []), *sources]
-    await _write_json(
+    await write_json(
         runtime,
         state,
         "fetch_sources",
@@ -265,7 +205,7 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
         },
     )
     note = f"{len(sources)} fetched, {len(failures)} failed ({len(all_sources)} sources in total)"
-    _message("fetch_sources", f"Fetched sources: {note}.")
+    message("fetch_sources", f"Fetched sources: {note}.")
     return {"sources": sources, "fetch_failures": failures, "stage_notes": {"fetch_sources": note}}
 
 
@@ -341,7 +281,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     evidence = [item for group in per_sq for item in group]
     for number, item in enumerate(evidence, start=1):
         item["id"] = f"E{number}"
-    await _write_json(
+    await write_json(
         runtime,
         state,
         "screen_evidence",
@@ -350,7 +290,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     )
     covered = sum(1 for group in per_sq if group)
     note = f"{len(evidence)} passages kept; {covered}/{len(sub_questions)} sub-questions covered"
-    _message("screen_evidence", f"Screened evidence: {note}.")
+    message("screen_evidence", f"Screened evidence: {note}.")
     return {"evidence": evidence, "stage_notes": {"screen_evidence": note}}
 
 
@@ -415,7 +355,7 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
         reason = "evidence sufficient"
     else:
         reason = f"{len(follow_ups)} gap-filling queries" if follow_ups else "no new queries to run"
-    _message(
+    message(
         "reflection", f"Reflection after round {round_no}: {reason}.", round=round_no, loop_again=loop_again
     )
     return {
@@ -429,144 +369,3 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
         },
         "pending_queries": follow_ups if loop_again else [],
     }
-
-
-# --- 5. analyze_findings (subgraph: fan-out of analysis_reviewer, then reduce_analysis) -----------
-async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
-    reviewer = task["reviewer"]
-    if task["engine"] != "llm":
-        return {
-            "findings": {
-                reviewer: compose.extractive_review(reviewer, task["sub_questions"], task["evidence"])
-            }
-        }
-    result = await runtime.context.tools.llm_structured(
-        stage="analyze_findings",
-        receipt_key=get_stage("analyze_findings").receipt_key,
-        prompt_id=prompts.REVIEW.id,
-        schema=ReviewerFindings,
-        label=f"review: {reviewer.replace('_', ' ')}",
-        messages=prompts.REVIEW.messages(
-            role=prompts.REVIEWER_ROLES[reviewer],
-            question=task["question"],
-            sub_questions="\n".join(f"- {sq}" for sq in task["sub_questions"]),
-            evidence=compose.evidence_listing(task["evidence"]),
-        ),
-    )
-    findings: ReviewerFindings = result.value
-    valid = {item["n"] for item in task["evidence"]}
-    cleaned = [
-        f.model_copy(update={"citations": [c for c in f.citations if c in valid]}) for f in findings.findings
-    ]
-    return {
-        "findings": {
-            reviewer: {
-                **findings.model_dump(),
-                "findings": [f.model_dump() for f in cleaned],
-                "engine": "llm",
-            }
-        }
-    }
-
-
-@business_stage("analyze_findings")
-async def reduce_analysis(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
-    findings = state.get("findings", {})
-    await _write_json(runtime, state, "analyze_findings", "analysis.json", findings)
-    total = sum(len(f.get("findings", [])) for f in findings.values())
-    note = f"{len(findings)} reviewers, {total} findings"
-    _message("analyze_findings", f"Analysis: {note}.")
-    return {"stage_notes": {"analyze_findings": note}}
-
-
-# --- 6. critic_review ----------------------------------------------------------------------------
-@business_stage("critic_review")
-async def critic_review(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
-    if state["engine"] == "llm":
-        result = await runtime.context.tools.llm_structured(
-            stage="critic_review",
-            receipt_key=get_stage("critic_review").receipt_key,
-            prompt_id=prompts.CRITIC.id,
-            schema=Critique,
-            messages=prompts.CRITIC.messages(
-                question=state["question"],
-                findings=compose.findings_listing(state.get("findings", {})),
-                evidence=compose.evidence_listing(state.get("evidence", [])),
-            ),
-        )
-        critique = {**result.value.model_dump(), "engine": "llm"}
-    else:
-        critique = compose.extractive_critique(state)
-    await _write_json(runtime, state, "critic_review", "critique.json", critique)
-    note = f"{len(critique['issues'])} issues, {len(critique['suggestions'])} suggestions"
-    _message("critic_review", f"Critic review: {note}.")
-    return {"critique": critique, "stage_notes": {"critic_review": note}}
-
-
-# --- 7. write_report, then finalize_report -------------------------------------------------------
-@business_stage("write_report")
-async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
-    tools = runtime.context.tools
-    stage = get_stage("write_report")
-    if state["engine"] == "llm":
-        result = await tools.llm_text(
-            stage="write_report",
-            receipt_key=stage.receipt_key,
-            prompt_id=prompts.REPORT.id,
-            messages=prompts.REPORT.messages(
-                question=state["question"],
-                sub_questions="\n".join(f"- {sq}" for sq in state["plan"]["sub_questions"]),
-                findings=compose.findings_listing(state.get("findings", {})),
-                critique=prompts.as_json(state.get("critique", {})),
-                evidence=compose.evidence_listing(
-                    state.get("evidence", []), with_titles=state.get("sources")
-                ),
-            ),
-        )
-        body = result.value
-    else:
-        body = compose.extractive_report_body(state)
-    bundle = compose.build_report_bundle(state, body)
-    files = {}
-    for name, content in bundle.files.items():
-        written = await tools.write_artifact(
-            stage="write_report",
-            receipt_key=stage.receipt_key,
-            relative_path=f"{state['artifact_dir']}/{name}",
-            content=content,
-        )
-        files[name] = {"path": written.relative_path, "sha256": written.sha256, "size": written.size}
-    check = bundle.citation_check
-    note = (
-        f"report written; {check['citations_supported']}/{check['citations_checked']} citations supported, "
-        f"{len(check['citations_removed'])} removed"
-    )
-    _message("write_report", f"Report: {note}.")
-    return {
-        "report": {
-            "files": files,
-            "citation_check": check,
-            "sources_cited": bundle.cited,
-            "report_path": files["deepresearch-report.md"]["path"],
-        },
-        "stage_notes": {"write_report": note},
-    }
-
-
-async def finalize_report(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
-    """Verify the final artifacts on disk against the digests recorded when they were written."""
-    workspace = runtime.context.tools.workspace
-    report = state.get("report", {})
-    bad = [
-        name
-        for name, info in report.get("files", {}).items()
-        if await asyncio.to_thread(workspace.file_digest, info["path"]) != info["sha256"]
-    ]
-    if bad:
-        raise StageError(
-            "finalize_report",
-            f"artifacts changed or missing on disk: {', '.join(bad)}; "
-            "resume from the checkpoint before write_report to write them again",
-        )
-    _message("finalize_report", f"Done. Report: {report.get('report_path')}")
-    return {"report": {**report, "verified": True}}

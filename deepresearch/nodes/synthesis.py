@@ -1,0 +1,165 @@
+"""Synthesis nodes: the reviewer fan-out, critic_review, write_report and finalize_report."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+import prompts
+from deepresearch import compose
+from deepresearch.nodes.common import (
+    business_stage,
+    message,
+    write_json,
+)
+from deepresearch.schemas import Critique, ReviewerFindings
+from deepresearch.state import ReportState, ReviewerTask
+from deepresearch.toolrun import StageError
+from stages import get_stage
+from tools import ResearchContext
+
+logger = logging.getLogger(__name__)
+
+
+# --- 5. analyze_findings (subgraph: fan-out of analysis_reviewer, then reduce_analysis) -----------
+async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
+    reviewer = task["reviewer"]
+    if task["engine"] != "llm":
+        return {
+            "findings": {
+                reviewer: compose.extractive_review(reviewer, task["sub_questions"], task["evidence"])
+            }
+        }
+    result = await runtime.context.tools.llm_structured(
+        stage="analyze_findings",
+        receipt_key=get_stage("analyze_findings").receipt_key,
+        prompt_id=prompts.REVIEW.id,
+        schema=ReviewerFindings,
+        label=f"review: {reviewer.replace('_', ' ')}",
+        messages=prompts.REVIEW.messages(
+            role=prompts.REVIEWER_ROLES[reviewer],
+            question=task["question"],
+            sub_questions="\n".join(f"- {sq}" for sq in task["sub_questions"]),
+            evidence=compose.evidence_listing(task["evidence"]),
+        ),
+    )
+    findings: ReviewerFindings = result.value
+    valid = {item["n"] for item in task["evidence"]}
+    cleaned = [
+        f.model_copy(update={"citations": [c for c in f.citations if c in valid]}) for f in findings.findings
+    ]
+    return {
+        "findings": {
+            reviewer: {
+                **findings.model_dump(),
+                "findings": [f.model_dump() for f in cleaned],
+                "engine": "llm",
+            }
+        }
+    }
+
+
+@business_stage("analyze_findings")
+async def reduce_analysis(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
+    findings = state.get("findings", {})
+    await write_json(runtime, state, "analyze_findings", "analysis.json", findings)
+    total = sum(len(f.get("findings", [])) for f in findings.values())
+    note = f"{len(findings)} reviewers, {total} findings"
+    message("analyze_findings", f"Analysis: {note}.")
+    return {"stage_notes": {"analyze_findings": note}}
+
+
+# --- 6. critic_review ----------------------------------------------------------------------------
+@business_stage("critic_review")
+async def critic_review(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
+    if state["engine"] == "llm":
+        result = await runtime.context.tools.llm_structured(
+            stage="critic_review",
+            receipt_key=get_stage("critic_review").receipt_key,
+            prompt_id=prompts.CRITIC.id,
+            schema=Critique,
+            messages=prompts.CRITIC.messages(
+                question=state["question"],
+                findings=compose.findings_listing(state.get("findings", {})),
+                evidence=compose.evidence_listing(state.get("evidence", [])),
+            ),
+        )
+        critique = {**result.value.model_dump(), "engine": "llm"}
+    else:
+        critique = compose.extractive_critique(state)
+    await write_json(runtime, state, "critic_review", "critique.json", critique)
+    note = f"{len(critique['issues'])} issues, {len(critique['suggestions'])} suggestions"
+    message("critic_review", f"Critic review: {note}.")
+    return {"critique": critique, "stage_notes": {"critic_review": note}}
+
+
+# --- 7. write_report, then finalize_report -------------------------------------------------------
+@business_stage("write_report")
+async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
+    tools = runtime.context.tools
+    stage = get_stage("write_report")
+    if state["engine"] == "llm":
+        result = await tools.llm_text(
+            stage="write_report",
+            receipt_key=stage.receipt_key,
+            prompt_id=prompts.REPORT.id,
+            messages=prompts.REPORT.messages(
+                question=state["question"],
+                sub_questions="\n".join(f"- {sq}" for sq in state["plan"]["sub_questions"]),
+                findings=compose.findings_listing(state.get("findings", {})),
+                critique=prompts.as_json(state.get("critique", {})),
+                evidence=compose.evidence_listing(
+                    state.get("evidence", []), with_titles=state.get("sources")
+                ),
+            ),
+        )
+        body = result.value
+    else:
+        body = compose.extractive_report_body(state)
+    bundle = compose.build_report_bundle(state, body)
+    files = {}
+    for name, content in bundle.files.items():
+        written = await tools.write_artifact(
+            stage="write_report",
+            receipt_key=stage.receipt_key,
+            relative_path=f"{state['artifact_dir']}/{name}",
+            content=content,
+        )
+        files[name] = {"path": written.relative_path, "sha256": written.sha256, "size": written.size}
+    check = bundle.citation_check
+    note = (
+        f"report written; {check['citations_supported']}/{check['citations_checked']} citations supported, "
+        f"{len(check['citations_removed'])} removed"
+    )
+    message("write_report", f"Report: {note}.")
+    return {
+        "report": {
+            "files": files,
+            "citation_check": check,
+            "sources_cited": bundle.cited,
+            "report_path": files["deepresearch-report.md"]["path"],
+        },
+        "stage_notes": {"write_report": note},
+    }
+
+
+async def finalize_report(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
+    """Verify the final artifacts on disk against the digests recorded when they were written."""
+    workspace = runtime.context.tools.workspace
+    report = state.get("report", {})
+    bad = [
+        name
+        for name, info in report.get("files", {}).items()
+        if await asyncio.to_thread(workspace.file_digest, info["path"]) != info["sha256"]
+    ]
+    if bad:
+        raise StageError(
+            "finalize_report",
+            f"artifacts changed or missing on disk: {', '.join(bad)}; "
+            "resume from the checkpoint before write_report to write them again",
+        )
+    message("finalize_report", f"Done. Report: {report.get('report_path')}")
+    return {"report": {**report, "verified": True}}
