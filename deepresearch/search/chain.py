@@ -116,7 +116,8 @@ class SearchChain:
             hits = await provider.search(query, max_results)
         except ProviderError as exc:
             failures[provider.name] = exc.message
-            logger.warning("search: %s failed for %r: %s", provider.name, query, exc.message)
+            # expected (offline, rate limits): kept in the outcome's failures and shown in the events
+            logger.info("search: %s failed for %r: %s", provider.name, query, exc.message)
             return []
         except Exception as exc:
             # a buggy or foreign provider must not sink the chain: record it, log the traceback, go on
