@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -162,6 +163,69 @@ class Receipt:
             "created_at": self.created_at,
             "updated_at": self.updated_at,
         }
+
+
+# --- rows (sqlite3.Row or psycopg dict rows: both are read by column name) --------------------------
+Row = Mapping[str, Any]
+
+
+def dumps_json(value: Any) -> str:
+    """The JSON text both backends store (TEXT columns: identical records from SQLite and PostgreSQL)."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def run_from_row(row: Row) -> RunRecord:
+    return RunRecord(
+        run_id=row["run_id"],
+        thread_id=row["thread_id"],
+        question=row["question"],
+        options=json.loads(row["options_json"]),
+        status=row["status"],
+        engine=row["engine"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        current_stage=row["current_stage"],
+        error=row["error"],
+        artifact_dir=row["artifact_dir"],
+        cancel_requested=bool(row["cancel_requested"]),
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        usage=json.loads(row["usage_json"] or "{}"),
+    )
+
+
+def receipt_from_row(row: Row) -> Receipt:
+    return Receipt(
+        run_id=row["run_id"],
+        receipt_key=row["receipt_key"],
+        args_hash=row["args_hash"],
+        tool_name=row["tool_name"],
+        stage=row["stage"],
+        status=row["status"],
+        args=json.loads(row["args_json"]),
+        result=json.loads(row["result_json"]) if row["result_json"] is not None else None,
+        error=row["error"],
+        tokens=int(row["tokens"]),
+        cost_usd=float(row["cost_usd"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def checkpoint_from_row(row: Row) -> CheckpointRecord:
+    return CheckpointRecord(
+        run_id=row["run_id"],
+        checkpoint_id=row["checkpoint_id"],
+        stage=row["stage"],
+        title=row["title"],
+        created_at=row["created_at"],
+        next=json.loads(row["next_json"]),
+        summary=row["summary"],
+        thread_id=row["thread_id"],
+        checkpoint_ns=row["checkpoint_ns"],
+        parent_checkpoint_id=row["parent_checkpoint_id"],
+        fork_of=row["fork_of"],
+    )
 
 
 class RunNotFound(LookupError):

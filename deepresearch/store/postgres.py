@@ -18,7 +18,11 @@ from .base import (
     Receipt,
     RunNotFound,
     RunRecord,
+    checkpoint_from_row,
+    dumps_json,
     new_run_id,
+    receipt_from_row,
+    run_from_row,
     thread_id_for,
     utcnow,
 )
@@ -135,68 +139,12 @@ _RUN_COLUMNS = frozenset(
 
 
 # --- row mapping ---------------------------------------------------------------------------------
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _pg_text(value: str | None) -> str | None:
     # TEXT cannot hold NUL (SQLite can): an exception message quoting a scraped page must not turn
     # recording a failure into a second failure.
     return value.replace("\x00", "\ufffd") if value else value
-
-
-def _run(row: DictRow) -> RunRecord:
-    return RunRecord(
-        run_id=row["run_id"],
-        thread_id=row["thread_id"],
-        question=row["question"],
-        options=json.loads(row["options_json"]),
-        status=row["status"],
-        engine=row["engine"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        current_stage=row["current_stage"],
-        error=row["error"],
-        artifact_dir=row["artifact_dir"],
-        cancel_requested=bool(row["cancel_requested"]),
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        usage=json.loads(row["usage_json"] or "{}"),
-    )
-
-
-def _receipt(row: DictRow) -> Receipt:
-    return Receipt(
-        run_id=row["run_id"],
-        receipt_key=row["receipt_key"],
-        args_hash=row["args_hash"],
-        tool_name=row["tool_name"],
-        stage=row["stage"],
-        status=row["status"],
-        args=json.loads(row["args_json"]),
-        result=json.loads(row["result_json"]) if row["result_json"] is not None else None,
-        error=row["error"],
-        tokens=int(row["tokens"]),
-        cost_usd=float(row["cost_usd"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
-
-
-def _checkpoint(row: DictRow) -> CheckpointRecord:
-    return CheckpointRecord(
-        run_id=row["run_id"],
-        checkpoint_id=row["checkpoint_id"],
-        stage=row["stage"],
-        title=row["title"],
-        created_at=row["created_at"],
-        next=json.loads(row["next_json"]),
-        summary=row["summary"],
-        thread_id=row["thread_id"],
-        checkpoint_ns=row["checkpoint_ns"],
-        parent_checkpoint_id=row["parent_checkpoint_id"],
-        fork_of=row["fork_of"],
-    )
 
 
 class PostgresRunStore:
@@ -258,15 +206,15 @@ class PostgresRunStore:
         rows = await self._fetch(
             "INSERT INTO runs (run_id, thread_id, question, options_json, status, engine, created_at,"
             " updated_at) VALUES (%s, %s, %s, %s, 'queued', %s, %s, %s) RETURNING *",
-            (run_id, thread_id_for(run_id), question, _dumps(options), engine, now, now),
+            (run_id, thread_id_for(run_id), question, dumps_json(options), engine, now, now),
         )
-        return _run(rows[0])
+        return run_from_row(rows[0])
 
     async def get_run(self, run_id: str) -> RunRecord:
         rows = await self._fetch("SELECT * FROM runs WHERE run_id = %s", (run_id,))
         if not rows:
             raise RunNotFound(run_id)
-        return _run(rows[0])
+        return run_from_row(rows[0])
 
     async def list_runs(self, status: str | None = None, limit: int = 50, offset: int = 0) -> list[RunRecord]:
         query = "SELECT * FROM runs"
@@ -276,7 +224,7 @@ class PostgresRunStore:
             params.append(status)
         query += " ORDER BY created_at DESC, run_id LIMIT %s OFFSET %s"
         params += [limit, offset]
-        return [_run(row) for row in await self._fetch(query, params)]
+        return [run_from_row(row) for row in await self._fetch(query, params)]
 
     async def update_run(self, run_id: str, **fields: Any) -> RunRecord:
         unknown = set(fields) - _RUN_COLUMNS
@@ -286,7 +234,7 @@ class PostgresRunStore:
         params: list[Any] = []
         for name, value in fields.items():
             if name in ("usage", "options"):
-                column, value = f"{name}_json", _dumps(value)
+                column, value = f"{name}_json", dumps_json(value)
             elif name == "cancel_requested":
                 column, value = name, bool(value)
             elif name == "error":
@@ -303,7 +251,7 @@ class PostgresRunStore:
         rows = await self._fetch(query, params)
         if not rows:
             raise RunNotFound(run_id)
-        return _run(rows[0])
+        return run_from_row(rows[0])
 
     async def request_cancel(self, run_id: str) -> RunRecord:
         return await self.update_run(run_id, cancel_requested=True)
@@ -336,7 +284,7 @@ class PostgresRunStore:
                 "INSERT INTO run_events (run_id, seq, type, stage, ts, data_json)"
                 " SELECT %s, COALESCE(MAX(seq), 0) + 1, %s, %s, %s, %s FROM run_events WHERE run_id = %s"
                 " RETURNING seq",
-                (run_id, type_, stage, ts, _dumps(data), run_id),
+                (run_id, type_, stage, ts, dumps_json(data), run_id),
             )
             row = await cur.fetchone()
         assert row is not None  # INSERT ... SELECT over an aggregate always yields one row
@@ -371,7 +319,7 @@ class PostgresRunStore:
                 record.stage,
                 record.title,
                 record.created_at,
-                _dumps(record.next),
+                dumps_json(record.next),
                 record.summary,
                 record.thread_id,
                 record.checkpoint_ns,
@@ -385,7 +333,7 @@ class PostgresRunStore:
         rows = await self._fetch(
             "SELECT * FROM run_checkpoints WHERE run_id = %s ORDER BY created_at, checkpoint_id", (run_id,)
         )
-        return [_checkpoint(r) for r in rows]
+        return [checkpoint_from_row(r) for r in rows]
 
     # --- receipts ------------------------------------------------------------------------------
     async def get_receipt(self, run_id: str, receipt_key: str, hash_: str) -> Receipt | None:
@@ -393,7 +341,7 @@ class PostgresRunStore:
             "SELECT * FROM tool_receipts WHERE run_id = %s AND receipt_key = %s AND args_hash = %s",
             (run_id, receipt_key, hash_),
         )
-        return _receipt(rows[0]) if rows else None
+        return receipt_from_row(rows[0]) if rows else None
 
     async def start_receipt(
         self, run_id: str, receipt_key: str, hash_: str, tool_name: str, stage: str | None, args: Any
@@ -405,7 +353,7 @@ class PostgresRunStore:
             " created_at, updated_at) VALUES (%s, %s, %s, %s, %s, 'started', %s, %s, %s)"
             " ON CONFLICT (run_id, receipt_key, args_hash) DO UPDATE SET status = 'started', error = NULL,"
             " updated_at = EXCLUDED.updated_at WHERE tool_receipts.status <> 'succeeded'",
-            (run_id, receipt_key, hash_, tool_name, stage, _dumps(args), now, now),
+            (run_id, receipt_key, hash_, tool_name, stage, dumps_json(args), now, now),
         )
 
     async def finish_receipt(
@@ -414,7 +362,7 @@ class PostgresRunStore:
         await self._write(
             "UPDATE tool_receipts SET status = 'succeeded', result_json = %s, tokens = %s, cost_usd = %s,"
             " error = NULL, updated_at = %s WHERE run_id = %s AND receipt_key = %s AND args_hash = %s",
-            (_dumps(result), tokens, cost_usd, utcnow(), run_id, receipt_key, hash_),
+            (dumps_json(result), tokens, cost_usd, utcnow(), run_id, receipt_key, hash_),
         )
 
     async def fail_receipt(self, run_id: str, receipt_key: str, hash_: str, error: str) -> None:
@@ -436,7 +384,7 @@ class PostgresRunStore:
             query += " AND status = %s"
             params.append(status)
         query += " ORDER BY created_at, args_hash"
-        return [_receipt(row) for row in await self._fetch(query, params)]
+        return [receipt_from_row(row) for row in await self._fetch(query, params)]
 
 
 @asynccontextmanager

@@ -18,7 +18,11 @@ from .base import (
     Receipt,
     RunNotFound,
     RunRecord,
+    checkpoint_from_row,
+    dumps_json,
     new_run_id,
+    receipt_from_row,
+    run_from_row,
     thread_id_for,
     utcnow,
 )
@@ -107,48 +111,6 @@ _RUN_COLUMNS = {
 }
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, default=str)
-
-
-def _run(row: aiosqlite.Row) -> RunRecord:
-    return RunRecord(
-        run_id=row["run_id"],
-        thread_id=row["thread_id"],
-        question=row["question"],
-        options=json.loads(row["options_json"]),
-        status=row["status"],
-        engine=row["engine"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        current_stage=row["current_stage"],
-        error=row["error"],
-        artifact_dir=row["artifact_dir"],
-        cancel_requested=bool(row["cancel_requested"]),
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        usage=json.loads(row["usage_json"] or "{}"),
-    )
-
-
-def _receipt(row: aiosqlite.Row) -> Receipt:
-    return Receipt(
-        run_id=row["run_id"],
-        receipt_key=row["receipt_key"],
-        args_hash=row["args_hash"],
-        tool_name=row["tool_name"],
-        stage=row["stage"],
-        status=row["status"],
-        args=json.loads(row["args_json"]),
-        result=json.loads(row["result_json"]) if row["result_json"] is not None else None,
-        error=row["error"],
-        tokens=row["tokens"],
-        cost_usd=row["cost_usd"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
-
-
 class SqliteRunStore:
     """RunStore on one aiosqlite connection (SQLite serialises writers anyway)."""
 
@@ -209,7 +171,7 @@ class SqliteRunStore:
         await self._write(
             "INSERT INTO runs (run_id, thread_id, question, options_json, status, engine, created_at,"
             " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
-            (run_id, thread_id_for(run_id), question, _dumps(options), engine, now, now),
+            (run_id, thread_id_for(run_id), question, dumps_json(options), engine, now, now),
         )
         return await self.get_run(run_id)
 
@@ -217,7 +179,7 @@ class SqliteRunStore:
         rows = await self._fetch("SELECT * FROM runs WHERE run_id = ?", (run_id,))
         if not rows:
             raise RunNotFound(run_id)
-        return _run(rows[0])
+        return run_from_row(rows[0])
 
     async def list_runs(self, status: str | None = None, limit: int = 50, offset: int = 0) -> list[RunRecord]:
         sql = "SELECT * FROM runs"
@@ -227,7 +189,7 @@ class SqliteRunStore:
             params.append(status)
         sql += " ORDER BY created_at DESC, run_id LIMIT ? OFFSET ?"
         params += [limit, offset]
-        return [_run(row) for row in await self._fetch(sql, params)]
+        return [run_from_row(row) for row in await self._fetch(sql, params)]
 
     async def update_run(self, run_id: str, **fields: Any) -> RunRecord:
         unknown = set(fields) - _RUN_COLUMNS
@@ -237,7 +199,7 @@ class SqliteRunStore:
         for name, value in fields.items():
             if name in ("usage", "options"):
                 assignments.append(f"{name}_json = ?")
-                params.append(_dumps(value))
+                params.append(dumps_json(value))
             elif name == "cancel_requested":
                 assignments.append("cancel_requested = ?")
                 params.append(int(bool(value)))
@@ -273,7 +235,7 @@ class SqliteRunStore:
         _, rows = await self._write(
             "INSERT INTO run_events (run_id, seq, type, stage, ts, data_json) "
             "SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM run_events WHERE run_id = ? RETURNING seq",
-            (run_id, type_, stage, ts, _dumps(data), run_id),
+            (run_id, type_, stage, ts, dumps_json(data), run_id),
         )
         return EventRecord(run_id=run_id, seq=int(rows[0][0]), type=type_, ts=ts, stage=stage, data=data)
 
@@ -306,7 +268,7 @@ class SqliteRunStore:
                 record.stage,
                 record.title,
                 record.created_at,
-                _dumps(record.next),
+                dumps_json(record.next),
                 record.summary,
                 record.thread_id,
                 record.checkpoint_ns,
@@ -320,22 +282,7 @@ class SqliteRunStore:
         rows = await self._fetch(
             "SELECT * FROM run_checkpoints WHERE run_id = ? ORDER BY created_at, checkpoint_id", (run_id,)
         )
-        return [
-            CheckpointRecord(
-                run_id=r["run_id"],
-                checkpoint_id=r["checkpoint_id"],
-                stage=r["stage"],
-                title=r["title"],
-                created_at=r["created_at"],
-                next=json.loads(r["next_json"]),
-                summary=r["summary"],
-                thread_id=r["thread_id"],
-                checkpoint_ns=r["checkpoint_ns"],
-                parent_checkpoint_id=r["parent_checkpoint_id"],
-                fork_of=r["fork_of"],
-            )
-            for r in rows
-        ]
+        return [checkpoint_from_row(r) for r in rows]
 
     # --- receipts ------------------------------------------------------------------------------
     async def get_receipt(self, run_id: str, receipt_key: str, hash_: str) -> Receipt | None:
@@ -343,7 +290,7 @@ class SqliteRunStore:
             "SELECT * FROM tool_receipts WHERE run_id = ? AND receipt_key = ? AND args_hash = ?",
             (run_id, receipt_key, hash_),
         )
-        return _receipt(rows[0]) if rows else None
+        return receipt_from_row(rows[0]) if rows else None
 
     async def start_receipt(
         self, run_id: str, receipt_key: str, hash_: str, tool_name: str, stage: str | None, args: Any
@@ -355,7 +302,7 @@ class SqliteRunStore:
             " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'started', ?, ?, ?)"
             " ON CONFLICT (run_id, receipt_key, args_hash) DO UPDATE SET status = 'started', error = NULL,"
             " updated_at = excluded.updated_at WHERE tool_receipts.status != 'succeeded'",
-            (run_id, receipt_key, hash_, tool_name, stage, _dumps(args), now, now),
+            (run_id, receipt_key, hash_, tool_name, stage, dumps_json(args), now, now),
         )
 
     async def finish_receipt(
@@ -364,7 +311,7 @@ class SqliteRunStore:
         await self._write(
             "UPDATE tool_receipts SET status = 'succeeded', result_json = ?, tokens = ?, cost_usd = ?,"
             " error = NULL, updated_at = ? WHERE run_id = ? AND receipt_key = ? AND args_hash = ?",
-            (_dumps(result), tokens, cost_usd, utcnow(), run_id, receipt_key, hash_),
+            (dumps_json(result), tokens, cost_usd, utcnow(), run_id, receipt_key, hash_),
         )
 
     async def fail_receipt(self, run_id: str, receipt_key: str, hash_: str, error: str) -> None:
@@ -386,7 +333,7 @@ class SqliteRunStore:
             sql += " AND status = ?"
             params.append(status)
         sql += " ORDER BY created_at, args_hash"
-        return [_receipt(row) for row in await self._fetch(sql, params)]
+        return [receipt_from_row(row) for row in await self._fetch(sql, params)]
 
 
 def sqlite_path_from_url(url: str) -> Path:
