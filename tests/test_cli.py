@@ -8,6 +8,7 @@ the scripted servers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -18,10 +19,11 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from stages import FINAL_ARTIFACTS, REPORT_STAGES
@@ -186,6 +188,31 @@ class LineReader:
         return "\n".join(self.lines)
 
 
+@contextlib.contextmanager
+def plain_run(
+    env: Mapping[str, str], cwd: Path, stderr: Any
+) -> Iterator[tuple[subprocess.Popen[str], LineReader, str, str, Path]]:
+    """`deepresearch run QUESTION --plain` as a live process: (process, reader, run id, engine, folder).
+    Killed on the way out if the test left it running."""
+    proc = subprocess.Popen(
+        [*_cli_prefix(), "run", QUESTION, "--plain"],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        encoding="utf-8",
+    )
+    try:
+        reader = LineReader(proc)
+        run_id, engine, folder = run_line(reader.wait_for("Run ", timeout=COMMAND_TIMEOUT))
+        yield proc, reader, run_id, engine, folder
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
 # --- a run, start to finish -------------------------------------------------------------------------
 def test_run_extractive_writes_the_final_artifacts(servers: Servers, tmp_path: Path) -> None:
     env = cli_env(servers, tmp_path)
@@ -217,29 +244,15 @@ def test_run_extractive_writes_the_final_artifacts(servers: Servers, tmp_path: P
 def test_ctrl_c_after_fetch_then_resume_repeats_no_completed_call(servers: Servers, tmp_path: Path) -> None:
     env = cli_env(servers, tmp_path, llm=True, DEEPRESEARCH_STAGE_DELAY_SECONDS=STAGE_DELAY)
     stderr_path = tmp_path / "run.stderr"
-    with stderr_path.open("w", encoding="utf-8") as stderr_file:
-        proc = subprocess.Popen(
-            [*_cli_prefix(), "run", QUESTION, "--plain"],
-            cwd=tmp_path,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=stderr_file,
-            text=True,
-            encoding="utf-8",
-        )
-        try:
-            reader = LineReader(proc)
-            first_line = reader.wait_for("Run ", timeout=COMMAND_TIMEOUT)
-            run_id, engine, folder = run_line(first_line)
-            assert engine == "llm"
-            reader.wait_for("✔ Fetch sources:", timeout=COMMAND_TIMEOUT)
-            proc.send_signal(signal.SIGINT)
-            code = proc.wait(timeout=COMMAND_TIMEOUT)
-            paused_output = reader.rest(timeout=10)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait(timeout=10)
+    with (
+        stderr_path.open("w", encoding="utf-8") as stderr_file,
+        plain_run(env, tmp_path, stderr_file) as (proc, reader, run_id, engine, folder),
+    ):
+        assert engine == "llm"
+        reader.wait_for("✔ Fetch sources:", timeout=COMMAND_TIMEOUT)
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=COMMAND_TIMEOUT)
+        paused_output = reader.rest(timeout=10)
     paused = Result(("run", QUESTION, "--plain"), code, paused_output, stderr_path.read_text("utf-8"))
     assert paused.code == 130, str(paused)
     assert f"Paused at the latest checkpoint. Continue with: deepresearch resume {run_id}" in paused.stdout
@@ -374,18 +387,7 @@ def test_corpus_flag_with_corpus_only_env(servers: Servers, tmp_path: Path) -> N
 # --- a second Ctrl-C stops at once; the run stays resumable ------------------------------------------
 def test_second_ctrl_c_stops_at_once_and_the_run_resumes(servers: Servers, tmp_path: Path) -> None:
     env = cli_env(servers, tmp_path, llm=True, DEEPRESEARCH_STAGE_DELAY_SECONDS="1")
-    proc = subprocess.Popen(
-        [*_cli_prefix(), "run", QUESTION, "--plain"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-    )
-    try:
-        reader = LineReader(proc)
-        run_id, _, folder = run_line(reader.wait_for("Run ", timeout=COMMAND_TIMEOUT))
+    with plain_run(env, tmp_path, subprocess.PIPE) as (proc, reader, run_id, _, folder):
         reader.wait_for("✔ Plan the research:", timeout=COMMAND_TIMEOUT)
         proc.send_signal(signal.SIGINT)
         reader.wait_for("! Pausing", timeout=COMMAND_TIMEOUT)
@@ -393,10 +395,6 @@ def test_second_ctrl_c_stops_at_once_and_the_run_resumes(servers: Servers, tmp_p
         code = proc.wait(timeout=COMMAND_TIMEOUT)
         output = reader.rest(timeout=10)
         stderr = proc.stderr.read() if proc.stderr else ""
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
     assert code == 130, output + stderr
     assert f"deepresearch resume {run_id}" in output and "Traceback" not in stderr
     listed = cli(["runs"], env, tmp_path)
@@ -409,25 +407,10 @@ def test_second_ctrl_c_stops_at_once_and_the_run_resumes(servers: Servers, tmp_p
 
 def test_a_run_left_running_by_a_dead_process_is_taken_over(servers: Servers, tmp_path: Path) -> None:
     env = cli_env(servers, tmp_path, DEEPRESEARCH_STAGE_DELAY_SECONDS="1")
-    proc = subprocess.Popen(
-        [*_cli_prefix(), "run", QUESTION, "--plain"],
-        cwd=tmp_path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        encoding="utf-8",
-    )
-    try:
-        reader = LineReader(proc)
-        run_id, _, folder = run_line(reader.wait_for("Run ", timeout=COMMAND_TIMEOUT))
+    with plain_run(env, tmp_path, subprocess.DEVNULL) as (proc, reader, run_id, _, folder):
         reader.wait_for("✔ Plan the research:", timeout=COMMAND_TIMEOUT)
         proc.kill()  # kill -9: nothing gets to record that the run stopped
         proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(timeout=10)
     refused = cli(["resume", run_id], env, tmp_path)
     assert refused.code == 2 and "--takeover" in refused.stderr, str(refused)
     taken = cli(["resume", run_id, "--takeover", "--plain"], env, tmp_path)
