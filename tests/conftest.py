@@ -31,6 +31,22 @@ class Servers:
     responder: ResearchResponder
 
     def settings(self, tmp_path: Path, *, llm: bool = False, **overrides: Any) -> Settings:
+        return Settings(**self._values(tmp_path, llm=llm) | overrides)
+
+    def env(self, tmp_path: Path, *, llm: bool = False) -> dict[str, str]:
+        """The same configuration as environment variables, for CLI and server processes."""
+        env = {}
+        for name, value in self._values(tmp_path, llm=llm).items():
+            key = name.upper() if name.startswith("openai_") else f"DEEPRESEARCH_{name.upper()}"
+            if isinstance(value, list):
+                env[key] = ",".join(value)
+            elif isinstance(value, bool):
+                env[key] = str(value).lower()
+            else:
+                env[key] = str(value)
+        return env
+
+    def _values(self, tmp_path: Path, *, llm: bool) -> dict[str, Any]:
         site = urlsplit(self.site_url)
         values: dict[str, Any] = {
             "home": tmp_path / "home",
@@ -52,8 +68,7 @@ class Servers:
                 "openai_model_name": "scripted-model",
                 "openai_api_key": "test-key",
             }
-        values |= overrides
-        return Settings(**values)
+        return values
 
 
 @pytest.fixture

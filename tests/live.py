@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
@@ -28,27 +27,10 @@ def free_port() -> int:
 
 
 def server_env(servers: Servers, tmp_path: Path, **extra: Any) -> dict[str, str]:
-    site = urlsplit(servers.site_url)
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("DEEPRESEARCH_", "OPENAI_", "LONG_TASK_"))
     }
-    env |= {
-        "DEEPRESEARCH_HOME": str(tmp_path / "home"),
-        "DEEPRESEARCH_WORKSPACE_DIR": str(tmp_path / "workspace"),
-        "DEEPRESEARCH_ENGINE": "llm",
-        "OPENAI_BASE_URL": f"{servers.llm_url}/v1",
-        "OPENAI_MODEL_NAME": "scripted-model",
-        "OPENAI_API_KEY": "test-key",
-        "DEEPRESEARCH_SEARCH_PROVIDERS": "generic",
-        "DEEPRESEARCH_WEB_SEARCH_URL": f"{servers.search_url}/search",
-        "DEEPRESEARCH_DUCKDUCKGO_ENABLED": "false",
-        "DEEPRESEARCH_FETCH_ALLOW_HOSTS": f"{site.hostname}:{site.port}",
-        "DEEPRESEARCH_MAX_RESEARCH_LOOPS": "1",
-        "DEEPRESEARCH_QUERIES_PER_ROUND": "3",
-        "DEEPRESEARCH_RESULTS_PER_QUERY": "3",
-        "DEEPRESEARCH_SOURCES_TO_FETCH": "3",
-        "DEEPRESEARCH_LOG_LEVEL": "WARNING",
-    }
+    env |= servers.env(tmp_path, llm=True) | {"DEEPRESEARCH_LOG_LEVEL": "WARNING"}
     env |= {key: str(value) for key, value in extra.items()}
     return env
 

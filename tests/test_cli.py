@@ -24,7 +24,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from stages import FINAL_ARTIFACTS, REPORT_STAGES
 from tests.conftest import Servers
@@ -55,32 +54,14 @@ def cli_env(servers: Servers, tmp_path: Path, *, llm: bool = False, **extra: str
         for key, value in os.environ.items()
         if not key.startswith(_FOREIGN_PREFIXES) and key.lower() not in _PROXY_VARS
     }
-    site = urlsplit(servers.site_url)
     env |= {
         "PYTHONPATH": str(REPO),
         "PYTHONUNBUFFERED": "1",
         "PYTHONIOENCODING": "utf-8",
         "COLUMNS": "200",  # rich wraps at the console width; keep each progress line on one line
         "NO_COLOR": "1",
-        "DEEPRESEARCH_HOME": str(tmp_path / "home"),
-        "DEEPRESEARCH_WORKSPACE_DIR": str(tmp_path / "workspace"),
-        "DEEPRESEARCH_ENGINE": "llm" if llm else "extractive",
-        "DEEPRESEARCH_SEARCH_PROVIDERS": "generic",
-        "DEEPRESEARCH_WEB_SEARCH_URL": f"{servers.search_url}/search",
-        "DEEPRESEARCH_DUCKDUCKGO_ENABLED": "false",
-        "DEEPRESEARCH_FETCH_ALLOW_HOSTS": f"{site.hostname}:{site.port}",
-        "DEEPRESEARCH_MAX_RESEARCH_LOOPS": "1",
-        "DEEPRESEARCH_QUERIES_PER_ROUND": "3",
-        "DEEPRESEARCH_RESULTS_PER_QUERY": "3",
-        "DEEPRESEARCH_SOURCES_TO_FETCH": "3",
-        "DEEPRESEARCH_LLM_RETRY_MAX_WAIT_SECONDS": "0.5",
     }
-    if llm:
-        env |= {
-            "OPENAI_BASE_URL": f"{servers.llm_url}/v1",
-            "OPENAI_MODEL_NAME": "scripted-model",
-            "OPENAI_API_KEY": "test-key",
-        }
+    env |= servers.env(tmp_path, llm=llm)
     return env | extra
 
 
