@@ -6,15 +6,147 @@ Nothing happens at import time: call :func:`load_settings` (or build ``Settings(
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_REVIEWERS = ("fact_reviewer", "implication_reviewer", "risk_reviewer")
 KNOWN_REVIEWERS = frozenset(DEFAULT_REVIEWERS)
 SEARCH_PROVIDERS = ("searxng", "tavily", "brave", "generic", "duckduckgo")
+
+
+def _known_reviewers(value: list[str]) -> list[str]:
+    unknown = [name for name in value if name not in KNOWN_REVIEWERS]
+    if unknown:
+        raise ValueError(f"unknown reviewer(s) {unknown}; choose from {', '.join(DEFAULT_REVIEWERS)}")
+    return list(dict.fromkeys(value))
+
+
+# --- per-run options: every bound and default is written here once ----------------------------------
+# Settings (the server's defaults), the HTTP input models and the workbench (via /research/config.json)
+# all derive from these types.
+MaxResearchLoops = Annotated[int, Field(ge=1, le=10, description="Depth: search/reflect rounds.")]
+QueriesPerRound = Annotated[int, Field(ge=1, le=20, description="Breadth: queries per round.")]
+ResultsPerQuery = Annotated[int, Field(ge=1, le=50, description="Search results kept per query.")]
+SourcesToFetch = Annotated[int, Field(ge=1, le=100, description="Sources fetched per round.")]
+Reviewers = Annotated[
+    list[str],
+    Field(min_length=1, max_length=len(DEFAULT_REVIEWERS), description="Reviewers of the analysis."),
+    AfterValidator(_known_reviewers),
+]
+
+
+class RunBudget(BaseModel):
+    """Per-run limits, enforced before every new external call. None = unlimited. A run that reaches one
+    stops at its latest checkpoint with the reason; resume it with a higher limit."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    max_llm_tokens: int | None = Field(None, ge=1, le=10**12, description="LLM tokens for the whole run.")
+    max_search_calls: int | None = Field(None, ge=1, le=10**9, description="Search calls.")
+    max_fetches: int | None = Field(None, ge=1, le=10**9, description="Page fetches.")
+    deadline_seconds: float | None = Field(
+        None, gt=0, le=10**8, description="Wall-clock limit from the run's start."
+    )
+
+
+class ResearchOptions(BaseModel):
+    """Per-run shape of the research. Stored in the graph state, so a resume keeps the same shape."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    max_research_loops: MaxResearchLoops = 2
+    queries_per_round: QueriesPerRound = 4
+    results_per_query: ResultsPerQuery = 5
+    sources_to_fetch: SourcesToFetch = 8
+    reviewers: Reviewers = Field(default_factory=lambda: list(DEFAULT_REVIEWERS))
+    requires_critic_review: bool = Field(True, description="Run the critic before the report.")
+    corpus_dir: str | None = Field(None, description="Folder of local documents (on the server).")
+    corpus_only: bool = Field(False, description="Search only the corpus, never the web.")
+    budget: RunBudget = Field(default_factory=RunBudget)
+
+    @model_validator(mode="after")
+    def _corpus_only_needs_corpus(self) -> ResearchOptions:
+        if self.corpus_only and not self.corpus_dir:
+            raise ValueError("corpus_only needs corpus_dir")
+        return self
+
+
+_OPTION_DEFAULTS = ResearchOptions()
+SHAPE_OPTIONS: tuple[str, ...] = (
+    "max_research_loops",
+    "queries_per_round",
+    "results_per_query",
+    "sources_to_fetch",
+    "reviewers",
+    "requires_critic_review",
+)
+"""The options whose server default is a setting (DEEPRESEARCH_<NAME>)."""
+
+
+def _patch_model() -> type[BaseModel]:
+    """ResearchOptions with every field optional (omitted = keep the base value), same bounds."""
+    fields: dict[str, Any] = {}
+    for name, info in ResearchOptions.model_fields.items():
+        annotation: Any = info.annotation
+        if name == "budget":
+            # a budget patch is merged limit by limit; a null limit removes that limit
+            fields[name] = (RunBudget | None, Field(None, description=info.description))
+            continue
+        if info.metadata:
+            annotation = Annotated[(annotation, *info.metadata)]  # type: ignore[valid-type]
+        fields[name] = (annotation | None, Field(None, description=info.description))
+    return create_model(
+        "OptionsPatch",
+        __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+        __doc__="Per-run options; anything omitted (or null) keeps the base value. Bounds as in "
+        "ResearchOptions.",
+        **fields,
+    )
+
+
+OptionsPatch = _patch_model()
+
+
+def merge_options(base: Mapping[str, Any], patch: BaseModel | Mapping[str, Any] | None) -> ResearchOptions:
+    """`patch` over `base` (a run's stored options or the server's defaults), validated.
+
+    Options left out or null keep the base value; a budget is merged limit by limit, and a limit set to
+    null is removed. Raises ValidationError naming the bad field."""
+    if patch is None:
+        return ResearchOptions.model_validate(dict(base))
+    checked = patch if isinstance(patch, OptionsPatch) else OptionsPatch.model_validate(dict(patch))
+    values = {**base, **checked.model_dump(exclude_none=True, exclude={"budget"})}
+    budget = getattr(checked, "budget", None)
+    if budget is not None:
+        values["budget"] = {**(base.get("budget") or {}), **budget.model_dump(exclude_unset=True)}
+    return ResearchOptions.model_validate(values)
+
+
+def option_limits() -> dict[str, dict[str, float]]:
+    """The numeric bounds of every option (JSON Schema keywords), for clients such as the workbench."""
+    limits: dict[str, dict[str, float]] = {}
+    keywords = ("minimum", "maximum", "exclusiveMinimum", "minItems", "maxItems")
+    for model in (ResearchOptions, RunBudget):
+        for name, prop in model.model_json_schema()["properties"].items():
+            variants = [prop, *prop.get("anyOf", [])]
+            found = {k: v for variant in variants for k, v in variant.items() if k in keywords}
+            if found:
+                limits[name] = found
+    return limits
 
 
 def _split_csv(value: object) -> object:
@@ -98,12 +230,12 @@ class Settings(BaseSettings):
     source_max_chars: int = Field(20_000, ge=1_000, le=500_000, description="Text kept per source.")
 
     # --- research shape (defaults for each run; a run may override within bounds) ---------------
-    max_research_loops: int = Field(2, ge=1, le=10)
-    queries_per_round: int = Field(4, ge=1, le=20)
-    results_per_query: int = Field(5, ge=1, le=50)
-    sources_to_fetch: int = Field(8, ge=1, le=100)
-    reviewers: Annotated[list[str], NoDecode] = Field(default_factory=lambda: list(DEFAULT_REVIEWERS))
-    requires_critic_review: bool = True
+    max_research_loops: MaxResearchLoops = _OPTION_DEFAULTS.max_research_loops
+    queries_per_round: QueriesPerRound = _OPTION_DEFAULTS.queries_per_round
+    results_per_query: ResultsPerQuery = _OPTION_DEFAULTS.results_per_query
+    sources_to_fetch: SourcesToFetch = _OPTION_DEFAULTS.sources_to_fetch
+    reviewers: Annotated[Reviewers, NoDecode] = Field(default_factory=lambda: list(DEFAULT_REVIEWERS))
+    requires_critic_review: bool = _OPTION_DEFAULTS.requires_critic_review
     llm_concurrency: int = Field(4, ge=1, le=64)
     search_concurrency: int = Field(4, ge=1, le=64)
 
@@ -144,14 +276,6 @@ class Settings(BaseSettings):
             )
         return value
 
-    @field_validator("reviewers")
-    @classmethod
-    def _known_reviewers(cls, value: list[str]) -> list[str]:
-        unknown = [name for name in value if name not in KNOWN_REVIEWERS]
-        if unknown or not value:
-            raise ValueError(f"reviewers must be a non-empty subset of {', '.join(DEFAULT_REVIEWERS)}")
-        return value
-
     @field_validator("fail_stage")
     @classmethod
     def _fail_stage_shape(cls, value: str) -> str:
@@ -182,15 +306,11 @@ class Settings(BaseSettings):
     def resolved_database_url(self) -> str:
         return self.database_url or f"sqlite:///{self.home / 'deepresearch.db'}"
 
-    def default_option_values(self) -> dict[str, object]:
+    def default_option_values(self) -> dict[str, Any]:
         """Per-run defaults, not yet validated: a run's own options (e.g. --corpus) complete them."""
-        return {
-            "max_research_loops": self.max_research_loops,
-            "queries_per_round": self.queries_per_round,
-            "results_per_query": self.results_per_query,
-            "sources_to_fetch": self.sources_to_fetch,
+        values: dict[str, Any] = {name: getattr(self, name) for name in SHAPE_OPTIONS}
+        return values | {
             "reviewers": list(self.reviewers),
-            "requires_critic_review": self.requires_critic_review,
             "corpus_dir": str(self.corpus_dir.resolve()) if self.corpus_dir else None,
             "corpus_only": self.corpus_only,
             "budget": {},
@@ -198,48 +318,6 @@ class Settings(BaseSettings):
 
     def default_options(self) -> ResearchOptions:
         return ResearchOptions.model_validate(self.default_option_values())
-
-
-class RunBudget(BaseModel):
-    """Per-run limits, enforced before every new external call. None = unlimited. A run that reaches one
-    stops at its latest checkpoint with the reason; resume it with a higher limit."""
-
-    model_config = {"extra": "forbid"}
-
-    max_llm_tokens: int | None = Field(None, ge=1)
-    max_search_calls: int | None = Field(None, ge=1)
-    max_fetches: int | None = Field(None, ge=1)
-    deadline_seconds: float | None = Field(None, gt=0, description="Wall-clock limit from the run's start.")
-
-
-class ResearchOptions(BaseModel):
-    """Per-run shape of the research. Stored in the graph state, so a resume keeps the same shape."""
-
-    model_config = {"extra": "forbid"}
-
-    max_research_loops: int = Field(2, ge=1, le=10, description="Depth: search/reflect rounds.")
-    queries_per_round: int = Field(4, ge=1, le=20, description="Breadth: queries per round.")
-    results_per_query: int = Field(5, ge=1, le=50)
-    sources_to_fetch: int = Field(8, ge=1, le=100)
-    reviewers: list[str] = Field(default_factory=lambda: list(DEFAULT_REVIEWERS), min_length=1)
-    requires_critic_review: bool = True
-    corpus_dir: str | None = None
-    corpus_only: bool = False
-    budget: RunBudget = Field(default_factory=RunBudget)
-
-    @field_validator("reviewers")
-    @classmethod
-    def _known(cls, value: list[str]) -> list[str]:
-        unknown = [name for name in value if name not in KNOWN_REVIEWERS]
-        if unknown:
-            raise ValueError(f"unknown reviewer(s) {unknown}; choose from {', '.join(DEFAULT_REVIEWERS)}")
-        return list(dict.fromkeys(value))
-
-    @model_validator(mode="after")
-    def _corpus_only_needs_corpus(self) -> ResearchOptions:
-        if self.corpus_only and not self.corpus_dir:
-            raise ValueError("corpus_only needs corpus_dir")
-        return self
 
 
 def describe_validation_error(exc: ValidationError, whole: str = "settings") -> str:

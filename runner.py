@@ -387,7 +387,7 @@ def create_app(settings: Settings) -> FastAPI:
     )
     app.include_router(runs)
     app.include_router(ops)
-    mount_ui(app)
+    mount_ui(app, settings)
 
     @app.exception_handler(RunNotFound)
     async def _run_not_found(request: Request, exc: RunNotFound) -> JSONResponse:

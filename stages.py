@@ -17,8 +17,24 @@ class ReportStage:
     receipt_key: str
     tool_name: str
     description: str
+    short: str
+    """One word for tight places (the workbench's graph)."""
+    headline: str
+    """What a person is told while the stage runs."""
     artifact: str | None = None
     """File the stage writes into the run's workspace (None: it writes the final set)."""
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    """A node of the graph as clients show it: the business stages plus the reflection loop."""
+
+    key: str
+    title: str
+    short: str
+    description: str
+    headline: str
+    business: bool
 
 
 REPORT_STAGES: tuple[ReportStage, ...] = (
@@ -28,6 +44,8 @@ REPORT_STAGES: tuple[ReportStage, ...] = (
         "deepresearch:plan:v1",
         "llm.plan",
         "Break the question into sub-questions and search queries.",
+        "Plan",
+        "Planning: breaking the question into sub-questions and search queries.",
         "plan.json",
     ),
     ReportStage(
@@ -36,6 +54,8 @@ REPORT_STAGES: tuple[ReportStage, ...] = (
         "deepresearch:web_search:v1",
         "web.search",
         "Run every planned query in parallel across the search provider chain.",
+        "Search",
+        "Searching for sources.",
         "search-results.json",
     ),
     ReportStage(
@@ -44,6 +64,8 @@ REPORT_STAGES: tuple[ReportStage, ...] = (
         "deepresearch:web_fetch:v1",
         "web.fetch",
         "Fetch the most promising results and extract their main text.",
+        "Fetch",
+        "Fetching and reading the most promising sources.",
         "sources-fetched.json",
     ),
     ReportStage(
@@ -52,6 +74,8 @@ REPORT_STAGES: tuple[ReportStage, ...] = (
         "deepresearch:evidence_screen:v1",
         "evidence.screen",
         "Rank passages against each sub-question and keep the relevant ones.",
+        "Screen",
+        "Screening passages against each sub-question.",
         "evidence-table.json",
     ),
     ReportStage(
@@ -60,6 +84,8 @@ REPORT_STAGES: tuple[ReportStage, ...] = (
         "deepresearch:analysis:v1",
         "llm.analyze",
         "Independent reviewers read the evidence: facts, implications, risks.",
+        "Analyse",
+        "Reviewers are analysing the evidence.",
         "analysis.json",
     ),
     ReportStage(
@@ -68,6 +94,8 @@ REPORT_STAGES: tuple[ReportStage, ...] = (
         "deepresearch:critic:v1",
         "llm.critic",
         "A critic looks for gaps, single-source claims and unsupported statements.",
+        "Critic",
+        "A critic is checking the findings for gaps and unsupported claims.",
         "critique.json",
     ),
     ReportStage(
@@ -76,9 +104,32 @@ REPORT_STAGES: tuple[ReportStage, ...] = (
         "deepresearch:report:v1",
         "workspace.write",
         "Write the report, check every citation against its source, save the artifacts.",
+        "Write",
+        "Writing the report and checking every citation against its source.",
         None,
     ),
 )
+
+REFLECTION = GraphNode(
+    "reflection",
+    "Reflect on coverage",
+    "Reflect",
+    "Is the evidence sufficient, or is another search round needed?",
+    "Reflecting: is the evidence sufficient, or is another search round needed?",
+    business=False,
+)
+
+
+def _node(stage: ReportStage) -> GraphNode:
+    return GraphNode(stage.key, stage.title, stage.short, stage.description, stage.headline, business=True)
+
+
+GRAPH_NODES: tuple[GraphNode, ...] = (
+    *(_node(stage) for stage in REPORT_STAGES[:4]),
+    REFLECTION,
+    *(_node(stage) for stage in REPORT_STAGES[4:]),
+)
+"""In graph order: search, fetch and screen loop through the reflection back to search."""
 
 STAGES_BY_KEY: dict[str, ReportStage] = {stage.key: stage for stage in REPORT_STAGES}
 STAGE_KEYS: tuple[str, ...] = tuple(stage.key for stage in REPORT_STAGES)

@@ -167,16 +167,13 @@ class RunExecution:
         self._pending_results = []
         stage_name = finished[-1]["name"] if finished else None
         parent = (snapshot.get("parent_config") or {}).get("configurable", {}).get("checkpoint_id")
-        if stage_name not in STAGES_BY_KEY:  # the input, the reflection loop, finalize: not business stages
+        if stage_name not in STAGES_BY_KEY:
+            # The input, the reflection loop, finalize: LangGraph's own checkpoints, not safety points a
+            # client may count or resume from. They keep their own type so `checkpoint` stays the contract.
             await self.emit(
-                "checkpoint",
+                "graph_checkpoint",
                 stage_name or "start",
-                {
-                    "checkpoint_id": checkpoint_id,
-                    "next": list(snapshot.get("next", [])),
-                    "indexed": False,
-                    "resumable": bool(snapshot.get("next")),
-                },
+                {"checkpoint_id": checkpoint_id, "next": list(snapshot.get("next", []))},
             )
             return
         stage = STAGES_BY_KEY[stage_name]

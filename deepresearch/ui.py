@@ -1,8 +1,9 @@
 """Serves the bundled research workbench (research-ui/) at /research, with a strict CSP.
 
 Besides the static files it answers ``GET /research/config.json``: what the workbench needs to know before a
-run exists (the engine and model, the server's default run options, the reviewers, the question limit), so
-the new-research form starts from the server's real defaults and labels the extractive engine honestly.
+run exists — the engine and model, the server's default run options and their bounds, the reviewers, the
+question limit and the graph's stages — so the workbench copies none of them and labels the extractive
+engine honestly.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, Field
 
-from config import DEFAULT_REVIEWERS
+from config import DEFAULT_REVIEWERS, ResearchOptions, Settings, option_limits
+from stages import GRAPH_NODES
 
 UI_DIR = Path(__file__).resolve().parent.parent / "research-ui"
 CSP = (
@@ -23,22 +26,47 @@ CSP = (
 )
 
 
-def ui_config(request: Request) -> dict[str, Any]:
+class NodePublic(BaseModel):
+    key: str
+    title: str
+    short: str
+    description: str
+    headline: str
+    business: bool = Field(description="A business stage (ends in a `checkpoint` event); else the loop.")
+
+
+class UiConfig(BaseModel):
     """The workbench's start-up facts; no secrets (no keys, no URLs of providers)."""
-    settings = getattr(request.app.state, "settings", None)
-    if settings is None:  # the app runs without its lifespan: no settings to report
-        return {"engine": None, "model": None, "defaults": None, "reviewers": list(DEFAULT_REVIEWERS)}
+
+    engine: str
+    model: str | None
+    defaults: ResearchOptions
+    limits: dict[str, dict[str, int | float]] = Field(
+        description="JSON Schema bounds of each numeric option."
+    )
+    reviewers: list[str]
+    max_question_chars: int
+    stages: list[NodePublic] = Field(description="The graph's nodes in order (business stages + reflection).")
+
+
+def ui_config(settings: Settings) -> UiConfig:
     engine = settings.engine_mode
-    return {
-        "engine": engine,
-        "model": settings.openai_model_name if engine == "llm" else None,
-        "defaults": settings.default_options().model_dump(),
-        "reviewers": list(DEFAULT_REVIEWERS),
-        "max_question_chars": settings.max_question_chars,
-    }
+    return UiConfig(
+        engine=engine,
+        model=settings.openai_model_name if engine == "llm" else None,
+        defaults=settings.default_options(),
+        limits=option_limits(),
+        reviewers=list(DEFAULT_REVIEWERS),
+        max_question_chars=settings.max_question_chars,
+        stages=[NodePublic(**_node(n)) for n in GRAPH_NODES],
+    )
 
 
-def mount_ui(app: FastAPI) -> None:
+def _node(node: Any) -> dict[str, Any]:
+    return {name: getattr(node, name) for name in NodePublic.model_fields}
+
+
+def mount_ui(app: FastAPI, settings: Settings) -> None:
     if not (UI_DIR / "index.html").is_file():
         return
 
@@ -58,5 +86,9 @@ def mount_ui(app: FastAPI) -> None:
     async def root() -> RedirectResponse:
         return RedirectResponse("/research/")
 
-    app.add_api_route("/research/config.json", ui_config, methods=["GET"], include_in_schema=False)
+    @app.get("/research/config.json", tags=["workbench"], response_model=UiConfig)
+    async def workbench_config() -> UiConfig:
+        """What the workbench reads before any run exists: engine, defaults, bounds, stages."""
+        return ui_config(settings)
+
     app.mount("/research", StaticFiles(directory=UI_DIR, html=True), name="research-ui")
