@@ -34,8 +34,7 @@ from deepresearch.store import (
     open_sqlite_store,
     redact_dsn,
 )
-from deepresearch.store.postgres import MIGRATIONS as PG_MIGRATIONS
-from deepresearch.store.sqlite import MIGRATIONS as SQLITE_MIGRATIONS
+from deepresearch.store.sql import MIGRATIONS
 
 if TYPE_CHECKING:  # the fixtures come from tests.pg via pytest_plugins in tests/conftest.py
     from tests.pg import PostgresCluster
@@ -98,8 +97,76 @@ async def test_setup_is_idempotent(backend: Backend, store: RunStore) -> None:
     await store.setup()
     async with backend.open() as again:  # a second process opening the same database
         assert (await again.get_run(run.run_id)).to_dict() == run.to_dict()
-    expected = PG_MIGRATIONS if backend.name == "postgres" else SQLITE_MIGRATIONS
-    assert backend.migration_versions() == [version for version, *_ in expected]
+    assert backend.migration_versions() == [version for version, *_ in MIGRATIONS]
+
+
+async def test_both_backends_have_the_same_tables_columns_and_indexes(
+    tmp_path: Path, fresh_postgres_dsn: str
+) -> None:
+    """One schema: what SQLite and PostgreSQL hold after setup is the same, index for index."""
+    async with open_sqlite_store(tmp_path / "same.db"):
+        pass
+    async with open_postgres_store(fresh_postgres_dsn):
+        pass
+    tables = ("runs", "run_events", "run_checkpoints", "tool_receipts", "deepresearch_migrations")
+    with sqlite3.connect(tmp_path / "same.db") as conn:
+        lite_columns = {t: [row[1] for row in conn.execute(f"PRAGMA table_info({t})")] for t in tables}
+        lite_indexes = {
+            (row[0], row[1])
+            for row in conn.execute("SELECT tbl_name, name FROM sqlite_master WHERE type = 'index'")
+            if row[0] in tables and not row[1].startswith("sqlite_autoindex")
+        }
+    with psycopg.connect(fresh_postgres_dsn) as conn:
+        pg_columns = {
+            t: [
+                row[0]
+                for row in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = %s"
+                    " ORDER BY ordinal_position",
+                    (t,),
+                )
+            ]
+            for t in tables
+        }
+        pg_indexes = {
+            (row[0], row[1])
+            for row in conn.execute("SELECT tablename, indexname FROM pg_indexes WHERE schemaname = 'public'")
+            if row[0] in tables and not row[1].endswith(("_pkey", "_key"))
+        }
+    assert lite_columns == pg_columns
+    assert lite_indexes == pg_indexes and ("runs", "runs_created") in lite_indexes
+
+
+_OPEN_SQLITE = """
+import asyncio, sys
+from deepresearch.store import open_persistence
+
+async def main() -> None:
+    async with open_persistence(sys.argv[1]) as persistence:
+        await persistence.store.ping()
+
+asyncio.run(main())
+"""
+
+
+def test_processes_opening_a_new_sqlite_database_at_once(tmp_path: Path) -> None:
+    """Several processes set up one new file at the same moment: every one starts, migrations run once."""
+    for attempt in range(5):
+        url = f"sqlite:///{tmp_path / f'race-{attempt}.db'}"
+        processes = [
+            subprocess.Popen(
+                [sys.executable, "-c", _OPEN_SQLITE, url],
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(6)
+        ]
+        outcomes = [(p.wait(timeout=60), p.stderr.read().decode() if p.stderr else "") for p in processes]
+        assert all(code == 0 for code, _ in outcomes), [err[-800:] for code, err in outcomes if code]
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+            versions = [row[0] for row in conn.execute("SELECT version FROM deepresearch_migrations")]
+        assert sorted(versions) == [version for version, *_ in MIGRATIONS]
 
 
 async def test_run_crud(store: RunStore) -> None:
@@ -302,9 +369,7 @@ async def test_concurrent_setup_from_several_processes(fresh_postgres_dsn: str) 
 
     assert await asyncio.gather(*(start_replica() for _ in range(4))) == [0, 0, 0, 0]
     with psycopg.connect(fresh_postgres_dsn) as conn:
-        assert conn.execute("SELECT count(*) FROM deepresearch_migrations").fetchone() == (
-            len(PG_MIGRATIONS),
-        )
+        assert conn.execute("SELECT count(*) FROM deepresearch_migrations").fetchone() == (len(MIGRATIONS),)
         assert conn.execute("SELECT count(DISTINCT v) = count(*) FROM checkpoint_migrations").fetchone() == (
             True,
         )
@@ -363,7 +428,10 @@ def test_pg_smoke_with_a_password_never_prints_it(postgres_cluster: PostgresClus
             assert password not in result.stdout + result.stderr
             summary = json.loads(result.stdout)
             assert summary["ok"] is True and summary["dsn"] == redact_dsn(dsn) and ":***@" in summary["dsn"]
-            assert summary["store_migrations"] == [1] and summary["checkpointer_migrations"] > 0
+            assert (
+                summary["store_migrations"] == [v for v, *_ in MIGRATIONS]
+                and summary["checkpointer_migrations"] > 0
+            )
             assert summary["round_trip"]["deleted"] is True
         assert json.loads(result.stdout)["dsn_source"] == "DEEPRESEARCH_DATABASE_URL"
         wrong = _smoke(env={"KSADK_LANGGRAPH_CHECKPOINT_DSN": dsn.replace(password, "not-" + password)})

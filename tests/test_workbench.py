@@ -5,7 +5,8 @@ test_runner_api.py, with the scripted LLM, search server and static site behind 
 Covered: start from the form, live stages and sub-tool rows, pause (cancel first, then wait for the server's
 `cancelled`), fork from an older checkpoint with its preview, the report with working citation links, a
 reload mid-run (same timeline rebuilt from the event log, stream reconnects, calm banner while it cannot),
-history, a failed fetch and a failed stage with its resume button; never a console error or CSP violation.
+history, a failed fetch and a failed stage with its resume button, the form's defaults and bounds and the
+stages' names taken from config.json (nothing starts without it); never a console error or CSP violation.
 
 Needs /usr/bin/chromium (.ci/install-browser.sh) and the ``playwright`` package; skipped without them.
 Screenshots of the main states go to test-artifacts/ (git-ignored).
@@ -24,7 +25,9 @@ from typing import Any
 import httpx
 import pytest
 
+from config import option_limits
 from runner import create_app
+from stages import GRAPH_NODES
 from tests.conftest import Servers
 from tests.scripted import serve_app
 
@@ -78,6 +81,20 @@ TIMELINE = """
   status: el.dataset.status,
   calls: [...el.querySelectorAll(".call")].map((c) => `${c.dataset.kind}:${c.dataset.status}`),
 }))
+"""
+# What the graph and the timeline call each stage.
+STAGE_NAMES = """
+() => ({
+  graph: [...document.querySelectorAll("#graph .g-node")].map((g) => ({
+    key: g.dataset.node,
+    short: g.querySelector(".g-label").textContent,
+    title: g.querySelector("title").textContent,
+  })),
+  timeline: [...document.querySelectorAll("#timeline .tl-stage")].map((el) => ({
+    key: el.dataset.stage,
+    title: el.querySelector(".tl-title").textContent,
+  })),
+})
 """
 
 
@@ -187,6 +204,85 @@ def test_workbench_is_served_under_a_strict_csp(servers: Servers, tmp_path: Path
             assert not re.search(r"\sstyle\s*=", text), f"inline style attribute in {path.name}"
             assert not re.search(r"\son[a-z]+\s*=\s*[\"']", text), f"inline event handler in {path.name}"
             assert "<style" not in text or path.name == "report.js", f"<style> element in {path.name}"
+
+
+def test_the_workbench_copies_no_stage_text_and_no_option_bounds() -> None:
+    """Stage names, descriptions and headlines and the options' bounds are the server's (config.json)."""
+    texts = {text for node in GRAPH_NODES for text in (node.title, node.description, node.headline)}
+    for path in UI_DIR.rglob("*"):
+        if path.is_file():
+            content = path.read_text("utf-8")
+            copied = sorted(text for text in texts if text in content)
+            assert not copied, f"{path.relative_to(UI_DIR)} copies stage text from stages.py: {copied}"
+    bounded = set(option_limits())
+    inputs = {}
+    for tag in re.findall(r"<input\b[^>]*>", (UI_DIR / "index.html").read_text("utf-8")):
+        name = re.search(r'\sname="([^"]+)"', tag)
+        if name and name.group(1) in bounded:
+            inputs[name.group(1)] = tag
+    assert {"max_research_loops", "sources_to_fetch", "max_llm_tokens", "deadline_seconds"} <= set(inputs)
+    for name, tag in inputs.items():
+        assert not re.search(r'\s(min|max)="[\d.]+"', tag), f"index.html hard-codes the bounds of {name}"
+
+
+def test_the_form_and_the_graph_show_what_the_server_says(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        config = bench.api.get("/research/config.json").json()
+        limits, defaults = config["limits"], config["defaults"]
+        bench.goto("#new")
+        loops = page.get_by_label("Depth")
+        expect(loops).to_have_attribute("max", str(limits["max_research_loops"]["maximum"]))
+        expect(loops).to_have_value(str(defaults["max_research_loops"]))
+        integers = [name for name, limit in limits.items() if {"minimum", "maximum"} <= set(limit)]
+        assert len(integers) == 7, integers  # the four shape options and three budget counts
+        for name in integers:
+            field = page.locator(f'input[name="{name}"]')
+            expect(field).to_have_attribute("min", str(limits[name]["minimum"]))
+            expect(field).to_have_attribute("max", str(limits[name]["maximum"]))
+        deadline = page.locator('input[name="deadline_seconds"]')
+        expect(deadline).to_have_attribute("max", str(limits["deadline_seconds"]["maximum"]))
+        expect(deadline).to_have_attribute("min", "1")  # exclusiveMinimum 0, in whole seconds
+        titles = {stage["key"]: stage["title"] for stage in config["stages"]}
+        expect(page.locator('label[for="opt-critic"]')).to_contain_text(titles["critic_review"])
+        expect(page.get_by_role("button", name="Start research")).to_be_enabled()
+
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        shown = page.evaluate(STAGE_NAMES)
+        assert shown["graph"] == [{k: s[k] for k in ("key", "short", "title")} for s in config["stages"]]
+        assert shown["timeline"] == [{"key": s["key"], "title": s["title"]} for s in config["stages"]]
+        # the reflection has no stage-level tool_result: its graph_checkpoint is what ends it
+        assert {s["stage"]: s["status"] for s in page.evaluate(TIMELINE)}["reflection"] == "done"
+        bench.assert_clean()
+
+
+def test_without_the_servers_configuration_nothing_starts(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    with workbench(browser, servers, tmp_path) as bench:
+        page = bench.page
+        bench.tolerated.append("503")  # the browser logs the failed request itself
+        page.route(
+            "**/research/config.json",
+            lambda route: route.fulfill(status=503, json={"detail": "The runner is starting up."}),
+        )
+        bench.goto()
+        error = page.locator("#form-error")
+        expect(error).to_be_visible()
+        expect(error).to_have_text(
+            "Could not load the server's configuration: The runner is starting up. Reload to try again."
+        )
+        expect(page.get_by_role("button", name="Start research")).to_be_disabled()
+        bench.shot("12-no-config")
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_label("Research question").press("Control+Enter")
+        expect(page.locator("#new-view")).to_be_visible()
+        assert bench.api.get("/api/runs").json()["runs"] == []
+        bench.assert_clean()
 
 
 def test_start_watch_pause_fork_and_read_the_report(browser: Any, servers: Servers, tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 import { api } from "./api.js";
 import { $, ago, between, compact, duration, fill, h, setText, usd } from "./dom.js";
-import { STATUS_LABEL, apply, createModel, isActive } from "./events.js";
+import { STATUS_LABEL, apply, createModel, isActive, setStages } from "./events.js";
 import { NewResearchForm } from "./form.js";
 import { GraphView } from "./graph.js";
 import { HistoryView } from "./history.js";
@@ -36,6 +36,7 @@ const WATCHED = {
 const app = {
   /** @type {OpenRun|null} */
   run: null,
+  /** the server's configuration (config.json), loaded once at boot */
   config: null,
   frame: 0,
   artifactTimer: 0,
@@ -49,7 +50,12 @@ const app = {
 // --- views ---------------------------------------------------------------------------------------------
 const mainTabs = new Tabs($("main-tabs"), (tab) => onMainTab(tab));
 const sideTabs = new Tabs($("side-tabs"));
-const graph = new GraphView($("graph"), $("graph-caption"));
+// built at boot, once config.json is in: the graph draws the server's stages, the budget fields of the
+// resume view take its bounds
+/** @type {GraphView} */
+let graph;
+/** @type {ResumeView} */
+let resumeView;
 const timeline = new TimelineView($("timeline"), {
   onResume: () => resume(null),
   onCheckpoints: () => mainTabs.select("tab-checkpoints", { focus: true }),
@@ -67,9 +73,6 @@ const report = new ReportView(
   { tools: $("report-tools"), article: $("report"), files: $("files") },
   { onCite: (n, link) => sources.reveal(n, link) },
 );
-const resumeView = new ResumeView($("resume"), {
-  onContinue: (checkpointId, options) => resume(checkpointId, options),
-});
 const history = new HistoryView(
   {
     list: $("history-list"),
@@ -528,12 +531,25 @@ function setupChrome() {
   });
 }
 
+/**
+ * The server's configuration: engine, defaults, bounds and stages. Without it the workbench would have to
+ * make them up, so it says why and starts nothing.
+ * @returns {Promise<boolean>} whether it loaded
+ */
 async function loadConfig() {
   try {
-    app.config = await api.config();
-  } catch {
-    app.config = { engine: null, defaults: null };
+    const config = await api.config();
+    if (!config?.stages?.length || !config.defaults || !config.limits) {
+      throw new Error("it has no stages, defaults or limits");
+    }
+    app.config = config;
+  } catch (error) {
+    const reason = String(error.message).replace(/\.$/, "");
+    form.unavailable(`Could not load the server's configuration: ${reason}. Reload to try again.`);
+    showView("new");
+    return false;
   }
+  setStages(app.config.stages);
   form.configure(app.config);
   const badge = $("engine-badge");
   const { engine, model } = app.config;
@@ -544,10 +560,20 @@ async function loadConfig() {
     engine === "extractive"
       ? "No language model is configured: keyword planning, BM25 screening and a report made only of quoted, cited sentences."
       : `Reports are written by ${model}; every citation is checked against its source.`;
+  return true;
 }
 
-setupChrome();
-loadConfig();
-history.start();
-window.addEventListener("hashchange", route);
-route();
+/** Everything that shows a run needs the server's stages: nothing is built or routed before they are in. */
+async function boot() {
+  setupChrome();
+  if (!(await loadConfig())) return;
+  graph = new GraphView($("graph"), $("graph-caption"));
+  resumeView = new ResumeView($("resume"), app.config.limits, {
+    onContinue: (checkpointId, options) => resume(checkpointId, options),
+  });
+  history.start();
+  window.addEventListener("hashchange", route);
+  route();
+}
+
+boot();

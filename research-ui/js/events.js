@@ -1,23 +1,41 @@
 // The event reducer: the run's event log (SSE, replayed from seq 0 or tailed live) → a view model.
 // Pure data, no DOM. Event contract (deepresearch/engine.py): per business stage a stage-level
 // `tool_call` (with `title`, without `parent_call_id`) → sub-tool `tool_call`/`tool_result` pairs (with
-// `parent_call_id`) → `checkpoint` → the stage's `tool_result`. `run_status`, `message`, `error` and
-// `end` frame each execution (a start, a resume or a fork) of the same run.
+// `parent_call_id`) → `checkpoint` (a business safety point: `indexed`, with `title`, `summary`, `fork_of`)
+// → the stage's `tool_result`. LangGraph's own checkpoints (the input, the reflection loop, finalize) come
+// as `graph_checkpoint` (`stage`, `checkpoint_id`, `next`): never offered as points to resume from, but
+// the reflection's one ends its attempt, and they count as the latest checkpoint (continuing from an older
+// one of either type forks).
+// `run_status`, `message`, `error` and `end` frame each execution (a start, a resume or a fork) of the run.
 
-/** The graph's nodes, in order: the seven business stages plus the reflection loop. */
-export const NODES = [
-  { key: "plan_research", title: "Plan the research", short: "Plan" },
-  { key: "search_web", title: "Search the web and the corpus", short: "Search" },
-  { key: "fetch_sources", title: "Fetch sources", short: "Fetch" },
-  { key: "screen_evidence", title: "Screen evidence", short: "Screen" },
-  { key: "reflection", title: "Reflect on coverage", short: "Reflect" },
-  { key: "analyze_findings", title: "Analyse findings", short: "Analyse" },
-  { key: "critic_review", title: "Critic review", short: "Critic" },
-  { key: "write_report", title: "Write the cited report", short: "Write" },
-];
-export const NODE_BY_KEY = new Map(NODES.map((n) => [n.key, n]));
-export const BUSINESS_STAGES = new Set(NODES.filter((n) => n.key !== "reflection").map((n) => n.key));
-const ORDER = new Map(NODES.map((n, i) => [n.key, i]));
+/**
+ * A node of the graph as the server describes it (config.json `stages`).
+ * @typedef {{key: string, title: string, short: string, description: string, headline: string,
+ *   business: boolean}} Stage
+ */
+
+/** The graph's nodes in order (the business stages plus the reflection loop); filled by setStages. */
+export const NODES = /** @type {Stage[]} */ ([]);
+export const NODE_BY_KEY = /** @type {Map<string, Stage>} */ (new Map());
+export const BUSINESS_STAGES = /** @type {Set<string>} */ (new Set());
+const ORDER = /** @type {Map<string, number>} */ (new Map());
+
+/**
+ * Take the server's stages. The tables above are filled in place, so every module that imported them sees
+ * the server's list: call it once at boot, before any view or model is built.
+ * @param {Stage[]} stages
+ */
+export function setStages(stages) {
+  NODES.splice(0, NODES.length, ...stages);
+  NODE_BY_KEY.clear();
+  BUSINESS_STAGES.clear();
+  ORDER.clear();
+  stages.forEach((node, i) => {
+    NODE_BY_KEY.set(node.key, node);
+    ORDER.set(node.key, i);
+    if (node.business) BUSINESS_STAGES.add(node.key);
+  });
+}
 
 export const ACTIVE = new Set(["queued", "running"]);
 export const STATUS_LABEL = {
@@ -120,6 +138,9 @@ export function apply(model, ev) {
       break;
     case "checkpoint":
       onCheckpoint(model, ev);
+      break;
+    case "graph_checkpoint":
+      onGraphCheckpoint(model, ev);
       break;
     case "message":
       onMessage(model, ev);
@@ -444,17 +465,26 @@ function onSubResult(model, ev) {
 }
 
 // --- checkpoints, messages, errors -----------------------------------------------------------------
-function onCheckpoint(model, ev) {
+function recordCheckpoint(model, ev, indexed) {
   model.checkpoints.push({
     id: ev.checkpoint_id,
     stage: ev.stage,
-    indexed: Boolean(ev.indexed),
+    indexed,
     seq: ev.seq,
     forkOf: ev.fork_of || null,
   });
   model.lastCheckpointId = ev.checkpoint_id;
+}
+
+/** A business safety point: its stage's attempt gets its checkpoint and summary. */
+function onCheckpoint(model, ev) {
+  if (!ev.indexed) {
+    onGraphCheckpoint(model, ev); // logs written before `graph_checkpoint` existed
+    return;
+  }
+  recordCheckpoint(model, ev, true);
   const segment = model.segment;
-  if (ev.indexed && segment && !segment.confirmed) {
+  if (segment && !segment.confirmed) {
     // the first business checkpoint of an execution says for sure whether it forked
     segment.confirmed = true;
     const fork = Boolean(ev.fork_of);
@@ -466,21 +496,27 @@ function onCheckpoint(model, ev) {
     }
     touch(model, segment);
   }
-  if (ev.indexed) {
-    const attempt = latestAttempt(model, ev.stage);
-    if (attempt) {
-      attempt.checkpointId = ev.checkpoint_id;
-      if (ev.summary) attempt.summary = ev.summary;
-      touch(model, attempt);
-    }
-  } else if (ev.stage === "reflection") {
-    const attempt = latestAttempt(model, "reflection");
-    if (attempt && attempt.status === "running") {
-      attempt.status = "done";
-      attempt.endTs = ev.ts;
-      attempt.checkpointId = ev.checkpoint_id;
-      touch(model, attempt);
-    }
+  const attempt = latestAttempt(model, ev.stage);
+  if (attempt) {
+    attempt.checkpointId = ev.checkpoint_id;
+    if (ev.summary) attempt.summary = ev.summary;
+    touch(model, attempt);
+  }
+}
+
+/**
+ * LangGraph's own checkpoint: recorded (a resume from it is no fork) but not indexed; the reflection's
+ * one is the end of its attempt, which has no stage-level `tool_result`.
+ */
+function onGraphCheckpoint(model, ev) {
+  recordCheckpoint(model, ev, false);
+  if (ev.stage !== "reflection") return;
+  const attempt = latestAttempt(model, "reflection");
+  if (attempt && attempt.status === "running") {
+    attempt.status = "done";
+    attempt.endTs = ev.ts;
+    attempt.checkpointId = ev.checkpoint_id;
+    touch(model, attempt);
   }
 }
 

@@ -2,22 +2,29 @@
 // will make before anything is spent.
 
 import { api } from "./api.js";
-import { $, fill, h } from "./dom.js";
+import { $, fill, h, setText } from "./dom.js";
 
-const FALLBACK = {
-  max_research_loops: 2,
-  queries_per_round: 4,
-  results_per_query: 5,
-  sources_to_fetch: 8,
-  reviewers: ["fact_reviewer", "implication_reviewer", "risk_reviewer"],
-  requires_critic_review: true,
-  corpus_dir: null,
-  corpus_only: false,
-};
+// The defaults and bounds of these fields are the server's (config.json): none are written here.
 const NUMBERS = ["max_research_loops", "queries_per_round", "results_per_query", "sources_to_fetch"];
 const BUDGET = ["max_llm_tokens", "max_search_calls", "max_fetches", "deadline_seconds"];
 /** the plan asks the model for at most this many sub-questions; each is screened once per round */
 const MAX_SUB_QUESTIONS = 6;
+
+/**
+ * Attributes of a whole-number input (every number the workbench asks for, the deadline in whole seconds)
+ * from the JSON Schema bounds the server gives for its option. HTML's `min` is inclusive, so an exclusive
+ * minimum becomes the next whole number.
+ * @param {{minimum?: number, exclusiveMinimum?: number, maximum?: number}} [limit]
+ * @returns {{step: string, min?: string, max?: string}}
+ */
+export function wholeNumberBounds(limit = {}) {
+  const bounds = /** @type {{step: string, min?: string, max?: string}} */ ({ step: "1" });
+  const exclusive = limit.exclusiveMinimum;
+  const min = limit.minimum ?? (exclusive === undefined ? undefined : Math.floor(exclusive) + 1);
+  if (min !== undefined) bounds.min = String(min);
+  if (limit.maximum !== undefined) bounds.max = String(limit.maximum);
+  return bounds;
+}
 
 /**
  * Rough number of external calls a run with these options makes (an upper-end estimate: a run stops
@@ -50,9 +57,12 @@ export class NewResearchForm {
     this.form = form;
     this.actions = actions;
     this.engine = null;
+    /** the server's option bounds; null until configure(): the form starts nothing without them */
+    this.limits = null;
     this.question = /** @type {HTMLTextAreaElement} */ ($("question"));
     this.error = $("form-error");
     this.estimateBox = $("estimate");
+    this.startButton = /** @type {HTMLButtonElement} */ ($("start-button"));
     this.corpus = /** @type {HTMLInputElement} */ ($("opt-corpus"));
     form.addEventListener("input", () => this.update());
     form.addEventListener("change", () => this.update());
@@ -66,24 +76,53 @@ export class NewResearchForm {
         this.submit();
       }
     });
-    this.setOptions(FALLBACK);
   }
 
-  /** @param {{engine: string|null, defaults: any, max_question_chars?: number}} config */
+  /**
+   * Take the server's configuration: its defaults, the bounds of every number, the question limit and the
+   * critic stage's name. Start is enabled only now.
+   * @param {{engine: string|null, defaults: any, limits: Record<string, any>, max_question_chars: number,
+   *   stages: import("./events.js").Stage[]}} config
+   */
   configure(config) {
     this.engine = config.engine;
-    if (config.max_question_chars) this.question.maxLength = config.max_question_chars;
-    this.setOptions({ ...FALLBACK, ...(config.defaults || {}) });
+    this.limits = config.limits;
+    this.question.maxLength = config.max_question_chars;
+    for (const name of [...NUMBERS, ...BUDGET]) {
+      const input = this.field(name);
+      for (const [attr, value] of Object.entries(wholeNumberBounds(config.limits[name]))) {
+        input.setAttribute(attr, value);
+      }
+    }
+    setText($("opt-critic-title"), config.stages.find((s) => s.key === "critic_review")?.title);
+    this.setOptions(config.defaults);
+    this.startButton.disabled = false;
+  }
+
+  /**
+   * Without the server's configuration there is nothing honest to fill the options with or to start: say so,
+   * hide the empty options, start nothing.
+   */
+  unavailable(message) {
+    this.limits = null;
+    this.startButton.disabled = true;
+    for (const part of [this.form.querySelector("fieldset.options"), this.estimateBox]) part.hidden = true;
+    this.showError(message);
+  }
+
+  /** @param {string} name */
+  field(name) {
+    return /** @type {HTMLInputElement} */ (this.form.elements.namedItem(name));
   }
 
   setOptions(options) {
-    const field = (name) => /** @type {HTMLInputElement} */ (this.form.elements.namedItem(name));
-    for (const name of NUMBERS) field(name).value = String(options[name]);
-    field("requires_critic_review").checked = options.requires_critic_review;
+    for (const name of NUMBERS) this.field(name).value = String(options[name]);
+    for (const name of BUDGET) this.field(name).value = String(options.budget?.[name] ?? "");
+    this.field("requires_critic_review").checked = options.requires_critic_review;
     for (const box of this.reviewerBoxes()) box.checked = options.reviewers.includes(box.value);
     this.corpus.checked = Boolean(options.corpus_dir);
-    field("corpus_dir").value = options.corpus_dir || "";
-    field("corpus_only").checked = Boolean(options.corpus_only);
+    this.field("corpus_dir").value = options.corpus_dir || "";
+    this.field("corpus_only").checked = Boolean(options.corpus_only);
     this.update();
   }
 
@@ -93,24 +132,24 @@ export class NewResearchForm {
 
   /** The options as the API wants them (numbers clamped to what the inputs allow). */
   options() {
-    const field = (name) => /** @type {HTMLInputElement} */ (this.form.elements.namedItem(name));
     /** @type {Record<string, any>} */
     const options = {};
     for (const name of NUMBERS) {
-      const input = field(name);
+      const input = this.field(name);
       const value = Math.round(Number(input.value) || Number(input.min));
-      options[name] = Math.min(Number(input.max), Math.max(Number(input.min), value));
+      const max = input.max === "" ? Infinity : Number(input.max);
+      options[name] = Math.min(max, Math.max(Number(input.min), value));
     }
     options.reviewers = this.reviewerBoxes()
       .filter((b) => b.checked)
       .map((b) => b.value);
-    options.requires_critic_review = field("requires_critic_review").checked;
-    const dir = field("corpus_dir").value.trim();
+    options.requires_critic_review = this.field("requires_critic_review").checked;
+    const dir = this.field("corpus_dir").value.trim();
     options.corpus_dir = this.corpus.checked && dir ? dir : null;
-    options.corpus_only = Boolean(options.corpus_dir) && field("corpus_only").checked;
+    options.corpus_only = Boolean(options.corpus_dir) && this.field("corpus_only").checked;
     const budget = {};
     for (const name of BUDGET) {
-      const raw = field(name).value.trim();
+      const raw = this.field(name).value.trim();
       if (raw) budget[name] = Number(raw);
     }
     if (Object.keys(budget).length) options.budget = budget;
@@ -118,6 +157,7 @@ export class NewResearchForm {
   }
 
   update() {
+    if (!this.limits) return; // typing before the configuration arrived (or when it could not)
     $("corpus-fields").hidden = !this.corpus.checked;
     const options = this.options();
     const e = estimateCalls(options, this.engine);
@@ -159,6 +199,7 @@ export class NewResearchForm {
   }
 
   async submit() {
+    if (!this.limits) return; // Ctrl+Enter while Start is disabled
     const question = this.question.value.trim();
     const options = this.options();
     if (!question) {
@@ -166,8 +207,9 @@ export class NewResearchForm {
       this.question.focus();
       return;
     }
-    if (!options.reviewers.length) {
-      this.showError("Pick at least one reviewer.");
+    const fewest = this.limits.reviewers?.minItems || 0;
+    if (options.reviewers.length < fewest) {
+      this.showError(fewest === 1 ? "Pick at least one reviewer." : `Pick at least ${fewest} reviewers.`);
       return;
     }
     if (this.corpus.checked && !options.corpus_dir) {
@@ -176,7 +218,7 @@ export class NewResearchForm {
       return;
     }
     this.showError("");
-    const button = /** @type {HTMLButtonElement} */ ($("start-button"));
+    const button = this.startButton;
     button.disabled = true;
     button.textContent = "Starting…";
     try {

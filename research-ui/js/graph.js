@@ -1,5 +1,5 @@
-// The small diagram of the research graph: seven business stages plus the reflection loop, lit up as
-// they run. Built once as SVG; each render only changes classes and captions.
+// The small diagram of the research graph: the server's business stages plus the reflection loop, lit up
+// as they run. Built once as SVG; each render only changes classes and captions.
 
 import { s, setText } from "./dom.js";
 import { NODES, criticEnabled, nodeStates, rounds } from "./events.js";
@@ -8,8 +8,12 @@ const WIDTH = 716;
 const NODE_W = 78;
 const NODE_H = 34;
 const Y = 62;
-const GAP = (WIDTH - 8 - NODES.length * NODE_W) / (NODES.length - 1);
-const x = (i) => 4 + i * (NODE_W + GAP);
+
+/** Left edge of each of `count` nodes spread over the width. */
+function columns(count) {
+  const gap = (WIDTH - 8 - count * NODE_W) / Math.max(1, count - 1);
+  return (i) => 4 + i * (NODE_W + gap);
+}
 
 const STATUS_WORD = {
   pending: "",
@@ -25,6 +29,9 @@ export class GraphView {
   constructor(figure, caption) {
     this.caption = caption;
     this.nodes = new Map();
+    // the server's stages (setStages) are known by now: the view is built after config.json
+    const x = columns(NODES.length);
+    this.x = x;
     const search = NODES.findIndex((n) => n.key === "search_web");
     const reflect = NODES.findIndex((n) => n.key === "reflection");
     const loopFrom = x(reflect) + NODE_W / 2;
@@ -67,6 +74,7 @@ export class GraphView {
   }
 
   node(node, i) {
+    const x = this.x;
     const label = s(
       "text",
       { class: "g-label", x: x(i) + NODE_W / 2, y: Y + 4.5, "text-anchor": "middle" },

@@ -3,16 +3,8 @@
 
 import { NODE_BY_KEY, current, runningAttempt, upcoming } from "./events.js";
 
-const HEADLINES = {
-  plan_research: "Planning: breaking the question into sub-questions and search queries.",
-  search_web: "Searching for sources.",
-  fetch_sources: "Fetching and reading the most promising sources.",
-  screen_evidence: "Screening passages against each sub-question.",
-  reflection: "Reflecting: is the evidence sufficient, or is another search round needed?",
-  analyze_findings: "Reviewers are analysing the evidence.",
-  critic_review: "A critic is checking the findings for gaps and unsupported claims.",
-  write_report: "Writing the report and checking every citation against its source.",
-};
+/** What a person is told while a stage runs (the server's words). */
+const stageHeadline = (key) => NODE_BY_KEY.get(key)?.headline;
 
 /**
  * @param {ReturnType<import("./events.js").createModel>} model
@@ -78,7 +70,7 @@ function running(model) {
   const calls = attempt.calls.map((id) => model.calls.get(id)).filter(Boolean);
   const of = (kind) => calls.filter((c) => c.kind === kind);
   const finished = (list) => list.filter((c) => c.status !== "running").length;
-  let headline = HEADLINES[attempt.stage] || `${attempt.title}.`;
+  let headline = stageHeadline(attempt.stage) || `${attempt.title}.`;
   let detail = "";
   switch (attempt.stage) {
     case "search_web": {
@@ -116,10 +108,10 @@ function running(model) {
 function between(model) {
   const last = current(model).at(-1);
   if (!last) return { headline: "Starting…", detail: "" };
-  if (last.stage === "screen_evidence") return { headline: HEADLINES.reflection, detail: "" };
+  if (last.stage === "screen_evidence") return { headline: stageHeadline("reflection"), detail: "" };
   if (last.stage === "write_report") return { headline: "Verifying the report files on disk.", detail: "" };
   const next = upcoming(model)[0];
-  return { headline: next ? HEADLINES[next.key] : "Working…", detail: "" };
+  return { headline: next ? next.headline : "Working…", detail: "" };
 }
 
 function capitalise(text) {

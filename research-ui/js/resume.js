@@ -5,6 +5,7 @@
 import { api } from "./api.js";
 import { clock, fill, h } from "./dom.js";
 import { NODE_BY_KEY, isActive } from "./events.js";
+import { wholeNumberBounds } from "./form.js";
 
 const stageTitle = (key) => NODE_BY_KEY.get(key)?.short || key;
 const STOPPED = new Set(["cancelled", "interrupted", "failed"]);
@@ -18,10 +19,12 @@ const BUDGET_FIELDS = [
 export class ResumeView {
   /**
    * @param {HTMLElement} box
+   * @param {Record<string, any>} limits the server's option bounds (config.json), for the budget fields
    * @param {{onContinue: (checkpointId: string|null, options?: object) => Promise<void>}} actions
    */
-  constructor(box, actions) {
+  constructor(box, limits, actions) {
     this.box = box;
+    this.limits = limits;
     this.actions = actions;
     this.reset();
   }
@@ -280,8 +283,7 @@ export class ResumeView {
       const input = h("input", {
         id: `cp-budget-${name}`,
         type: "number",
-        min: "1",
-        step: "1",
+        ...wholeNumberBounds(this.limits[name]),
         placeholder: "no limit",
         value: budget[name] ?? "",
       });

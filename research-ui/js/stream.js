@@ -5,7 +5,17 @@
 
 import { urls } from "./api.js";
 
-const TYPES = ["run_status", "tool_call", "tool_result", "checkpoint", "message", "error", "end"];
+/** Every event type of the contract (events.js): an EventSource hands over only the types listened to. */
+const TYPES = [
+  "run_status",
+  "tool_call",
+  "tool_result",
+  "checkpoint",
+  "graph_checkpoint",
+  "message",
+  "error",
+  "end",
+];
 const MAX_BACKOFF_MS = 15_000;
 
 /** @typedef {"connecting"|"open"|"reconnecting"|"closed"} StreamState */

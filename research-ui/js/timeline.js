@@ -5,17 +5,6 @@
 import { bytes, clock, compact, duration, fill, h, setText } from "./dom.js";
 import { NODE_BY_KEY, isActive, upcoming } from "./events.js";
 
-const DESCRIPTIONS = {
-  plan_research: "Break the question into sub-questions and search queries.",
-  search_web: "Run every planned query in parallel across the search providers.",
-  fetch_sources: "Fetch the most promising results and extract their main text.",
-  screen_evidence: "Rank passages against each sub-question and keep the relevant ones.",
-  reflection: "Is the evidence sufficient, or is another search round needed?",
-  analyze_findings: "Independent reviewers read the evidence: facts, implications, risks.",
-  critic_review: "A critic looks for gaps, single-source claims and unsupported statements.",
-  write_report: "Write the report, check every citation against its source, save the files.",
-};
-
 const STATE_WORD = {
   running: "Running",
   done: "Done",
@@ -136,7 +125,8 @@ export class TimelineView {
       }),
       h("span", { class: "tl-meta", text: meta.join(" · ") }),
     );
-    const summary = attempt.summary || (attempt.status === "running" ? DESCRIPTIONS[attempt.stage] : "");
+    const description = NODE_BY_KEY.get(attempt.stage)?.description || "";
+    const summary = attempt.summary || (attempt.status === "running" ? description : "");
     setText(entry.summary, summary);
     entry.summary.hidden = !summary;
     this.renderProblem(entry.problem, attempt, model, isLatestFailure);
@@ -283,7 +273,7 @@ export class TimelineView {
             { class: "tl-next-item", "data-stage": node.key },
             h("span", { class: "tl-marker", "aria-hidden": "true" }),
             h("span", { class: "tl-next-title", text: node.title }),
-            h("span", { class: "tl-next-desc muted", text: DESCRIPTIONS[node.key] }),
+            h("span", { class: "tl-next-desc muted", text: node.description }),
           ),
         ),
       ),

@@ -1,0 +1,411 @@
+"""The run store's SQL, written once for SQLite and PostgreSQL, and the store built on it.
+
+Statements use ``?`` placeholders and the schema uses a few type words (``{bigint}``, ``{bool}``, ...);
+a :class:`Dialect` turns both into its database's spelling. A backend supplies only its connections:
+:meth:`SqlRunStore._transaction` (one transaction, with the statements it runs) and
+:meth:`SqlRunStore._serialise` (the lock that orders writers of one run or of the schema across processes).
+Every transaction boundary is here, so both backends commit exactly the same units of work.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from .base import (
+    CheckpointRecord,
+    EventRecord,
+    Receipt,
+    RunNotFound,
+    RunRecord,
+    checkpoint_from_row,
+    dumps_json,
+    new_run_id,
+    receipt_from_row,
+    run_from_row,
+    thread_id_for,
+    utcnow,
+)
+
+logger = logging.getLogger(__name__)
+
+Row = Any  # sqlite3.Row or a psycopg dict row: both are read by column name
+
+
+@dataclass(frozen=True, slots=True)
+class Dialect:
+    name: str
+    placeholder: str
+    types: dict[str, str]
+
+    def sql(self, statement: str) -> str:
+        """``?`` placeholders in this dialect's spelling (no statement here contains a literal ? or %)."""
+        return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
+
+    def ddl(self, template: str) -> str:
+        return template.format(**self.types)
+
+    def text(self, value: str | None) -> str | None:
+        # PostgreSQL TEXT cannot hold NUL (SQLite can): an exception message quoting a scraped page must
+        # not turn recording a failure into a second failure.
+        if value and self.name == "postgres":
+            return value.replace("\x00", "\ufffd")
+        return value
+
+
+SQLITE = Dialect(
+    "sqlite", "?", {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL"}
+)
+# COLLATE "C" makes ORDER BY match SQLite's byte order whatever the database locale is.
+POSTGRES = Dialect(
+    "postgres",
+    "%s",
+    {
+        "c": ' COLLATE "C"',
+        "bigint": "BIGINT",
+        "bool": "BOOLEAN",
+        "false": "FALSE",
+        "double": "DOUBLE PRECISION",
+    },
+)
+
+# Ordered, append-only: a released migration is never edited; add a new one instead. One statement per
+# entry (PostgreSQL's extended protocol runs one per execute). Payloads are TEXT holding the exact JSON,
+# not JSONB: JSONB reorders keys and rejects NaN and \u0000 (scraped pages contain both), and both backends
+# must return identical records. Timestamps are ISO-8601 strings for the same reason.
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "runs, events, checkpoint index, receipts",
+        (
+            """CREATE TABLE IF NOT EXISTS runs (
+                run_id TEXT{c} PRIMARY KEY,
+                thread_id TEXT NOT NULL UNIQUE,
+                question TEXT NOT NULL,
+                options_json TEXT NOT NULL,
+                status TEXT NOT NULL,
+                engine TEXT NOT NULL,
+                current_stage TEXT,
+                error TEXT,
+                artifact_dir TEXT,
+                cancel_requested {bool} NOT NULL DEFAULT {false},
+                usage_json TEXT NOT NULL DEFAULT '{{}}',
+                created_at TEXT{c} NOT NULL,
+                updated_at TEXT NOT NULL,
+                started_at TEXT,
+                finished_at TEXT
+            )""",
+            "CREATE INDEX IF NOT EXISTS runs_status_created ON runs (status, created_at)",
+            """CREATE TABLE IF NOT EXISTS run_events (
+                run_id TEXT{c} NOT NULL,
+                seq {bigint} NOT NULL,
+                type TEXT NOT NULL,
+                stage TEXT,
+                ts TEXT NOT NULL,
+                data_json TEXT NOT NULL,
+                PRIMARY KEY (run_id, seq)
+            )""",
+            """CREATE TABLE IF NOT EXISTS run_checkpoints (
+                run_id TEXT{c} NOT NULL,
+                checkpoint_id TEXT{c} NOT NULL,
+                stage TEXT NOT NULL,
+                title TEXT NOT NULL,
+                created_at TEXT{c} NOT NULL,
+                next_json TEXT NOT NULL,
+                summary TEXT NOT NULL,
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL,
+                parent_checkpoint_id TEXT,
+                fork_of TEXT,
+                PRIMARY KEY (run_id, checkpoint_id)
+            )""",
+            """CREATE TABLE IF NOT EXISTS tool_receipts (
+                run_id TEXT{c} NOT NULL,
+                receipt_key TEXT{c} NOT NULL,
+                args_hash TEXT{c} NOT NULL,
+                tool_name TEXT NOT NULL,
+                stage TEXT,
+                status TEXT NOT NULL,
+                args_json TEXT NOT NULL,
+                result_json TEXT,
+                error TEXT,
+                tokens {bigint} NOT NULL DEFAULT 0,
+                cost_usd {double} NOT NULL DEFAULT 0,
+                created_at TEXT{c} NOT NULL,
+                updated_at TEXT NOT NULL,
+                PRIMARY KEY (run_id, receipt_key, args_hash)
+            )""",
+            "CREATE INDEX IF NOT EXISTS receipts_status ON tool_receipts (run_id, receipt_key, status)",
+        ),
+    ),
+    # The run list is ordered by created_at; PostgreSQL databases set up before 2026-12 already have it.
+    (2, "runs by creation time", ("CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at)",)),
+)
+
+SCHEMA_LOCK = "deepresearch schema"
+"""The key `_serialise` takes while migrating."""
+
+MIGRATIONS_TABLE = (
+    "CREATE TABLE IF NOT EXISTS deepresearch_migrations "
+    "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+)
+
+# update_run may set exactly these; the *_json columns take Python values
+RUN_COLUMNS = frozenset(
+    {
+        "status",
+        "engine",
+        "current_stage",
+        "error",
+        "artifact_dir",
+        "started_at",
+        "finished_at",
+        "usage",
+        "cancel_requested",
+        "options",
+    }
+)
+_JSON_COLUMNS = frozenset({"usage", "options"})
+RUN_TABLES = ("run_events", "run_checkpoints", "tool_receipts")
+
+_CHECKPOINT_COLUMNS = (
+    "run_id, checkpoint_id, stage, title, created_at, next_json, summary, thread_id, checkpoint_ns,"
+    " parent_checkpoint_id, fork_of"
+)
+
+
+class Statements(Protocol):
+    """What a transaction offers: run one statement (``?`` placeholders), get (rowcount, rows)."""
+
+    async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]: ...
+
+
+class SqlRunStore:
+    """The RunStore contract on SQL. Subclasses provide `_transaction` and `_serialise`."""
+
+    dialect: Dialect
+
+    def _transaction(self, *, write: bool = True) -> AbstractAsyncContextManager[Statements]:
+        """One transaction (write) or one autocommit read."""
+        raise NotImplementedError
+
+    async def _serialise(self, tx: Statements, key: str) -> None:
+        """Inside `tx`: wait until no other process holds `key` (a run id, or the schema) in a transaction."""
+        raise NotImplementedError
+
+    async def _write(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
+        """One writing statement in its own transaction: (rowcount, RETURNING rows)."""
+        async with self._transaction() as tx:
+            return await tx.execute(statement, params)
+
+    async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
+        """The rows of one SELECT, read outside any transaction."""
+        async with self._transaction(write=False) as tx:
+            return (await tx.execute(statement, params))[1]
+
+    # --- schema --------------------------------------------------------------------------------
+    async def setup(self) -> None:
+        """Create or upgrade the schema. Idempotent, and safe when several processes run it at once: they
+        queue on one lock and each sees the others' committed migrations."""
+        async with self._transaction() as tx:
+            await self._serialise(tx, SCHEMA_LOCK)
+            await tx.execute(MIGRATIONS_TABLE)
+            _, rows = await tx.execute("SELECT version FROM deepresearch_migrations")
+            applied = {row["version"] for row in rows}
+            for version, name, statements in MIGRATIONS:
+                if version in applied:
+                    continue
+                for statement in statements:
+                    await tx.execute(self.dialect.ddl(statement))
+                await tx.execute(
+                    "INSERT INTO deepresearch_migrations VALUES (?, ?, ?)",
+                    (version, name, utcnow()),
+                )
+                logger.info("applied store migration %s (%s) on %s", version, name, self.dialect.name)
+
+    async def ping(self) -> None:
+        await self._read("SELECT 1 AS one")
+
+    # --- runs ----------------------------------------------------------------------------------
+    async def create_run(
+        self, question: str, options: dict[str, Any], engine: str, run_id: str | None = None
+    ) -> RunRecord:
+        run_id = run_id or new_run_id()
+        now = utcnow()
+        _, rows = await self._write(
+            "INSERT INTO runs (run_id, thread_id, question, options_json, status, engine, created_at,"
+            " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING *",
+            (run_id, thread_id_for(run_id), question, dumps_json(options), engine, now, now),
+        )
+        return run_from_row(rows[0])
+
+    async def get_run(self, run_id: str) -> RunRecord:
+        rows = await self._read("SELECT * FROM runs WHERE run_id = ?", (run_id,))
+        if not rows:
+            raise RunNotFound(run_id)
+        return run_from_row(rows[0])
+
+    async def list_runs(self, status: str | None = None, limit: int = 50, offset: int = 0) -> list[RunRecord]:
+        where, params = ("WHERE status = ? ", [status]) if status else ("", [])
+        rows = await self._read(
+            f"SELECT * FROM runs {where}ORDER BY created_at DESC, run_id LIMIT ? OFFSET ?",
+            [*params, limit, offset],
+        )
+        return [run_from_row(row) for row in rows]
+
+    async def update_run(self, run_id: str, **fields: Any) -> RunRecord:
+        unknown = set(fields) - RUN_COLUMNS
+        if unknown:
+            raise ValueError(f"cannot update run fields {sorted(unknown)}")
+        assignments, params = [], []
+        for name, value in fields.items():
+            if name in _JSON_COLUMNS:
+                name, value = f"{name}_json", dumps_json(value)
+            elif name == "cancel_requested":
+                value = bool(value)
+            elif name == "error":
+                value = self.dialect.text(value)
+            assignments.append(f"{name} = ?")
+            params.append(value)
+        # column names come from RUN_COLUMNS, values are bound
+        _, rows = await self._write(
+            f"UPDATE runs SET {', '.join(assignments)}, updated_at = ? WHERE run_id = ? RETURNING *",
+            [*params, utcnow(), run_id],
+        )
+        if not rows:
+            raise RunNotFound(run_id)
+        return run_from_row(rows[0])
+
+    async def request_cancel(self, run_id: str) -> RunRecord:
+        return await self.update_run(run_id, cancel_requested=True)
+
+    async def is_cancel_requested(self, run_id: str) -> bool:
+        rows = await self._read("SELECT cancel_requested FROM runs WHERE run_id = ?", (run_id,))
+        return bool(rows and rows[0]["cancel_requested"])
+
+    async def delete_run(self, run_id: str) -> None:
+        # One transaction: no reader (in any process) sees a run without its events, or orphans left behind.
+        async with self._transaction() as tx:
+            count, _ = await tx.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
+            if count == 0:
+                raise RunNotFound(run_id)
+            for table in RUN_TABLES:
+                await tx.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+
+    # --- events --------------------------------------------------------------------------------
+    async def append_event(
+        self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]
+    ) -> EventRecord:
+        ts = utcnow()
+        async with self._transaction() as tx:
+            # Writers of one run (from any process) queue until the previous one commits, so the seq taken
+            # inside the INSERT is never taken twice and the log has no gaps.
+            await self._serialise(tx, run_id)
+            _, rows = await tx.execute(
+                (
+                    "INSERT INTO run_events (run_id, seq, type, stage, ts, data_json)"
+                    " SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ? FROM run_events WHERE run_id = ?"
+                    " RETURNING seq"
+                ),
+                (run_id, type_, stage, ts, dumps_json(data), run_id),
+            )
+        return EventRecord(run_id=run_id, seq=int(rows[0]["seq"]), type=type_, ts=ts, stage=stage, data=data)
+
+    async def list_events(self, run_id: str, after: int = 0, limit: int = 10_000) -> list[EventRecord]:
+        rows = await self._read(
+            "SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (run_id, after, limit),
+        )
+        return [
+            EventRecord(
+                run_id=r["run_id"],
+                seq=int(r["seq"]),
+                type=r["type"],
+                ts=r["ts"],
+                stage=r["stage"],
+                data=json.loads(r["data_json"]),
+            )
+            for r in rows
+        ]
+
+    # --- checkpoint index ---------------------------------------------------------------------
+    async def add_checkpoint(self, record: CheckpointRecord) -> bool:
+        count, _ = await self._write(
+            f"INSERT INTO run_checkpoints ({_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT DO NOTHING",
+            (
+                record.run_id,
+                record.checkpoint_id,
+                record.stage,
+                record.title,
+                record.created_at,
+                dumps_json(record.next),
+                record.summary,
+                record.thread_id,
+                record.checkpoint_ns,
+                record.parent_checkpoint_id,
+                record.fork_of,
+            ),
+        )
+        return count > 0
+
+    async def list_checkpoints(self, run_id: str) -> list[CheckpointRecord]:
+        rows = await self._read(
+            "SELECT * FROM run_checkpoints WHERE run_id = ? ORDER BY created_at, checkpoint_id", (run_id,)
+        )
+        return [checkpoint_from_row(r) for r in rows]
+
+    # --- receipts ------------------------------------------------------------------------------
+    async def get_receipt(self, run_id: str, receipt_key: str, hash_: str) -> Receipt | None:
+        rows = await self._read(
+            "SELECT * FROM tool_receipts WHERE run_id = ? AND receipt_key = ? AND args_hash = ?",
+            (run_id, receipt_key, hash_),
+        )
+        return receipt_from_row(rows[0]) if rows else None
+
+    async def start_receipt(
+        self, run_id: str, receipt_key: str, hash_: str, tool_name: str, stage: str | None, args: Any
+    ) -> None:
+        now = utcnow()
+        # A succeeded receipt is never downgraded; a failed or stale started one is restarted.
+        await self._write(
+            "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status, args_json,"
+            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'started', ?, ?, ?)"
+            " ON CONFLICT (run_id, receipt_key, args_hash) DO UPDATE SET status = 'started', error = NULL,"
+            " updated_at = excluded.updated_at WHERE tool_receipts.status <> 'succeeded'",
+            (run_id, receipt_key, hash_, tool_name, stage, dumps_json(args), now, now),
+        )
+
+    async def finish_receipt(
+        self, run_id: str, receipt_key: str, hash_: str, result: Any, tokens: int = 0, cost_usd: float = 0.0
+    ) -> None:
+        await self._write(
+            "UPDATE tool_receipts SET status = 'succeeded', result_json = ?, tokens = ?, cost_usd = ?,"
+            " error = NULL, updated_at = ? WHERE run_id = ? AND receipt_key = ? AND args_hash = ?",
+            (dumps_json(result), tokens, cost_usd, utcnow(), run_id, receipt_key, hash_),
+        )
+
+    async def fail_receipt(self, run_id: str, receipt_key: str, hash_: str, error: str) -> None:
+        await self._write(
+            "UPDATE tool_receipts SET status = 'failed', error = ?, updated_at = ?"
+            " WHERE run_id = ? AND receipt_key = ? AND args_hash = ? AND status <> 'succeeded'",
+            (self.dialect.text(error), utcnow(), run_id, receipt_key, hash_),
+        )
+
+    async def list_receipts(
+        self, run_id: str, receipt_key: str | None = None, status: str | None = None
+    ) -> list[Receipt]:
+        statement = "SELECT * FROM tool_receipts WHERE run_id = ?"
+        params: list[Any] = [run_id]
+        if receipt_key:
+            statement += " AND receipt_key = ?"
+            params.append(receipt_key)
+        if status:
+            statement += " AND status = ?"
+            params.append(status)
+        rows = await self._read(f"{statement} ORDER BY created_at, args_hash", params)
+        return [receipt_from_row(row) for row in rows]
