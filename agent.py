@@ -1,4 +1,4 @@
-"""deepresearch: the compiled graph factory, the engine factory and the command line.
+"""deepresearch: the command line. The run lifecycle is the service's (deepresearch/service.py), as for HTTP.
 
 deepresearch run "question" [--corpus DIR]     research with a live progress view; Ctrl-C pauses
 deepresearch resume RUN_ID [--checkpoint ID]   continue a paused/failed run (or fork from a checkpoint)
@@ -13,38 +13,23 @@ import asyncio
 import logging
 import signal
 import sys
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from config import ResearchOptions, Settings, describe_validation_error, load_settings
+from config import Settings, describe_validation_error, load_settings
 from deepresearch.cli_view import ProgressView
-from deepresearch.engine import ResearchEngine, graph_config
-from deepresearch.store import (
-    RESUMABLE_STATUSES,
-    PostgresUnavailable,
-    RunNotFound,
-    UnsupportedDatabase,
-    open_persistence,
-)
-from deepresearch.toolrun import CancelSignal
-from workflow import build_graph
+from deepresearch.engine import open_engine
+from deepresearch.service import CheckpointNotFound, InvalidInput, RunConflict, RunService
+from deepresearch.store import PostgresUnavailable, RunNotFound, UnsupportedDatabase, open_persistence
 
-__all__ = ["build_graph", "main", "open_engine"]
+__all__ = ["main"]
 
 logger = logging.getLogger("deepresearch")
 
 EXIT_OK, EXIT_USAGE, EXIT_FAILED, EXIT_CANCELLED = 0, 2, 3, 130
-
-
-@asynccontextmanager
-async def open_engine(settings: Settings) -> AsyncIterator[ResearchEngine]:
-    """Open the store and checkpointer (set up, idempotent) and compile the graph on them."""
-    async with open_persistence(settings.resolved_database_url) as persistence:
-        yield ResearchEngine(settings, persistence.store, build_graph(persistence.checkpointer))
 
 
 async def _check_database(settings: Settings) -> None:
@@ -103,9 +88,11 @@ def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
-def _options(args: argparse.Namespace, settings: Settings) -> ResearchOptions:
-    base = settings.default_option_values()
-    overrides = {
+def _options_patch(args: argparse.Namespace) -> dict[str, Any]:
+    """The run's options as given on the command line (the service merges them over the defaults)."""
+    if args.corpus and not args.corpus.is_dir():
+        raise InvalidInput(f"--corpus {args.corpus}: no such folder")
+    given = {
         "max_research_loops": args.loops,
         "queries_per_round": args.queries,
         "results_per_query": args.results,
@@ -115,42 +102,24 @@ def _options(args: argparse.Namespace, settings: Settings) -> ResearchOptions:
         "corpus_only": args.corpus_only or None,
         "requires_critic_review": False if args.no_critic else None,
     }
-    base.update({k: v for k, v in overrides.items() if v is not None})
-    base["budget"] = _budget_overrides(args)
-    if args.corpus and not args.corpus.is_dir():
-        raise ValueError(f"--corpus {args.corpus}: no such folder")
-    return ResearchOptions.model_validate(base)
+    return {k: v for k, v in given.items() if v is not None} | {"budget": _budget_overrides(args)}
 
 
-async def _execute(engine: ResearchEngine, run_id: str, plain: bool, checkpoint_id: str | None = None) -> int:
-    run = await engine.store.get_run(run_id)
-    checkpoint_config = None
-    if checkpoint_id:
-        records = {c.checkpoint_id: c for c in await engine.store.list_checkpoints(run_id)}
-        if checkpoint_id not in records:
-            print(
-                f"error: checkpoint {checkpoint_id} is not a checkpoint of run {run_id}; "
-                f"see `deepresearch checkpoints {run_id}`",
-                file=sys.stderr,
-            )
-            return EXIT_USAGE
-        ref = records[checkpoint_id]
-        checkpoint_config = graph_config(ref.thread_id, ref.checkpoint_id, ref.checkpoint_ns)
-    cancel = CancelSignal(run_id, engine.store)
-    view = ProgressView(run, live=not plain and sys.stdout.isatty())
+async def _follow(service: RunService, run_id: str, plain: bool) -> int:
+    """Show the run's progress until this process's execution of it ends; Ctrl-C pauses it."""
+    view = ProgressView(await service.store.get_run(run_id), live=not plain and sys.stdout.isatty())
+    service.on_event = view.on_event
     loop = asyncio.get_running_loop()
     presses = 0
-    execution = asyncio.current_task()
 
     def on_sigint() -> None:
         nonlocal presses
         presses += 1
         if presses > 1:
             view.note("Second Ctrl-C: stopping now. Calls in flight may be made again on resume.")
-            if execution is not None:
-                execution.cancel()
+            service.abort(run_id)
             return
-        cancel.request("cancelled with Ctrl-C")
+        service.request_stop(run_id, "cancelled with Ctrl-C")
         view.note(
             "Pausing: letting in-flight calls finish and record their receipts (Ctrl-C again to force)."
         )
@@ -158,9 +127,7 @@ async def _execute(engine: ResearchEngine, run_id: str, plain: bool, checkpoint_
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         with view:
-            final = await engine.execute(
-                run_id, checkpoint_config=checkpoint_config, cancel=cancel, on_event=view.on_event
-            )
+            final = await service.wait(run_id)
     except asyncio.CancelledError:
         # the engine recorded the run as interrupted before letting the cancellation through
         print(f"Stopped. Continue with: deepresearch resume {run_id}")
@@ -169,7 +136,7 @@ async def _execute(engine: ResearchEngine, run_id: str, plain: bool, checkpoint_
         loop.remove_signal_handler(signal.SIGINT)
     view.summary(final)
     if final.status == "completed":
-        print(f"Report: {await engine.report_path(final, final.status)}")
+        print(f"Report: {await service.engine.report_path(final, final.status)}")
         return EXIT_OK
     if final.status == "cancelled":
         print(f"Paused at the latest checkpoint. Continue with: deepresearch resume {run_id}")
@@ -180,42 +147,28 @@ async def _execute(engine: ResearchEngine, run_id: str, plain: bool, checkpoint_
 
 async def _main(args: argparse.Namespace, settings: Settings) -> int:
     async with open_engine(settings) as engine:
+        service = RunService(engine, shutdown_grace_seconds=settings.shutdown_grace_seconds)
         if args.command == "run":
-            options = _options(args, settings)
-            run = await engine.create_run(args.question, options)
+            run = await service.start(args.question, _options_patch(args))
             print(
                 f"Run {run.run_id} ({run.engine} engine) — artifacts in "
                 f"{settings.workspace_dir / (run.artifact_dir or '')}"
             )
-            return await _execute(engine, run.run_id, args.plain)
+            return await _follow(service, run.run_id, args.plain)
         if args.command == "resume":
-            run = await engine.store.get_run(args.run_id)
-            if run.status == "completed" and not args.checkpoint:
-                print(
-                    f"Run {run.run_id} is already completed; pass --checkpoint ID to fork it.",
-                    file=sys.stderr,
-                )
-                return EXIT_USAGE
-            if run.status not in RESUMABLE_STATUSES and run.status != "completed" and not args.takeover:
-                print(
-                    f"Run {run.run_id} is {run.status}. If the process that ran it is gone (killed, "
-                    f"crashed), take it over: deepresearch resume {run.run_id} --takeover",
-                    file=sys.stderr,
-                )
-                return EXIT_USAGE
-            fields: dict[str, Any] = {"cancel_requested": False}
-            if budget := _budget_overrides(args):
-                merged = {**run.options, "budget": {**run.options.get("budget", {}), **budget}}
-                fields["options"] = ResearchOptions.model_validate(merged).model_dump()
-            await engine.store.update_run(run.run_id, **fields)
-            return await _execute(engine, run.run_id, args.plain, args.checkpoint)
+            patch = {"budget": budget} if (budget := _budget_overrides(args)) else None
+            try:
+                run = await service.resume(args.run_id, args.checkpoint, patch, takeover=args.takeover)
+            except CheckpointNotFound as exc:
+                raise InvalidInput(f"{exc}; see `deepresearch checkpoints {args.run_id}`") from None
+            return await _follow(service, run.run_id, args.plain)
         if args.command == "runs":
-            for run in await engine.store.list_runs(limit=100):
-                print(f"{run.run_id}  {run.status:<11} {run.created_at[:19]}  {run.question[:70]}")
+            runs, _ = await service.list_runs(None, limit=100, offset=0)
+            for item in runs:
+                print(f"{item.run_id}  {item.status:<11} {item.created_at[:19]}  {item.question[:70]}")
             return EXIT_OK
         if args.command == "checkpoints":
-            await engine.store.get_run(args.run_id)
-            for cp in await engine.store.list_checkpoints(args.run_id):
+            for cp in await service.checkpoints(args.run_id):
                 print(f"{cp.checkpoint_id}  {cp.stage:<17} {cp.created_at[:19]}  {cp.summary}")
             return EXIT_OK
     return EXIT_USAGE
@@ -239,6 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(_main(args, settings))
     except RunNotFound as exc:
         print(f"error: {exc}; list runs with `deepresearch runs`", file=sys.stderr)
+    except RunConflict as exc:
+        print(f"error: {exc}", file=sys.stderr)
     except (UnsupportedDatabase, PostgresUnavailable) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except ValidationError as exc:

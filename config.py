@@ -23,7 +23,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-DEFAULT_REVIEWERS = ("fact_reviewer", "implication_reviewer", "risk_reviewer")
+ReviewerName = Literal["fact_reviewer", "implication_reviewer", "risk_reviewer"]
+DEFAULT_REVIEWERS: tuple[str, ...] = ReviewerName.__args__  # type: ignore[attr-defined]
 KNOWN_REVIEWERS = frozenset(DEFAULT_REVIEWERS)
 SEARCH_PROVIDERS = ("searxng", "tavily", "brave", "generic", "duckduckgo")
 
@@ -43,7 +44,7 @@ QueriesPerRound = Annotated[int, Field(ge=1, le=20, description="Breadth: querie
 ResultsPerQuery = Annotated[int, Field(ge=1, le=50, description="Search results kept per query.")]
 SourcesToFetch = Annotated[int, Field(ge=1, le=100, description="Sources fetched per round.")]
 Reviewers = Annotated[
-    list[str],
+    list[ReviewerName],
     Field(min_length=1, max_length=len(DEFAULT_REVIEWERS), description="Reviewers of the analysis."),
     AfterValidator(_known_reviewers),
 ]
@@ -260,6 +261,9 @@ class Settings(BaseSettings):
     shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600, description="SIGTERM: wait for runs to stop.")
     sse_heartbeat_seconds: float = Field(15.0, gt=0, le=300, description="SSE comment ping interval.")
     max_question_chars: int = Field(2000, ge=10, le=100_000)
+    max_request_bytes: int = Field(
+        1_000_000, ge=10_000, le=100_000_000, description="Larger request bodies get 413, unparsed."
+    )
 
     @field_validator("search_providers", "fetch_allow_hosts", "reviewers", mode="before")
     @classmethod

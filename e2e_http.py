@@ -2,10 +2,11 @@
 
     LONG_TASK_E2E_BASE_URL=http://127.0.0.1:8000 python e2e_http.py     (or DEEPRESEARCH_BASE_URL)
 
-Start a run and stream it; after two checkpoints cancel it and wait for `cancelled`; preview the latest
-checkpoint; resume the same run while streaming; assert the completed stages were skipped and the report was
-written; list the checkpoints (the count grew, none has an empty stage or status). Prints a JSON summary and
-exits non-zero on any failure. Set DEEPRESEARCH_STAGE_DELAY_SECONDS on the server so there is time to cancel.
+Start a run and stream it; after two `checkpoint` events cancel it and wait for `cancelled`; preview the
+latest checkpoint; resume the same run while streaming; assert the completed stages were skipped and the
+report was written; list the checkpoints (the count grew, none has an empty stage or status). Prints a JSON
+summary and exits non-zero on any failure. Set DEEPRESEARCH_STAGE_DELAY_SECONDS on the server so there is
+time to cancel.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ def run_e2e(base_url: str, question: str, timeout: float) -> dict[str, Any]:
         last_seq, checkpoints_seen, cancelled_sent, final_status = 0, [], False, None
         for event in sse_events(client, run_id, 0, deadline):
             last_seq = event["seq"]
-            if event["type"] == "checkpoint" and event.get("indexed"):
+            # every `checkpoint` event is a business safety point (LangGraph's own are `graph_checkpoint`)
+            if event["type"] == "checkpoint":
                 checkpoints_seen.append(event["stage"])
                 if len(checkpoints_seen) >= 2 and not cancelled_sent:
                     response = client.post(f"/api/runs/{run_id}/cancel")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,11 +20,12 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RunnableConfig
 
 from config import ResearchOptions, Settings
-from deepresearch.store import CheckpointRecord, EventRecord, RunRecord, RunStore, utcnow
+from deepresearch.store import CheckpointRecord, EventRecord, RunRecord, RunStore, open_persistence, utcnow
 from deepresearch.toolrun import BudgetExceeded, CancelSignal, RunCancelled, StageError, ToolRuntime
 from deepresearch.workspace import run_artifact_dir
 from stages import STAGES_BY_KEY
 from tools import ResearchContext, open_research_tools
+from workflow import build_graph
 
 logger = logging.getLogger(__name__)
 
@@ -338,7 +340,7 @@ class ResearchEngine:
                 True,
             )
         except Exception as exc:  # any other failure must still leave a resumable, explained run
-            logger.debug("run %s failed", run_id, exc_info=True)
+            logger.exception("run %s failed unexpectedly (resumable once the cause is fixed)", run_id)
             status, error = "failed", f"{type(exc).__name__}: {exc}"
         if status == "completed" and await self._interrupted_by_cancel(run_id, cancel):
             status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
@@ -386,3 +388,10 @@ class ResearchEngine:
 
 def _checkpoint_id(config: RunnableConfig | None) -> str | None:
     return (config or {}).get("configurable", {}).get("checkpoint_id")
+
+
+@asynccontextmanager
+async def open_engine(settings: Settings) -> AsyncIterator[ResearchEngine]:
+    """Open the store and checkpointer (set up, idempotent) and compile the graph on them."""
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        yield ResearchEngine(settings, persistence.store, build_graph(persistence.checkpointer))

@@ -1,25 +1,53 @@
-"""Run lifecycle for the HTTP runner: start, cancel, resume, fork, shutdown and start-up recovery.
+"""The run lifecycle, for the CLI and the HTTP runner alike: start, cancel, resume, fork, takeover, delete,
+shutdown and start-up recovery, and the read models (run detail, checkpoint index, preview).
 
 The state of a run lives in the database (status, cancel intent, events, checkpoints, receipts); this object
 only holds the asyncio tasks this process is executing, so another process can always read, cancel (via the
-persisted intent) and later take over a run.
+persisted intent) and later take over a run. Every rule about what may happen to a run is here, once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from config import ResearchOptions
-from stages import STAGE_KEYS
+from pydantic import BaseModel, ValidationError
 
-from .engine import ResearchEngine, graph_config
-from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, RunRecord, utcnow
+from config import ResearchOptions, describe_validation_error, merge_options
+from stages import REPORT_STAGES, STAGE_KEYS
+
+from .contracts import (
+    ArtifactPublic,
+    CheckpointPublic,
+    DuplicateRisk,
+    PreviewPublic,
+    ReceiptPublic,
+    RunDetailPublic,
+    RunPublic,
+    StagePublic,
+)
+from .engine import EventSink, ResearchEngine, graph_config
+from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, Receipt, RunRecord, utcnow
 from .toolrun import CancelSignal
+from .workspace import Workspace, WorkspaceError
 
 logger = logging.getLogger(__name__)
+
+Patch = BaseModel | Mapping[str, Any]
+"""Options to change: an OptionsPatch, or a mapping validated as one."""
+
+REPORT_FILE = "deepresearch-report.md"
+
+
+class InvalidInput(ValueError):
+    """The request cannot be carried out as given (HTTP 422, CLI exit 2); the message names the fix."""
 
 
 class RunConflict(Exception):
@@ -30,6 +58,37 @@ class CheckpointNotFound(LookupError):
     """The checkpoint does not belong to this run (HTTP 404)."""
 
 
+class ArtifactNotFound(LookupError):
+    """No such artifact in the run's folder (HTTP 404)."""
+
+
+# The rule for a question, as a regular expression that Python, JSON Schema validators and pydantic's
+# engine all read the same way (so the OpenAPI document states it too): no control characters
+# but tab and newlines, and at least one character that is neither a space nor invisible (zero-width,
+# format and separator characters).
+_CONTROL = r"\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F"
+_INVISIBLE = r"\s\x00-\x1F\x7F-\x9F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202F\u205F-\u206F\u3000\uFEFF"
+QUESTION_PATTERN = rf"^[^{_CONTROL}]*[^{_INVISIBLE}][^{_CONTROL}]*$"
+_QUESTION = re.compile(QUESTION_PATTERN)
+_CONTROLS = re.compile(rf"[{_CONTROL}]")
+
+
+def check_question(question: str, max_chars: int) -> str:
+    """The question, stripped; InvalidInput when it is empty, invisible, too long or not storable text."""
+    question = question.strip()
+    if not question:
+        raise InvalidInput("question: the question is empty")
+    if len(question) > max_chars:
+        raise InvalidInput(f"question: at most {max_chars} characters (got {len(question)})")
+    if any("\ud800" <= ch <= "\udfff" for ch in question):
+        raise InvalidInput("question: contains an unpaired surrogate (not valid Unicode text)")
+    if not _QUESTION.match(question):
+        if _CONTROLS.search(question):
+            raise InvalidInput("question: contains control characters")
+        raise InvalidInput("question: has no visible characters")
+    return question
+
+
 @dataclass(slots=True)
 class _Active:
     task: asyncio.Task[RunRecord]
@@ -37,54 +96,122 @@ class _Active:
 
 
 class EventNotifier:
-    """Wakes SSE tails of a run when this process appends one of its events (others poll the log)."""
+    """Wakes the SSE tails of a run when this process appends one of its events (others poll the log).
+
+    One asyncio.Event per subscriber, never a shared Condition: a thousand clients that go away at once
+    must not be able to leave a lock held that every later notify() waits for."""
 
     def __init__(self) -> None:
-        self._conditions: dict[str, asyncio.Condition] = {}
+        self._subscribers: dict[str, set[asyncio.Event]] = {}
 
-    def condition(self, run_id: str) -> asyncio.Condition:
-        return self._conditions.setdefault(run_id, asyncio.Condition())
+    @contextmanager
+    def subscribe(self, run_id: str) -> Iterator[asyncio.Event]:
+        wake = asyncio.Event()
+        self._subscribers.setdefault(run_id, set()).add(wake)
+        try:
+            yield wake
+        finally:
+            subscribers = self._subscribers.get(run_id)
+            if subscribers is not None:
+                subscribers.discard(wake)
+                if not subscribers:
+                    del self._subscribers[run_id]
 
-    async def notify(self, event: EventRecord) -> None:
-        condition = self._conditions.get(event.run_id)
-        if condition is not None:
-            async with condition:
-                condition.notify_all()
+    def notify(self, run_id: str) -> None:
+        for wake in self._subscribers.get(run_id, ()):
+            wake.set()
 
-    async def wait(self, run_id: str, at_most_seconds: float) -> None:
-        """Return when an event of the run is appended here, or after at most the given time."""
-        condition = self.condition(run_id)
-        async with condition:
-            try:
-                await asyncio.wait_for(condition.wait(), at_most_seconds)
-            except TimeoutError:
-                return
+    def subscriber_count(self, run_id: str) -> int:
+        return len(self._subscribers.get(run_id, ()))
 
 
 class RunService:
-    def __init__(self, engine: ResearchEngine, *, shutdown_grace_seconds: float = 30.0) -> None:
+    def __init__(
+        self,
+        engine: ResearchEngine,
+        *,
+        shutdown_grace_seconds: float = 30.0,
+        on_event: EventSink | None = None,
+    ) -> None:
         self.engine = engine
         self.store = engine.store
+        self.settings = engine.settings
         self.notifier = EventNotifier()
         self.shutdown_grace_seconds = shutdown_grace_seconds
+        self.on_event = on_event
+        """Also told of every event this process appends (the CLI's live view)."""
         self._active: dict[str, _Active] = {}
 
+    # --- options -----------------------------------------------------------------------------------
+    def options(self, base: Mapping[str, Any], patch: Patch | None) -> ResearchOptions:
+        """`patch` over `base`, validated, with server-side checks; InvalidInput names the bad option."""
+        try:
+            options = merge_options(base, patch)
+        except ValidationError as exc:
+            raise InvalidInput(describe_validation_error(exc, "options")) from None
+        if options.corpus_dir and not Path(options.corpus_dir).is_dir():
+            raise InvalidInput(
+                f"options.corpus_dir: folder {options.corpus_dir} does not exist on the server"
+            )
+        return options
+
     # --- commands ----------------------------------------------------------------------------------
-    async def start(self, question: str, options: ResearchOptions) -> RunRecord:
-        run = await self.engine.create_run(question, options)
+    async def create(self, question: str, patch: Patch | None = None) -> RunRecord:
+        question = check_question(question, self.settings.max_question_chars)
+        options = self.options(self.settings.default_option_values(), patch)
+        return await self.engine.create_run(question, options)
+
+    async def start(self, question: str, patch: Patch | None = None) -> RunRecord:
+        run = await self.create(question, patch)
         self._launch(run.run_id, None)
         return run
 
-    async def cancel(self, run_id: str) -> RunRecord:
+    async def resume(
+        self,
+        run_id: str,
+        checkpoint_id: str | None = None,
+        patch: Patch | None = None,
+        *,
+        takeover: bool = False,
+    ) -> RunRecord:
+        """Continue from the latest checkpoint, or fork from `checkpoint_id`, with optional new options.
+
+        `takeover` resumes a run still marked queued/running whose process is gone (killed, crashed): the
+        caller vouches for that, since nothing can tell a dead process from a slow one yet."""
+        run = await self.store.get_run(run_id)
+        if run_id in self._active:
+            raise RunConflict(f"run {run_id} is {run.status} in this process; cancel it first, then resume")
+        if run.status in ACTIVE_STATUSES and not takeover:
+            raise RunConflict(
+                f"run {run_id} is {run.status}; cancel it first, then resume. If the process that ran it is "
+                "gone (killed, crashed), take it over (CLI --takeover, API takeover=true)"
+            )
+        if run.status == "completed" and checkpoint_id is None:
+            raise RunConflict(
+                f"run {run_id} is already completed; fork it from one of its checkpoints "
+                "(CLI --checkpoint ID, API checkpoint_id)"
+            )
+        config = None
+        if checkpoint_id is not None:
+            record = await self.checkpoint(run_id, checkpoint_id)
+            config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
+        fields: dict[str, Any] = {"status": "queued", "error": None, "cancel_requested": False}
+        if patch is not None:
+            fields["options"] = self.options(run.options, patch).model_dump()
+        run = await self.store.update_run(run_id, **fields)
+        self._launch(run_id, config)
+        return run
+
+    async def cancel(self, run_id: str, reason: str = "cancel requested") -> RunRecord:
         run = await self.store.get_run(run_id)
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
         run = await self.store.request_cancel(run_id)
         active = self._active.get(run_id)
         if active is None:
-            # Nothing executes it: the process that ran it died and recovery is off. Its checkpoints
-            # and receipts are intact, so it simply stops here, resumable. (With several replicas this
-            # becomes a lease check: only a run whose lease expired is an orphan.)
+            # Nothing executes it here. If the process that ran it died and recovery is off, its
+            # checkpoints and receipts are intact, so it simply stops here, resumable. (With several
+            # replicas this becomes a lease check: only a run whose lease expired is an orphan.)
             await self._emit(run_id, "run_status", None, {"status": "cancelled", "orphaned": True})
             await self._emit(
                 run_id,
@@ -93,39 +220,102 @@ class RunService:
                 {"status": "cancelled", "error": None, "usage": run.usage, "report_path": None},
             )
             return await self.store.update_run(run_id, status="cancelled", finished_at=utcnow())
-        active.cancel.request("cancel requested")
+        self.request_stop(run_id, reason)
         await self._emit(
             run_id, "message", None, {"text": "Cancel requested: stopping at the nearest checkpoint."}
         )
         return run
 
-    async def resume(
-        self, run_id: str, checkpoint_id: str | None = None, options: dict[str, Any] | None = None
-    ) -> RunRecord:
-        run = await self.store.get_run(run_id)
-        if run.status in ACTIVE_STATUSES or run_id in self._active:
-            raise RunConflict(f"run {run_id} is {run.status}; cancel it first, then resume")
-        if run.status == "completed" and checkpoint_id is None:
-            raise RunConflict(f"run {run_id} is completed; pass a checkpoint_id to fork it from there")
-        config = None
-        if checkpoint_id is not None:
-            record = await self.checkpoint(run_id, checkpoint_id)
-            config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
-        if options:
-            merged = ResearchOptions.model_validate({**run.options, **options})
-            await self.store.update_run(run_id, options=merged.model_dump())
-        run = await self.store.update_run(run_id, status="queued", error=None, cancel_requested=False)
-        self._launch(run_id, config)
-        return run
+    def request_stop(self, run_id: str, reason: str) -> bool:
+        """Ask a run executing here to stop at its next tool boundary (no I/O: safe in a signal handler)."""
+        active = self._active.get(run_id)
+        if active is not None:
+            active.cancel.request(reason)
+        return active is not None
+
+    def abort(self, run_id: str) -> None:
+        """Stop a run executing here at once (a second Ctrl-C): calls in flight may be made again."""
+        active = self._active.get(run_id)
+        if active is not None:
+            active.task.cancel()
+
+    async def wait(self, run_id: str) -> RunRecord:
+        """Wait for this process's execution of the run to end; the run's final record."""
+        active = self._active.get(run_id)
+        if active is None:
+            return await self.store.get_run(run_id)
+        return await active.task
 
     async def delete(self, run_id: str) -> None:
+        """Checkpoints, then artifacts, then the rows: the run row goes last, so a delete cut short by a
+        crash leaves a run that can be deleted again, never files or checkpoints nobody can find."""
         run = await self.store.get_run(run_id)
         if run.status in ACTIVE_STATUSES or run_id in self._active:
             raise RunConflict(f"run {run_id} is {run.status}; cancel it before deleting")
         await self.engine.graph.checkpointer.adelete_thread(run.thread_id)  # type: ignore[union-attr]
+        root = self._artifact_root(run)
+        if root is not None and root.is_dir():
+            await asyncio.to_thread(shutil.rmtree, root)
         await self.store.delete_run(run_id)
 
     # --- queries -----------------------------------------------------------------------------------
+    async def get(self, run_id: str) -> RunPublic:
+        return public_run(await self.store.get_run(run_id))
+
+    async def list_runs(self, status: str | None, limit: int, offset: int) -> tuple[list[RunPublic], bool]:
+        """One page of runs, newest first, and whether another page follows."""
+        records = await self.store.list_runs(status=status, limit=limit + 1, offset=offset)
+        return [public_run(r) for r in records[:limit]], len(records) > limit
+
+    async def detail(self, run_id: str) -> RunDetailPublic:
+        run = await self.store.get_run(run_id)
+        checkpoints = await self.store.list_checkpoints(run.run_id)
+        latest = {c.stage: c for c in checkpoints}
+        by_stage = run.usage.get("by_stage") or {}
+        stages = []
+        for stage in REPORT_STAGES:
+            record = latest.get(stage.key)
+            status = "done" if record else "pending"
+            if run.current_stage == stage.key and run.status in ACTIVE_STATUSES:
+                status = "running"
+            elif run.current_stage == stage.key and run.status == "failed":
+                status = "failed"
+            usage = by_stage.get(stage.key, {})
+            stages.append(
+                StagePublic(
+                    key=stage.key,
+                    title=stage.title,
+                    status=status,
+                    tool_name=stage.tool_name,
+                    summary=record.summary if record else "",
+                    checkpoint_id=record.checkpoint_id if record else None,
+                    tokens=int(usage.get("tokens", 0)),
+                    cost_usd=float(usage.get("cost_usd", 0.0)),
+                )
+            )
+        artifacts = await self.artifacts(run)
+        report = REPORT_FILE if any(a.path == REPORT_FILE for a in artifacts) else None
+        return RunDetailPublic(
+            **public_run(run).model_dump(),
+            stages=stages,
+            checkpoint_count=len(checkpoints),
+            artifacts=artifacts,
+            report_path=report,
+            active_here=self.is_active_here(run.run_id),
+        )
+
+    async def checkpoints(self, run_id: str) -> list[CheckpointPublic]:
+        run = await self.store.get_run(run_id)
+        active = run.status in ACTIVE_STATUSES
+        return [
+            CheckpointPublic(
+                **record.to_dict(),
+                status="active" if active else run.status,
+                resumable=not active and bool(record.next),
+            )
+            for record in await self.store.list_checkpoints(run_id)
+        ]
+
     async def checkpoint(self, run_id: str, checkpoint_id: str) -> CheckpointRecord:
         await self.store.get_run(run_id)
         for record in await self.store.list_checkpoints(run_id):
@@ -133,14 +323,19 @@ class RunService:
                 return record
         raise CheckpointNotFound(f"checkpoint {checkpoint_id} is not a checkpoint of run {run_id}")
 
-    async def preview(self, run_id: str, checkpoint_id: str) -> dict[str, Any]:
+    async def receipts(
+        self, run_id: str, receipt_key: str | None = None, status: str | None = None
+    ) -> list[ReceiptPublic]:
+        await self.store.get_run(run_id)
+        return [public_receipt(r) for r in await self.store.list_receipts(run_id, receipt_key, status)]
+
+    async def preview(self, run_id: str, checkpoint_id: str) -> PreviewPublic:
         """What resuming from this checkpoint would skip, run and reuse, and the risk of a duplicate."""
         run = await self.store.get_run(run_id)
         record = await self.checkpoint(run_id, checkpoint_id)
         latest = await self.engine.latest_config(run)
         is_latest = latest is not None and latest["configurable"].get("checkpoint_id") == checkpoint_id
         position = STAGE_KEYS.index(record.stage)
-        skipped = list(STAGE_KEYS[: position + 1])
         will_run = [
             s
             for s in STAGE_KEYS[position + 1 :]
@@ -148,32 +343,63 @@ class RunService:
         ]
         receipts = await self.store.list_receipts(run_id)
         later = set(will_run) | {"reflection"}
-        reused = [r.to_dict() for r in receipts if r.status == "succeeded" and r.stage in later]
-        in_doubt = [r.to_dict() for r in receipts if r.status == "started"]
-        return {
-            "run_id": run_id,
-            "checkpoint_id": checkpoint_id,
-            "stage": record.stage,
-            "fork": not is_latest,
-            "skipped_stages": skipped,
-            "stages_to_run": will_run,
-            "may_loop_back_to_search": position < STAGE_KEYS.index("analyze_findings"),
-            "receipts_reused": reused,
-            "receipts_reused_count": len(reused),
-            "duplicate_risk": {
-                "level": "possible" if in_doubt else "none",
-                "calls_in_doubt": in_doubt,
-                "explanation": (
+        reused = [public_receipt(r) for r in receipts if r.status == "succeeded" and r.stage in later]
+        in_doubt = [public_receipt(r) for r in receipts if r.status == "started"]
+        return PreviewPublic(
+            run_id=run_id,
+            checkpoint_id=checkpoint_id,
+            stage=record.stage,
+            fork=not is_latest,
+            skipped_stages=list(STAGE_KEYS[: position + 1]),
+            stages_to_run=will_run,
+            may_loop_back_to_search=position < STAGE_KEYS.index("analyze_findings"),
+            receipts_reused=reused,
+            receipts_reused_count=len(reused),
+            duplicate_risk=DuplicateRisk(
+                level="possible" if in_doubt else "none",
+                calls_in_doubt=in_doubt,
+                explanation=(
                     "These calls started but never recorded a result (the process stopped while they were "
                     "in flight); they will be made again."
                     if in_doubt
                     else "Every completed call has a receipt; none will be repeated."
                 ),
-            },
-        }
+            ),
+        )
+
+    async def artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
+        return await asyncio.to_thread(self._list_artifacts, run)
+
+    def artifact_file(self, run: RunRecord, relative: str) -> Path:
+        """The artifact's absolute path; ArtifactNotFound for anything else (including escapes)."""
+        root = self._artifact_root(run)
+        if root is None:
+            raise ArtifactNotFound("the run has no artifact folder yet")
+        try:
+            target = Workspace(root).resolve(relative)
+        except WorkspaceError as exc:
+            raise ArtifactNotFound(f"artifact not found: {exc}") from None
+        if not target.is_file():
+            raise ArtifactNotFound(f"artifact {relative} not found")
+        return target
 
     def is_active_here(self, run_id: str) -> bool:
         return run_id in self._active
+
+    def _artifact_root(self, run: RunRecord) -> Path | None:
+        if not run.artifact_dir:
+            return None
+        return Workspace(self.settings.workspace_dir).resolve(run.artifact_dir)
+
+    def _list_artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
+        root = self._artifact_root(run)
+        if root is None or not root.is_dir():
+            return []
+        return [
+            ArtifactPublic(path=path.relative_to(root).as_posix(), size=path.stat().st_size)
+            for path in sorted(root.rglob("*"))
+            if path.is_file() and not path.is_symlink() and not path.name.startswith(".")
+        ]
 
     # --- lifecycle ---------------------------------------------------------------------------------
     async def recover(self) -> list[str]:
@@ -217,13 +443,30 @@ class RunService:
     async def _execute(self, run_id: str, config: Any, cancel: CancelSignal) -> RunRecord:
         try:
             return await self.engine.execute(
-                run_id, checkpoint_config=config, cancel=cancel, on_event=self.notifier.notify
+                run_id, checkpoint_config=config, cancel=cancel, on_event=self._publish
             )
+        except asyncio.CancelledError:
+            raise  # torn down (a second Ctrl-C, shutdown past its grace): the engine recorded it
         except Exception:
             logger.exception("run %s crashed outside the engine", run_id)
             raise
         finally:
             self._active.pop(run_id, None)
 
+    async def _publish(self, event: EventRecord) -> None:
+        self.notifier.notify(event.run_id)
+        if self.on_event is not None:
+            maybe = self.on_event(event)
+            if maybe is not None:
+                await maybe
+
     async def _emit(self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]) -> None:
-        await self.notifier.notify(await self.store.append_event(run_id, type_, stage, data))
+        await self._publish(await self.store.append_event(run_id, type_, stage, data))
+
+
+def public_run(run: RunRecord) -> RunPublic:
+    return RunPublic.model_validate(run.to_dict())
+
+
+def public_receipt(receipt: Receipt) -> ReceiptPublic:
+    return ReceiptPublic.model_validate(receipt.to_dict())

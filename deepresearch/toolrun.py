@@ -211,9 +211,16 @@ class ToolRuntime:
 
         task = asyncio.ensure_future(guarded())
         self._inflight.add(task)
-        task.add_done_callback(self._inflight.discard)
+        task.add_done_callback(self._settled)
         value, tokens, cost = await asyncio.shield(task)
         return CallOutcome(value, reused=False, tokens=tokens, cost_usd=cost)
+
+    def _settled(self, task: asyncio.Task[Any]) -> None:
+        self._inflight.discard(task)
+        if not task.cancelled():
+            # Mark a failure as seen: when the branch that asked for the call was cancelled meanwhile,
+            # nobody awaits it any more, and its receipt and tool_result event already say it failed.
+            task.exception()
 
     async def _check_budget(self, tool_name: str) -> None:
         """Refuse a new call past a limit. Totals come from the receipts, so a resume counts earlier work."""

@@ -11,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request, Response
+from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
+from starlette.datastructures import MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from config import DEFAULT_REVIEWERS, ResearchOptions, Settings, option_limits
 from stages import GRAPH_NODES
@@ -66,21 +68,38 @@ def _node(node: Any) -> dict[str, Any]:
     return {name: getattr(node, name) for name in NodePublic.model_fields}
 
 
+class _SecurityHeaders:
+    """CSP and friends on the workbench's files. Plain ASGI (not BaseHTTPMiddleware): it must not wrap
+    `receive` in a task group, which would turn a body-limit error into an ExceptionGroup."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if scope["type"] != "http" or not path.startswith("/research"):
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers.setdefault("Content-Security-Policy", CSP)
+                headers.setdefault("X-Content-Type-Options", "nosniff")
+                headers.setdefault("Referrer-Policy", "no-referrer")
+                if path.endswith(("/", ".html", ".js", ".css", ".json")):
+                    # a tool kept open all day: a reload must pick up a new release at once
+                    headers.setdefault("Cache-Control", "no-cache")
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 def mount_ui(app: FastAPI, settings: Settings) -> None:
     if not (UI_DIR / "index.html").is_file():
         return
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]
-        response: Response = await call_next(request)
-        if request.url.path.startswith("/research"):
-            response.headers.setdefault("Content-Security-Policy", CSP)
-            response.headers.setdefault("X-Content-Type-Options", "nosniff")
-            response.headers.setdefault("Referrer-Policy", "no-referrer")
-            if request.url.path.endswith(("/", ".html", ".js", ".css", ".json")):
-                # a tool kept open all day: a reload must pick up a new release at once
-                response.headers.setdefault("Cache-Control", "no-cache")
-        return response
+    app.add_middleware(_SecurityHeaders)
 
     @app.get("/", include_in_schema=False)
     async def root() -> RedirectResponse:

@@ -8,8 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from agent import open_engine
-from deepresearch.engine import graph_config
+from deepresearch.engine import graph_config, open_engine
 from deepresearch.store import EventRecord
 from deepresearch.toolrun import CancelSignal
 from stages import FINAL_ARTIFACTS

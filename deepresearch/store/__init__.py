@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -31,6 +33,7 @@ from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_pa
 
 __all__ = [
     "ACTIVE_STATUSES",
+    "DATABASE_ERRORS",
     "RESUMABLE_STATUSES",
     "CheckpointRecord",
     "EventRecord",
@@ -51,6 +54,10 @@ __all__ = [
     "thread_id_for",
     "utcnow",
 ]
+
+
+DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error, OSError)
+"""What a database that cannot be reached (or answer) raises, on either backend."""
 
 
 class ShieldedSqliteSaver(AsyncSqliteSaver):

@@ -26,7 +26,7 @@ class _Statements:
         self._conn = conn
 
     async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
-        cur = await self._conn.execute(POSTGRES.sql(statement), params)  # type: ignore[arg-type]
+        cur = await self._conn.execute(POSTGRES.sql(statement), POSTGRES.params(params))  # type: ignore[arg-type]
         rows = await cur.fetchall() if cur.description else []
         return cur.rowcount, list(rows)
 

@@ -49,12 +49,29 @@ class Dialect:
     def ddl(self, template: str) -> str:
         return template.format(**self.types)
 
+    def params(self, params: Sequence[Any]) -> Sequence[Any]:
+        """Bound values this database can store: a lookup by an id holding NUL or a lone surrogate (which
+        no stored id holds) must find nothing, not fail to encode."""
+        if all(not isinstance(p, str) or (p.isascii() and "\x00" not in p) for p in params):
+            return params
+        return [_storable(p, self.name) if isinstance(p, str) else p for p in params]
+
     def text(self, value: str | None) -> str | None:
         # PostgreSQL TEXT cannot hold NUL (SQLite can): an exception message quoting a scraped page must
         # not turn recording a failure into a second failure.
         if value and self.name == "postgres":
             return value.replace("\x00", "\ufffd")
         return value
+
+
+def _storable(value: str, dialect: str) -> str:
+    if dialect == "postgres" and "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    return value
 
 
 SQLITE = Dialect(

@@ -26,7 +26,7 @@ class _Statements:
         self._conn = conn
 
     async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
-        async with self._conn.execute(statement, params) as cur:
+        async with self._conn.execute(statement, SQLITE.params(params)) as cur:
             cur.row_factory = aiosqlite.Row  # per cursor: the saver on this connection reads tuples
             rows = list(await cur.fetchall())
             return cur.rowcount, rows

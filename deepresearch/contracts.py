@@ -1,0 +1,321 @@
+"""Typed contracts: what the run service returns and the HTTP runner sends, and every event of the log.
+
+The service's read models are these pydantic models, so the CLI, the routes and the OpenAPI document all
+share one definition. Events are documented here too (`EVENT_MODELS`): the SSE route lists them in its
+OpenAPI entry, and tests validate every streamed event against them.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from config import ResearchOptions
+
+RunStatus = Literal["queued", "running", "cancelled", "interrupted", "failed", "completed"]
+StageStatus = Literal["pending", "running", "done", "failed"]
+ReceiptStatus = Literal["started", "succeeded", "failed"]
+
+
+class _Public(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- errors --------------------------------------------------------------------------------------
+class FieldError(_Public):
+    loc: list[str | int] = Field(description="Where: body / query / header / path, then the field.")
+    msg: str
+    type: str
+
+
+class ErrorPublic(_Public):
+    """Every 4xx and 5xx answer has this shape."""
+
+    detail: str = Field(description="What is wrong and, where there is one, how to fix it.")
+    errors: list[FieldError] | None = Field(None, description="Per field, for validation errors (422).")
+
+
+# --- runs ----------------------------------------------------------------------------------------
+class StageUsage(BaseModel):
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class UsagePublic(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = Field(0, description="External calls made (not served from a receipt).")
+    reused_calls: int = Field(0, description="Calls answered from a receipt instead of being made again.")
+    tokens_saved: int = 0
+    cost_saved_usd: float = 0.0
+    by_stage: dict[str, StageUsage] = Field(default_factory=dict)
+
+
+class RunPublic(_Public):
+    run_id: str
+    thread_id: str = Field(description="The run's LangGraph thread.")
+    question: str
+    options: ResearchOptions
+    status: RunStatus
+    engine: Literal["llm", "extractive"]
+    created_at: str
+    updated_at: str
+    current_stage: str | None
+    error: str | None
+    artifact_dir: str | None
+    cancel_requested: bool
+    started_at: str | None
+    finished_at: str | None
+    usage: UsagePublic
+
+
+class RunsPublic(_Public):
+    runs: list[RunPublic]
+    limit: int
+    offset: int
+    next_offset: int | None = Field(description="Offset of the next page; null on the last page.")
+
+
+class StagePublic(_Public):
+    key: str
+    title: str
+    status: StageStatus
+    tool_name: str
+    summary: str
+    checkpoint_id: str | None
+    tokens: int
+    cost_usd: float
+
+
+class ArtifactPublic(_Public):
+    path: str = Field(description="Relative to the run's artifact folder.")
+    size: int
+
+
+class RunDetailPublic(RunPublic):
+    stages: list[StagePublic]
+    checkpoint_count: int
+    artifacts: list[ArtifactPublic]
+    report_path: str | None = Field(description="Artifact path of the Markdown report, once written.")
+    active_here: bool = Field(description="This process is executing the run right now.")
+
+
+class ResumedPublic(RunPublic):
+    resumed_from: str = Field(description="The checkpoint id resumed from, or `latest`.")
+
+
+class CancelPublic(_Public):
+    run_id: str
+    status: RunStatus
+    cancel_requested: bool
+
+
+class ArtifactsPublic(_Public):
+    run_id: str
+    artifact_dir: str | None
+    artifacts: list[ArtifactPublic]
+
+
+# --- checkpoints and receipts --------------------------------------------------------------------
+class LangGraphRef(_Public):
+    thread_id: str
+    checkpoint_ns: str
+    checkpoint_id: str
+
+
+class FrameworkRef(_Public):
+    langgraph: LangGraphRef
+
+
+class CheckpointFields(_Public):
+    checkpoint_id: str
+    fork_of: str | None = Field(description="Set on the first checkpoint of a fork: the one it forked from.")
+    stage: str
+    title: str
+    created_at: str
+    next: list[str]
+    summary: str
+    parent_checkpoint_id: str | None
+    framework_ref: FrameworkRef
+
+
+class CheckpointPublic(CheckpointFields):
+    status: str = Field(description="`active` while the run executes, else the run's status.")
+    resumable: bool
+
+
+class CheckpointsPublic(_Public):
+    run_id: str
+    checkpoints: list[CheckpointPublic]
+
+
+class ReceiptPublic(_Public):
+    receipt_key: str
+    args_hash: str
+    tool_name: str
+    stage: str | None
+    status: ReceiptStatus
+    args: Any
+    error: str | None
+    tokens: int
+    cost_usd: float
+    created_at: str
+    updated_at: str
+
+
+class ReceiptsPublic(_Public):
+    run_id: str
+    receipts: list[ReceiptPublic]
+
+
+class DuplicateRisk(_Public):
+    level: Literal["none", "possible"]
+    calls_in_doubt: list[ReceiptPublic]
+    explanation: str
+
+
+class PreviewPublic(_Public):
+    """What resuming from a checkpoint would skip, run and reuse, and the risk of a duplicate call."""
+
+    run_id: str
+    checkpoint_id: str
+    stage: str
+    fork: bool = Field(description="True unless this is the run's latest checkpoint.")
+    skipped_stages: list[str]
+    stages_to_run: list[str]
+    may_loop_back_to_search: bool
+    receipts_reused: list[ReceiptPublic]
+    receipts_reused_count: int
+    duplicate_risk: DuplicateRisk
+
+
+# --- ops -----------------------------------------------------------------------------------------
+class HealthPublic(_Public):
+    status: Literal["ok"]
+
+
+class ReadyPublic(_Public):
+    status: Literal["ready"]
+    engine: Literal["llm", "extractive"]
+
+
+# --- the event log (GET /api/runs/{id}/events: one SSE message per event, `id` = seq) -------------
+class _Event(BaseModel):
+    # New optional fields may appear in a later release: clients must ignore what they do not know.
+    model_config = ConfigDict(extra="allow")
+
+    seq: int = Field(description="1, 2, 3… per run, no gaps; the SSE `id`, for Last-Event-ID.")
+    run_id: str
+    ts: str
+    stage: str | None
+
+
+class RunStatusEvent(_Event):
+    """An execution (start, resume, fork) begins (`running`) or the run stops."""
+
+    type: Literal["run_status"]
+    status: RunStatus
+    engine: str | None = None
+    resumed: bool | None = None
+    from_checkpoint: str | None = None
+    orphaned: bool | None = Field(None, description="Stopped by a cancel while no process ran it.")
+
+
+class ToolCallEvent(_Event):
+    """A stage starts (no `parent_call_id`, has `title`) or one of its sub-tool calls starts."""
+
+    type: Literal["tool_call"]
+    tool_name: str
+    call_id: str
+    receipt_key: str | None = None
+    parent_call_id: str | None = Field(None, description="The stage's call id, on sub-tool calls.")
+    title: str | None = None
+    label: str | None = None
+    args: Any = None
+    reused: bool | None = Field(None, description="Answered from a receipt: nothing is called.")
+
+
+class ToolResultEvent(_Event):
+    """A sub-tool call ends, or (after its `checkpoint`) a stage ends."""
+
+    type: Literal["tool_result"]
+    tool_name: str
+    call_id: str
+    ok: bool
+    parent_call_id: str | None = None
+    receipt_key: str | None = None
+    reused: bool | None = None
+    error: str | None = None
+    cancelled: bool | None = Field(None, description="The stage paused at a tool boundary (not a failure).")
+    tokens: int | None = None
+    cost_usd: float | None = None
+    duration_ms: int | None = None
+    artifact_path: str | None = None
+    langgraph_checkpoint_id: str | None = None
+    summary: str | None = None
+
+
+class CheckpointEvent(_Event, CheckpointFields):
+    """A business safety point: one of the seven stages finished and is durable. Count these."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["checkpoint"]
+    resumable: bool
+    indexed: bool = Field(True, description="Always true: listed by GET /api/runs/{id}/checkpoints.")
+
+
+class GraphCheckpointEvent(_Event):
+    """LangGraph's own checkpoints (the input, the reflection loop, finalize): not safety points."""
+
+    type: Literal["graph_checkpoint"]
+    checkpoint_id: str
+    next: list[str]
+
+
+class MessageEvent(_Event):
+    type: Literal["message"]
+    text: str
+
+
+class ErrorEvent(_Event):
+    type: Literal["error"]
+    message: str
+    resumable: bool
+
+
+class EndEvent(_Event):
+    """The last event of an execution; the stream closes after it once the run has stopped."""
+
+    type: Literal["end"]
+    status: RunStatus
+    error: str | None
+    usage: UsagePublic
+    report_path: str | None
+
+
+EVENT_MODELS: tuple[type[_Event], ...] = (
+    RunStatusEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    CheckpointEvent,
+    GraphCheckpointEvent,
+    MessageEvent,
+    ErrorEvent,
+    EndEvent,
+)
+RunEvent = Annotated[
+    RunStatusEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | CheckpointEvent
+    | GraphCheckpointEvent
+    | MessageEvent
+    | ErrorEvent
+    | EndEvent,
+    Field(discriminator="type"),
+]
+EVENT_TYPES: tuple[str, ...] = tuple(m.model_fields["type"].annotation.__args__[0] for m in EVENT_MODELS)  # type: ignore[union-attr]

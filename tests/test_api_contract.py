@@ -1,0 +1,192 @@
+"""The HTTP contract: the acceptance flow a client writes from the README, typed responses, one error shape,
+every status documented, and the bad input that used to reach a 500."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from pydantic import TypeAdapter
+
+from deepresearch.contracts import RunEvent
+from deepresearch.engine import open_engine
+from runner import create_app
+from stages import STAGE_KEYS
+from tests.conftest import Servers
+from tests.scripted import serve_app
+from tests.sse import iter_sse
+
+QUESTION = "How do durable workflow checkpoints keep long-running jobs from repeating work?"
+EVENTS = TypeAdapter(RunEvent)
+
+
+@pytest.fixture
+def api(servers: Servers, tmp_path: Path, database_url: str) -> Iterator[httpx.Client]:
+    settings = servers.settings(tmp_path, llm=True, database_url=database_url, stage_delay_seconds=0.3)
+    with (
+        serve_app(create_app(settings), lifespan="on") as base_url,
+        httpx.Client(base_url=base_url, timeout=30) as client,
+    ):
+        yield client
+
+
+def test_acceptance_flow_two_checkpoints_cancel_preview_resume_report(
+    api: httpx.Client, servers: Servers
+) -> None:
+    """Exactly what the README tells a client to do, counting EVERY `checkpoint` event it receives."""
+    run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+    checkpoint_events: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
+    cancelled = False
+    for event in iter_sse(api, f"/api/runs/{run_id}/events"):
+        EVENTS.validate_python(event.data)  # every event matches its documented model
+        seen.append(event.data)
+        if event.type == "checkpoint":
+            checkpoint_events.append(event.data)
+            if len(checkpoint_events) == 2 and not cancelled:
+                assert api.post(f"/api/runs/{run_id}/cancel").status_code == 202
+                cancelled = True
+        if event.type == "end":
+            break
+    assert cancelled and seen[-1]["status"] == "cancelled"
+    # the two events the client counted were business safety points, and nothing else was a `checkpoint`
+    assert [e["stage"] for e in checkpoint_events[:2]] == list(STAGE_KEYS[:2])
+    assert all(e["stage"] in STAGE_KEYS for e in checkpoint_events)
+    assert any(e["type"] == "graph_checkpoint" for e in seen), "LangGraph's own checkpoints keep a type"
+
+    listed = api.get(f"/api/runs/{run_id}/checkpoints").json()["checkpoints"]
+    assert [c["checkpoint_id"] for c in listed] == [e["checkpoint_id"] for e in checkpoint_events]
+    latest = listed[-1]
+    preview = api.get(f"/api/runs/{run_id}/checkpoints/{latest['checkpoint_id']}/preview")
+    assert preview.status_code == 200, preview.text
+    assert preview.json()["fork"] is False and preview.json()["skipped_stages"][-1] == latest["stage"]
+
+    searches = len(servers.search.calls)
+    plans = servers.llm.calls_by_prompt()["plan/v1"]
+    resumed = api.post(f"/api/runs/{run_id}/resume", json={})
+    assert resumed.status_code == 202 and resumed.json()["resumed_from"] == "latest"
+    after = list(iter_sse(api, f"/api/runs/{run_id}/events", last_event_id=seen[-1]["seq"]))
+    assert after[-1].type == "end" and after[-1].data["status"] == "completed"
+    restarted = {e.data["stage"] for e in after if e.type == "tool_call" and "title" in e.data}
+    assert not restarted & set(preview.json()["skipped_stages"]), "a completed stage ran again"
+    assert servers.llm.calls_by_prompt()["plan/v1"] == plans
+    if latest["stage"] == "search_web":
+        assert len(servers.search.calls) == searches, "a completed search was repeated"
+    report = api.get(f"/api/runs/{run_id}/report")
+    assert report.status_code == 200 and report.headers["content-type"].startswith("text/markdown")
+    assert "# " in report.text
+
+
+def test_openapi_declares_every_response(api: httpx.Client) -> None:
+    spec = api.get("/openapi.json").json()
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            responses = operation["responses"]
+            success = [code for code in responses if code.startswith("2")]
+            assert success, (method, path)
+            for code, response in responses.items():
+                content = response.get("content", {})
+                if code.startswith(("4", "5")):
+                    assert content == {
+                        "application/json": {"schema": {"$ref": "#/components/schemas/ErrorPublic"}}
+                    }, (method, path, code)
+                elif code != "204" and "application/json" in content:
+                    schema = content["application/json"]["schema"]
+                    assert "$ref" in schema, f"{method} {path} {code} has no response model: {schema}"
+            if path.startswith("/api/runs/{run_id}"):
+                assert "404" in responses, (method, path)
+    events = spec["paths"]["/api/runs/{run_id}/events"]["get"]["responses"]["200"]["content"]
+    assert list(events) == ["text/event-stream"]
+    kinds = {ref["$ref"].rsplit("/", 1)[-1] for ref in spec["components"]["schemas"]["RunEvent"]["oneOf"]}
+    assert {"CheckpointEvent", "GraphCheckpointEvent", "EndEvent", "ToolCallEvent"} <= kinds
+    report = spec["paths"]["/api/runs/{run_id}/report"]["get"]["responses"]["200"]["content"]
+    assert set(report) == {"text/markdown", "text/html"}
+    resume = spec["paths"]["/api/runs/{run_id}/resume"]["post"]["responses"]
+    assert {"202", "404", "409", "422"} <= set(resume)
+    question = spec["components"]["schemas"]["RunCreate"]["properties"]["question"]
+    assert question["maxLength"] == 2000  # the server's configured limit, not a copy
+
+
+def test_docs_work_offline(api: httpx.Client) -> None:
+    page = api.get("/docs")
+    assert page.status_code == 200
+    assets = [part.split('"')[0] for part in page.text.split('src="')[1:]]
+    assets += [part.split('"')[0] for part in page.text.split('href="')[1:] if ".css" in part]
+    assert assets and all(a.startswith("/") for a in assets), assets  # no CDN
+    for asset in assets:
+        assert api.get(asset).status_code == 200, asset
+
+
+def _raw_post(base: str, path: str, body: bytes, headers: dict[str, str]) -> httpx.Response:
+    return httpx.post(f"{base}{path}", content=body, headers={"content-type": "application/json", **headers})
+
+
+def assert_error(response: httpx.Response, status: int) -> dict[str, Any]:
+    assert response.status_code == status, (response.status_code, response.text[:300])
+    body = response.json()
+    assert isinstance(body["detail"], str) and body["detail"], body
+    assert set(body) <= {"detail", "errors"}, body
+    return body
+
+
+def test_bad_input_is_a_4xx_with_one_error_shape(api: httpx.Client) -> None:
+    base = str(api.base_url).rstrip("/")
+    assert_error(api.get("/api/runs", params={"offset": "9223372036854775808"}), 422)
+    nan = _raw_post(base, "/api/runs", b'{"question":"abc","options":{"max_research_loops":NaN}}', {})
+    assert_error(nan, 422)
+    infinite = b'{"question":"abc","options":{"budget":{"deadline_seconds":Infinity}}}'
+    assert_error(_raw_post(base, "/api/runs", infinite, {}), 422)
+    surrogate = _raw_post(base, "/api/runs", b'{"question":"\\ud800 x"}', {})
+    assert assert_error(surrogate, 422)["detail"].startswith("question:")
+    unknown_key = _raw_post(base, "/api/runs", b'{"question":"q","\\udc00":1}', {})
+    assert_error(unknown_key, 422)
+    for question in ("\u200b\u200b\u200b", "\x00\x01\x02", "\u2028 \t", "abc\x00def"):
+        assert_error(api.post("/api/runs", json={"question": question}), 422)
+    too_long = assert_error(api.post("/api/runs", json={"question": "x" * 2001}), 422)
+    assert too_long["errors"][0]["loc"] == ["body", "question"]
+    run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+    for last_event_id in ("²", "9" * 5000, "-1", "1.5"):
+        # latin-1: the bytes a browser would send for "²", which str.isdigit() accepts and int() does not
+        headers = {"Last-Event-ID": last_event_id.encode("latin-1")}
+        assert_error(api.get(f"/api/runs/{run_id}/events", headers=headers), 422)
+    assert_error(api.get("/api/runs/%00nope"), 404)  # a NUL (PostgreSQL TEXT cannot hold it) is not found
+    assert api.get(f"/api/runs/{run_id}/receipts", params={"receipt_key": "a\x00b"}).status_code == 200
+    # a path served by several routes allows all their methods
+    assert api.request("OPTIONS", "/api/runs").headers["allow"] == "GET, POST"
+    assert api.request("PUT", f"/api/runs/{run_id}").headers["allow"] == "DELETE, GET"
+    assert_error(_raw_post(base, "/api/runs", b"\xff\xfe{", {}), 400)  # not UTF-8: documented 400
+    assert_error(api.post(f"/api/runs/{run_id}/resume", json={"checkpoint_id": "x"}), 409)
+    assert_error(api.delete(f"/api/runs/{run_id}"), 409)
+
+
+def test_an_oversized_body_is_refused_before_parsing(api: httpx.Client) -> None:
+    base = str(api.base_url).rstrip("/")
+    big = b'{"question":"' + b"x" * 5_000_000 + b'"}'
+    started = time.monotonic()
+    assert_error(_raw_post(base, "/api/runs", big, {}), 413)
+    assert time.monotonic() - started < 5
+    # a chunked body (no Content-Length) is cut off as soon as it passes the limit
+    chunks = (b"x" * 65536 for _ in range(200))
+    streamed = httpx.post(f"{base}/api/runs", content=chunks, headers={"content-type": "application/json"})
+    assert_error(streamed, 413)
+    assert api.get("/healthz").status_code == 200  # the server is fine afterwards
+
+
+async def test_an_unexpected_failure_is_logged_with_its_traceback(
+    servers: Servers, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("the workspace cannot be created here", encoding="utf-8")
+    settings = servers.settings(tmp_path, llm=True, workspace_dir=blocker / "workspace")
+    with caplog.at_level(logging.ERROR):
+        async with open_engine(settings) as engine:
+            run = await engine.create_run(QUESTION)
+            final = await engine.execute(run.run_id)
+    assert final.status == "failed" and final.error
+    errors = [r for r in caplog.records if r.levelno >= logging.ERROR and r.exc_info]
+    assert errors, [r.getMessage() for r in caplog.records]
