@@ -54,7 +54,8 @@ class RunBudget(BaseModel):
     """Per-run limits, enforced before every new external call. None = unlimited. A run that reaches one
     stops at its latest checkpoint with the reason; resume it with a higher limit."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    # strict: a JSON 0 is not `false`, 43.0 is not a count (what the schema says is what is accepted)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
     max_llm_tokens: int | None = Field(None, ge=1, le=10**12, description="LLM tokens for the whole run.")
     max_search_calls: int | None = Field(None, ge=1, le=10**9, description="Search calls.")
@@ -112,7 +113,7 @@ def _patch_model() -> type[BaseModel]:
         fields[name] = (annotation | None, Field(None, description=info.description))
     return create_model(
         "OptionsPatch",
-        __config__=ConfigDict(extra="forbid", allow_inf_nan=False),
+        __config__=ConfigDict(extra="forbid", allow_inf_nan=False, strict=True),
         __doc__="Per-run options; anything omitted (or null) keeps the base value. Bounds as in "
         "ResearchOptions.",
         **fields,

@@ -54,7 +54,7 @@ SEQ_MAX = 10**18
 
 # --- request bodies ------------------------------------------------------------------------------
 class ResumeRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     checkpoint_id: str | None = Field(
         None, max_length=64, description="Fork from this checkpoint; omitted: continue from the latest."
@@ -71,7 +71,7 @@ def run_create_model(max_question_chars: int) -> type[BaseModel]:
     """The start-a-run body, with the server's configured question limit in its schema."""
     return create_model(
         "RunCreate",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=ConfigDict(extra="forbid", strict=True),
         question=(
             str,
             Field(

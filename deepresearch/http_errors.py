@@ -7,13 +7,13 @@ Validation errors never echo the rejected input back (a NaN or a lone surrogate 
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .contracts import ErrorPublic, FieldError
@@ -56,11 +56,17 @@ def describe(errors: list[FieldError]) -> str:
 
 
 def _allowed_methods(request: Request) -> list[str]:
-    methods: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, Route) and route.methods and route.matches(request.scope)[0] != Match.NONE:
-            methods |= route.methods - {"HEAD"}
-    return sorted(methods)
+    """The methods the OpenAPI document lists for this path (what a client was told it may use)."""
+    app = request.app
+    templates: list[tuple[re.Pattern[str], list[str]]] | None = getattr(app.state, "allow_templates", None)
+    if templates is None:
+        templates = [
+            (re.compile("^" + re.sub(r"\\{[^}/]+\\}", "[^/]+", re.escape(path)) + "$"), list(ops))
+            for path, ops in app.openapi()["paths"].items()
+        ]
+        app.state.allow_templates = templates
+    path = request.url.path
+    return sorted({m.upper() for pattern, methods in templates if pattern.match(path) for m in methods})
 
 
 def install_error_handlers(app: FastAPI) -> None:

@@ -3,6 +3,7 @@ every status documented, and the bad input that used to reach a 500."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Iterator
@@ -26,8 +27,11 @@ EVENTS = TypeAdapter(RunEvent)
 
 
 @pytest.fixture
-def api(servers: Servers, tmp_path: Path, database_url: str) -> Iterator[httpx.Client]:
-    settings = servers.settings(tmp_path, llm=True, database_url=database_url, stage_delay_seconds=0.3)
+def api(
+    servers: Servers, tmp_path: Path, database_url: str, request: pytest.FixtureRequest
+) -> Iterator[httpx.Client]:
+    overrides: dict[str, Any] = {"stage_delay_seconds": 0.3, **getattr(request, "param", {})}
+    settings = servers.settings(tmp_path, llm=True, database_url=database_url, **overrides)
     with (
         serve_app(create_app(settings), lifespan="on") as base_url,
         httpx.Client(base_url=base_url, timeout=30) as client,
@@ -190,3 +194,49 @@ async def test_an_unexpected_failure_is_logged_with_its_traceback(
     assert final.status == "failed" and final.error
     errors = [r for r in caplog.records if r.levelno >= logging.ERROR and r.exc_info]
     assert errors, [r.getMessage() for r in caplog.records]
+
+
+async def _open_and_drop(base_url: str, run_id: str, clients: int) -> int:
+    """Open `clients` SSE streams on the run, wait until each has its first event, then drop them all."""
+    opened = 0
+    limits = httpx.Limits(max_connections=clients + 10, max_keepalive_connections=0)
+    ready, release = asyncio.Event(), asyncio.Event()
+
+    async def listen(client: httpx.AsyncClient) -> None:
+        nonlocal opened
+        async with client.stream("GET", f"/api/runs/{run_id}/events") as response:
+            async for line in response.aiter_lines():
+                if line.startswith("id:"):
+                    break
+            opened += 1
+            if opened == clients:
+                ready.set()
+            await release.wait()  # the connection stays open until all are dropped at once
+
+    async with (
+        httpx.AsyncClient(base_url=base_url, timeout=30, limits=limits) as client,
+        asyncio.TaskGroup() as group,
+    ):
+        for _ in range(clients):
+            group.create_task(listen(client))
+        await asyncio.wait_for(ready.wait(), 60)
+        release.set()
+    return opened
+
+
+@pytest.mark.parametrize("api", [{"stage_delay_seconds": 1.0}], indirect=True)
+def test_hundreds_of_dropped_sse_clients_leave_the_run_controllable(api: httpx.Client) -> None:
+    """Per-subscriber wake-ups: clients that vanish together cannot leave a lock held that stalls the run."""
+    run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+    base = str(api.base_url).rstrip("/")
+    assert asyncio.run(_open_and_drop(base, run_id, 300)) == 300
+    started = time.monotonic()
+    assert api.post(f"/api/runs/{run_id}/cancel").status_code == 202
+    events = list(iter_sse(api, f"/api/runs/{run_id}/events", timeout=60))
+    assert events[-1].type == "end" and events[-1].data["status"] == "cancelled"
+    assert time.monotonic() - started < 30  # a stalled notify() kept cancel hanging for good
+    assert [e.data["status"] for e in events if e.type == "run_status"][-1] == "cancelled"
+    # and the run resumes to the end with no listener at all
+    assert api.post(f"/api/runs/{run_id}/resume", json={}).status_code == 202
+    events = list(iter_sse(api, f"/api/runs/{run_id}/events", last_event_id=events[-1].id, timeout=90))
+    assert events[-1].data["status"] == "completed"

@@ -11,9 +11,9 @@ import hashlib
 import json
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 RunStatus = Literal["queued", "running", "cancelled", "interrupted", "failed", "completed"]
 ACTIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
@@ -59,23 +59,7 @@ class RunRecord:
     usage: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "run_id": self.run_id,
-            "thread_id": self.thread_id,
-            "question": self.question,
-            "options": self.options,
-            "status": self.status,
-            "engine": self.engine,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "current_stage": self.current_stage,
-            "error": self.error,
-            "artifact_dir": self.artifact_dir,
-            "cancel_requested": self.cancel_requested,
-            "started_at": self.started_at,
-            "finished_at": self.finished_at,
-            "usage": self.usage,
-        }
+        return asdict(self)
 
 
 @dataclass(slots=True)
@@ -150,19 +134,10 @@ class Receipt:
     updated_at: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "receipt_key": self.receipt_key,
-            "args_hash": self.args_hash,
-            "tool_name": self.tool_name,
-            "stage": self.stage,
-            "status": self.status,
-            "args": self.args,
-            "error": self.error,
-            "tokens": self.tokens,
-            "cost_usd": self.cost_usd,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-        }
+        """Everything but the run id and the recorded result (which can be large)."""
+        values = asdict(self)
+        del values["run_id"], values["result"]
+        return values
 
 
 # --- rows (sqlite3.Row or psycopg dict rows: both are read by column name) --------------------------
@@ -174,58 +149,43 @@ def dumps_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
+# Record fields stored as JSON text, by column; and the fields whose type a backend may spell otherwise
+# (SQLite has no BOOLEAN; a PostgreSQL BIGINT is an int already).
+_JSON_COLUMNS = {
+    "options": "options_json",
+    "usage": "usage_json",
+    "data": "data_json",
+    "next": "next_json",
+    "args": "args_json",
+    "result": "result_json",
+}
+_CONVERT: dict[str, Any] = {"cancel_requested": bool, "tokens": int, "cost_usd": float, "seq": int}
+R = TypeVar("R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt")
+
+
+def record_from_row(cls: type[R], row: Row) -> R:
+    """A record from a row of its table, read by column name: the same record from either backend."""
+    values: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name in _JSON_COLUMNS:
+            raw = row[_JSON_COLUMNS[f.name]]
+            values[f.name] = json.loads(raw) if raw is not None else None
+        else:
+            value = row[f.name]
+            values[f.name] = _CONVERT[f.name](value) if f.name in _CONVERT else value
+    return cls(**values)
+
+
 def run_from_row(row: Row) -> RunRecord:
-    return RunRecord(
-        run_id=row["run_id"],
-        thread_id=row["thread_id"],
-        question=row["question"],
-        options=json.loads(row["options_json"]),
-        status=row["status"],
-        engine=row["engine"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        current_stage=row["current_stage"],
-        error=row["error"],
-        artifact_dir=row["artifact_dir"],
-        cancel_requested=bool(row["cancel_requested"]),
-        started_at=row["started_at"],
-        finished_at=row["finished_at"],
-        usage=json.loads(row["usage_json"] or "{}"),
-    )
+    return record_from_row(RunRecord, row)
 
 
 def receipt_from_row(row: Row) -> Receipt:
-    return Receipt(
-        run_id=row["run_id"],
-        receipt_key=row["receipt_key"],
-        args_hash=row["args_hash"],
-        tool_name=row["tool_name"],
-        stage=row["stage"],
-        status=row["status"],
-        args=json.loads(row["args_json"]),
-        result=json.loads(row["result_json"]) if row["result_json"] is not None else None,
-        error=row["error"],
-        tokens=int(row["tokens"]),
-        cost_usd=float(row["cost_usd"]),
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-    )
+    return record_from_row(Receipt, row)
 
 
 def checkpoint_from_row(row: Row) -> CheckpointRecord:
-    return CheckpointRecord(
-        run_id=row["run_id"],
-        checkpoint_id=row["checkpoint_id"],
-        stage=row["stage"],
-        title=row["title"],
-        created_at=row["created_at"],
-        next=json.loads(row["next_json"]),
-        summary=row["summary"],
-        thread_id=row["thread_id"],
-        checkpoint_ns=row["checkpoint_ns"],
-        parent_checkpoint_id=row["parent_checkpoint_id"],
-        fork_of=row["fork_of"],
-    )
+    return record_from_row(CheckpointRecord, row)
 
 
 class RunNotFound(LookupError):

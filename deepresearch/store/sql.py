@@ -9,7 +9,6 @@ Every transaction boundary is here, so both backends commit exactly the same uni
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
@@ -26,6 +25,7 @@ from .base import (
     dumps_json,
     new_run_id,
     receipt_from_row,
+    record_from_row,
     run_from_row,
     thread_id_for,
     utcnow,
@@ -337,17 +337,7 @@ class SqlRunStore:
             "SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (run_id, after, limit),
         )
-        return [
-            EventRecord(
-                run_id=r["run_id"],
-                seq=int(r["seq"]),
-                type=r["type"],
-                ts=r["ts"],
-                stage=r["stage"],
-                data=json.loads(r["data_json"]),
-            )
-            for r in rows
-        ]
+        return [record_from_row(EventRecord, row) for row in rows]
 
     # --- checkpoint index ---------------------------------------------------------------------
     async def add_checkpoint(self, record: CheckpointRecord) -> bool:
