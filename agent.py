@@ -13,7 +13,7 @@ import asyncio
 import logging
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,13 @@ from config import Settings, describe_validation_error, load_settings
 from deepresearch.cli_view import ProgressView
 from deepresearch.engine import open_engine
 from deepresearch.service import CheckpointNotFound, InvalidInput, RunConflict, RunService
-from deepresearch.store import PostgresUnavailable, RunNotFound, UnsupportedDatabase, open_persistence
+from deepresearch.store import (
+    PostgresUnavailable,
+    RunNotFound,
+    RunRecord,
+    UnsupportedDatabase,
+    open_persistence,
+)
 
 __all__ = ["main"]
 
@@ -105,10 +111,14 @@ def _options_patch(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in given.items() if v is not None} | {"budget": _budget_overrides(args)}
 
 
-async def _follow(service: RunService, run_id: str, plain: bool) -> int:
-    """Show the run's progress until this process's execution of it ends; Ctrl-C pauses it."""
-    view = ProgressView(await service.store.get_run(run_id), live=not plain and sys.stdout.isatty())
-    service.on_event = view.on_event
+async def _follow(
+    service: RunService, run: RunRecord, plain: bool, begin: Callable[[], Awaitable[object]]
+) -> int:
+    """Start the execution with `begin`, show its progress until it ends; Ctrl-C pauses it."""
+    run_id = run.run_id
+    view = ProgressView(run, live=not plain and sys.stdout.isatty())
+    service.on_event = view.on_event  # before the execution starts: the view sees its first event
+    await begin()
     loop = asyncio.get_running_loop()
     presses = 0
 
@@ -149,19 +159,26 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
     async with open_engine(settings) as engine:
         service = RunService(engine, shutdown_grace_seconds=settings.shutdown_grace_seconds)
         if args.command == "run":
-            run = await service.start(args.question, _options_patch(args))
+            run = await service.create(args.question, _options_patch(args))
             print(
                 f"Run {run.run_id} ({run.engine} engine) — artifacts in "
                 f"{settings.workspace_dir / (run.artifact_dir or '')}"
             )
-            return await _follow(service, run.run_id, args.plain)
+
+            async def launch() -> None:
+                service.launch(run.run_id)
+
+            return await _follow(service, run, args.plain, launch)
         if args.command == "resume":
             patch = {"budget": budget} if (budget := _budget_overrides(args)) else None
-            try:
-                run = await service.resume(args.run_id, args.checkpoint, patch, takeover=args.takeover)
-            except CheckpointNotFound as exc:
-                raise InvalidInput(f"{exc}; see `deepresearch checkpoints {args.run_id}`") from None
-            return await _follow(service, run.run_id, args.plain)
+
+            async def resume() -> None:
+                try:
+                    await service.resume(args.run_id, args.checkpoint, patch, takeover=args.takeover)
+                except CheckpointNotFound as exc:
+                    raise InvalidInput(f"{exc}; see `deepresearch checkpoints {args.run_id}`") from None
+
+            return await _follow(service, await service.store.get_run(args.run_id), args.plain, resume)
         if args.command == "runs":
             runs, _ = await service.list_runs(None, limit=100, offset=0)
             for item in runs:

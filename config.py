@@ -6,6 +6,7 @@ Nothing happens at import time: call :func:`load_settings` (or build ``Settings(
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -17,6 +18,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     create_model,
     field_validator,
     model_validator,
@@ -50,6 +52,10 @@ Reviewers = Annotated[
 ]
 
 
+STORED: dict[str, bool] = {"stored": True}
+"""Validation context for options read back from the database (see RunBudget)."""
+
+
 class RunBudget(BaseModel):
     """Per-run limits, enforced before every new external call. None = unlimited. A run that reaches one
     stops at its latest checkpoint with the reason; resume it with a higher limit."""
@@ -57,12 +63,19 @@ class RunBudget(BaseModel):
     # strict: a JSON 0 is not `false`, 43.0 is not a count (what the schema says is what is accepted)
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, strict=True)
 
-    max_llm_tokens: int | None = Field(None, ge=1, le=10**12, description="LLM tokens for the whole run.")
-    max_search_calls: int | None = Field(None, ge=1, le=10**9, description="Search calls.")
-    max_fetches: int | None = Field(None, ge=1, le=10**9, description="Page fetches.")
-    deadline_seconds: float | None = Field(
-        None, gt=0, le=10**8, description="Wall-clock limit from the run's start."
-    )
+    max_llm_tokens: int | None = Field(None, ge=1, description="LLM tokens for the whole run.")
+    max_search_calls: int | None = Field(None, ge=1, description="Search calls.")
+    max_fetches: int | None = Field(None, ge=1, description="Page fetches.")
+    deadline_seconds: float | None = Field(None, gt=0, description="Wall-clock limit from the run's start.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _stored_infinity_is_no_limit(cls, data: Any, info: ValidationInfo) -> Any:
+        # Runs stored before input was checked for finiteness may hold Infinity (or NaN): read back, that
+        # is what it always meant, no limit. New input with it is still refused.
+        if info.context and info.context.get("stored") and isinstance(data, dict):
+            return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in data.items()}
+        return data
 
 
 class ResearchOptions(BaseModel):
@@ -88,6 +101,7 @@ class ResearchOptions(BaseModel):
 
 
 _OPTION_DEFAULTS = ResearchOptions()
+
 SHAPE_OPTIONS: tuple[str, ...] = (
     "max_research_loops",
     "queries_per_round",
@@ -129,13 +143,14 @@ def merge_options(base: Mapping[str, Any], patch: BaseModel | Mapping[str, Any] 
     Options left out or null keep the base value; a budget is merged limit by limit, and a limit set to
     null is removed. Raises ValidationError naming the bad field."""
     if patch is None:
-        return ResearchOptions.model_validate(dict(base))
+        return ResearchOptions.model_validate(dict(base), context=STORED)
     checked = patch if isinstance(patch, OptionsPatch) else OptionsPatch.model_validate(dict(patch))
     values = {**base, **checked.model_dump(exclude_none=True, exclude={"budget"})}
     budget = getattr(checked, "budget", None)
     if budget is not None:
         values["budget"] = {**(base.get("budget") or {}), **budget.model_dump(exclude_unset=True)}
-    return ResearchOptions.model_validate(values)
+    # the patch is checked strictly above; what is left unchecked comes from the (stored) base
+    return ResearchOptions.model_validate(values, context=STORED)
 
 
 def option_limits() -> dict[str, dict[str, float]]:

@@ -40,7 +40,7 @@ from deepresearch.contracts import (
     RunStatus,
 )
 from deepresearch.engine import open_engine
-from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers
+from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
 from deepresearch.service import QUESTION_PATTERN, RunService
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS
 from deepresearch.ui import mount_ui
@@ -324,6 +324,7 @@ def create_app(settings: Settings) -> FastAPI:
                 await service.shutdown()
 
     app = FastAPIOffline(
+        dependencies=[Depends(single_query_values)],
         title="deepresearch runner",
         version=VERSION,
         lifespan=lifespan,

@@ -19,7 +19,7 @@ from langgraph.errors import GraphDrained
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RunnableConfig
 
-from config import ResearchOptions, Settings
+from config import STORED, ResearchOptions, Settings
 from deepresearch.store import CheckpointRecord, EventRecord, RunRecord, RunStore, open_persistence, utcnow
 from deepresearch.toolrun import BudgetExceeded, CancelSignal, RunCancelled, StageError, ToolRuntime
 from deepresearch.workspace import run_artifact_dir
@@ -274,7 +274,7 @@ class ResearchEngine:
         cancel = cancel or CancelSignal(run_id, self.store)
         resume_config = await self._resume_config(run, checkpoint_config)
         execution.fork_of = _checkpoint_id(resume_config)  # set only when addressing an older checkpoint
-        options = ResearchOptions.model_validate(run.options)
+        options = ResearchOptions.model_validate(run.options, context=STORED)
         runtime = ToolRuntime(run_id, self.store, cancel, options.budget, run.started_at)
         await self.store.update_run(
             run_id,

@@ -69,6 +69,16 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted({m.upper() for pattern, methods in templates if pattern.match(path) for m in methods})
 
 
+def single_query_values(request: Request) -> None:
+    """A query parameter given twice is refused: which one would count is nobody's guess."""
+    params = request.query_params
+    repeated = sorted({key for key in params if len(params.getlist(key)) > 1})
+    if repeated:
+        raise RequestValidationError(
+            [{"loc": ("query", key), "msg": "given more than once", "type": "repeated"} for key in repeated]
+        )
+
+
 def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

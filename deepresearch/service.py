@@ -9,10 +9,11 @@ persisted intent) and later take over a run. Every rule about what may happen to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from config import ResearchOptions, describe_validation_error, merge_options
+from config import STORED, ResearchOptions, describe_validation_error, merge_options
 from stages import REPORT_STAGES, STAGE_KEYS
 
 from .contracts import (
@@ -141,6 +142,23 @@ class RunService:
         self.on_event = on_event
         """Also told of every event this process appends (the CLI's live view)."""
         self._active: dict[str, _Active] = {}
+        # Commands on one run (resume, cancel, delete) take turns in this process: a double-clicked resume
+        # must find the first one's execution, never start a second. (Across processes: leases, later.)
+        self._commands: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def _command(self, run_id: str) -> AsyncIterator[None]:
+        lock, users = self._commands.get(run_id, (asyncio.Lock(), 0))
+        self._commands[run_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._commands[run_id]
+            if users == 1:
+                del self._commands[run_id]  # ids nobody waits on leave no trace (a fuzzer sends millions)
+            else:
+                self._commands[run_id] = (lock, users - 1)
 
     # --- options -----------------------------------------------------------------------------------
     def options(self, base: Mapping[str, Any], patch: Patch | None) -> ResearchOptions:
@@ -149,10 +167,15 @@ class RunService:
             options = merge_options(base, patch)
         except ValidationError as exc:
             raise InvalidInput(describe_validation_error(exc, "options")) from None
-        if options.corpus_dir and not Path(options.corpus_dir).is_dir():
-            raise InvalidInput(
-                f"options.corpus_dir: folder {options.corpus_dir} does not exist on the server"
-            )
+        if options.corpus_dir:
+            try:
+                exists = Path(options.corpus_dir).is_dir()
+            except OSError as exc:  # a name too long, a folder the server may not read
+                raise InvalidInput(f"options.corpus_dir: cannot be read: {exc.strerror}") from None
+            if not exists:
+                raise InvalidInput(
+                    f"options.corpus_dir: folder {options.corpus_dir} does not exist on the server"
+                )
         return options
 
     # --- commands ----------------------------------------------------------------------------------
@@ -163,8 +186,13 @@ class RunService:
 
     async def start(self, question: str, patch: Patch | None = None) -> RunRecord:
         run = await self.create(question, patch)
-        self._launch(run.run_id, None)
+        self.launch(run.run_id)
         return run
+
+    def launch(self, run_id: str) -> None:
+        """Execute a run created with `create` (a fresh run: nothing else can know of it yet)."""
+        if run_id not in self._active:
+            self._launch(run_id, None)
 
     async def resume(
         self,
@@ -178,6 +206,12 @@ class RunService:
 
         `takeover` resumes a run still marked queued/running whose process is gone (killed, crashed): the
         caller vouches for that, since nothing can tell a dead process from a slow one yet."""
+        async with self._command(run_id):
+            return await self._resume(run_id, checkpoint_id, patch, takeover=takeover)
+
+    async def _resume(
+        self, run_id: str, checkpoint_id: str | None, patch: Patch | None, *, takeover: bool
+    ) -> RunRecord:
         run = await self.store.get_run(run_id)
         if run_id in self._active:
             raise RunConflict(f"run {run_id} is {run.status} in this process; cancel it first, then resume")
@@ -196,18 +230,25 @@ class RunService:
             record = await self.checkpoint(run_id, checkpoint_id)
             config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
         fields: dict[str, Any] = {"status": "queued", "error": None, "cancel_requested": False}
+        # the options it will run with must validate now, not in the execution (a stuck `queued` run)
+        options = self.options(run.options, patch)
         if patch is not None:
-            fields["options"] = self.options(run.options, patch).model_dump()
+            fields["options"] = options.model_dump()
         run = await self.store.update_run(run_id, **fields)
         self._launch(run_id, config)
         return run
 
     async def cancel(self, run_id: str, reason: str = "cancel requested") -> RunRecord:
+        async with self._command(run_id):
+            return await self._cancel(run_id, reason)
+
+    async def _cancel(self, run_id: str, reason: str) -> RunRecord:
+        # Taken before any await: a run that finishes meanwhile is not mistaken for an orphan.
+        active = self._active.get(run_id)
         run = await self.store.get_run(run_id)
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
         run = await self.store.request_cancel(run_id)
-        active = self._active.get(run_id)
         if active is None:
             # Nothing executes it here. If the process that ran it died and recovery is off, its
             # checkpoints and receipts are intact, so it simply stops here, resumable. (With several
@@ -249,14 +290,15 @@ class RunService:
     async def delete(self, run_id: str) -> None:
         """Checkpoints, then artifacts, then the rows: the run row goes last, so a delete cut short by a
         crash leaves a run that can be deleted again, never files or checkpoints nobody can find."""
-        run = await self.store.get_run(run_id)
-        if run.status in ACTIVE_STATUSES or run_id in self._active:
-            raise RunConflict(f"run {run_id} is {run.status}; cancel it before deleting")
-        await self.engine.graph.checkpointer.adelete_thread(run.thread_id)  # type: ignore[union-attr]
-        root = self._artifact_root(run)
-        if root is not None and root.is_dir():
-            await asyncio.to_thread(shutil.rmtree, root)
-        await self.store.delete_run(run_id)
+        async with self._command(run_id):
+            run = await self.store.get_run(run_id)
+            if run.status in ACTIVE_STATUSES or run_id in self._active:
+                raise RunConflict(f"run {run_id} is {run.status}; cancel it before deleting")
+            await self.engine.graph.checkpointer.adelete_thread(run.thread_id)  # type: ignore[union-attr]
+            root = self._artifact_root(run)
+            if root is not None and root.is_dir():
+                await asyncio.to_thread(shutil.rmtree, root)
+            await self.store.delete_run(run_id)
 
     # --- queries -----------------------------------------------------------------------------------
     async def get(self, run_id: str) -> RunPublic:
@@ -377,9 +419,10 @@ class RunService:
             raise ArtifactNotFound("the run has no artifact folder yet")
         try:
             target = Workspace(root).resolve(relative)
-        except WorkspaceError as exc:
+            found = target.is_file()
+        except (WorkspaceError, OSError) as exc:  # an escape, or a name the file system refuses
             raise ArtifactNotFound(f"artifact not found: {exc}") from None
-        if not target.is_file():
+        if not found:
             raise ArtifactNotFound(f"artifact {relative} not found")
         return target
 
@@ -436,6 +479,8 @@ class RunService:
 
     # --- internals ---------------------------------------------------------------------------------
     def _launch(self, run_id: str, config: Any) -> None:
+        if run_id in self._active:  # every caller checked; this is the invariant, not a code path
+            raise RunConflict(f"run {run_id} is already executing in this process")
         cancel = CancelSignal(run_id, self.store)
         task = asyncio.create_task(self._execute(run_id, config, cancel), name=f"run-{run_id}")
         self._active[run_id] = _Active(task, cancel)
@@ -465,7 +510,7 @@ class RunService:
 
 
 def public_run(run: RunRecord) -> RunPublic:
-    return RunPublic.model_validate(run.to_dict())
+    return RunPublic.model_validate(run.to_dict(), context=STORED)
 
 
 def public_receipt(receipt: Receipt) -> ReceiptPublic:

@@ -160,6 +160,8 @@ def test_bad_input_is_a_4xx_with_one_error_shape(api: httpx.Client) -> None:
         assert_error(api.get(f"/api/runs/{run_id}/events", headers=headers), 422)
     assert_error(api.get("/api/runs/%00nope"), 404)  # a NUL (PostgreSQL TEXT cannot hold it) is not found
     assert api.get(f"/api/runs/{run_id}/receipts", params={"receipt_key": "a\x00b"}).status_code == 200
+    repeated = assert_error(api.get("/api/runs?limit=1&limit=2"), 422)
+    assert repeated["errors"][0]["loc"] == ["query", "limit"]
     # a path served by several routes allows all their methods
     assert api.request("OPTIONS", "/api/runs").headers["allow"] == "GET, POST"
     assert api.request("PUT", f"/api/runs/{run_id}").headers["allow"] == "DELETE, GET"
@@ -240,3 +242,30 @@ def test_hundreds_of_dropped_sse_clients_leave_the_run_controllable(api: httpx.C
     assert api.post(f"/api/runs/{run_id}/resume", json={}).status_code == 202
     events = list(iter_sse(api, f"/api/runs/{run_id}/events", last_event_id=events[-1].id, timeout=90))
     assert events[-1].data["status"] == "completed"
+
+
+@pytest.mark.parametrize("api", [{"stage_delay_seconds": 0.5}], indirect=True)
+def test_two_resumes_at_once_start_one_execution(api: httpx.Client, servers: Servers) -> None:
+    """A double-clicked resume: one 202, one 409, one execution (no stage or call runs twice)."""
+    run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+    for event in iter_sse(api, f"/api/runs/{run_id}/events"):
+        if event.type == "checkpoint":
+            api.post(f"/api/runs/{run_id}/cancel")
+        if event.type == "end":
+            last = event.id
+            break
+    base = str(api.base_url).rstrip("/")
+
+    async def both() -> list[int]:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            answers = await asyncio.gather(
+                *(client.post(f"/api/runs/{run_id}/resume", json={}) for _ in range(4))
+            )
+        return sorted(a.status_code for a in answers)
+
+    assert asyncio.run(both()) == [202, 409, 409, 409]
+    after = list(iter_sse(api, f"/api/runs/{run_id}/events", last_event_id=last, timeout=90))
+    assert after[-1].type == "end" and after[-1].data["status"] == "completed"
+    assert len([e for e in after if e.type == "run_status" and e.data["status"] == "running"]) == 1
+    stages = [e.data["stage"] for e in after if e.type == "checkpoint"]
+    assert len(stages) == len(set(stages)), stages

@@ -141,3 +141,29 @@ def test_sigterm_interrupts_and_restart_recovers(servers: Servers, tmp_path: Pat
         events = client.get(f"/api/runs/{run_id}/events", params={"after": 0}).text
     assert servers.llm.calls_by_prompt()["plan/v1"] == plans
     assert "The runner restarted" in events
+
+
+def test_takeover_over_http_after_kill_9(servers: Servers, tmp_path: Path) -> None:
+    """The API offers what the CLI's --takeover does: the same service rule, the same message."""
+    env = server_env(
+        servers,
+        tmp_path,
+        DEEPRESEARCH_STAGE_DELAY_SECONDS="0.5",
+        DEEPRESEARCH_RECOVER_RUNS_ON_STARTUP="false",
+    )
+    with live_server(env) as (base_url, process), httpx.Client(base_url=base_url, timeout=10) as client:
+        run_id = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        wait_for(client, run_id, lambda r: r["checkpoint_count"] >= 1)
+        here = client.post(f"/api/runs/{run_id}/resume", json={"takeover": True})
+        assert here.status_code == 409 and "in this process" in here.json()["detail"]  # never a 2nd run
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+    plans = servers.llm.calls_by_prompt()["plan/v1"]
+    with live_server(env) as (base_url, _), httpx.Client(base_url=base_url, timeout=10) as client:
+        refused = client.post(f"/api/runs/{run_id}/resume", json={})
+        assert refused.status_code == 409 and "takeover" in refused.json()["detail"]
+        taken = client.post(f"/api/runs/{run_id}/resume", json={"takeover": True})
+        assert taken.status_code == 202, taken.text
+        final = wait_for(client, run_id, lambda r: r["status"] in ("completed", "failed", "cancelled"))
+        assert final["status"] == "completed", final["error"]
+    assert servers.llm.calls_by_prompt()["plan/v1"] == plans  # the plan's receipt was reused

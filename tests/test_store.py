@@ -486,3 +486,23 @@ def test_redact_dsn() -> None:
     )
     assert redact_dsn("host=h password='a b' dbname=d") == "host=h password=*** dbname=d"
     assert redact_dsn("sqlite:///tmp/x.db") == "sqlite:///tmp/x.db"
+
+
+async def test_old_logs_and_options_read_back_under_the_current_contract(store: RunStore) -> None:
+    """Rows written by the previous release: a LangGraph checkpoint logged as `checkpoint` with indexed
+    false replays as `graph_checkpoint`; a stored Infinity deadline reads back as no deadline."""
+    from config import STORED, ResearchOptions
+    from deepresearch.service import public_run
+
+    run = await store.create_run("q", {"budget": {"deadline_seconds": math.inf}}, "extractive")
+    await store.append_event(run.run_id, "checkpoint", "start", {"checkpoint_id": "c0", "indexed": False})
+    await store.append_event(
+        run.run_id, "checkpoint", "plan_research", {"checkpoint_id": "c1", "indexed": True}
+    )
+    events = await store.list_events(run.run_id)
+    assert [(e.type, e.data.get("indexed")) for e in events] == [
+        ("graph_checkpoint", None),
+        ("checkpoint", True),
+    ]
+    assert public_run(await store.get_run(run.run_id)).options.budget.deadline_seconds is None
+    assert ResearchOptions.model_validate((await store.get_run(run.run_id)).options, context=STORED)

@@ -10,10 +10,10 @@ Every transaction boundary is here, so both backends commit exactly the same uni
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from .base import (
     CheckpointRecord,
@@ -34,6 +34,7 @@ from .base import (
 logger = logging.getLogger(__name__)
 
 Row = Any  # sqlite3.Row or a psycopg dict row: both are read by column name
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,14 +211,22 @@ class SqlRunStore:
         """One transaction (write) or one autocommit read."""
         raise NotImplementedError
 
+    async def _atomic(self, body: Callable[[Statements], Awaitable[T]]) -> T:
+        """Run `body` in one write transaction: committed if it returns, rolled back if it raises."""
+        async with self._transaction() as tx:
+            return await body(tx)
+
     async def _serialise(self, tx: Statements, key: str) -> None:
         """Inside `tx`: wait until no other process holds `key` (a run id, or the schema) in a transaction."""
         raise NotImplementedError
 
     async def _write(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
         """One writing statement in its own transaction: (rowcount, RETURNING rows)."""
-        async with self._transaction() as tx:
+
+        async def body(tx: Statements) -> tuple[int, list[Row]]:
             return await tx.execute(statement, params)
+
+        return await self._atomic(body)
 
     async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
         """The rows of one SELECT, read outside any transaction."""
@@ -228,21 +237,23 @@ class SqlRunStore:
     async def setup(self) -> None:
         """Create or upgrade the schema. Idempotent, and safe when several processes run it at once: they
         queue on one lock and each sees the others' committed migrations."""
-        async with self._transaction() as tx:
-            await self._serialise(tx, SCHEMA_LOCK)
-            await tx.execute(MIGRATIONS_TABLE)
-            _, rows = await tx.execute("SELECT version FROM deepresearch_migrations")
-            applied = {row["version"] for row in rows}
-            for version, name, statements in MIGRATIONS:
-                if version in applied:
-                    continue
-                for statement in statements:
-                    await tx.execute(self.dialect.ddl(statement))
-                await tx.execute(
-                    "INSERT INTO deepresearch_migrations VALUES (?, ?, ?)",
-                    (version, name, utcnow()),
-                )
-                logger.info("applied store migration %s (%s) on %s", version, name, self.dialect.name)
+        await self._atomic(self._migrate)
+
+    async def _migrate(self, tx: Statements) -> None:
+        await self._serialise(tx, SCHEMA_LOCK)
+        await tx.execute(MIGRATIONS_TABLE)
+        _, rows = await tx.execute("SELECT version FROM deepresearch_migrations")
+        applied = {row["version"] for row in rows}
+        for version, name, statements in MIGRATIONS:
+            if version in applied:
+                continue
+            for statement in statements:
+                await tx.execute(self.dialect.ddl(statement))
+            await tx.execute(
+                "INSERT INTO deepresearch_migrations VALUES (?, ?, ?)",
+                (version, name, utcnow()),
+            )
+            logger.info("applied store migration %s (%s) on %s", version, name, self.dialect.name)
 
     async def ping(self) -> None:
         await self._read("SELECT 1 AS one")
@@ -306,19 +317,22 @@ class SqlRunStore:
 
     async def delete_run(self, run_id: str) -> None:
         # One transaction: no reader (in any process) sees a run without its events, or orphans left behind.
-        async with self._transaction() as tx:
+        async def body(tx: Statements) -> None:
             count, _ = await tx.execute("DELETE FROM runs WHERE run_id = ?", (run_id,))
             if count == 0:
                 raise RunNotFound(run_id)
             for table in RUN_TABLES:
                 await tx.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
 
+        await self._atomic(body)
+
     # --- events --------------------------------------------------------------------------------
     async def append_event(
         self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]
     ) -> EventRecord:
         ts = utcnow()
-        async with self._transaction() as tx:
+
+        async def body(tx: Statements) -> list[Row]:
             # Writers of one run (from any process) queue until the previous one commits, so the seq taken
             # inside the INSERT is never taken twice and the log has no gaps.
             await self._serialise(tx, run_id)
@@ -330,6 +344,9 @@ class SqlRunStore:
                 ),
                 (run_id, type_, stage, ts, dumps_json(data), run_id),
             )
+            return rows
+
+        rows = await self._atomic(body)
         return EventRecord(run_id=run_id, seq=int(rows[0]["seq"]), type=type_, ts=ts, stage=stage, data=data)
 
     async def list_events(self, run_id: str, after: int = 0, limit: int = 10_000) -> list[EventRecord]:
@@ -337,7 +354,7 @@ class SqlRunStore:
             "SELECT * FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?",
             (run_id, after, limit),
         )
-        return [record_from_row(EventRecord, row) for row in rows]
+        return [_current(record_from_row(EventRecord, row)) for row in rows]
 
     # --- checkpoint index ---------------------------------------------------------------------
     async def add_checkpoint(self, record: CheckpointRecord) -> bool:
@@ -416,3 +433,12 @@ class SqlRunStore:
             params.append(status)
         rows = await self._read(f"{statement} ORDER BY created_at, args_hash", params)
         return [receipt_from_row(row) for row in rows]
+
+
+def _current(event: EventRecord) -> EventRecord:
+    """Logs written before graph_checkpoint existed called LangGraph's own checkpoints `checkpoint` with
+    `indexed: false`; replayed, they keep the contract that a `checkpoint` is a business safety point."""
+    if event.type == "checkpoint" and event.data.get("indexed") is False:
+        event.type = "graph_checkpoint"
+        event.data = {k: v for k, v in event.data.items() if k not in ("indexed", "resumable")}
+    return event

@@ -5,10 +5,10 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -17,6 +17,7 @@ from .sql import MIGRATIONS, SQLITE, Row, SqlRunStore
 __all__ = ["MIGRATIONS", "SqliteRunStore", "connect_sqlite", "open_sqlite_store", "sqlite_path_from_url"]
 
 
+T = TypeVar("T")
 BUSY_TIMEOUT_MS = 10_000
 """How long a statement waits for another process's write lock before "database is locked"."""
 
@@ -59,11 +60,23 @@ class SqliteRunStore(SqlRunStore):
                 raise
             await self._conn.commit()
 
+    async def _atomic(self, body: Callable[[Any], Awaitable[T]]) -> T:
+        # Shielded: a cancel (a second Ctrl-C, a shutdown past its grace) must not cut a transaction on
+        # the shared connection in half; it would stay open, and every later write would fail.
+        task = asyncio.ensure_future(super()._atomic(body))
+        task.add_done_callback(_retrieve)
+        return await asyncio.shield(task)
+
     async def _serialise(self, tx: Any, key: str) -> None:
         """Nothing to add: BEGIN IMMEDIATE already holds the database's single write lock."""
 
     async def aclose(self) -> None:
         await self._conn.close()
+
+
+def _retrieve(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # the caller may have been cancelled meanwhile: its error is not "never retrieved"
 
 
 def sqlite_path_from_url(url: str) -> Path:
