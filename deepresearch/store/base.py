@@ -72,14 +72,9 @@ class EventRecord:
     data: dict[str, Any]
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "run_id": self.run_id,
-            "type": self.type,
-            "ts": self.ts,
-            "stage": self.stage,
-            **self.data,
-        }
+        """The event as clients see it: the envelope, then the type's own fields."""
+        envelope = {name: getattr(self, name) for name in ("seq", "run_id", "type", "ts", "stage")}
+        return envelope | self.data
 
 
 @dataclass(slots=True)
@@ -98,23 +93,11 @@ class CheckpointRecord:
     """Set on the first checkpoint written after resuming from an older checkpoint (a fork)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "checkpoint_id": self.checkpoint_id,
-            "fork_of": self.fork_of,
-            "stage": self.stage,
-            "title": self.title,
-            "created_at": self.created_at,
-            "next": self.next,
-            "summary": self.summary,
-            "parent_checkpoint_id": self.parent_checkpoint_id,
-            "framework_ref": {
-                "langgraph": {
-                    "thread_id": self.thread_id,
-                    "checkpoint_ns": self.checkpoint_ns,
-                    "checkpoint_id": self.checkpoint_id,
-                }
-            },
-        }
+        """The index entry; where LangGraph keeps the checkpoint is under framework_ref."""
+        values = asdict(self)
+        del values["run_id"]
+        langgraph = {name: values.pop(name) for name in ("thread_id", "checkpoint_ns")}
+        return values | {"framework_ref": {"langgraph": langgraph | {"checkpoint_id": self.checkpoint_id}}}
 
 
 @dataclass(slots=True)
