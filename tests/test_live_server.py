@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -116,7 +118,11 @@ def test_kill_9_in_flight_reruns_without_repeating_receipted_calls(servers: Serv
     assert servers.site.hits["/slow"] == 2
 
 
-def test_sigterm_interrupts_and_restart_recovers(servers: Servers, tmp_path: Path) -> None:
+@contextmanager
+def run_past_first_checkpoint(
+    servers: Servers, tmp_path: Path
+) -> Iterator[tuple[dict[str, str], subprocess.Popen[bytes], httpx.Client, str]]:
+    """A live server (recovery off, slow stages) with a run that has just passed its first checkpoint."""
     env = server_env(
         servers,
         tmp_path,
@@ -126,6 +132,11 @@ def test_sigterm_interrupts_and_restart_recovers(servers: Servers, tmp_path: Pat
     with live_server(env) as (base_url, process), httpx.Client(base_url=base_url, timeout=10) as client:
         run_id = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
         wait_for(client, run_id, lambda r: r["checkpoint_count"] >= 1)
+        yield env, process, client, run_id
+
+
+def test_sigterm_interrupts_and_restart_recovers(servers: Servers, tmp_path: Path) -> None:
+    with run_past_first_checkpoint(servers, tmp_path) as (env, process, _, run_id):
         process.send_signal(signal.SIGTERM)
         # uvicorn shuts down gracefully, then re-raises the signal so the exit status says SIGTERM
         assert process.wait(timeout=30) in (0, -signal.SIGTERM)
@@ -145,15 +156,7 @@ def test_sigterm_interrupts_and_restart_recovers(servers: Servers, tmp_path: Pat
 
 def test_takeover_over_http_after_kill_9(servers: Servers, tmp_path: Path) -> None:
     """The API offers what the CLI's --takeover does: the same service rule, the same message."""
-    env = server_env(
-        servers,
-        tmp_path,
-        DEEPRESEARCH_STAGE_DELAY_SECONDS="0.5",
-        DEEPRESEARCH_RECOVER_RUNS_ON_STARTUP="false",
-    )
-    with live_server(env) as (base_url, process), httpx.Client(base_url=base_url, timeout=10) as client:
-        run_id = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
-        wait_for(client, run_id, lambda r: r["checkpoint_count"] >= 1)
+    with run_past_first_checkpoint(servers, tmp_path) as (env, process, client, run_id):
         here = client.post(f"/api/runs/{run_id}/resume", json={"takeover": True})
         assert here.status_code == 409 and "in this process" in here.json()["detail"]  # never a 2nd run
         process.send_signal(signal.SIGKILL)
