@@ -38,6 +38,10 @@ _HOSTNAME_RE = re.compile(r"^[a-z0-9_]([a-z0-9_-]{0,62})(\.[a-z0-9_]([a-z0-9_-]{
 _NUMERIC_LABEL_RE = re.compile(r"^(0x[0-9a-f]*|[0-9]+)$")
 _NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
 _IPV4_TRANSLATED = ipaddress.IPv6Network("::ffff:0:0:0/96")
+# IANA's IETF protocol assignments are not globally routable, but for two anycast addresses. Python 3.11's
+# tables know only parts of the block (192.0.0.8, the IPv4 dummy address of RFC 7600, passes as global).
+_IETF_PROTOCOL = ipaddress.IPv4Network("192.0.0.0/24")
+_GLOBAL_IN_IETF_PROTOCOL = frozenset(map(ipaddress.IPv4Address, ("192.0.0.9", "192.0.0.10")))
 
 
 class FetchError(Exception):
@@ -239,6 +243,8 @@ def address_problem(ip: IPAddress) -> str | None:
     ):
         if getattr(ip, attribute):
             return label
+    if ip in _IETF_PROTOCOL and ip not in _GLOBAL_IN_IETF_PROTOCOL:
+        return "an IETF protocol assignment (not globally routable)"
     if not ip.is_global:
         return "not a globally routable address"
     return None

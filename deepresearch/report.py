@@ -13,7 +13,9 @@ from markdown_it import MarkdownIt
 from .extractive import overlap, split_sentences
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
-URL = re.compile(r"https?://[^\s)\]>\"']+")
+# Any spelling a browser follows: HTTPS:// as https://, and //host (protocol-relative) too. The lookbehind
+# keeps corpus://name and the like whole (their "//" follows a scheme this pattern does not name).
+URL = re.compile(r"(?:https?://|(?<![\w+.:/-])//)[^\s)\]>\"']+", re.IGNORECASE)
 SUPPORT_THRESHOLD = 0.35
 """Share of a sentence's content words that must appear in one passage of a cited source."""
 
@@ -96,7 +98,8 @@ def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], res
 def _strip_unknown_urls(line: str, seen_urls: set[str], result: CitationCheck) -> str:
     def replace(match: re.Match[str]) -> str:
         url = match.group(0).rstrip(".,;:")
-        if url in seen_urls:
+        scheme, sep, rest = url.partition("://")
+        if sep and scheme.lower() in ("http", "https") and f"{scheme.lower()}://{rest}" in seen_urls:
             return match.group(0)
         result.unknown_urls_removed.append(url)
         return "[link removed: not a fetched source]"

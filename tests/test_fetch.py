@@ -356,6 +356,7 @@ SSRF_URLS = [
     "http://0.0.0.0/",
     "http://100.64.1.1/",
     "http://224.0.0.1/",
+    "http://192.0.0.8/",  # IETF protocol assignment that Python 3.11 calls global
     "http://1.2.3.999/",  # numeric but invalid: refused rather than guessed
     "http://example.0x10/",  # last label numeric: an IPv4 spelling or nothing
     "file:///etc/passwd",
