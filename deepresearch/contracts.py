@@ -70,6 +70,7 @@ class RunPublic(_Public):
     started_at: str | None
     finished_at: str | None
     usage: UsagePublic
+    version: int = Field(description="Bumped by every change of the run record.")
 
 
 class RunsPublic(_Public):

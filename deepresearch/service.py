@@ -35,7 +35,7 @@ from .contracts import (
     StagePublic,
 )
 from .engine import EventSink, ResearchEngine, graph_config
-from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, Receipt, RunRecord, utcnow
+from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, Receipt, RunChanged, RunRecord, utcnow
 from .toolrun import CancelSignal
 from .workspace import Workspace, WorkspaceError
 
@@ -234,7 +234,15 @@ class RunService:
         options = self.options(run.options, patch)
         if patch is not None:
             fields["options"] = options.model_dump()
-        run = await self.store.update_run(run_id, **fields)
+        try:
+            # compare-and-set on the version read above: of two resumes at once, in this process or in
+            # another one on the same database, exactly one claims the run
+            run = await self.store.update_run(run_id, expect_version=run.version, **fields)
+        except RunChanged:
+            raise RunConflict(
+                f"run {run_id} changed while this resume was prepared (another request or process); "
+                "read it again and retry if it is still stopped"
+            ) from None
         self._launch(run_id, config)
         return run
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
@@ -170,3 +171,40 @@ def test_takeover_over_http_after_kill_9(servers: Servers, tmp_path: Path) -> No
         final = wait_for(client, run_id, lambda r: r["status"] in ("completed", "failed", "cancelled"))
         assert final["status"] == "completed", final["error"]
     assert servers.llm.calls_by_prompt()["plan/v1"] == plans  # the plan's receipt was reused
+
+
+def test_two_runners_on_one_database_resume_a_run_once(
+    servers: Servers, tmp_path: Path, database_url: str
+) -> None:
+    """Resumes sent to two replicas at the same moment: one 202 in all, one execution, no stage twice."""
+    env = server_env(
+        servers,
+        tmp_path,
+        DEEPRESEARCH_STAGE_DELAY_SECONDS="0.4",
+        DEEPRESEARCH_RECOVER_RUNS_ON_STARTUP="false",
+        DEEPRESEARCH_DATABASE_URL=database_url,
+    )
+    with (
+        live_server(env) as (url_a, _),
+        live_server(env) as (url_b, _),
+        httpx.Client(base_url=url_a, timeout=10) as client,
+    ):
+        run_id = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        wait_for(client, run_id, lambda r: r["checkpoint_count"] >= 1)
+        client.post(f"/api/runs/{run_id}/cancel")
+        wait_for(client, run_id, lambda r: r["status"] == "cancelled")
+        plans = servers.llm.calls_by_prompt()["plan/v1"]
+
+        async def resume_everywhere() -> list[int]:
+            async with httpx.AsyncClient(timeout=30) as session:
+                answers = await asyncio.gather(
+                    *(session.post(f"{url}/api/runs/{run_id}/resume", json={}) for url in [url_a, url_b] * 3)
+                )
+            return sorted(a.status_code for a in answers)
+
+        assert asyncio.run(resume_everywhere()) == [202, 409, 409, 409, 409, 409]
+        final = wait_for(client, run_id, lambda r: r["status"] in ("completed", "failed", "cancelled"))
+        assert final["status"] == "completed", final["error"]
+        stages = [c["stage"] for c in client.get(f"/api/runs/{run_id}/checkpoints").json()["checkpoints"]]
+    assert len(stages) == len(set(stages)), stages  # no stage checkpointed twice
+    assert servers.llm.calls_by_prompt()["plan/v1"] == plans

@@ -506,3 +506,23 @@ async def test_old_logs_and_options_read_back_under_the_current_contract(store: 
     ]
     assert public_run(await store.get_run(run.run_id)).options.budget.deadline_seconds is None
     assert ResearchOptions.model_validate((await store.get_run(run.run_id)).options, context=STORED)
+
+
+async def test_update_with_expected_version_is_a_compare_and_set(backend: Backend) -> None:
+    """Two processes read the same version; exactly one of their conditional updates lands."""
+    from deepresearch.store import RunChanged
+
+    async with backend.open() as first, backend.open() as second:
+        run = await first.create_run("q", {}, "extractive")
+        assert run.version == 0
+        seen_a, seen_b = await first.get_run(run.run_id), await second.get_run(run.run_id)
+        outcomes = await asyncio.gather(
+            first.update_run(run.run_id, expect_version=seen_a.version, status="queued"),
+            second.update_run(run.run_id, expect_version=seen_b.version, status="running"),
+            return_exceptions=True,
+        )
+        assert sorted(type(o).__name__ for o in outcomes) == ["RunChanged", "RunRecord"]
+        assert (await first.get_run(run.run_id)).version == 1
+        with pytest.raises(RunNotFound):
+            await first.update_run("nope", expect_version=0, status="queued")
+        assert isinstance(RunChanged(run.run_id), Exception)

@@ -57,6 +57,8 @@ class RunRecord:
     started_at: str | None = None
     finished_at: str | None = None
     usage: dict[str, Any] = field(default_factory=dict)
+    version: int = 0
+    """Bumped by every update of the record (see RunStore.update_run's expect_version)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -142,7 +144,13 @@ _JSON_COLUMNS = {
     "args": "args_json",
     "result": "result_json",
 }
-_CONVERT: dict[str, Any] = {"cancel_requested": bool, "tokens": int, "cost_usd": float, "seq": int}
+_CONVERT: dict[str, Any] = {
+    "cancel_requested": bool,
+    "tokens": int,
+    "cost_usd": float,
+    "seq": int,
+    "version": int,
+}
 R = TypeVar("R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt")
 
 
@@ -177,6 +185,14 @@ class RunNotFound(LookupError):
         self.run_id = run_id
 
 
+class RunChanged(Exception):
+    """A compare-and-set update found the run changed since it was read (another request or process)."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r} changed meanwhile")
+        self.run_id = run_id
+
+
 class RunStore(Protocol):
     """Storage for runs. All methods are safe to call concurrently from one event loop."""
 
@@ -191,7 +207,9 @@ class RunStore(Protocol):
     async def list_runs(
         self, status: str | None = None, limit: int = 50, offset: int = 0
     ) -> list[RunRecord]: ...
-    async def update_run(self, run_id: str, **fields: Any) -> RunRecord: ...
+    async def update_run(
+        self, run_id: str, *, expect_version: int | None = None, **fields: Any
+    ) -> RunRecord: ...
     async def request_cancel(self, run_id: str) -> RunRecord: ...
     async def is_cancel_requested(self, run_id: str) -> bool: ...
     async def delete_run(self, run_id: str) -> None: ...

@@ -19,6 +19,7 @@ from .base import (
     CheckpointRecord,
     EventRecord,
     Receipt,
+    RunChanged,
     RunNotFound,
     RunRecord,
     checkpoint_from_row,
@@ -162,6 +163,8 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     ),
     # The run list is ordered by created_at; PostgreSQL databases set up before 2026-12 already have it.
     (2, "runs by creation time", ("CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at)",)),
+    # A version per run, bumped by every update: claims (resume, takeover) are compare-and-set on it.
+    (3, "run version", ("ALTER TABLE runs ADD COLUMN version {bigint} NOT NULL DEFAULT 0",)),
 )
 
 SCHEMA_LOCK = "deepresearch schema"
@@ -285,7 +288,10 @@ class SqlRunStore:
         )
         return [run_from_row(row) for row in rows]
 
-    async def update_run(self, run_id: str, **fields: Any) -> RunRecord:
+    async def update_run(self, run_id: str, *, expect_version: int | None = None, **fields: Any) -> RunRecord:
+        """Set these fields (and bump the run's version). With `expect_version`, only if nobody changed the
+        run since it was read at that version: a compare-and-set, atomic across processes; RunChanged if
+        somebody did."""
         unknown = set(fields) - RUN_COLUMNS
         if unknown:
             raise ValueError(f"cannot update run fields {sorted(unknown)}")
@@ -299,12 +305,20 @@ class SqlRunStore:
                 value = self.dialect.text(value)
             assignments.append(f"{name} = ?")
             params.append(value)
+        condition, expected = (
+            ("AND version = ? ", [expect_version]) if expect_version is not None else ("", [])
+        )
         # column names come from RUN_COLUMNS, values are bound
         _, rows = await self._write(
-            f"UPDATE runs SET {', '.join(assignments)}, updated_at = ? WHERE run_id = ? RETURNING *",
-            [*params, utcnow(), run_id],
+            f"UPDATE runs SET {', '.join(assignments)}, updated_at = ?, version = version + 1"
+            f" WHERE run_id = ? {condition}RETURNING *",
+            [*params, utcnow(), run_id, *expected],
         )
         if not rows:
+            if expect_version is not None and await self._read(
+                "SELECT 1 AS one FROM runs WHERE run_id = ?", (run_id,)
+            ):
+                raise RunChanged(run_id)
             raise RunNotFound(run_id)
         return run_from_row(rows[0])
 
