@@ -7,6 +7,8 @@ OpenAPI entry, and tests validate every streamed event against them.
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import or_
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -308,15 +310,6 @@ EVENT_MODELS: tuple[type[_Event], ...] = (
     ErrorEvent,
     EndEvent,
 )
-RunEvent = Annotated[
-    RunStatusEvent
-    | ToolCallEvent
-    | ToolResultEvent
-    | CheckpointEvent
-    | GraphCheckpointEvent
-    | MessageEvent
-    | ErrorEvent
-    | EndEvent,
-    Field(discriminator="type"),
-]
+RunEvent = Annotated[reduce(or_, EVENT_MODELS), Field(discriminator="type")]
+"""Any event of the log, told apart by its `type`."""
 EVENT_TYPES: tuple[str, ...] = tuple(m.model_fields["type"].annotation.__args__[0] for m in EVENT_MODELS)  # type: ignore[union-attr]

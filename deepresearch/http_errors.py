@@ -155,10 +155,8 @@ class BodyLimit:
                     raise BodyTooLarge(413, f"request body larger than {self.max_bytes} bytes")
             return message
 
-        try:
-            await self.app(scope, limited, send)
-        except BodyTooLarge:  # read outside a route (none does today): still the same answer
-            await self._refuse(scope, receive, send)
+        # raised inside FastAPI's body reader, which passes an HTTPException on to the error handlers
+        await self.app(scope, limited, send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
         response = _error(413, f"request body larger than {self.max_bytes} bytes")

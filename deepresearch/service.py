@@ -122,9 +122,6 @@ class EventNotifier:
         for wake in self._subscribers.get(run_id, ()):
             wake.set()
 
-    def subscriber_count(self, run_id: str) -> int:
-        return len(self._subscribers.get(run_id, ()))
-
 
 class RunService:
     def __init__(

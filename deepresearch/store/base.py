@@ -167,18 +167,6 @@ def record_from_row(cls: type[R], row: Row) -> R:
     return cls(**values)
 
 
-def run_from_row(row: Row) -> RunRecord:
-    return record_from_row(RunRecord, row)
-
-
-def receipt_from_row(row: Row) -> Receipt:
-    return record_from_row(Receipt, row)
-
-
-def checkpoint_from_row(row: Row) -> CheckpointRecord:
-    return record_from_row(CheckpointRecord, row)
-
-
 class RunNotFound(LookupError):
     def __init__(self, run_id: str) -> None:
         super().__init__(f"run {run_id!r} not found")

@@ -9,8 +9,9 @@ from typing import Any
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
+from .base import Row
 from .pg_connection import Pool, open_postgres_pool
-from .sql import MIGRATIONS, POSTGRES, SCHEMA_LOCK, Row, SqlRunStore
+from .sql import MIGRATIONS, POSTGRES, SCHEMA_LOCK, SqlRunStore
 
 __all__ = ["CHECKPOINTER_SETUP_LOCK_KEY", "MIGRATIONS", "PostgresRunStore", "open_postgres_store"]
 

@@ -19,22 +19,19 @@ from .base import (
     CheckpointRecord,
     EventRecord,
     Receipt,
+    Row,
     RunChanged,
     RunNotFound,
     RunRecord,
-    checkpoint_from_row,
     dumps_json,
     new_run_id,
-    receipt_from_row,
     record_from_row,
-    run_from_row,
     thread_id_for,
     utcnow,
 )
 
 logger = logging.getLogger(__name__)
 
-Row = Any  # sqlite3.Row or a psycopg dict row: both are read by column name
 T = TypeVar("T")
 
 
@@ -272,13 +269,13 @@ class SqlRunStore:
             " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING *",
             (run_id, thread_id_for(run_id), question, dumps_json(options), engine, now, now),
         )
-        return run_from_row(rows[0])
+        return record_from_row(RunRecord, rows[0])
 
     async def get_run(self, run_id: str) -> RunRecord:
         rows = await self._read("SELECT * FROM runs WHERE run_id = ?", (run_id,))
         if not rows:
             raise RunNotFound(run_id)
-        return run_from_row(rows[0])
+        return record_from_row(RunRecord, rows[0])
 
     async def list_runs(self, status: str | None = None, limit: int = 50, offset: int = 0) -> list[RunRecord]:
         where, params = ("WHERE status = ? ", [status]) if status else ("", [])
@@ -286,7 +283,7 @@ class SqlRunStore:
             f"SELECT * FROM runs {where}ORDER BY created_at DESC, run_id LIMIT ? OFFSET ?",
             [*params, limit, offset],
         )
-        return [run_from_row(row) for row in rows]
+        return [record_from_row(RunRecord, row) for row in rows]
 
     async def update_run(self, run_id: str, *, expect_version: int | None = None, **fields: Any) -> RunRecord:
         """Set these fields (and bump the run's version). With `expect_version`, only if nobody changed the
@@ -320,7 +317,7 @@ class SqlRunStore:
             ):
                 raise RunChanged(run_id)
             raise RunNotFound(run_id)
-        return run_from_row(rows[0])
+        return record_from_row(RunRecord, rows[0])
 
     async def request_cancel(self, run_id: str) -> RunRecord:
         return await self.update_run(run_id, cancel_requested=True)
@@ -395,7 +392,7 @@ class SqlRunStore:
         rows = await self._read(
             "SELECT * FROM run_checkpoints WHERE run_id = ? ORDER BY created_at, checkpoint_id", (run_id,)
         )
-        return [checkpoint_from_row(r) for r in rows]
+        return [record_from_row(CheckpointRecord, r) for r in rows]
 
     # --- receipts ------------------------------------------------------------------------------
     async def get_receipt(self, run_id: str, receipt_key: str, hash_: str) -> Receipt | None:
@@ -403,7 +400,7 @@ class SqlRunStore:
             "SELECT * FROM tool_receipts WHERE run_id = ? AND receipt_key = ? AND args_hash = ?",
             (run_id, receipt_key, hash_),
         )
-        return receipt_from_row(rows[0]) if rows else None
+        return record_from_row(Receipt, rows[0]) if rows else None
 
     async def start_receipt(
         self, run_id: str, receipt_key: str, hash_: str, tool_name: str, stage: str | None, args: Any
@@ -446,7 +443,7 @@ class SqlRunStore:
             statement += " AND status = ?"
             params.append(status)
         rows = await self._read(f"{statement} ORDER BY created_at, args_hash", params)
-        return [receipt_from_row(row) for row in rows]
+        return [record_from_row(Receipt, row) for row in rows]
 
 
 def _current(event: EventRecord) -> EventRecord:

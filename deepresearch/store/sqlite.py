@@ -12,7 +12,8 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from .sql import MIGRATIONS, SQLITE, Row, SqlRunStore
+from .base import Row
+from .sql import MIGRATIONS, SQLITE, SqlRunStore
 
 __all__ = ["MIGRATIONS", "SqliteRunStore", "connect_sqlite", "open_sqlite_store", "sqlite_path_from_url"]
 
