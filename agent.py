@@ -36,6 +36,18 @@ __all__ = ["main"]
 logger = logging.getLogger("deepresearch")
 
 EXIT_OK, EXIT_USAGE, EXIT_FAILED, EXIT_CANCELLED = 0, 2, 3, 130
+# the command-line spelling of the options a message may name
+_FLAGS = {
+    "max_research_loops": "--loops",
+    "queries_per_round": "--queries",
+    "results_per_query": "--results",
+    "sources_to_fetch": "--sources",
+    "corpus_dir": "--corpus",
+    "budget.max_llm_tokens": "--max-tokens",
+    "budget.max_search_calls": "--max-searches",
+    "budget.max_fetches": "--max-fetches",
+    "budget.deadline_seconds": "--deadline",
+}
 
 
 async def _check_database(settings: Settings) -> None:
@@ -215,6 +227,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
     except ValidationError as exc:
         print(f"error: invalid options: {describe_validation_error(exc, 'options')}", file=sys.stderr)
+    except InvalidInput as exc:
+        flag = _FLAGS.get((exc.field or "").removeprefix("options."))
+        print(f"error: {exc}" + (f" (the {flag} option)" if flag else ""), file=sys.stderr)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:

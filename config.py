@@ -96,7 +96,7 @@ class ResearchOptions(BaseModel):
     @model_validator(mode="after")
     def _corpus_only_needs_corpus(self) -> ResearchOptions:
         if self.corpus_only and not self.corpus_dir:
-            raise ValueError("corpus_only needs corpus_dir")
+            raise ValueError("corpus_only needs corpus_dir (CLI: --corpus DIR)")
         return self
 
 
@@ -343,8 +343,14 @@ class Settings(BaseSettings):
 def describe_validation_error(exc: ValidationError, whole: str = "settings") -> str:
     """One line naming each bad field (or `whole` for a rule across fields) and what is wrong."""
     return "; ".join(
-        f"{'.'.join(str(part) for part in error['loc']) or whole}: {error['msg']}" for error in exc.errors()
+        f"{'.'.join(str(part) for part in error['loc']) or whole}: {error_message(error)}"
+        for error in exc.errors()
     )
+
+
+def error_message(error: Any) -> str:
+    """A pydantic error's message, without the "Value error, " its own validators' messages get."""
+    return str(error["msg"]).removeprefix("Value error, ")
 
 
 def load_settings(env_file: str | Path | None = None, **overrides: object) -> Settings:

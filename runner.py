@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Path, Query, Request, Response
 from fastapi.responses import FileResponse
 from fastapi_offline import FastAPIOffline
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, create_model
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from config import OptionsPatch, Settings
@@ -41,7 +41,7 @@ from deepresearch.contracts import (
 )
 from deepresearch.engine import open_engine
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
-from deepresearch.service import QUESTION_PATTERN, RunService
+from deepresearch.service import QUESTION_PATTERN, RunService, question_problem
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS
 from deepresearch.ui import mount_ui
 
@@ -69,15 +69,22 @@ class ResumeRequest(BaseModel):
 
 def run_create_model(max_question_chars: int) -> type[BaseModel]:
     """The start-a-run body, with the server's configured question limit in its schema."""
+
+    def checked(question: str) -> str:
+        # the service's rule and messages; the schema states the same rule as a pattern
+        if problem := question_problem(question.strip(), max_question_chars):
+            raise ValueError(problem)
+        return question.strip()
+
     return create_model(
         "RunCreate",
         __config__=ConfigDict(extra="forbid", strict=True),
         question=(
-            str,
+            Annotated[str, AfterValidator(checked)],
             Field(
                 min_length=1,
                 max_length=max_question_chars,
-                pattern=QUESTION_PATTERN,
+                json_schema_extra={"pattern": QUESTION_PATTERN},
                 description="The question: visible text, no control characters but tabs and newlines.",
             ),
         ),

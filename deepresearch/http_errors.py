@@ -16,6 +16,8 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from config import error_message
+
 from .contracts import ErrorPublic, FieldError
 from .service import ArtifactNotFound, CheckpointNotFound, InvalidInput, RunConflict
 from .store import RunNotFound
@@ -83,7 +85,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         errors = [
-            FieldError(loc=_loc(e.get("loc", ())), msg=_printable(str(e.get("msg", ""))), type=e["type"])
+            FieldError(loc=_loc(e.get("loc", ())), msg=_printable(error_message(e)), type=e["type"])
             for e in exc.errors()
         ]
         return _error(422, describe(errors) or "invalid request", errors)
@@ -101,7 +103,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(InvalidInput)
     async def _input(request: Request, exc: InvalidInput) -> JSONResponse:
-        return _error(422, str(exc))
+        errors = None
+        if exc.field:
+            loc: list[str | int] = ["body", *exc.field.split(".")]
+            errors = [FieldError(loc=loc, msg=exc.reason, type="value_error")]
+        return _error(422, str(exc), errors)
 
     @app.exception_handler(RunNotFound)
     async def _run_not_found(request: Request, exc: RunNotFound) -> JSONResponse:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from config import STORED, ResearchOptions, describe_validation_error, merge_options
+from config import STORED, ResearchOptions, describe_validation_error, error_message, merge_options
 from stages import REPORT_STAGES, STAGE_KEYS
 
 from .contracts import (
@@ -48,7 +48,14 @@ REPORT_FILE = "deepresearch-report.md"
 
 
 class InvalidInput(ValueError):
-    """The request cannot be carried out as given (HTTP 422, CLI exit 2); the message names the fix."""
+    """The request cannot be carried out as given (HTTP 422, CLI exit 2); the message names the fix.
+
+    `field` is the dotted name of the bad input (``question``, ``options.corpus_dir``) when there is one."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(f"{field}: {message}" if field else message)
+        self.field = field
+        self.reason = message
 
 
 class RunConflict(Exception):
@@ -74,19 +81,24 @@ _QUESTION = re.compile(QUESTION_PATTERN)
 _CONTROLS = re.compile(rf"[{_CONTROL}]")
 
 
+def question_problem(question: str, max_chars: int) -> str | None:
+    """What is wrong with a question (already stripped), or None: the one rule for the CLI and HTTP."""
+    if not question:
+        return "the question is empty"
+    if len(question) > max_chars:
+        return f"at most {max_chars} characters (got {len(question)})"
+    if any("\ud800" <= ch <= "\udfff" for ch in question):
+        return "contains an unpaired surrogate (not valid Unicode text)"
+    if not _QUESTION.match(question):
+        return "contains control characters" if _CONTROLS.search(question) else "has no visible characters"
+    return None
+
+
 def check_question(question: str, max_chars: int) -> str:
     """The question, stripped; InvalidInput when it is empty, invisible, too long or not storable text."""
     question = question.strip()
-    if not question:
-        raise InvalidInput("question: the question is empty")
-    if len(question) > max_chars:
-        raise InvalidInput(f"question: at most {max_chars} characters (got {len(question)})")
-    if any("\ud800" <= ch <= "\udfff" for ch in question):
-        raise InvalidInput("question: contains an unpaired surrogate (not valid Unicode text)")
-    if not _QUESTION.match(question):
-        if _CONTROLS.search(question):
-            raise InvalidInput("question: contains control characters")
-        raise InvalidInput("question: has no visible characters")
+    if problem := question_problem(question, max_chars):
+        raise InvalidInput(problem, "question")
     return question
 
 
@@ -163,15 +175,19 @@ class RunService:
         try:
             options = merge_options(base, patch)
         except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(["options", *(str(p) for p in first["loc"])])
+            if len(exc.errors()) == 1:
+                raise InvalidInput(error_message(first), field) from None
             raise InvalidInput(describe_validation_error(exc, "options")) from None
         if options.corpus_dir:
             try:
                 exists = Path(options.corpus_dir).is_dir()
             except OSError as exc:  # a name too long, a folder the server may not read
-                raise InvalidInput(f"options.corpus_dir: cannot be read: {exc.strerror}") from None
+                raise InvalidInput(f"cannot be read: {exc.strerror}", "options.corpus_dir") from None
             if not exists:
                 raise InvalidInput(
-                    f"options.corpus_dir: folder {options.corpus_dir} does not exist on the server"
+                    f"folder {options.corpus_dir} does not exist on the server", "options.corpus_dir"
                 )
         return options
 

@@ -151,6 +151,17 @@ def test_bad_input_is_a_4xx_with_one_error_shape(api: httpx.Client) -> None:
     assert_error(unknown_key, 422)
     for question in ("\u200b\u200b\u200b", "\x00\x01\x02", "\u2028 \t", "abc\x00def"):
         assert_error(api.post("/api/runs", json={"question": question}), 422)
+    # the service's rule and words, as the CLI prints them, with the field named
+    blank = assert_error(api.post("/api/runs", json={"question": "  \u200b "}), 422)
+    assert blank["detail"] == "question: has no visible characters"
+    assert blank["errors"] == [
+        {"loc": ["body", "question"], "msg": "has no visible characters", "type": "value_error"}
+    ]
+    missing = assert_error(
+        api.post("/api/runs", json={"question": "q", "options": {"corpus_dir": "/no/such"}}), 422
+    )
+    assert missing["errors"][0]["loc"] == ["body", "options", "corpus_dir"]
+    assert "Value error" not in missing["detail"] + blank["detail"]
     too_long = assert_error(api.post("/api/runs", json={"question": "x" * 2001}), 422)
     assert too_long["errors"][0]["loc"] == ["body", "question"]
     run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]

@@ -290,6 +290,7 @@ def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: P
         "unknown run": (["resume", "0123456789abcdef0123456789abcdef"], env),
         "missing corpus": (["run", QUESTION, "--corpus", "no-such-folder"], env),
         "invalid setting": (["run", QUESTION], env | {"DEEPRESEARCH_MAX_RESEARCH_LOOPS": "0"}),
+        "invalid flag": (["run", QUESTION, "--loops", "0"], env),
     }
     results = dict(zip(cases, cli_parallel(list(cases.values()), tmp_path), strict=True))
     for name, result in results.items():
@@ -302,6 +303,7 @@ def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: P
     assert "--corpus no-such-folder: no such folder" in results["missing corpus"].stderr
     assert "invalid settings" in results["invalid setting"].stderr
     assert "max_research_loops" in results["invalid setting"].stderr
+    assert "the --loops option" in results["invalid flag"].stderr
     # nothing was researched
     assert servers.search.calls == [] and servers.site.total_hits == 0
     assert not (tmp_path / "workspace").exists()
