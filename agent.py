@@ -217,6 +217,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from runner import serve
 
             asyncio.run(_check_database(settings))  # fail fast with a message, not a lifespan traceback
+            shown = f"[{args.host}]" if ":" in args.host else args.host
+            print(f"Serving the workbench at http://{shown}:{args.port}/ (API docs: /docs). Ctrl-C stops.")
             return serve(settings, host=args.host, port=args.port)
         return asyncio.run(_main(args, settings))
     except RunNotFound as exc:
