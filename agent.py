@@ -4,6 +4,8 @@ deepresearch run "question" [--corpus DIR]     research with a live progress vie
 deepresearch resume RUN_ID [--checkpoint ID]   continue a paused/failed run (or fork from a checkpoint)
 deepresearch runs | checkpoints RUN_ID         what is stored
 deepresearch serve [--host H] [--port P]       the HTTP runner
+deepresearch token create NAME [--admin] | list | revoke ID_OR_NAME
+deepresearch prune --older-than 30d            delete old finished runs and everything they stored
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -20,9 +23,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from config import Settings, describe_validation_error, load_settings
+from deepresearch.auth import TokenError, Tokens
 from deepresearch.cli_view import ProgressView
 from deepresearch.engine import open_engine
-from deepresearch.service import CheckpointNotFound, InvalidInput, RunConflict, RunService
+from deepresearch.rules import CheckpointNotFound, InvalidInput, RunConflict
+from deepresearch.service import RunService
 from deepresearch.store import (
     PostgresUnavailable,
     RunNotFound,
@@ -88,9 +93,34 @@ def _parser() -> argparse.ArgumentParser:
     checkpoints.add_argument("run_id")
 
     serve = sub.add_parser("serve", help="serve the HTTP runner")
-    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--host", default="127.0.0.1", help="off loopback, API tokens are required")
     serve.add_argument("--port", type=int, default=8000)
+
+    token = sub.add_parser("token", help="API tokens: create, list, revoke")
+    actions = token.add_subparsers(dest="action", required=True)
+    create = actions.add_parser("create", help="a new token for user NAME (printed once, on the last line)")
+    create.add_argument("name")
+    create.add_argument("--admin", action="store_true", help="the token sees and acts on every user's runs")
+    actions.add_parser("list", help="every token (never the token itself)")
+    revoke = actions.add_parser("revoke", help="revoke a token by id, or every token of a user by name")
+    revoke.add_argument("token")
+
+    prune = sub.add_parser("prune", help="delete finished runs older than an age, with all they stored")
+    prune.add_argument("--older-than", required=True, type=_age, help="e.g. 30d, 12h, 90m")
     return parser
+
+
+def _age(text: str) -> float:
+    """An age like 30d, 12h or 90m, in days."""
+    units = {"d": 1.0, "h": 1 / 24, "m": 1 / 1440}
+    number, unit = text[:-1], text[-1:].lower()
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if unit not in units or not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an age like 30d, 12h or 90m")
+    return value * units[unit]
 
 
 def _budget_arguments(parser: argparse.ArgumentParser) -> None:
@@ -167,7 +197,33 @@ async def _follow(
     return EXIT_FAILED
 
 
+async def _tokens(args: argparse.Namespace, settings: Settings) -> int:
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        tokens = Tokens(persistence.store)
+        if args.action == "create":
+            record, token = await tokens.create(args.name, admin=args.admin)
+            role = "admin" if record.admin else "user"
+            print(
+                f"Token {record.token_id} for {record.name} ({role}). It is shown only now; keep it secret:"
+            )
+            print(token)
+        elif args.action == "list":
+            for t in await tokens.list():
+                state = f"revoked {t.revoked_at[:19]}" if t.revoked_at else "active"
+                used = t.last_used_at[:19] if t.last_used_at else "never used"
+                role = "admin" if t.admin else "user"
+                print(
+                    f"{t.token_id}  {t.name:<20} {role:<5}  {state:<27} created {t.created_at[:19]}  {used}"
+                )
+        else:
+            for t in await tokens.revoke(args.token):
+                print(f"Revoked token {t.token_id} of {t.name}.")
+    return EXIT_OK
+
+
 async def _main(args: argparse.Namespace, settings: Settings) -> int:
+    if args.command == "token":
+        return await _tokens(args, settings)
     async with open_engine(settings) as engine:
         service = RunService(engine, shutdown_grace_seconds=settings.shutdown_grace_seconds)
         if args.command == "run":
@@ -196,6 +252,14 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
             for item in runs:
                 print(f"{item.run_id}  {item.status:<11} {item.created_at[:19]}  {item.question[:70]}")
             return EXIT_OK
+        if args.command == "prune":
+            pruned = await service.prune(args.older_than)
+            print(
+                f"Deleted {len(pruned.deleted)} run(s) finished more than {args.older_than:g} day(s) ago. "
+                f"Database: {pruned.database_bytes / 1e6:.1f} MB, "
+                f"workspace: {pruned.workspace_bytes / 1e6:.1f} MB."
+            )
+            return EXIT_OK
         if args.command == "checkpoints":
             for cp in await service.checkpoints(args.run_id):
                 print(f"{cp.checkpoint_id}  {cp.stage:<17} {cp.created_at[:19]}  {cp.summary}")
@@ -214,9 +278,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:
         if args.command == "serve":
-            from runner import serve
+            from runner import serve, serve_problem
 
             asyncio.run(_check_database(settings))  # fail fast with a message, not a lifespan traceback
+            if problem := serve_problem(settings, args.host):
+                print(f"error: {problem}", file=sys.stderr)
+                return EXIT_USAGE
             shown = f"[{args.host}]" if ":" in args.host else args.host
             print(f"Serving the workbench at http://{shown}:{args.port}/ (API docs: /docs). Ctrl-C stops.")
             return serve(settings, host=args.host, port=args.port)
@@ -232,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidInput as exc:
         flag = _FLAGS.get((exc.field or "").removeprefix("options."))
         print(f"error: {exc}" + (f" (the {flag} option)" if flag else ""), file=sys.stderr)
-    except ValueError as exc:
+    except (ValueError, TokenError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:
         print("Stopped. Resume with `deepresearch resume RUN_ID` (see `deepresearch runs`).", file=sys.stderr)

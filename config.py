@@ -7,6 +7,7 @@ Nothing happens at import time: call :func:`load_settings` (or build ``Settings(
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -78,6 +79,10 @@ class RunBudget(BaseModel):
         return data
 
 
+CORPUS_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+CorpusName = Annotated[str, Field(pattern=CORPUS_NAME_PATTERN)]
+
+
 class ResearchOptions(BaseModel):
     """Per-run shape of the research. Stored in the graph state, so a resume keeps the same shape."""
 
@@ -89,14 +94,20 @@ class ResearchOptions(BaseModel):
     sources_to_fetch: SourcesToFetch = 8
     reviewers: Reviewers = Field(default_factory=lambda: list(DEFAULT_REVIEWERS))
     requires_critic_review: bool = Field(True, description="Run the critic before the report.")
-    corpus_dir: str | None = Field(None, description="Folder of local documents (on the server).")
+    corpus: CorpusName | None = Field(
+        None,
+        description="A document collection this server offers (GET /research/config.json lists them).",
+    )
+    corpus_dir: str | None = Field(
+        None, description="A folder of documents on the server: from the CLI only (API clients use corpus)."
+    )
     corpus_only: bool = Field(False, description="Search only the corpus, never the web.")
     budget: RunBudget = Field(default_factory=RunBudget)
 
     @model_validator(mode="after")
     def _corpus_only_needs_corpus(self) -> ResearchOptions:
-        if self.corpus_only and not self.corpus_dir:
-            raise ValueError("corpus_only needs corpus_dir (CLI: --corpus DIR)")
+        if self.corpus_only and not (self.corpus_dir or self.corpus):
+            raise ValueError("corpus_only needs a document collection (corpus; CLI: --corpus DIR)")
         return self
 
 
@@ -281,10 +292,52 @@ class Settings(BaseSettings):
         1_000_000, ge=10_000, le=100_000_000, description="Larger request bodies get 413, unparsed."
     )
 
-    @field_validator("search_providers", "fetch_allow_hosts", "reviewers", mode="before")
+    # --- security (docs/security.md) ----------------------------------------------------------
+    require_token: bool = Field(
+        False, description="Require an API token even on loopback (always required on other addresses)."
+    )
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Host names the server answers besides loopback's (DNS-rebinding guard); * = any.",
+    )
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Origins (scheme://host[:port]) other pages may call the API from."
+    )
+    corpus_roots: Annotated[dict[str, Path], NoDecode] = Field(
+        default_factory=dict,
+        description="Document collections API clients may search: name=folder[,name=folder...].",
+    )
+    retention_days: float | None = Field(
+        None, gt=0, le=36_500, description="serve prunes runs finished longer ago than this (unset: never)."
+    )
+
+    @field_validator(
+        "search_providers", "fetch_allow_hosts", "reviewers", "allowed_hosts", "cors_origins", mode="before"
+    )
     @classmethod
     def _csv(cls, value: object) -> object:
         return _split_csv(value)
+
+    @field_validator("corpus_roots", mode="before")
+    @classmethod
+    def _named_folders(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        roots: dict[str, str] = {}
+        for item in _split_csv(value):  # type: ignore[union-attr]
+            name, sep, folder = item.partition("=")
+            if not sep or not name.strip() or not folder.strip():
+                raise ValueError(f"{item!r} is not name=folder")
+            roots[name.strip()] = folder.strip()
+        return roots
+
+    @field_validator("corpus_roots")
+    @classmethod
+    def _collection_names(cls, value: dict[str, Path]) -> dict[str, Path]:
+        for name in value:
+            if not re.match(CORPUS_NAME_PATTERN, name):
+                raise ValueError(f"collection name {name!r}: letters, digits, '.', '_', '-' (at most 64)")
+        return value
 
     @field_validator("search_providers")
     @classmethod

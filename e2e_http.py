@@ -70,7 +70,7 @@ def run_e2e(base_url: str, question: str, timeout: float) -> dict[str, Any]:
             if event["type"] == "checkpoint":
                 checkpoints_seen.append(event["stage"])
                 if len(checkpoints_seen) >= 2 and not cancelled_sent:
-                    response = client.post(f"/api/runs/{run_id}/cancel")
+                    response = client.post(f"/api/runs/{run_id}/cancel", json={})
                     check(response.status_code == 202, f"cancel answered {response.status_code}")
                     cancelled_sent = True
             if event["type"] == "end":

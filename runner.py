@@ -12,20 +12,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import uvicorn
 from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Path, Query, Request, Response
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi_offline import FastAPIOffline
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from config import OptionsPatch, Settings
+from deepresearch.api_docs import document_api
+from deepresearch.auth import Principal, Tokens, is_loopback
 from deepresearch.contracts import (
-    EVENT_TYPES,
     ArtifactsPublic,
     CancelPublic,
     CheckpointsPublic,
@@ -35,15 +38,27 @@ from deepresearch.contracts import (
     ReceiptsPublic,
     ResumedPublic,
     RunDetailPublic,
-    RunEvent,
     RunsPublic,
     RunStatus,
+    SessionCreate,
+    SessionPublic,
 )
 from deepresearch.engine import open_engine
+from deepresearch.http_access import (
+    SESSION_COOKIE,
+    BrowserGuard,
+    PrincipalDep,
+    access_policy,
+    request_principal,
+    unauthorised,
+)
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
-from deepresearch.service import QUESTION_PATTERN, RunService, question_problem
-from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS
+from deepresearch.rules import QUESTION_PATTERN, question_problem
+from deepresearch.service import RunService
+from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, RunRecord, open_persistence
 from deepresearch.ui import mount_ui
+
+logger = logging.getLogger("deepresearch.runner")
 
 VERSION = "0.1.0"
 # any id that is not a run's (or the run's checkpoint's) is simply not found: 404, like a deleted one
@@ -100,31 +115,47 @@ def get_service(request: Request) -> RunService:
 ServiceDep = Annotated[RunService, Depends(get_service)]
 
 
+async def visible_run(run_id: RunId, service: ServiceDep, principal: PrincipalDep) -> RunRecord:
+    """The path's run, if this client may see it: another user's run is 404, like a missing one."""
+    return await service.visible_run(run_id, principal)
+
+
+RunDep = Annotated[RunRecord, Depends(visible_run)]
+
+
 class MarkdownResponse(Response):
     media_type = "text/markdown"
 
 
 # --- routes --------------------------------------------------------------------------------------
-runs = APIRouter(prefix="/api/runs", tags=["runs"])
+# every route of /api/runs answers only a client with a valid token (or none needed): 401 otherwise
+runs = APIRouter(
+    prefix="/api/runs",
+    tags=["runs"],
+    dependencies=[Depends(request_principal)],
+    responses=error_responses(401),
+)
 _NOT_FOUND = error_responses(404, 422)
+_CHANGES = error_responses(403, 404, 422)  # state-changing: a cross-site request is refused with 403
 
 
 @runs.get("", response_model=RunsPublic, responses=error_responses(422))
 async def list_runs(
     service: ServiceDep,
+    principal: PrincipalDep,
     status: RunStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
 ) -> RunsPublic:
-    """Runs, newest first."""
-    page, more = await service.list_runs(status, limit, offset)
+    """Your runs (an admin: everyone's), newest first."""
+    page, more = await service.list_runs(status, limit, offset, principal)
     return RunsPublic(runs=page, limit=limit, offset=offset, next_offset=offset + limit if more else None)
 
 
 @runs.get("/{run_id}", response_model=RunDetailPublic, responses=_NOT_FOUND)
-async def get_run(run_id: RunId, service: ServiceDep) -> RunDetailPublic:
+async def get_run(run: RunDep, service: ServiceDep) -> RunDetailPublic:
     """The run with its stages, checkpoint count and artifacts."""
-    return await service.detail(run_id)
+    return await service.detail(run.run_id)
 
 
 @runs.get(
@@ -141,7 +172,7 @@ async def get_run(run_id: RunId, service: ServiceDep) -> RunDetailPublic:
     },
 )
 async def stream_events(
-    run_id: RunId,
+    run: RunDep,
     request: Request,
     service: ServiceDep,
     after: Annotated[int, Query(ge=0, le=SEQ_MAX, description="Replay events after this seq.")] = 0,
@@ -152,11 +183,10 @@ async def stream_events(
         ),
     ] = "",
 ) -> EventSourceResponse:
-    await service.store.get_run(run_id)
     start = int(last_event_id) if last_event_id else after
     settings: Settings = request.app.state.settings
     return EventSourceResponse(
-        _event_stream(service, request, run_id, start), ping=settings.sse_heartbeat_seconds
+        _event_stream(service, request, run.run_id, start), ping=settings.sse_heartbeat_seconds
     )
 
 
@@ -192,10 +222,10 @@ async def _stopped(service: RunService, run_id: str, last: int) -> bool:
     return not await service.store.list_events(run_id, after=last, limit=1)
 
 
-@runs.post("/{run_id}/cancel", status_code=202, response_model=CancelPublic, responses=_NOT_FOUND)
-async def cancel_run(run_id: RunId, service: ServiceDep) -> CancelPublic:
+@runs.post("/{run_id}/cancel", status_code=202, response_model=CancelPublic, responses=_CHANGES)
+async def cancel_run(run: RunDep, service: ServiceDep) -> CancelPublic:
     """Stop at the nearest checkpoint (idempotent). The run stays resumable."""
-    run = await service.cancel(run_id)
+    run = await service.cancel(run.run_id)
     return CancelPublic(run_id=run.run_id, status=run.status, cancel_requested=run.cancel_requested)  # type: ignore[arg-type]
 
 
@@ -203,47 +233,48 @@ async def cancel_run(run_id: RunId, service: ServiceDep) -> CancelPublic:
     "/{run_id}/resume",
     status_code=202,
     response_model=ResumedPublic,
-    responses=error_responses(400, 404, 409, 413, 422),
+    responses=error_responses(400, 403, 404, 409, 413, 422),
 )
-async def resume_run(run_id: RunId, service: ServiceDep, body: ResumeRequest | None = None) -> ResumedPublic:
+async def resume_run(
+    run: RunDep, service: ServiceDep, principal: PrincipalDep, body: ResumeRequest | None = None
+) -> ResumedPublic:
     """Continue from the latest checkpoint, or fork from `checkpoint_id`: completed calls are reused."""
     body = body or ResumeRequest()
-    run = await service.resume(run_id, body.checkpoint_id, body.options, takeover=body.takeover)
+    run = await service.resume(
+        run.run_id, body.checkpoint_id, body.options, takeover=body.takeover, principal=principal
+    )
     return ResumedPublic(
         **(await service.get(run.run_id)).model_dump(), resumed_from=body.checkpoint_id or "latest"
     )
 
 
 @runs.get("/{run_id}/checkpoints", response_model=CheckpointsPublic, responses=_NOT_FOUND)
-async def list_checkpoints(run_id: RunId, service: ServiceDep) -> CheckpointsPublic:
+async def list_checkpoints(run: RunDep, service: ServiceDep) -> CheckpointsPublic:
     """The business safety points, oldest first."""
-    return CheckpointsPublic(run_id=run_id, checkpoints=await service.checkpoints(run_id))
+    return CheckpointsPublic(run_id=run.run_id, checkpoints=await service.checkpoints(run.run_id))
 
 
 @runs.get("/{run_id}/checkpoints/{checkpoint_id}/preview", response_model=PreviewPublic, responses=_NOT_FOUND)
-async def preview_checkpoint(
-    run_id: RunId, checkpoint_id: CheckpointId, service: ServiceDep
-) -> PreviewPublic:
+async def preview_checkpoint(run: RunDep, checkpoint_id: CheckpointId, service: ServiceDep) -> PreviewPublic:
     """What resuming from this checkpoint would skip, run and reuse, and the risk of a duplicate call."""
-    return await service.preview(run_id, checkpoint_id)
+    return await service.preview(run.run_id, checkpoint_id)
 
 
 @runs.get("/{run_id}/receipts", response_model=ReceiptsPublic, responses=_NOT_FOUND)
 async def list_receipts(
-    run_id: RunId,
+    run: RunDep,
     service: ServiceDep,
     receipt_key: Annotated[str | None, Query(max_length=200)] = None,
     status: Literal["started", "succeeded", "failed"] | None = None,
 ) -> ReceiptsPublic:
     """The run's tool receipts: one per external call, with its arguments (never its result body)."""
-    return ReceiptsPublic(run_id=run_id, receipts=await service.receipts(run_id, receipt_key, status))
+    return ReceiptsPublic(run_id=run.run_id, receipts=await service.receipts(run.run_id, receipt_key, status))
 
 
 @runs.get("/{run_id}/artifacts", response_model=ArtifactsPublic, responses=_NOT_FOUND)
-async def list_artifacts(run_id: RunId, service: ServiceDep) -> ArtifactsPublic:
-    run = await service.store.get_run(run_id)
+async def list_artifacts(run: RunDep, service: ServiceDep) -> ArtifactsPublic:
     return ArtifactsPublic(
-        run_id=run_id, artifact_dir=run.artifact_dir, artifacts=await service.artifacts(run)
+        run_id=run.run_id, artifact_dir=run.artifact_dir, artifacts=await service.artifacts(run)
     )
 
 
@@ -255,8 +286,7 @@ async def list_artifacts(run_id: RunId, service: ServiceDep) -> ArtifactsPublic:
         **_NOT_FOUND,
     },
 )
-async def get_artifact(run_id: RunId, path: str, service: ServiceDep) -> FileResponse:
-    run = await service.store.get_run(run_id)
+async def get_artifact(run: RunDep, path: str, service: ServiceDep) -> FileResponse:
     target = service.artifact_file(run, path)
     headers = {
         "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
@@ -279,8 +309,7 @@ async def get_artifact(run_id: RunId, path: str, service: ServiceDep) -> FileRes
         **_NOT_FOUND,
     },
 )
-async def get_report(run_id: RunId, service: ServiceDep, format: Literal["md", "html"] = "md") -> Response:
-    run = await service.store.get_run(run_id)
+async def get_report(run: RunDep, service: ServiceDep, format: Literal["md", "html"] = "md") -> Response:
     target = service.artifact_file(run, f"deepresearch-report.{format}")
     text = await asyncio.to_thread(target.read_text, "utf-8")
     headers = {"X-Content-Type-Options": "nosniff"}
@@ -290,11 +319,60 @@ async def get_report(run_id: RunId, service: ServiceDep, format: Literal["md", "
     return Response(text, media_type="text/html; charset=utf-8", headers=headers)
 
 
-@runs.delete("/{run_id}", status_code=204, response_class=Response, responses=error_responses(404, 409, 422))
-async def delete_run(run_id: RunId, service: ServiceDep) -> Response:
+@runs.delete(
+    "/{run_id}", status_code=204, response_class=Response, responses=error_responses(403, 404, 409, 422)
+)
+async def delete_run(run: RunDep, service: ServiceDep) -> Response:
     """The run with its events, checkpoints, receipts and artifacts; cancel a running run first."""
-    await service.delete(run_id)
+    await service.delete(run.run_id)
     return Response(status_code=204)
+
+
+session = APIRouter(prefix="/api/session", tags=["session"])
+
+
+def _session(request: Request, service: RunService, principal: Principal) -> SessionPublic:
+    return SessionPublic(
+        user=principal.user,
+        admin=principal.admin,
+        token_required=request.app.state.access.token_required,
+        collections=service.collections(),
+    )
+
+
+@session.get("", response_model=SessionPublic, responses=error_responses(401))
+async def get_session(request: Request, service: ServiceDep, principal: PrincipalDep) -> SessionPublic:
+    """Who this client is, and whether this server requires a token."""
+    return _session(request, service, principal)
+
+
+@session.post("", response_model=SessionPublic, responses=error_responses(401, 403, 413, 422))
+async def create_session(request: Request, body: SessionCreate, service: ServiceDep) -> Response:
+    """Check a token and keep it in an HttpOnly, SameSite=Strict cookie: the workbench's login (the token
+    never goes into a URL or into script-readable storage)."""
+    principal = await request.app.state.tokens.authenticate(body.token)
+    if principal is None:
+        raise unauthorised("the API token is unknown or revoked")
+    response = Response(
+        _session(request, service, principal).model_dump_json(), media_type="application/json"
+    )
+    response.set_cookie(
+        SESSION_COOKIE,
+        body.token,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/api",
+    )
+    return response
+
+
+@session.delete("", status_code=204, response_class=Response, responses=error_responses(403))
+async def delete_session() -> Response:
+    """Forget the workbench's token (log out)."""
+    response = Response(status_code=204)
+    response.delete_cookie(SESSION_COOKIE, path="/api", httponly=True, samesite="strict")
+    return response
 
 
 ops = APIRouter(tags=["ops"])
@@ -317,12 +395,15 @@ async def readyz(service: ServiceDep) -> ReadyPublic:
 
 
 # --- the app -------------------------------------------------------------------------------------
-def create_app(settings: Settings) -> FastAPI:
+def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
+    """The runner for a server bound to `bind_host` (which decides whether tokens are required)."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with open_engine(settings) as engine:
             service = RunService(engine, shutdown_grace_seconds=settings.shutdown_grace_seconds)
             app.state.service = service
+            app.state.tokens = Tokens(engine.store)
             if settings.recover_runs_on_startup:
                 await service.recover()
             try:
@@ -339,13 +420,24 @@ def create_app(settings: Settings) -> FastAPI:
         '`{"detail": ..., "errors"?: [...]}`.',
     )
     app.state.settings = settings
+    app.state.access = policy = access_policy(settings, bind_host)
     app.include_router(_create_router(settings))
     app.include_router(runs)
+    app.include_router(session)
     app.include_router(ops)
     mount_ui(app, settings)
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
-    _document_events(app)
+    if settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(policy.origins),
+            allow_methods=["GET", "POST", "DELETE"],
+            allow_headers=["Authorization", "Content-Type", "X-Requested-With", "Last-Event-ID"],
+        )
+    # outermost: a foreign Host or a cross-site write is refused before anything else reads the request
+    app.add_middleware(BrowserGuard, policy=policy)
+    document_api(app)
     return app
 
 
@@ -354,64 +446,49 @@ def _create_router(settings: Settings) -> APIRouter:
     router = APIRouter(prefix="/api/runs", tags=["runs"])
     RunCreate = run_create_model(settings.max_question_chars)
 
-    async def create_run(body: BaseModel, service: ServiceDep) -> RunDetailPublic:
-        """Start a run; stream its events from /api/runs/{run_id}/events."""
-        run = await service.start(body.question, body.options)  # type: ignore[attr-defined]
+    async def create_run(body: BaseModel, service: ServiceDep, principal: PrincipalDep) -> RunDetailPublic:
+        """Start a run (yours); stream its events from /api/runs/{run_id}/events."""
+        run = await service.start(body.question, body.options, principal)  # type: ignore[attr-defined]
         return await service.detail(run.run_id)
 
     # the body's model is built at run time; FastAPI reads the (postponed) annotation from here
     create_run.__annotations__["body"] = RunCreate
     router.post(
-        "", status_code=201, response_model=RunDetailPublic, responses=error_responses(400, 413, 422)
+        "",
+        status_code=201,
+        response_model=RunDetailPublic,
+        responses=error_responses(400, 401, 403, 413, 422),
     )(create_run)
     return router
 
 
-def _document_events(app: FastAPI) -> None:
-    """Put the event models into the OpenAPI document's components (the SSE route refers to RunEvent),
-    and give every error response its JSON body."""
-    build = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        if app.openapi_schema is None:
-            schema = build()
-            events = TypeAdapter(RunEvent).json_schema(ref_template="#/components/schemas/{model}")
-            components = schema.setdefault("components", {}).setdefault("schemas", {})
-            components.update(events.pop("$defs", {}))
-            components["RunEvent"] = events
-            # one SSE message (OpenAPI 3.1: the per-message schema; `itemSchema` from 3.2 on)
-            components["SseMessage"] = {
-                "type": "object",
-                "required": ["event", "id", "data"],
-                "properties": {
-                    "event": {"type": "string", "enum": list(EVENT_TYPES)},
-                    "id": {"type": "string", "pattern": "^[0-9]+$", "description": "The event's seq."},
-                    "data": {
-                        "type": "string",
-                        "contentMediaType": "application/json",
-                        "contentSchema": {"$ref": "#/components/schemas/RunEvent"},
-                    },
-                },
-            }
-            # error bodies are JSON whatever the route's own media type (report: text/markdown)
-            error_body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorPublic"}}}
-            for operations in schema["paths"].values():
-                for operation in operations.values():
-                    for code, response in operation["responses"].items():
-                        if code[0] in "45":
-                            response["content"] = error_body
-            app.openapi_schema = schema
-        return app.openapi_schema
-
-    app.openapi = openapi  # type: ignore[method-assign]
+def serve_problem(settings: Settings, host: str) -> str | None:
+    """Why this server must not start on `host`, or None: tokens are required there and none exists."""
+    if not access_policy(settings, host).token_required or asyncio.run(_tokens_exist(settings)):
+        return None
+    where = "on loopback with DEEPRESEARCH_REQUIRE_TOKEN" if is_loopback(host) else f"on {host}"
+    return (
+        f"refusing to serve {where} without an API token: every request would be refused. Create one with "
+        "`deepresearch token create NAME --admin`, then start the server again"
+    )
 
 
 def serve(settings: Settings, host: str = "127.0.0.1", port: int = 8000) -> int:
+    if host in ("0.0.0.0", "::") and not settings.allowed_hosts:
+        logger.warning(
+            "serving on all interfaces: only loopback Host names are answered until the server's names "
+            "are listed in DEEPRESEARCH_ALLOWED_HOSTS"
+        )
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, bind_host=host),
         host=host,
         port=port,
         log_level=settings.log_level.lower(),
         timeout_graceful_shutdown=int(settings.shutdown_grace_seconds) + 5,
     )
     return 0
+
+
+async def _tokens_exist(settings: Settings) -> bool:
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        return await Tokens(persistence.store).active_count() > 0

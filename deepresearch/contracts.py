@@ -73,6 +73,7 @@ class RunPublic(_Public):
     finished_at: str | None
     usage: UsagePublic
     version: int = Field(description="Bumped by every change of the run record.")
+    owner: str = Field(description="The user the run belongs to (`local`: the CLI, or no token needed).")
 
 
 class RunsPublic(_Public):
@@ -193,6 +194,28 @@ class PreviewPublic(_Public):
     receipts_reused: list[ReceiptPublic]
     receipts_reused_count: int
     duplicate_risk: DuplicateRisk
+
+
+# --- session -------------------------------------------------------------------------------------
+class SessionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    token: str = Field(
+        min_length=1, max_length=200, description="An API token (`deepresearch token create NAME`)."
+    )
+
+
+class SessionPublic(_Public):
+    user: str = Field(description="Whose runs this client sees and starts.")
+    admin: bool = Field(description="Sees every user's runs.")
+    token_required: bool = Field(description="This server answers API calls only with a token.")
+    collections: list[str] = Field(description="Document collections a run may search (options.corpus).")
+
+
+class PrunePublic(_Public):
+    deleted: list[str] = Field(description="The runs deleted, with their events, checkpoints and files.")
+    database_bytes: int
+    workspace_bytes: int
 
 
 # --- ops -----------------------------------------------------------------------------------------

@@ -20,7 +20,15 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RunnableConfig
 
 from config import STORED, ResearchOptions, Settings
-from deepresearch.store import CheckpointRecord, EventRecord, RunRecord, RunStore, open_persistence, utcnow
+from deepresearch.store import (
+    LOCAL_OWNER,
+    CheckpointRecord,
+    EventRecord,
+    RunRecord,
+    RunStore,
+    open_persistence,
+    utcnow,
+)
 from deepresearch.toolrun import BudgetExceeded, CancelSignal, RunCancelled, StageError, ToolRuntime
 from deepresearch.workspace import run_artifact_dir
 from stages import STAGES_BY_KEY
@@ -229,12 +237,16 @@ class ResearchEngine:
         self.store = store
         self.graph = graph
 
-    async def create_run(self, question: str, options: ResearchOptions | None = None) -> RunRecord:
+    async def create_run(
+        self, question: str, options: ResearchOptions | None = None, owner: str = LOCAL_OWNER
+    ) -> RunRecord:
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
         options = options or self.settings.default_options()
-        run = await self.store.create_run(question, options.model_dump(), self.settings.engine_mode)
+        run = await self.store.create_run(
+            question, options.model_dump(), self.settings.engine_mode, owner=owner
+        )
         artifact_dir = run_artifact_dir(question, run.run_id)
         return await self.store.update_run(run.run_id, artifact_dir=artifact_dir)
 

@@ -19,17 +19,20 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from config import error_message
 
 from .contracts import ErrorPublic, FieldError
-from .service import ArtifactNotFound, CheckpointNotFound, InvalidInput, RunConflict
+from .rules import ArtifactNotFound, CheckpointNotFound, InvalidInput, RunConflict
 from .store import RunNotFound
 
 logger = logging.getLogger(__name__)
 
 _DESCRIPTIONS = {
     400: "Malformed request.",
+    401: "An API token is required, or the one given is unknown or revoked.",
+    403: "Refused: a cross-site request (a foreign Origin, or no JSON body, X-Requested-With or token).",
     404: "No such run, checkpoint or artifact.",
     409: "The run's state does not allow this now (the message says what to do first).",
     413: "The request body is larger than the server accepts.",
     422: "Invalid input; `errors` names each bad field.",
+    429: "Too many requests for now; the message says which limit.",
     503: "The database cannot be reached.",
 }
 

@@ -1,5 +1,6 @@
 """The run lifecycle, for the CLI and the HTTP runner alike: start, cancel, resume, fork, takeover, delete,
-shutdown and start-up recovery, and the read models (run detail, checkpoint index, preview).
+shutdown, start-up recovery and retention; the read models (run detail, checkpoint index, preview) are its
+part in run_views.py.
 
 The state of a run lives in the database (status, cancel intent, events, checkpoints, receipts); this object
 only holds the asyncio tasks this process is executing, so another process can always read, cancel (via the
@@ -11,95 +12,40 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import re
 import shutil
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from config import STORED, ResearchOptions, describe_validation_error, error_message, merge_options
-from stages import REPORT_STAGES, STAGE_KEYS
+from config import ResearchOptions, describe_validation_error, error_message, merge_options
 
-from .contracts import (
-    ArtifactPublic,
-    CheckpointPublic,
-    DuplicateRisk,
-    PreviewPublic,
-    ReceiptPublic,
-    RunDetailPublic,
-    RunPublic,
-    StagePublic,
-)
+from .auth import CLI, Principal, can_see
+from .contracts import PrunePublic, RunPublic
 from .engine import EventSink, ResearchEngine, graph_config
-from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, Receipt, RunChanged, RunRecord, utcnow
+from .rules import (
+    InvalidInput,
+    Patch,
+    RunConflict,
+    check_question,
+    patched,
+)
+from .run_views import RunViews, public_run, tree_bytes
+from .store import (
+    ACTIVE_STATUSES,
+    EventRecord,
+    RunChanged,
+    RunNotFound,
+    RunRecord,
+    utcnow,
+)
 from .toolrun import CancelSignal
-from .workspace import Workspace, WorkspaceError
 
 logger = logging.getLogger(__name__)
-
-Patch = BaseModel | Mapping[str, Any]
-"""Options to change: an OptionsPatch, or a mapping validated as one."""
-
-REPORT_FILE = "deepresearch-report.md"
-
-
-class InvalidInput(ValueError):
-    """The request cannot be carried out as given (HTTP 422, CLI exit 2); the message names the fix.
-
-    `field` is the dotted name of the bad input (``question``, ``options.corpus_dir``) when there is one."""
-
-    def __init__(self, message: str, field: str | None = None) -> None:
-        super().__init__(f"{field}: {message}" if field else message)
-        self.field = field
-        self.reason = message
-
-
-class RunConflict(Exception):
-    """The run is in a state that does not allow this (HTTP 409)."""
-
-
-class CheckpointNotFound(LookupError):
-    """The checkpoint does not belong to this run (HTTP 404)."""
-
-
-class ArtifactNotFound(LookupError):
-    """No such artifact in the run's folder (HTTP 404)."""
-
-
-# The rule for a question, as a regular expression that Python, JSON Schema validators and pydantic's
-# engine all read the same way (so the OpenAPI document states it too): no control characters
-# but tab and newlines, and at least one character that is neither a space nor invisible (zero-width,
-# format and separator characters).
-_CONTROL = r"\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F"
-_INVISIBLE = r"\s\x00-\x1F\x7F-\x9F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202F\u205F-\u206F\u3000\uFEFF"
-QUESTION_PATTERN = rf"^[^{_CONTROL}]*[^{_INVISIBLE}][^{_CONTROL}]*$"
-_QUESTION = re.compile(QUESTION_PATTERN)
-_CONTROLS = re.compile(rf"[{_CONTROL}]")
-
-
-def question_problem(question: str, max_chars: int) -> str | None:
-    """What is wrong with a question (already stripped), or None: the one rule for the CLI and HTTP."""
-    if not question:
-        return "the question is empty"
-    if len(question) > max_chars:
-        return f"at most {max_chars} characters (got {len(question)})"
-    if any("\ud800" <= ch <= "\udfff" for ch in question):
-        return "contains an unpaired surrogate (not valid Unicode text)"
-    if not _QUESTION.match(question):
-        return "contains control characters" if _CONTROLS.search(question) else "has no visible characters"
-    return None
-
-
-def check_question(question: str, max_chars: int) -> str:
-    """The question, stripped; InvalidInput when it is empty, invisible, too long or not storable text."""
-    question = question.strip()
-    if problem := question_problem(question, max_chars):
-        raise InvalidInput(problem, "question")
-    return question
 
 
 @dataclass(slots=True)
@@ -135,7 +81,7 @@ class EventNotifier:
             wake.set()
 
 
-class RunService:
+class RunService(RunViews):
     def __init__(
         self,
         engine: ResearchEngine,
@@ -170,8 +116,19 @@ class RunService:
                 self._commands[run_id] = (lock, users - 1)
 
     # --- options -----------------------------------------------------------------------------------
-    def options(self, base: Mapping[str, Any], patch: Patch | None) -> ResearchOptions:
-        """`patch` over `base`, validated, with server-side checks; InvalidInput names the bad option."""
+    def options(
+        self, base: Mapping[str, Any], patch: Patch | None, principal: Principal = CLI
+    ) -> ResearchOptions:
+        """`patch` over `base`, validated, with server-side checks; InvalidInput names the bad option.
+
+        Only the CLI may name a server folder; everyone else chooses a configured document collection,
+        which becomes the run's folder here."""
+        if not principal.server_folders and patched(patch, "corpus_dir"):
+            raise InvalidInput(
+                "a server folder can be chosen only from the CLI; choose a document collection with "
+                f"options.corpus ({self._collection_names()})",
+                "options.corpus_dir",
+            )
         try:
             options = merge_options(base, patch)
         except ValidationError as exc:
@@ -180,6 +137,14 @@ class RunService:
             if len(exc.errors()) == 1:
                 raise InvalidInput(error_message(first), field) from None
             raise InvalidInput(describe_validation_error(exc, "options")) from None
+        if patched(patch, "corpus"):
+            root = self.settings.corpus_roots.get(options.corpus or "")
+            if root is None:
+                raise InvalidInput(
+                    f"no document collection named {options.corpus!r} ({self._collection_names()})",
+                    "options.corpus",
+                )
+            options = options.model_copy(update={"corpus_dir": str(root.resolve())})
         if options.corpus_dir:
             try:
                 exists = Path(options.corpus_dir).is_dir()
@@ -191,14 +156,26 @@ class RunService:
                 )
         return options
 
-    # --- commands ----------------------------------------------------------------------------------
-    async def create(self, question: str, patch: Patch | None = None) -> RunRecord:
-        question = check_question(question, self.settings.max_question_chars)
-        options = self.options(self.settings.default_option_values(), patch)
-        return await self.engine.create_run(question, options)
+    def collections(self) -> list[str]:
+        """The document collections API clients may search (DEEPRESEARCH_CORPUS_ROOTS)."""
+        return sorted(self.settings.corpus_roots)
 
-    async def start(self, question: str, patch: Patch | None = None) -> RunRecord:
-        run = await self.create(question, patch)
+    def _collection_names(self) -> str:
+        names = self.collections()
+        if not names:
+            return "this server offers none: the operator lists them in DEEPRESEARCH_CORPUS_ROOTS"
+        return "this server offers: " + ", ".join(names)
+
+    # --- commands ----------------------------------------------------------------------------------
+    async def create(
+        self, question: str, patch: Patch | None = None, principal: Principal = CLI
+    ) -> RunRecord:
+        question = check_question(question, self.settings.max_question_chars)
+        options = self.options(self.settings.default_option_values(), patch, principal)
+        return await self.engine.create_run(question, options, owner=principal.user)
+
+    async def start(self, question: str, patch: Patch | None = None, principal: Principal = CLI) -> RunRecord:
+        run = await self.create(question, patch, principal)
         self.launch(run.run_id)
         return run
 
@@ -214,18 +191,25 @@ class RunService:
         patch: Patch | None = None,
         *,
         takeover: bool = False,
+        principal: Principal = CLI,
     ) -> RunRecord:
         """Continue from the latest checkpoint, or fork from `checkpoint_id`, with optional new options.
 
         `takeover` resumes a run still marked queued/running whose process is gone (killed, crashed): the
         caller vouches for that, since nothing can tell a dead process from a slow one yet."""
         async with self._command(run_id):
-            return await self._resume(run_id, checkpoint_id, patch, takeover=takeover)
+            return await self._resume(run_id, checkpoint_id, patch, takeover=takeover, principal=principal)
 
     async def _resume(
-        self, run_id: str, checkpoint_id: str | None, patch: Patch | None, *, takeover: bool
+        self,
+        run_id: str,
+        checkpoint_id: str | None,
+        patch: Patch | None,
+        *,
+        takeover: bool,
+        principal: Principal,
     ) -> RunRecord:
-        run = await self.store.get_run(run_id)
+        run = await self.visible_run(run_id, principal)
         if run_id in self._active:
             raise RunConflict(f"run {run_id} is {run.status} in this process; cancel it first, then resume")
         if run.status in ACTIVE_STATUSES and not takeover:
@@ -244,7 +228,7 @@ class RunService:
             config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
         fields: dict[str, Any] = {"status": "queued", "error": None, "cancel_requested": False}
         # the options it will run with must validate now, not in the execution (a stuck `queued` run)
-        options = self.options(run.options, patch)
+        options = self.options(run.options, patch, principal)
         if patch is not None:
             fields["options"] = options.model_dump()
         try:
@@ -325,145 +309,23 @@ class RunService:
     async def get(self, run_id: str) -> RunPublic:
         return public_run(await self.store.get_run(run_id))
 
-    async def list_runs(self, status: str | None, limit: int, offset: int) -> tuple[list[RunPublic], bool]:
-        """One page of runs, newest first, and whether another page follows."""
-        records = await self.store.list_runs(status=status, limit=limit + 1, offset=offset)
+    async def visible_run(self, run_id: str, principal: Principal) -> RunRecord:
+        """The run, if `principal` may see it; RunNotFound otherwise (another user's run does not exist)."""
+        run = await self.store.get_run(run_id)
+        if not can_see(principal, run):
+            raise RunNotFound(run_id)
+        return run
+
+    async def list_runs(
+        self, status: str | None, limit: int, offset: int, principal: Principal = CLI
+    ) -> tuple[list[RunPublic], bool]:
+        """One page of the runs `principal` may see, newest first, and whether another page follows."""
+        owner = None if principal.admin else principal.user
+        records = await self.store.list_runs(status=status, limit=limit + 1, offset=offset, owner=owner)
         return [public_run(r) for r in records[:limit]], len(records) > limit
-
-    async def detail(self, run_id: str) -> RunDetailPublic:
-        run = await self.store.get_run(run_id)
-        checkpoints = await self.store.list_checkpoints(run.run_id)
-        latest = {c.stage: c for c in checkpoints}
-        by_stage = run.usage.get("by_stage") or {}
-        stages = []
-        for stage in REPORT_STAGES:
-            record = latest.get(stage.key)
-            status = "done" if record else "pending"
-            if run.current_stage == stage.key and run.status in ACTIVE_STATUSES:
-                status = "running"
-            elif run.current_stage == stage.key and run.status == "failed":
-                status = "failed"
-            usage = by_stage.get(stage.key, {})
-            stages.append(
-                StagePublic(
-                    key=stage.key,
-                    title=stage.title,
-                    status=status,
-                    tool_name=stage.tool_name,
-                    summary=record.summary if record else "",
-                    checkpoint_id=record.checkpoint_id if record else None,
-                    tokens=int(usage.get("tokens", 0)),
-                    cost_usd=float(usage.get("cost_usd", 0.0)),
-                )
-            )
-        artifacts = await self.artifacts(run)
-        report = REPORT_FILE if any(a.path == REPORT_FILE for a in artifacts) else None
-        return RunDetailPublic(
-            **public_run(run).model_dump(),
-            stages=stages,
-            checkpoint_count=len(checkpoints),
-            artifacts=artifacts,
-            report_path=report,
-            active_here=self.is_active_here(run.run_id),
-        )
-
-    async def checkpoints(self, run_id: str) -> list[CheckpointPublic]:
-        run = await self.store.get_run(run_id)
-        active = run.status in ACTIVE_STATUSES
-        return [
-            CheckpointPublic(
-                **record.to_dict(),
-                status="active" if active else run.status,
-                resumable=not active and bool(record.next),
-            )
-            for record in await self.store.list_checkpoints(run_id)
-        ]
-
-    async def checkpoint(self, run_id: str, checkpoint_id: str) -> CheckpointRecord:
-        await self.store.get_run(run_id)
-        for record in await self.store.list_checkpoints(run_id):
-            if record.checkpoint_id == checkpoint_id:
-                return record
-        raise CheckpointNotFound(f"checkpoint {checkpoint_id} is not a checkpoint of run {run_id}")
-
-    async def receipts(
-        self, run_id: str, receipt_key: str | None = None, status: str | None = None
-    ) -> list[ReceiptPublic]:
-        await self.store.get_run(run_id)
-        return [public_receipt(r) for r in await self.store.list_receipts(run_id, receipt_key, status)]
-
-    async def preview(self, run_id: str, checkpoint_id: str) -> PreviewPublic:
-        """What resuming from this checkpoint would skip, run and reuse, and the risk of a duplicate."""
-        run = await self.store.get_run(run_id)
-        record = await self.checkpoint(run_id, checkpoint_id)
-        latest = await self.engine.latest_config(run)
-        is_latest = latest is not None and latest["configurable"].get("checkpoint_id") == checkpoint_id
-        position = STAGE_KEYS.index(record.stage)
-        will_run = [
-            s
-            for s in STAGE_KEYS[position + 1 :]
-            if s != "critic_review" or run.options.get("requires_critic_review", True)
-        ]
-        receipts = await self.store.list_receipts(run_id)
-        later = set(will_run) | {"reflection"}
-        reused = [public_receipt(r) for r in receipts if r.status == "succeeded" and r.stage in later]
-        in_doubt = [public_receipt(r) for r in receipts if r.status == "started"]
-        return PreviewPublic(
-            run_id=run_id,
-            checkpoint_id=checkpoint_id,
-            stage=record.stage,
-            fork=not is_latest,
-            skipped_stages=list(STAGE_KEYS[: position + 1]),
-            stages_to_run=will_run,
-            may_loop_back_to_search=position < STAGE_KEYS.index("analyze_findings"),
-            receipts_reused=reused,
-            receipts_reused_count=len(reused),
-            duplicate_risk=DuplicateRisk(
-                level="possible" if in_doubt else "none",
-                calls_in_doubt=in_doubt,
-                explanation=(
-                    "These calls started but never recorded a result (the process stopped while they were "
-                    "in flight); they will be made again."
-                    if in_doubt
-                    else "Every completed call has a receipt; none will be repeated."
-                ),
-            ),
-        )
-
-    async def artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
-        return await asyncio.to_thread(self._list_artifacts, run)
-
-    def artifact_file(self, run: RunRecord, relative: str) -> Path:
-        """The artifact's absolute path; ArtifactNotFound for anything else (including escapes)."""
-        root = self._artifact_root(run)
-        if root is None:
-            raise ArtifactNotFound("the run has no artifact folder yet")
-        try:
-            target = Workspace(root).resolve(relative)
-            found = target.is_file()
-        except (WorkspaceError, OSError) as exc:  # an escape, or a name the file system refuses
-            raise ArtifactNotFound(f"artifact not found: {exc}") from None
-        if not found:
-            raise ArtifactNotFound(f"artifact {relative} not found")
-        return target
 
     def is_active_here(self, run_id: str) -> bool:
         return run_id in self._active
-
-    def _artifact_root(self, run: RunRecord) -> Path | None:
-        if not run.artifact_dir:
-            return None
-        return Workspace(self.settings.workspace_dir).resolve(run.artifact_dir)
-
-    def _list_artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
-        root = self._artifact_root(run)
-        if root is None or not root.is_dir():
-            return []
-        return [
-            ArtifactPublic(path=path.relative_to(root).as_posix(), size=path.stat().st_size)
-            for path in sorted(root.rglob("*"))
-            if path.is_file() and not path.is_symlink() and not path.name.startswith(".")
-        ]
 
     # --- lifecycle ---------------------------------------------------------------------------------
     async def recover(self) -> list[str]:
@@ -484,6 +346,30 @@ class RunService:
         if recovered:
             logger.info("recovered %s run(s) left active by a previous process", len(recovered))
         return recovered
+
+    async def prune(self, older_than_days: float) -> PrunePublic:
+        """Delete every run that stopped more than `older_than_days` ago (events, checkpoints, receipts,
+        files), and report what the database and the workspace hold afterwards."""
+        cutoff = (datetime.now(UTC) - timedelta(days=older_than_days)).isoformat(timespec="milliseconds")
+        deleted: list[str] = []
+        seen: set[str] = set()
+        for _ in range(1000):  # batches of 1000: bounded, and each batch sees the previous one gone
+            batch = [r for r in await self.store.finished_before(cutoff) if r.run_id not in seen]
+            if not batch:
+                break
+            for run in batch:
+                seen.add(run.run_id)
+                try:
+                    await self.delete(run.run_id)
+                except (RunConflict, RunNotFound):
+                    continue  # resumed or deleted meanwhile
+                deleted.append(run.run_id)
+        if deleted:
+            logger.info("pruned %s run(s) finished before %s", len(deleted), cutoff)
+        workspace = await asyncio.to_thread(tree_bytes, self.settings.workspace_dir)
+        return PrunePublic(
+            deleted=deleted, database_bytes=await self.store.size_bytes(), workspace_bytes=workspace
+        )
 
     async def shutdown(self) -> None:
         """SIGTERM: every run here stops at its next tool boundary as `interrupted` (resumable)."""
@@ -528,11 +414,3 @@ class RunService:
 
     async def _emit(self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]) -> None:
         await self._publish(await self.store.append_event(run_id, type_, stage, data))
-
-
-def public_run(run: RunRecord) -> RunPublic:
-    return RunPublic.model_validate(run.to_dict(), context=STORED)
-
-
-def public_receipt(receipt: Receipt) -> ReceiptPublic:
-    return ReceiptPublic.model_validate(receipt.to_dict())

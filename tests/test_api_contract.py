@@ -53,7 +53,7 @@ def test_acceptance_flow_two_checkpoints_cancel_preview_resume_report(
         if event.type == "checkpoint":
             checkpoint_events.append(event.data)
             if len(checkpoint_events) == 2 and not cancelled:
-                assert api.post(f"/api/runs/{run_id}/cancel").status_code == 202
+                assert api.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
                 cancelled = True
         if event.type == "end":
             break
@@ -244,7 +244,7 @@ def test_hundreds_of_dropped_sse_clients_leave_the_run_controllable(api: httpx.C
     base = str(api.base_url).rstrip("/")
     assert asyncio.run(_open_and_drop(base, run_id, 300)) == 300
     started = time.monotonic()
-    assert api.post(f"/api/runs/{run_id}/cancel").status_code == 202
+    assert api.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
     events = list(iter_sse(api, f"/api/runs/{run_id}/events", timeout=60))
     assert events[-1].type == "end" and events[-1].data["status"] == "cancelled"
     assert time.monotonic() - started < 30  # a stalled notify() kept cancel hanging for good
@@ -261,7 +261,7 @@ def test_two_resumes_at_once_start_one_execution(api: httpx.Client, servers: Ser
     run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
     for event in iter_sse(api, f"/api/runs/{run_id}/events"):
         if event.type == "checkpoint":
-            api.post(f"/api/runs/{run_id}/cancel")
+            api.post(f"/api/runs/{run_id}/cancel", json={})
         if event.type == "end":
             last = event.id
             break

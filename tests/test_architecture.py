@@ -11,6 +11,10 @@ ROOT = Path(__file__).resolve().parent.parent
 FRONT_ENDS = {"agent", "runner", "e2e_http", "pg_smoke"}
 SERVICE = {
     "deepresearch.service",
+    "deepresearch.run_views",
+    "deepresearch.auth",
+    "deepresearch.http_access",
+    "deepresearch.api_docs",
     "deepresearch.contracts",
     "deepresearch.http_errors",
     "deepresearch.ui",

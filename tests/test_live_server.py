@@ -100,13 +100,13 @@ def test_kill_9_in_flight_reruns_without_repeating_receipted_calls(servers: Serv
     with live_server(env) as (base_url, _), httpx.Client(base_url=base_url, timeout=10) as client:
         run = client.get(f"/api/runs/{run_id}").json()
         assert run["status"] == "running"  # the dead process never got to say otherwise
-        assert client.post(f"/api/runs/{run_id}/resume").status_code == 409
+        assert client.post(f"/api/runs/{run_id}/resume", json={}).status_code == 409
         latest = client.get(f"/api/runs/{run_id}/checkpoints").json()["checkpoints"][-1]
         risk = client.get(f"/api/runs/{run_id}/checkpoints/{latest['checkpoint_id']}/preview").json()
         assert risk["duplicate_risk"]["level"] == "possible"
         assert [c["args"]["url"] for c in risk["duplicate_risk"]["calls_in_doubt"]] == [slow_url]
         # nobody executes this run any more: a cancel stops it at once, then it resumes here
-        assert client.post(f"/api/runs/{run_id}/cancel").status_code == 202
+        assert client.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
         assert client.get(f"/api/runs/{run_id}").json()["status"] == "cancelled"
         assert client.post(f"/api/runs/{run_id}/resume", json={}).status_code == 202
         final = wait_for(client, run_id, lambda r: r["status"] in ("completed", "failed", "cancelled"))
@@ -191,7 +191,7 @@ def test_two_runners_on_one_database_resume_a_run_once(
     ):
         run_id = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
         wait_for(client, run_id, lambda r: r["checkpoint_count"] >= 1)
-        client.post(f"/api/runs/{run_id}/cancel")
+        client.post(f"/api/runs/{run_id}/cancel", json={})
         wait_for(client, run_id, lambda r: r["status"] == "cancelled")
         plans = servers.llm.calls_by_prompt()["plan/v1"]
 

@@ -15,6 +15,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from .base import (
     ACTIVE_STATUSES,
+    LOCAL_OWNER,
     RESUMABLE_STATUSES,
     CheckpointRecord,
     EventRecord,
@@ -23,6 +24,7 @@ from .base import (
     RunNotFound,
     RunRecord,
     RunStore,
+    TokenRecord,
     args_hash,
     new_run_id,
     thread_id_for,
@@ -35,6 +37,7 @@ from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_pa
 __all__ = [
     "ACTIVE_STATUSES",
     "DATABASE_ERRORS",
+    "LOCAL_OWNER",
     "RESUMABLE_STATUSES",
     "CheckpointRecord",
     "EventRecord",
@@ -47,6 +50,7 @@ __all__ = [
     "RunRecord",
     "RunStore",
     "SqliteRunStore",
+    "TokenRecord",
     "args_hash",
     "new_run_id",
     "open_persistence",

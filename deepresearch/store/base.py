@@ -19,6 +19,8 @@ RunStatus = Literal["queued", "running", "cancelled", "interrupted", "failed", "
 ACTIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
 RESUMABLE_STATUSES: frozenset[str] = frozenset({"cancelled", "interrupted", "failed"})
 ReceiptStatus = Literal["started", "succeeded", "failed"]
+LOCAL_OWNER = "local"
+"""The owner of runs started by the CLI, or over HTTP without a token where none is required."""
 
 
 def utcnow() -> str:
@@ -59,6 +61,8 @@ class RunRecord:
     usage: dict[str, Any] = field(default_factory=dict)
     version: int = 0
     """Bumped by every update of the record (see RunStore.update_run's expect_version)."""
+    owner: str = LOCAL_OWNER
+    """The user the run belongs to: a token's name, or `local` (the CLI, a loopback client without token)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -125,6 +129,19 @@ class Receipt:
         return values
 
 
+@dataclass(slots=True)
+class TokenRecord:
+    """An API token, as stored: its hash, never the token itself."""
+
+    token_id: str
+    name: str
+    token_hash: str
+    admin: bool
+    created_at: str
+    last_used_at: str | None = None
+    revoked_at: str | None = None
+
+
 # --- rows (sqlite3.Row or psycopg dict rows: both are read by column name) --------------------------
 Row = Mapping[str, Any]
 
@@ -150,8 +167,9 @@ _CONVERT: dict[str, Any] = {
     "cost_usd": float,
     "seq": int,
     "version": int,
+    "admin": bool,
 }
-R = TypeVar("R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt")
+R = TypeVar("R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt", "TokenRecord")
 
 
 def record_from_row(cls: type[R], row: Row) -> R:
@@ -187,14 +205,21 @@ class RunStore(Protocol):
     async def setup(self) -> None: ...
     async def aclose(self) -> None: ...
     async def ping(self) -> None: ...
+    async def size_bytes(self) -> int: ...
 
     async def create_run(
-        self, question: str, options: dict[str, Any], engine: str, run_id: str | None = None
+        self,
+        question: str,
+        options: dict[str, Any],
+        engine: str,
+        run_id: str | None = None,
+        owner: str = LOCAL_OWNER,
     ) -> RunRecord: ...
     async def get_run(self, run_id: str) -> RunRecord: ...
     async def list_runs(
-        self, status: str | None = None, limit: int = 50, offset: int = 0
+        self, status: str | None = None, limit: int = 50, offset: int = 0, owner: str | None = None
     ) -> list[RunRecord]: ...
+    async def finished_before(self, cutoff: str, limit: int = 1000) -> list[RunRecord]: ...
     async def update_run(
         self, run_id: str, *, expect_version: int | None = None, **fields: Any
     ) -> RunRecord: ...
@@ -221,3 +246,9 @@ class RunStore(Protocol):
     async def list_receipts(
         self, run_id: str, receipt_key: str | None = None, status: str | None = None
     ) -> list[Receipt]: ...
+
+    async def add_token(self, record: TokenRecord) -> None: ...
+    async def find_token(self, token_hash: str) -> TokenRecord | None: ...
+    async def list_tokens(self) -> list[TokenRecord]: ...
+    async def revoke_tokens(self, token_id_or_name: str) -> list[TokenRecord]: ...
+    async def touch_token(self, token_id: str, older_than: str) -> None: ...

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from .base import (
+    LOCAL_OWNER,
     CheckpointRecord,
     EventRecord,
     Receipt,
@@ -29,6 +30,7 @@ from .base import (
     thread_id_for,
     utcnow,
 )
+from .tokens import TokenSql
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ class Dialect:
     name: str
     placeholder: str
     types: dict[str, str]
+    size_sql: str
+    """One row, column `size`: the database's size in bytes."""
 
     def sql(self, statement: str) -> str:
         """``?`` placeholders in this dialect's spelling (no statement here contains a literal ? or %)."""
@@ -74,7 +78,10 @@ def _storable(value: str, dialect: str) -> str:
 
 
 SQLITE = Dialect(
-    "sqlite", "?", {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL"}
+    "sqlite",
+    "?",
+    {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL"},
+    "SELECT page_count * page_size AS size FROM pragma_page_count(), pragma_page_size()",
 )
 # COLLATE "C" makes ORDER BY match SQLite's byte order whatever the database locale is.
 POSTGRES = Dialect(
@@ -87,6 +94,7 @@ POSTGRES = Dialect(
         "false": "FALSE",
         "double": "DOUBLE PRECISION",
     },
+    "SELECT pg_database_size(current_database()) AS size",
 )
 
 # Ordered, append-only: a released migration is never edited; add a new one instead. One statement per
@@ -162,6 +170,24 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (2, "runs by creation time", ("CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at)",)),
     # A version per run, bumped by every update: claims (resume, takeover) are compare-and-set on it.
     (3, "run version", ("ALTER TABLE runs ADD COLUMN version {bigint} NOT NULL DEFAULT 0",)),
+    # Runs belong to a user (a token's name); runs from before belong to the local owner.
+    (
+        4,
+        "run owners, API tokens",
+        (
+            "ALTER TABLE runs ADD COLUMN owner TEXT{c} NOT NULL DEFAULT 'local'",
+            "CREATE INDEX IF NOT EXISTS runs_owner_created ON runs (owner, created_at)",
+            """CREATE TABLE IF NOT EXISTS api_tokens (
+                token_id TEXT{c} PRIMARY KEY,
+                name TEXT{c} NOT NULL,
+                token_hash TEXT{c} NOT NULL UNIQUE,
+                admin {bool} NOT NULL DEFAULT {false},
+                created_at TEXT{c} NOT NULL,
+                last_used_at TEXT,
+                revoked_at TEXT
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_LOCK = "deepresearch schema"
@@ -202,7 +228,7 @@ class Statements(Protocol):
     async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]: ...
 
 
-class SqlRunStore:
+class SqlRunStore(TokenSql):
     """The RunStore contract on SQL. Subclasses provide `_transaction` and `_serialise`."""
 
     dialect: Dialect
@@ -258,16 +284,25 @@ class SqlRunStore:
     async def ping(self) -> None:
         await self._read("SELECT 1 AS one")
 
+    async def size_bytes(self) -> int:
+        """The whole database (runs, logs and LangGraph's checkpoints), in bytes."""
+        return int((await self._read(self.dialect.size_sql))[0]["size"])
+
     # --- runs ----------------------------------------------------------------------------------
     async def create_run(
-        self, question: str, options: dict[str, Any], engine: str, run_id: str | None = None
+        self,
+        question: str,
+        options: dict[str, Any],
+        engine: str,
+        run_id: str | None = None,
+        owner: str = LOCAL_OWNER,
     ) -> RunRecord:
         run_id = run_id or new_run_id()
         now = utcnow()
         _, rows = await self._write(
             "INSERT INTO runs (run_id, thread_id, question, options_json, status, engine, created_at,"
-            " updated_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?) RETURNING *",
-            (run_id, thread_id_for(run_id), question, dumps_json(options), engine, now, now),
+            " updated_at, owner) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?) RETURNING *",
+            (run_id, thread_id_for(run_id), question, dumps_json(options), engine, now, now, owner),
         )
         return record_from_row(RunRecord, rows[0])
 
@@ -277,11 +312,28 @@ class SqlRunStore:
             raise RunNotFound(run_id)
         return record_from_row(RunRecord, rows[0])
 
-    async def list_runs(self, status: str | None = None, limit: int = 50, offset: int = 0) -> list[RunRecord]:
-        where, params = ("WHERE status = ? ", [status]) if status else ("", [])
+    async def list_runs(
+        self, status: str | None = None, limit: int = 50, offset: int = 0, owner: str | None = None
+    ) -> list[RunRecord]:
+        """Newest first; only `owner`'s runs when given."""
+        conditions, params = [], []
+        for column, value in (("status", status), ("owner", owner)):
+            if value is not None:
+                conditions.append(f"{column} = ?")
+                params.append(value)
+        where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
         rows = await self._read(
             f"SELECT * FROM runs {where}ORDER BY created_at DESC, run_id LIMIT ? OFFSET ?",
             [*params, limit, offset],
+        )
+        return [record_from_row(RunRecord, row) for row in rows]
+
+    async def finished_before(self, cutoff: str, limit: int = 1000) -> list[RunRecord]:
+        """Runs that stopped (any status but queued/running) before `cutoff` (ISO time), oldest first."""
+        rows = await self._read(
+            "SELECT * FROM runs WHERE status NOT IN ('queued', 'running') AND COALESCE(finished_at,"
+            " updated_at) < ? ORDER BY created_at, run_id LIMIT ?",
+            (cutoff, limit),
         )
         return [record_from_row(RunRecord, row) for row in rows]
 

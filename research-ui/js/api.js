@@ -26,6 +26,8 @@ function detailText(body) {
 async function request(method, path, body) {
   /** @type {RequestInit} */
   const init = { method, headers: { Accept: "application/json" } };
+  // The server refuses a POST that another web page could forge (a form): this header marks ours.
+  if (method !== "GET") init.headers["X-Requested-With"] = "deepresearch-workbench";
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);

@@ -1,0 +1,322 @@
+"""docs/security.md, tried as an attacker would, against live servers on loopback: tokens and ownership,
+the workbench's session cookie, cross-site writes, foreign Host names, corpus roots, nosniff, retention."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from config import Settings
+from deepresearch.auth import Tokens
+from deepresearch.store import open_persistence
+from runner import create_app
+from tests.conftest import Servers
+from tests.live import ROOT, server_env
+from tests.scripted import serve_app
+from tests.sse import iter_sse
+
+QUESTION = "How do durable workflow checkpoints keep long research runs safe?"
+
+
+async def _create_tokens(settings: Settings, *specs: tuple[str, bool]) -> list[str]:
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        tokens = Tokens(persistence.store)
+        return [(await tokens.create(name, admin=admin))[1] for name, admin in specs]
+
+
+@contextmanager
+def served(settings: Settings, bind_host: str = "127.0.0.1") -> Iterator[str]:
+    """The runner as a server bound to `bind_host` would be (its policy), listening on loopback only."""
+    with serve_app(create_app(settings, bind_host=bind_host), lifespan="on") as base_url:
+        yield base_url
+
+
+def wait_finished(client: httpx.Client, run_id: str, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = client.get(f"/api/runs/{run_id}").json()
+        if run["status"] not in ("queued", "running"):
+            return run
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} did not finish")
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def test_off_loopback_two_users_cannot_touch_each_others_runs(servers: Servers, tmp_path: Path) -> None:
+    settings = servers.settings(tmp_path)
+    alice, bob, admin = asyncio.run(_create_tokens(settings, ("alice", False), ("bob", False), ("ops", True)))
+    with (
+        served(settings, bind_host="0.0.0.0") as base,
+        httpx.Client(base_url=base, timeout=30, headers=bearer(alice)) as as_alice,
+        httpx.Client(base_url=base, timeout=30, headers=bearer(bob)) as as_bob,
+        httpx.Client(base_url=base, timeout=30, headers=bearer(admin)) as as_admin,
+        httpx.Client(base_url=base, timeout=30) as anonymous,
+    ):
+        # no token (or a wrong one) off loopback: 401, with the way to get one
+        for response in (
+            anonymous.get("/api/runs"),
+            anonymous.post("/api/runs", json={"question": QUESTION}),
+            anonymous.get("/api/runs", headers=bearer("drt_00000000_" + "x" * 43)),
+            anonymous.get("/api/runs", headers=bearer("not a token")),
+        ):
+            assert response.status_code == 401, response.text
+            assert response.headers["www-authenticate"] == "Bearer"
+        assert "deepresearch token create" in anonymous.get("/api/runs").json()["detail"]
+        assert anonymous.get("/healthz").status_code == 200  # probes need no token
+
+        created = as_alice.post("/api/runs", json={"question": QUESTION})
+        assert created.status_code == 201, created.text
+        run_id = created.json()["run_id"]
+        assert created.json()["owner"] == "alice"
+        assert wait_finished(as_alice, run_id)["status"] == "completed"
+        checkpoint = as_alice.get(f"/api/runs/{run_id}/checkpoints").json()["checkpoints"][0]["checkpoint_id"]
+
+        # bob: alice's run does not exist for him, whatever he tries
+        for method, path, body in [
+            ("GET", f"/api/runs/{run_id}", None),
+            ("GET", f"/api/runs/{run_id}/events", None),
+            ("GET", f"/api/runs/{run_id}/checkpoints", None),
+            ("GET", f"/api/runs/{run_id}/checkpoints/{checkpoint}/preview", None),
+            ("GET", f"/api/runs/{run_id}/receipts", None),
+            ("GET", f"/api/runs/{run_id}/artifacts", None),
+            ("GET", f"/api/runs/{run_id}/artifacts/plan.json", None),
+            ("GET", f"/api/runs/{run_id}/report", None),
+            ("POST", f"/api/runs/{run_id}/cancel", {}),
+            ("POST", f"/api/runs/{run_id}/resume", {"checkpoint_id": checkpoint}),
+            ("DELETE", f"/api/runs/{run_id}", None),
+        ]:
+            response = as_bob.request(method, path, json=body)
+            assert response.status_code == 404, (method, path, response.text)
+            assert response.json() == {"detail": "Run not found"}
+        assert as_bob.get("/api/runs").json()["runs"] == []
+        assert as_bob.get("/api/session").json()["user"] == "bob"
+
+        # the owner and an admin see it; the run is untouched by bob's attempts
+        assert [r["run_id"] for r in as_alice.get("/api/runs").json()["runs"]] == [run_id]
+        assert [r["run_id"] for r in as_admin.get("/api/runs").json()["runs"]] == [run_id]
+        assert as_admin.get(f"/api/runs/{run_id}").json()["status"] == "completed"
+        assert [e.type for e in iter_sse(as_alice, f"/api/runs/{run_id}/events")][-1] == "end"
+
+        # a revoked token stops working at once
+        asyncio.run(_revoke(settings, "bob"))
+        assert as_bob.get("/api/runs").status_code == 401
+        assert as_alice.delete(f"/api/runs/{run_id}").status_code == 204
+
+
+async def _revoke(settings: Settings, name: str) -> None:
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        await Tokens(persistence.store).revoke(name)
+
+
+def test_workbench_session_cookie_keeps_the_token_out_of_urls(servers: Servers, tmp_path: Path) -> None:
+    settings = servers.settings(tmp_path, require_token=True)
+    (alice,) = asyncio.run(_create_tokens(settings, ("alice", False)))
+    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as browser:
+        assert browser.get("/api/session").status_code == 401
+        wrong = browser.post("/api/session", json={"token": "drt_nope"})
+        assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
+        login = browser.post("/api/session", json={"token": alice})
+        assert login.status_code == 200, login.text
+        assert login.json() == {"user": "alice", "admin": False, "token_required": True, "collections": []}
+        cookie = login.headers["set-cookie"].lower()
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/api" in cookie
+        # the cookie alone now authenticates, the event stream too (EventSource cannot send headers)
+        run_id = browser.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        assert [e.type for e in iter_sse(browser, f"/api/runs/{run_id}/events")][-1] == "end"
+        assert browser.delete("/api/session").status_code == 204
+        assert browser.get("/api/runs").status_code == 401
+
+
+def test_loopback_without_tokens_is_the_local_owner(servers: Servers, tmp_path: Path) -> None:
+    settings = servers.settings(tmp_path)
+    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
+        session = client.get("/api/session").json()
+        assert session == {"user": "local", "admin": False, "token_required": False, "collections": []}
+        run = client.post("/api/runs", json={"question": QUESTION}).json()
+        assert run["owner"] == "local"
+        # a token given on loopback still counts, and a wrong one is refused (never silently ignored)
+        assert client.get("/api/runs", headers=bearer("drt_nope")).status_code == 401
+        wait_finished(client, run["run_id"])
+
+
+def test_cross_site_writes_and_foreign_hosts_are_refused(servers: Servers, tmp_path: Path) -> None:
+    settings = servers.settings(tmp_path, allowed_hosts=["research.example"])
+    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
+        run_id = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        wait_finished(client, run_id)
+        port = base.rsplit(":", 1)[1]
+        # what a page on another site can send without a preflight: a form POST
+        form = {"content-type": "application/x-www-form-urlencoded"}
+        evil = client.post(f"/api/runs/{run_id}/cancel", headers=form | {"Origin": "http://evil.example"})
+        assert evil.status_code == 403 and "cross-origin" in evil.json()["detail"]
+        no_origin = client.post(f"/api/runs/{run_id}/cancel", headers=form)
+        assert no_origin.status_code == 403 and "X-Requested-With" in no_origin.json()["detail"]
+        json_cross = client.post(
+            f"/api/runs/{run_id}/cancel", json={}, headers={"Origin": "http://evil.example"}
+        )
+        assert json_cross.status_code == 403
+        assert client.delete(f"/api/runs/{run_id}", headers={"Origin": "null"}).status_code == 403
+        # the same request from the workbench's own origin, or a script's header, goes through
+        same = {"Origin": f"http://127.0.0.1:{port}", "X-Requested-With": "deepresearch"}
+        assert client.post(f"/api/runs/{run_id}/cancel", headers=same).status_code == 202
+        assert client.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
+        # DNS rebinding: attacker.test resolving to 127.0.0.1 is answered with 421, even for reads
+        for host in ("attacker.test", "attacker.test:80", "127.0.0.1.attacker.test"):
+            response = client.get("/api/runs", headers={"Host": host})
+            assert response.status_code == 421, host
+            assert "DEEPRESEARCH_ALLOWED_HOSTS" in response.json()["detail"]
+        assert client.get("/research/", headers={"Host": "attacker.test"}).status_code == 421
+        for host in (f"localhost:{port}", f"research.example:{port}", "[::1]", "127.0.0.1"):
+            assert client.get("/api/runs", headers={"Host": host}).status_code == 200, host
+
+
+def test_nosniff_on_every_response(servers: Servers, tmp_path: Path) -> None:
+    with served(servers.settings(tmp_path)) as base, httpx.Client(base_url=base, timeout=30) as client:
+        run_id = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        wait_finished(client, run_id)
+        for path in (
+            "/healthz",
+            "/openapi.json",
+            "/api/runs",
+            "/api/runs/nope",
+            f"/api/runs/{run_id}",
+            f"/api/runs/{run_id}/report",
+            f"/api/runs/{run_id}/report?format=html",
+            f"/api/runs/{run_id}/artifacts/plan.json",
+            "/research/",
+        ):
+            assert client.get(path).headers.get("x-content-type-options") == "nosniff", path
+
+
+def test_api_clients_choose_among_the_operators_collections(servers: Servers, tmp_path: Path) -> None:
+    manual = tmp_path / "manual"
+    manual.mkdir()
+    (manual / "checkpoints.md").write_text(
+        "# Checkpoints\n\nA durable checkpoint records the state of a research run after every stage, so "
+        "a resumed run continues from the latest checkpoint instead of starting over.\n",
+        encoding="utf-8",
+    )
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "passwords.md").write_text("# Passwords\n\nThe checkpoint password is hunter2.\n")
+    (manual / "leak.md").symlink_to(secret / "passwords.md")
+    settings = servers.settings(tmp_path, corpus_roots={"manual": manual})
+    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
+        assert client.get("/api/session").json()["collections"] == ["manual"]
+        for options, field in [
+            ({"corpus_dir": str(secret)}, "corpus_dir"),
+            ({"corpus_dir": "/etc"}, "corpus_dir"),
+            ({"corpus": "etc"}, "corpus"),
+            ({"corpus": "../secret"}, "corpus"),
+        ]:
+            response = client.post("/api/runs", json={"question": QUESTION, "options": options})
+            assert response.status_code == 422, response.text
+            assert response.json()["errors"][0]["loc"] == ["body", "options", field]
+        refused = client.post("/api/runs", json={"question": QUESTION, "options": {"corpus_dir": "/etc"}})
+        assert "manual" in refused.json()["detail"]
+        run = client.post(
+            "/api/runs", json={"question": QUESTION, "options": {"corpus": "manual", "corpus_only": True}}
+        ).json()
+        assert wait_finished(client, run["run_id"])["status"] == "completed"
+        sources = client.get(f"/api/runs/{run['run_id']}/artifacts/sources.json").json()["sources"]
+        urls = [s["url"] for s in sources]
+        assert urls and all(u.startswith("corpus://") for u in urls)
+        assert any("checkpoints.md" in u for u in urls) and not any("leak" in u for u in urls)
+        report = client.get(f"/api/runs/{run['run_id']}/report").text
+        assert "hunter2" not in report
+        # resuming cannot switch the run to a server folder either
+        checkpoints = client.get(f"/api/runs/{run['run_id']}/checkpoints").json()["checkpoints"]
+        resumed = client.post(
+            f"/api/runs/{run['run_id']}/resume",
+            json={"checkpoint_id": checkpoints[0]["checkpoint_id"], "options": {"corpus_dir": str(secret)}},
+        )
+        assert resumed.status_code == 422, resumed.text
+        assert resumed.json()["errors"][0]["loc"] == ["body", "options", "corpus_dir"]
+
+
+def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "agent", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_token_commands_and_serve_refusing_without_a_token(servers: Servers, tmp_path: Path) -> None:
+    env = server_env(servers, tmp_path)
+    refused = _cli(["serve", "--host", "0.0.0.0", "--port", "9"], env)
+    assert refused.returncode == 2
+    assert "deepresearch token create NAME --admin" in refused.stderr and "Serving" not in refused.stdout
+    required = _cli(["serve", "--port", "9"], env | {"DEEPRESEARCH_REQUIRE_TOKEN": "true"})
+    assert required.returncode == 2 and "without an API token" in required.stderr
+
+    created = _cli(["token", "create", "alice", "--admin"], env)
+    assert created.returncode == 0, created.stderr
+    token = created.stdout.strip().splitlines()[-1]
+    assert token.startswith("drt_") and len(token) == 56
+    listed = _cli(["token", "list"], env)
+    assert "alice" in listed.stdout and "admin" in listed.stdout and token not in listed.stdout
+    assert token[4:12] in listed.stdout  # the public id
+    bad = _cli(["token", "create", "Local Admin"], env)
+    assert bad.returncode == 2 and "invalid user name" in bad.stderr
+    assert _cli(["token", "create", "local"], env).returncode == 2
+    assert "Revoked token" in _cli(["token", "revoke", token[4:12]], env).stdout
+    again = _cli(["token", "revoke", "alice"], env)
+    assert again.returncode == 2 and "no active token" in again.stderr
+
+
+def test_prune_removes_everything_of_an_old_run_and_nothing_of_a_newer_one(
+    servers: Servers, tmp_path: Path
+) -> None:
+    settings = servers.settings(tmp_path)
+    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
+        old, new = (client.post("/api/runs", json={"question": QUESTION}).json()["run_id"] for _ in range(2))
+        for run_id in (old, new):
+            assert wait_finished(client, run_id)["status"] == "completed"
+        old_dir = settings.workspace_dir / client.get(f"/api/runs/{old}").json()["artifact_dir"]
+        new_dir = settings.workspace_dir / client.get(f"/api/runs/{new}").json()["artifact_dir"]
+    counts_before = asyncio.run(_backdate_and_count(settings, old, old, new))
+    assert all(count > 0 for count in counts_before[old].values())
+
+    pruned = _cli(["prune", "--older-than", "30d"], server_env(servers, tmp_path))
+    assert pruned.returncode == 0, pruned.stderr
+    assert "Deleted 1 run(s)" in pruned.stdout and "Database:" in pruned.stdout
+    counts = asyncio.run(_backdate_and_count(settings, None, old, new))
+    assert all(count == 0 for count in counts[old].values()), counts[old]
+    assert counts[new] == counts_before[new]
+    assert not old_dir.exists() and new_dir.is_dir()
+    assert _cli(["prune", "--older-than", "soon"], server_env(servers, tmp_path)).returncode == 2
+
+
+async def _backdate_and_count(
+    settings: Settings, backdate: str | None, *run_ids: str
+) -> dict[str, dict[str, int]]:
+    """Backdate the run `backdate` by 31 days (if given); count what the database holds of each run."""
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        if backdate:
+            old = (datetime.now(UTC) - timedelta(days=31)).isoformat(timespec="milliseconds")
+            await persistence.store.update_run(backdate, finished_at=old)
+        return {run_id: await _count(persistence, run_id) for run_id in run_ids}
+
+
+async def _count(persistence: Any, run_id: str) -> dict[str, int]:
+    store = persistence.store
+    thread = f"deepresearch-{run_id}"
+    checkpoints = [c async for c in persistence.checkpointer.alist({"configurable": {"thread_id": thread}})]
+    return {
+        "runs": len([r for r in await store.list_runs(limit=100) if r.run_id == run_id]),
+        "events": len(await store.list_events(run_id)),
+        "checkpoint_index": len(await store.list_checkpoints(run_id)),
+        "receipts": len(await store.list_receipts(run_id)),
+        "checkpoints": len(checkpoints),
+    }
