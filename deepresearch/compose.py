@@ -158,8 +158,8 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     """Check citations, add header and sources, render HTML; return the five final artifacts' contents."""
     sources = state.get("sources", [])
     passages = {s["n"]: chunk_passages(s["text"]) or [s["text"]] for s in sources}
+    # links may point only to what the run fetched (not to URLs it merely saw in search results)
     seen_urls = {u for s in sources for u in (s["url"], s.get("final_url")) if u}
-    seen_urls |= {r["url"] for r in state.get("search_results", [])}
     checked_body, check = check_citations(body.strip(), passages, seen_urls)
     cited = sorted({int(n) for n in CITATION.findall(checked_body)})
     engine = state["engine"]
@@ -207,7 +207,7 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     }
     files = {
         "deepresearch-report.md": markdown,
-        "deepresearch-report.html": render_html(markdown, state["question"]),
+        "deepresearch-report.html": render_html(markdown, state["question"], seen_urls),
         "sources.json": json.dumps({"sources": public_sources}, ensure_ascii=False, indent=2) + "\n",
         "evidence.json": json.dumps(
             {"evidence": state.get("evidence", []), "citation_check": check.to_dict()},

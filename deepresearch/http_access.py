@@ -137,8 +137,10 @@ class BrowserGuard:
         # Only a POST can be a "simple" cross-site request that skips the CORS preflight (a form, or fetch
         # with a form content type); DELETE/PUT/PATCH from another page always need a preflight, which fails.
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if scope["method"] == "POST" and content_type != "application/json" and not (
-            "x-requested-with" in headers or "authorization" in headers
+        if (
+            scope["method"] == "POST"
+            and content_type != "application/json"
+            and not ("x-requested-with" in headers or "authorization" in headers)
         ):
             return 403, (
                 "a state-changing request needs a JSON body (Content-Type: application/json; an empty body "

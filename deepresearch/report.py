@@ -44,7 +44,8 @@ def check_citations(
 ) -> tuple[str, CitationCheck]:
     """Verify every [n] against its source's passages; drop unsupported ones and flag orphaned sentences.
 
-    Also removes any URL the run never saw. Headings and list markers are kept as they are.
+    Also removes every link to a URL the run did not fetch (`seen_urls`), in any Markdown spelling, and
+    escapes raw HTML. Headings and list markers are kept as they are.
     """
     result = CitationCheck()
     out_lines: list[str] = []
@@ -95,16 +96,57 @@ def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], res
     return f"{core.rstrip()} {markers.strip()}{end}" if kept else f"{core.rstrip()}{end}{markers}"
 
 
-def _strip_unknown_urls(line: str, seen_urls: set[str], result: CitationCheck) -> str:
-    def replace(match: re.Match[str]) -> str:
-        url = match.group(0).rstrip(".,;:")
-        scheme, sep, rest = url.partition("://")
-        if sep and scheme.lower() in ("http", "https") and f"{scheme.lower()}://{rest}" in seen_urls:
-            return match.group(0)
-        result.unknown_urls_removed.append(url)
-        return "[link removed: not a fetched source]"
+REMOVED = "[link removed: not a fetched source]"
+# Markdown's ways to make a link besides a bare URL: inline links and images `](dest "title")`, reference
+# definitions `[ref]: dest`, autolinks `<scheme:...>`, and raw HTML (escaped: a report has none of its own).
+_INLINE = re.compile(
+    r"\]\(\s*(<[^>\n]*>|(?:[^\s()]|\([^\s()]*\))+)((?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*)\)"
+)
+_REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(\S+)")
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>")
+_RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)")
 
-    return URL.sub(replace, line)
+
+def allowed_link(url: str, fetched: set[str]) -> bool:
+    """The one link rule, for the Markdown and the HTML: an anchor in the report, or a URL the run fetched
+    (any case of the scheme); nothing else — no other scheme, no URL only seen in search results."""
+    url = url.strip().strip("<>")
+    if url.startswith("#"):
+        return True
+    scheme, sep, rest = url.partition("://")
+    return (
+        bool(sep)
+        and scheme.lower() in ("http", "https", "corpus")
+        and f"{scheme.lower()}://{rest}" in fetched
+    )
+
+
+def _strip_unknown_urls(line: str, fetched: set[str], result: CitationCheck) -> str:
+    def refused(url: str) -> str:
+        result.unknown_urls_removed.append(url)
+        return REMOVED
+
+    definition = _REFERENCE.match(line)
+    if definition and not allowed_link(definition.group(1), fetched):
+        return refused(definition.group(1).strip("<>"))
+
+    def inline(match: re.Match[str]) -> str:
+        dest = match.group(1)
+        return match.group(0) if allowed_link(dest, fetched) else f"] {refused(dest.strip('<>'))}"
+
+    def autolink(match: re.Match[str]) -> str:
+        return match.group(0) if allowed_link(match.group(1), fetched) else refused(match.group(1))
+
+    def bare(match: re.Match[str]) -> str:
+        url = match.group(0).rstrip(".,;:")
+        return match.group(0) if allowed_link(url, fetched) else refused(url)
+
+    line = _INLINE.sub(inline, line)
+    line = _AUTOLINK.sub(autolink, line)
+    # what is left between < and > is not an autolink: shown as text, never as a tag
+    line = _RAW_HTML.sub("&lt;", line)
+    # a bare URL inside a kept link is allowed by the same rule; inside text a browser could linkify it
+    return URL.sub(bare, line)
 
 
 def sources_markdown(sources: list[dict[str, Any]]) -> str:
@@ -137,8 +179,15 @@ padding-left: 1rem; } code { font-size: .92em; } li { margin: .25rem 0; }
 """
 
 
-def render_html(markdown: str, title: str) -> str:
-    """Self-contained, sanitised HTML: markdown-it without raw HTML, then nh3, no scripts, inline CSS."""
+def render_html(markdown: str, title: str, fetched: set[str]) -> str:
+    """Self-contained, sanitised HTML: markdown-it without raw HTML, then nh3, no scripts, inline CSS; a link
+    survives only if it passes the same rule as in the Markdown (allowed_link)."""
+
+    def links(tag: str, attribute: str, value: str) -> str | None:
+        if attribute == "href" and not allowed_link(value, fetched):
+            return None
+        return value
+
     body = nh3.clean(
         _MD.render(markdown),
         tags={
@@ -169,6 +218,7 @@ def render_html(markdown: str, title: str) -> str:
         attributes={"a": {"href", "title", "id"}, "li": {"id"}, "sup": {"id"}},
         url_schemes={"http", "https", "corpus"},
         link_rel="noopener noreferrer nofollow",
+        attribute_filter=links,
     )
     # [n] citations become links to the numbered source list
     body = re.sub(r"\[(\d{1,3})\](?![^<]*</a>)", r'<a href="#source-\1" class="cite">[\1]</a>', body)

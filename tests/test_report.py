@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from deepresearch.report import check_citations, render_html
 
 
@@ -13,14 +15,43 @@ def test_links_to_unfetched_urls_are_removed_in_every_spelling() -> None:
         "corpus://docs.md."
     )
     checked, result = check_citations(markdown, {}, seen)
-    assert result.unknown_urls_removed == [
-        "HTTPS://evil.example/login",
+    assert sorted(result.unknown_urls_removed) == [
         "//evil.example/x",
-        "https://evil.example/y",
+        "HTTPS://evil.example/login",
         "HtTp://evil.example/z",
+        "https://evil.example/y",
     ]
     assert "evil.example" not in checked
     assert "https://ok.example/a" in checked and "HTTPS://ok.example/a" in checked
     assert "corpus://docs.md" in checked
-    html = render_html(checked, "report")
+    html = render_html(checked, "report", seen)
     assert "evil.example" not in html
+
+
+def test_every_markdown_spelling_of_a_link_is_checked_in_markdown_and_html() -> None:
+    seen = {"https://ok.example/a", "corpus://manual/page.md"}
+    markdown = "\n".join(
+        [
+            'Keep [ok](https://ok.example/a "title") and [doc](corpus://manual/page.md) and <https://ok.example/a>.',
+            "Drop [js](javascript:alert(1)), [data](data:text/html;base64,PHNjcmlwdD4=), [ftp](ftp://evil.example/f)",
+            "and ![pixel](https://evil.example/track.png) and [mail](mailto:boss@evil.example).",
+            "A reference [click][r] and an autolink <HTTPS://evil.example/auto> and <boss@evil.example>.",
+            "[r]: https://evil.example/ref",
+            'Raw <a href="https://evil.example/raw">html</a> and <img src=x onerror=alert(1)> stay text.',
+            "A search result [seen](https://searched.example/only) was never fetched.",
+        ]
+    )
+    checked, result = check_citations(markdown, {}, seen)
+    for bad in ("evil.example", "javascript:", "data:text", "ftp://", "mailto:", "searched.example"):
+        assert bad not in checked, bad
+    assert '[ok](https://ok.example/a "title")' in checked and "[doc](corpus://manual/page.md)" in checked
+    assert "<https://ok.example/a>" in checked
+    assert "<a " not in checked and "&lt;a href=" in checked  # the tag is text now, its URL gone
+    assert len(result.unknown_urls_removed) == 10, result.unknown_urls_removed
+    html = render_html(checked, "report", seen)
+    hrefs = re.findall(r'<a [^>]*href="([^"]*)"', html)
+    assert set(hrefs) == {"https://ok.example/a", "corpus://manual/page.md"}, hrefs
+    assert "<img" not in html and '<a href="https://evil' not in html
+    # the HTML applies the rule on its own too: an unchecked Markdown gets no foreign link either
+    raw = render_html("[x](https://evil.example/x) [y](HTTPS://OK.example/a)", "report", seen)
+    assert "href" not in raw
