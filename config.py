@@ -307,6 +307,13 @@ class Settings(BaseSettings):
         default_factory=dict,
         description="Document collections API clients may search: name=folder[,name=folder...].",
     )
+    max_runs_per_minute: int = Field(30, ge=1, le=100_000, description="Run starts per user per minute.")
+    max_active_runs_per_user: int = Field(
+        20, ge=1, le=100_000, description="Runs a user may have queued or running at once."
+    )
+    max_streams_per_client: int = Field(
+        100, ge=1, le=100_000, description="Event streams a client may hold open at once (per process)."
+    )
     retention_days: float | None = Field(
         None, gt=0, le=36_500, description="serve prunes runs finished longer ago than this (unset: never)."
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager, suppress
 from typing import Annotated, Literal
 
@@ -24,6 +24,7 @@ from fastapi.responses import FileResponse
 from fastapi_offline import FastAPIOffline
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.background import BackgroundTask
 
 from config import OptionsPatch, Settings
 from deepresearch.api_docs import document_api
@@ -53,6 +54,7 @@ from deepresearch.http_access import (
     unauthorised,
 )
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
+from deepresearch.limits import StreamSlots
 from deepresearch.rules import QUESTION_PATTERN, question_problem
 from deepresearch.service import RunService
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, RunRecord, open_persistence
@@ -168,13 +170,14 @@ async def get_run(run: RunDep, service: ServiceDep) -> RunDetailPublic:
             "after the `end` of a run that has stopped.",
             "content": {"text/event-stream": {"schema": {"$ref": "#/components/schemas/SseMessage"}}},
         },
-        **_NOT_FOUND,
+        **error_responses(404, 422, 429),
     },
 )
 async def stream_events(
     run: RunDep,
     request: Request,
     service: ServiceDep,
+    principal: PrincipalDep,
     after: Annotated[int, Query(ge=0, le=SEQ_MAX, description="Replay events after this seq.")] = 0,
     last_event_id: Annotated[
         str,
@@ -185,33 +188,45 @@ async def stream_events(
 ) -> EventSourceResponse:
     start = int(last_event_id) if last_event_id else after
     settings: Settings = request.app.state.settings
+    # a user's streams count together; clients without a token by their address
+    address = request.client.host if request.client else "?"
+    client = principal.user if principal.token_id else f"address {address}"
+    release = request.app.state.streams.acquire(client)  # 429 here, before the response starts
+    # released when the stream ends, however it ends (the generator's finally, or after the response)
     return EventSourceResponse(
-        _event_stream(service, request, run.run_id, start), ping=settings.sse_heartbeat_seconds
+        _event_stream(service, request, run.run_id, start, release),
+        ping=settings.sse_heartbeat_seconds,
+        background=BackgroundTask(release),
     )
 
 
 async def _event_stream(
-    service: RunService, request: Request, run_id: str, start: int
+    service: RunService, request: Request, run_id: str, start: int, release: Callable[[], None]
 ) -> AsyncIterator[ServerSentEvent]:
     """Replay the log after `start`, then tail it; close after the terminal `end` of a stopped run.
 
     A client that goes away only ends this generator: the run goes on."""
     last = start
-    with service.notifier.subscribe(run_id) as wake:
-        while not await request.is_disconnected():
-            wake.clear()  # before reading: an event appended after the read sets it again
-            batch = await service.store.list_events(run_id, after=last, limit=500)
-            for event in batch:
-                last = event.seq
-                yield ServerSentEvent(
-                    data=json.dumps(event.to_dict(), ensure_ascii=False), event=event.type, id=str(event.seq)
-                )
-            if len(batch) < 500 and await _stopped(service, run_id, last):
-                return
-            if not batch:
-                # events of runs executing in another process are only seen by polling the log
-                with suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), timeout=1.0)
+    try:
+        with service.notifier.subscribe(run_id) as wake:
+            while not await request.is_disconnected():
+                wake.clear()  # before reading: an event appended after the read sets it again
+                batch = await service.store.list_events(run_id, after=last, limit=500)
+                for event in batch:
+                    last = event.seq
+                    yield ServerSentEvent(
+                        data=json.dumps(event.to_dict(), ensure_ascii=False),
+                        event=event.type,
+                        id=str(event.seq),
+                    )
+                if len(batch) < 500 and await _stopped(service, run_id, last):
+                    return
+                if not batch:
+                    # events of runs executing in another process are only seen by polling the log
+                    with suppress(TimeoutError):
+                        await asyncio.wait_for(wake.wait(), timeout=1.0)
+    finally:
+        release()
 
 
 async def _stopped(service: RunService, run_id: str, last: int) -> bool:
@@ -404,11 +419,21 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             service = RunService(engine, shutdown_grace_seconds=settings.shutdown_grace_seconds)
             app.state.service = service
             app.state.tokens = Tokens(engine.store)
+            app.state.streams = StreamSlots(settings.max_streams_per_client)
             if settings.recover_runs_on_startup:
                 await service.recover()
+            pruning = (
+                asyncio.create_task(_prune_periodically(service, settings.retention_days))
+                if settings.retention_days
+                else None
+            )
             try:
                 yield
             finally:
+                if pruning is not None:
+                    pruning.cancel()
+                    with suppress(asyncio.CancelledError):
+                        await pruning
                 await service.shutdown()
 
     app = FastAPIOffline(
@@ -441,6 +466,23 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
     return app
 
 
+async def _prune_periodically(service: RunService, days: float) -> None:
+    """DEEPRESEARCH_RETENTION_DAYS: prune at start-up, then every hour, until the server stops."""
+    while True:
+        try:
+            pruned = await service.prune(days)
+        except DATABASE_ERRORS:
+            logger.exception("pruning old runs failed; trying again in an hour")
+        else:
+            logger.info(
+                "retention: %s run(s) pruned; database %s bytes, workspace %s bytes",
+                len(pruned.deleted),
+                pruned.database_bytes,
+                pruned.workspace_bytes,
+            )
+        await asyncio.sleep(3600)
+
+
 def _create_router(settings: Settings) -> APIRouter:
     """POST /api/runs, built per app: its body's schema carries this server's question limit."""
     router = APIRouter(prefix="/api/runs", tags=["runs"])
@@ -457,7 +499,7 @@ def _create_router(settings: Settings) -> APIRouter:
         "",
         status_code=201,
         response_model=RunDetailPublic,
-        responses=error_responses(400, 401, 403, 413, 422),
+        responses=error_responses(400, 401, 403, 413, 422, 429),
     )(create_run)
     return router
 

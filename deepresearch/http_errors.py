@@ -19,7 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from config import error_message
 
 from .contracts import ErrorPublic, FieldError
-from .rules import ArtifactNotFound, CheckpointNotFound, InvalidInput, RunConflict
+from .rules import ArtifactNotFound, CheckpointNotFound, InvalidInput, RunConflict, TooManyRequests
 from .store import RunNotFound
 
 logger = logging.getLogger(__name__)
@@ -127,6 +127,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RunConflict)
     async def _conflict(request: Request, exc: RunConflict) -> JSONResponse:
         return _error(409, str(exc))
+
+    @app.exception_handler(TooManyRequests)
+    async def _too_many(request: Request, exc: TooManyRequests) -> JSONResponse:
+        response = _error(429, str(exc))
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -29,6 +29,14 @@ class RunConflict(Exception):
     """The run is in a state that does not allow this (HTTP 409)."""
 
 
+class TooManyRequests(Exception):
+    """A per-user limit was reached (HTTP 429 with Retry-After); the message names the limit's setting."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class CheckpointNotFound(LookupError):
     """The checkpoint does not belong to this run (HTTP 404)."""
 

@@ -27,10 +27,12 @@ from config import ResearchOptions, describe_validation_error, error_message, me
 from .auth import CLI, Principal, can_see
 from .contracts import PrunePublic, RunPublic
 from .engine import EventSink, ResearchEngine, graph_config
+from .limits import StartRate
 from .rules import (
     InvalidInput,
     Patch,
     RunConflict,
+    TooManyRequests,
     check_question,
     patched,
 )
@@ -93,6 +95,7 @@ class RunService(RunViews):
         self.store = engine.store
         self.settings = engine.settings
         self.notifier = EventNotifier()
+        self.start_rate = StartRate(self.settings.max_runs_per_minute)
         self.shutdown_grace_seconds = shutdown_grace_seconds
         self.on_event = on_event
         """Also told of every event this process appends (the CLI's live view)."""
@@ -172,7 +175,24 @@ class RunService(RunViews):
     ) -> RunRecord:
         question = check_question(question, self.settings.max_question_chars)
         options = self.options(self.settings.default_option_values(), patch, principal)
+        if principal != CLI:  # the operator at the console is not rate-limited
+            await self._check_quota(principal)
         return await self.engine.create_run(question, options, owner=principal.user)
+
+    async def _check_quota(self, principal: Principal) -> None:
+        limit = self.settings.max_active_runs_per_user
+        active = [
+            run
+            for status in ACTIVE_STATUSES
+            for run in await self.store.list_runs(status=status, limit=limit, owner=principal.user)
+        ]
+        if len(active) >= limit:
+            raise TooManyRequests(
+                f"{principal.user} has {len(active)} runs queued or running, the most allowed at once "
+                "(DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER); wait for one to finish or cancel one",
+                retry_after=10,
+            )
+        self.start_rate.check(principal.user)
 
     async def start(self, question: str, patch: Patch | None = None, principal: Principal = CLI) -> RunRecord:
         run = await self.create(question, patch, principal)

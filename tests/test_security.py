@@ -320,3 +320,55 @@ async def _count(persistence: Any, run_id: str) -> dict[str, int]:
         "receipts": len(await store.list_receipts(run_id)),
         "checkpoints": len(checkpoints),
     }
+
+
+def test_limits_answer_429_with_the_setting_to_raise(servers: Servers, tmp_path: Path) -> None:
+    settings = servers.settings(
+        tmp_path,
+        max_runs_per_minute=3,
+        max_active_runs_per_user=2,
+        max_streams_per_client=2,
+        stage_delay_seconds=0.3,
+    )
+    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
+        first, second = (client.post("/api/runs", json={"question": QUESTION}) for _ in range(2))
+        assert first.status_code == second.status_code == 201
+        busy = client.post("/api/runs", json={"question": QUESTION})
+        assert busy.status_code == 429 and "DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER" in busy.json()["detail"]
+        run_id = first.json()["run_id"]
+        # two streams held open; a third is refused until one closes
+        with (
+            client.stream("GET", f"/api/runs/{run_id}/events") as one,
+            client.stream("GET", f"/api/runs/{run_id}/events") as two,
+        ):
+            assert one.status_code == two.status_code == 200
+            third = client.get(f"/api/runs/{run_id}/events")
+            assert third.status_code == 429, third.text
+            assert "DEEPRESEARCH_MAX_STREAMS_PER_CLIENT" in third.json()["detail"]
+            assert third.headers["retry-after"] == "5"
+        for run in (first.json(), second.json()):
+            wait_finished(client, run["run_id"])
+        # the slots were given back when the streams closed
+        assert [e.type for e in iter_sse(client, f"/api/runs/{run_id}/events")][-1] == "end"
+        third_start = client.post("/api/runs", json={"question": QUESTION})
+        assert third_start.status_code == 201
+        wait_finished(client, third_start.json()["run_id"])
+        rate = client.post("/api/runs", json={"question": QUESTION})
+        assert rate.status_code == 429 and "DEEPRESEARCH_MAX_RUNS_PER_MINUTE" in rate.json()["detail"]
+        assert int(rate.headers["retry-after"]) >= 1
+
+
+def test_serve_prunes_on_a_schedule(servers: Servers, tmp_path: Path) -> None:
+    settings = servers.settings(tmp_path)
+    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
+        old, new = (client.post("/api/runs", json={"question": QUESTION}).json()["run_id"] for _ in range(2))
+        for run_id in (old, new):
+            wait_finished(client, run_id)
+    asyncio.run(_backdate_and_count(settings, old))
+    keeping = settings.model_copy(update={"retention_days": 30.0})
+    with served(keeping) as base, httpx.Client(base_url=base, timeout=30) as client:
+        deadline = time.monotonic() + 20
+        while client.get(f"/api/runs/{old}").status_code != 404:
+            assert time.monotonic() < deadline, "the old run was not pruned at start-up"
+            time.sleep(0.1)
+        assert client.get(f"/api/runs/{new}").status_code == 200
