@@ -181,14 +181,10 @@ class RunService(RunViews):
 
     async def _check_quota(self, principal: Principal) -> None:
         limit = self.settings.max_active_runs_per_user
-        active = [
-            run
-            for status in ACTIVE_STATUSES
-            for run in await self.store.list_runs(status=status, limit=limit, owner=principal.user)
-        ]
-        if len(active) >= limit:
+        active = await self.store.count_active(principal.user)
+        if active >= limit:
             raise TooManyRequests(
-                f"{principal.user} has {len(active)} runs queued or running, the most allowed at once "
+                f"{principal.user} has {active} runs queued or running, the most allowed at once "
                 "(DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER); wait for one to finish or cancel one",
                 retry_after=10,
             )

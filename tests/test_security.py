@@ -328,7 +328,7 @@ def test_limits_answer_429_with_the_setting_to_raise(servers: Servers, tmp_path:
         max_runs_per_minute=3,
         max_active_runs_per_user=2,
         max_streams_per_client=2,
-        stage_delay_seconds=0.3,
+        stage_delay_seconds=3,  # the runs stay active while the limits are tried
     )
     with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
         first, second = (client.post("/api/runs", json={"question": QUESTION}) for _ in range(2))
@@ -347,12 +347,12 @@ def test_limits_answer_429_with_the_setting_to_raise(servers: Servers, tmp_path:
             assert "DEEPRESEARCH_MAX_STREAMS_PER_CLIENT" in third.json()["detail"]
             assert third.headers["retry-after"] == "5"
         for run in (first.json(), second.json()):
+            assert client.post(f"/api/runs/{run['run_id']}/cancel", json={}).status_code == 202
             wait_finished(client, run["run_id"])
         # the slots were given back when the streams closed
         assert [e.type for e in iter_sse(client, f"/api/runs/{run_id}/events")][-1] == "end"
         third_start = client.post("/api/runs", json={"question": QUESTION})
         assert third_start.status_code == 201
-        wait_finished(client, third_start.json()["run_id"])
         rate = client.post("/api/runs", json={"question": QUESTION})
         assert rate.status_code == 429 and "DEEPRESEARCH_MAX_RUNS_PER_MINUTE" in rate.json()["detail"]
         assert int(rate.headers["retry-after"]) >= 1

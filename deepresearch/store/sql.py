@@ -328,6 +328,13 @@ class SqlRunStore(TokenSql):
         )
         return [record_from_row(RunRecord, row) for row in rows]
 
+    async def count_active(self, owner: str) -> int:
+        """Runs of `owner` queued or running (one statement: a run moving between the two counts once)."""
+        rows = await self._read(
+            "SELECT COUNT(*) AS n FROM runs WHERE owner = ? AND status IN ('queued', 'running')", (owner,)
+        )
+        return int(rows[0]["n"])
+
     async def finished_before(self, cutoff: str, limit: int = 1000) -> list[RunRecord]:
         """Runs that stopped (any status but queued/running) before `cutoff` (ISO time), oldest first."""
         rows = await self._read(
