@@ -314,6 +314,10 @@ class Settings(BaseSettings):
     max_streams_per_client: int = Field(
         100, ge=1, le=100_000, description="Event streams a client may hold open at once (per process)."
     )
+    max_upload_bytes: int = Field(
+        20_000_000, ge=10_000, le=1_000_000_000, description="Largest document a user may upload."
+    )
+    max_documents_per_collection: int = Field(1000, ge=1, le=1_000_000)
     retention_days: float | None = Field(
         None, gt=0, le=36_500, description="serve prunes runs finished longer ago than this (unset: never)."
     )

@@ -27,8 +27,9 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
 from config import OptionsPatch, Settings
+from deepresearch.account_routes import collections, session
 from deepresearch.api_docs import document_api
-from deepresearch.auth import Principal, Tokens, is_loopback
+from deepresearch.auth import Tokens, is_loopback
 from deepresearch.contracts import (
     ArtifactsPublic,
     CancelPublic,
@@ -41,17 +42,14 @@ from deepresearch.contracts import (
     RunDetailPublic,
     RunsPublic,
     RunStatus,
-    SessionCreate,
-    SessionPublic,
 )
 from deepresearch.engine import open_engine
 from deepresearch.http_access import (
-    SESSION_COOKIE,
     BrowserGuard,
     PrincipalDep,
+    ServiceDep,
     access_policy,
     request_principal,
-    unauthorised,
 )
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
 from deepresearch.limits import StreamSlots
@@ -110,11 +108,6 @@ def run_create_model(max_question_chars: int) -> type[BaseModel]:
 
 
 # --- dependencies --------------------------------------------------------------------------------
-def get_service(request: Request) -> RunService:
-    return request.app.state.service  # type: ignore[no-any-return]
-
-
-ServiceDep = Annotated[RunService, Depends(get_service)]
 
 
 async def visible_run(run_id: RunId, service: ServiceDep, principal: PrincipalDep) -> RunRecord:
@@ -343,53 +336,6 @@ async def delete_run(run: RunDep, service: ServiceDep) -> Response:
     return Response(status_code=204)
 
 
-session = APIRouter(prefix="/api/session", tags=["session"])
-
-
-def _session(request: Request, service: RunService, principal: Principal) -> SessionPublic:
-    return SessionPublic(
-        user=principal.user,
-        admin=principal.admin,
-        token_required=request.app.state.access.token_required,
-        collections=service.collections(),
-    )
-
-
-@session.get("", response_model=SessionPublic, responses=error_responses(401))
-async def get_session(request: Request, service: ServiceDep, principal: PrincipalDep) -> SessionPublic:
-    """Who this client is, and whether this server requires a token."""
-    return _session(request, service, principal)
-
-
-@session.post("", response_model=SessionPublic, responses=error_responses(401, 403, 413, 422))
-async def create_session(request: Request, body: SessionCreate, service: ServiceDep) -> Response:
-    """Check a token and keep it in an HttpOnly, SameSite=Strict cookie: the workbench's login (the token
-    never goes into a URL or into script-readable storage)."""
-    principal = await request.app.state.tokens.authenticate(body.token)
-    if principal is None:
-        raise unauthorised("the API token is unknown or revoked")
-    response = Response(
-        _session(request, service, principal).model_dump_json(), media_type="application/json"
-    )
-    response.set_cookie(
-        SESSION_COOKIE,
-        body.token,
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-        path="/api",
-    )
-    return response
-
-
-@session.delete("", status_code=204, response_class=Response, responses=error_responses(403))
-async def delete_session() -> Response:
-    """Forget the workbench's token (log out)."""
-    response = Response(status_code=204)
-    response.delete_cookie(SESSION_COOKIE, path="/api", httponly=True, samesite="strict")
-    return response
-
-
 ops = APIRouter(tags=["ops"])
 
 
@@ -449,10 +395,16 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
     app.include_router(_create_router(settings))
     app.include_router(runs)
     app.include_router(session)
+    app.include_router(collections)
     app.include_router(ops)
     mount_ui(app, settings)
     install_error_handlers(app)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_request_bytes)
+    # documents are uploaded with PUT /api/collections/…: their own, larger limit
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_request_bytes,
+        uploads=("/api/collections/", settings.max_upload_bytes),
+    )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,

@@ -212,6 +212,26 @@ class SessionPublic(_Public):
     collections: list[str] = Field(description="Document collections a run may search (options.corpus).")
 
 
+class CollectionPublic(_Public):
+    name: str = Field(description="What a run names in options.corpus.")
+    kind: Literal["server", "uploaded"] = Field(description="The operator's folder, or your uploads.")
+    documents: int | None = Field(description="Documents in an uploaded collection (null: a server folder).")
+
+
+class CollectionsPublic(_Public):
+    collections: list[CollectionPublic]
+
+
+class DocumentPublic(_Public):
+    name: str
+    size: int = Field(description="Bytes.")
+
+
+class DocumentsPublic(_Public):
+    collection: str
+    documents: list[DocumentPublic]
+
+
 class PrunePublic(_Public):
     deleted: list[str] = Field(description="The runs deleted, with their events, checkpoints and files.")
     database_bytes: int

@@ -25,6 +25,7 @@ from config import Settings
 
 from .auth import LOCAL_CLIENT, Principal, Tokens, is_loopback
 from .contracts import ErrorPublic
+from .service import RunService
 
 SESSION_COOKIE = "deepresearch_token"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -87,6 +88,13 @@ async def request_principal(
 
 
 PrincipalDep = Annotated[Principal, Depends(request_principal)]
+
+
+def get_service(request: Request) -> RunService:
+    return request.app.state.service  # type: ignore[no-any-return]
+
+
+ServiceDep = Annotated[RunService, Depends(get_service)]
 
 
 class BrowserGuard:

@@ -19,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from config import error_message
 
 from .contracts import ErrorPublic, FieldError
+from .doc_collections import DocumentNotFound, UnsupportedDocument
 from .rules import ArtifactNotFound, CheckpointNotFound, InvalidInput, RunConflict, TooManyRequests
 from .store import RunNotFound
 
@@ -28,9 +29,10 @@ _DESCRIPTIONS = {
     400: "Malformed request.",
     401: "An API token is required, or the one given is unknown or revoked.",
     403: "Refused: a cross-site request (a foreign Origin, or no JSON body, X-Requested-With or token).",
-    404: "No such run, checkpoint or artifact.",
+    404: "No such run, checkpoint, artifact, collection or document (or not yours).",
     409: "The run's state does not allow this now (the message says what to do first).",
     413: "The request body is larger than the server accepts.",
+    415: "Not a document type that can be searched, or its bytes are not what its name says.",
     422: "Invalid input; `errors` names each bad field.",
     429: "Too many requests for now; the message says which limit.",
     503: "The database cannot be reached.",
@@ -128,6 +130,14 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _conflict(request: Request, exc: RunConflict) -> JSONResponse:
         return _error(409, str(exc))
 
+    @app.exception_handler(DocumentNotFound)
+    async def _document_not_found(request: Request, exc: DocumentNotFound) -> JSONResponse:
+        return _error(404, str(exc))
+
+    @app.exception_handler(UnsupportedDocument)
+    async def _unsupported(request: Request, exc: UnsupportedDocument) -> JSONResponse:
+        return _error(415, str(exc))
+
     @app.exception_handler(TooManyRequests)
     async def _too_many(request: Request, exc: TooManyRequests) -> JSONResponse:
         response = _error(429, str(exc))
@@ -144,20 +154,25 @@ class BodyLimit:
     """413 with the JSON error body for a request body over `max_bytes`, before anything parses it: at once
     when its Content-Length says so, else as soon as the streamed body passes the limit."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, uploads: tuple[str, int] | None = None) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.uploads = uploads
+        """(path prefix, limit): PUTs under that prefix carry documents and have their own limit."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        max_bytes = self.max_bytes
+        if self.uploads and scope["method"] == "PUT" and scope["path"].startswith(self.uploads[0]):
+            max_bytes = self.uploads[1]
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None and not length.isdigit():
             await _error(400, "invalid Content-Length header")(scope, receive, send)
             return
-        if length is not None and int(length) > self.max_bytes:
-            await self._refuse(scope, receive, send)
+        if length is not None and int(length) > max_bytes:
+            await self._refuse(scope, receive, send, max_bytes)
             return
         seen = 0
 
@@ -166,15 +181,15 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise BodyTooLarge(413, f"request body larger than {self.max_bytes} bytes")
+                if seen > max_bytes:
+                    raise BodyTooLarge(413, f"request body larger than {max_bytes} bytes")
             return message
 
         # raised inside FastAPI's body reader, which passes an HTTPException on to the error handlers
         await self.app(scope, limited, send)
 
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = _error(413, f"request body larger than {self.max_bytes} bytes")
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, max_bytes: int) -> None:
+        response = _error(413, f"request body larger than {max_bytes} bytes")
         response.headers["Connection"] = "close"
         await response(scope, receive, send)
 

@@ -26,6 +26,7 @@ from config import ResearchOptions, describe_validation_error, error_message, me
 
 from .auth import CLI, Principal, can_see
 from .contracts import PrunePublic, RunPublic
+from .doc_collections import Collections
 from .engine import EventSink, ResearchEngine, graph_config
 from .limits import StartRate
 from .rules import (
@@ -96,6 +97,7 @@ class RunService(RunViews):
         self.settings = engine.settings
         self.notifier = EventNotifier()
         self.start_rate = StartRate(self.settings.max_runs_per_minute)
+        self.collections = Collections(self.settings)
         self.shutdown_grace_seconds = shutdown_grace_seconds
         self.on_event = on_event
         """Also told of every event this process appends (the CLI's live view)."""
@@ -129,7 +131,7 @@ class RunService(RunViews):
         if not principal.server_folders and patched(patch, "corpus_dir"):
             raise InvalidInput(
                 "a server folder can be chosen only from the CLI; choose a document collection with "
-                f"options.corpus ({self._collection_names()})",
+                f"options.corpus ({self.collections.describe(principal)})",
                 "options.corpus_dir",
             )
         try:
@@ -141,13 +143,13 @@ class RunService(RunViews):
                 raise InvalidInput(error_message(first), field) from None
             raise InvalidInput(describe_validation_error(exc, "options")) from None
         if patched(patch, "corpus"):
-            root = self.settings.corpus_roots.get(options.corpus or "")
+            root = self.collections.resolve(options.corpus or "", principal)
             if root is None:
+                offered = self.collections.describe(principal)
                 raise InvalidInput(
-                    f"no document collection named {options.corpus!r} ({self._collection_names()})",
-                    "options.corpus",
+                    f"no document collection named {options.corpus!r} ({offered})", "options.corpus"
                 )
-            options = options.model_copy(update={"corpus_dir": str(root.resolve())})
+            options = options.model_copy(update={"corpus_dir": str(root)})
         if options.corpus_dir:
             try:
                 exists = Path(options.corpus_dir).is_dir()
@@ -158,16 +160,6 @@ class RunService(RunViews):
                     f"folder {options.corpus_dir} does not exist on the server", "options.corpus_dir"
                 )
         return options
-
-    def collections(self) -> list[str]:
-        """The document collections API clients may search (DEEPRESEARCH_CORPUS_ROOTS)."""
-        return sorted(self.settings.corpus_roots)
-
-    def _collection_names(self) -> str:
-        names = self.collections()
-        if not names:
-            return "this server offers none: the operator lists them in DEEPRESEARCH_CORPUS_ROOTS"
-        return "this server offers: " + ", ".join(names)
 
     # --- commands ----------------------------------------------------------------------------------
     async def create(

@@ -372,3 +372,93 @@ def test_serve_prunes_on_a_schedule(servers: Servers, tmp_path: Path) -> None:
             assert time.monotonic() < deadline, "the old run was not pruned at start-up"
             time.sleep(0.1)
         assert client.get(f"/api/runs/{new}").status_code == 200
+
+
+def test_users_upload_documents_into_their_own_collections(servers: Servers, tmp_path: Path) -> None:
+    server_docs = tmp_path / "server-docs"
+    server_docs.mkdir()
+    (server_docs / "a.md").write_text("# A\n\nServer text.\n")
+    settings = servers.settings(
+        tmp_path,
+        require_token=True,
+        corpus_roots={"handbook": server_docs},
+        max_upload_bytes=10_000,
+        max_documents_per_collection=2,
+    )
+    alice, bob = asyncio.run(_create_tokens(settings, ("alice", False), ("bob", False)))
+    page = (
+        "# Checkpoints\n\nA durable checkpoint records the state of a research run after every stage, so a "
+        "resumed run continues from the latest checkpoint instead of starting over.\n"
+    )
+    with (
+        served(settings) as base,
+        httpx.Client(base_url=base, timeout=30, headers=bearer(alice)) as as_alice,
+        httpx.Client(base_url=base, timeout=30, headers=bearer(bob)) as as_bob,
+    ):
+        docs = "/api/collections/notes/documents"
+        markdown = {"content-type": "text/markdown"}
+        put = as_alice.put(f"{docs}/checkpoints.md", content=page.encode(), headers=markdown)
+        assert put.status_code == 201, put.text
+        assert put.json() == {"name": "checkpoints.md", "size": len(page.encode())}
+        assert as_alice.get("/api/collections").json()["collections"] == [
+            {"name": "handbook", "kind": "server", "documents": None},
+            {"name": "notes", "kind": "uploaded", "documents": 1},
+        ]
+        assert as_alice.get("/api/session").json()["collections"] == ["handbook", "notes"]
+        # what is refused, and why
+        refusals = [
+            (f"{docs}/tool.exe", b"MZ", {"content-type": "application/octet-stream"}, 415),
+            (f"{docs}/fake.pdf", b"not a pdf", {"content-type": "application/pdf"}, 415),
+            (f"{docs}/page.md", b"# x", {"content-type": "image/png"}, 415),
+            (f"{docs}/latin.md", "caf\u00e9".encode("latin-1"), markdown, 415),
+            (f"{docs}/..md", b"# x", markdown, 422),
+            (f"{docs}/empty.md", b"", markdown, 422),
+            (f"{docs}/big.md", b"x" * 20_000, markdown, 413),
+            ("/api/collections/handbook/documents/x.md", b"# x", markdown, 422),
+            ("/api/collections/no%20spaces/documents/x.md", b"# x", markdown, 422),
+        ]
+        for path, body, headers, status in refusals:
+            response = as_alice.put(path, content=body, headers=headers)
+            assert response.status_code == status, (path, response.text)
+            assert response.json()["detail"]
+        foreign = as_alice.put(
+            f"{docs}/x.md", content=b"# x", headers=markdown | {"Origin": "http://evil.example"}
+        )
+        assert foreign.status_code == 403
+        assert (
+            as_alice.put(f"{docs}/second.md", content=b"# Two\n\nMore.\n", headers=markdown).status_code
+            == 201
+        )
+        full = as_alice.put(f"{docs}/third.md", content=b"# Three\n", headers=markdown)
+        assert (
+            full.status_code == 422 and "DEEPRESEARCH_MAX_DOCUMENTS_PER_COLLECTION" in full.json()["detail"]
+        )
+        # replacing a document is not a new one
+        assert (
+            as_alice.put(f"{docs}/second.md", content=b"# Two\n\nEdited.\n", headers=markdown).status_code
+            == 201
+        )
+
+        # bob has no such collection: not to list, not to search, not to delete from
+        assert as_bob.get(docs).status_code == 404
+        assert as_bob.delete(f"{docs}/checkpoints.md").status_code == 404
+        assert as_bob.get("/api/session").json()["collections"] == ["handbook"]
+        refused = as_bob.post("/api/runs", json={"question": QUESTION, "options": {"corpus": "notes"}})
+        assert refused.status_code == 422 and refused.json()["errors"][0]["loc"] == [
+            "body",
+            "options",
+            "corpus",
+        ]
+
+        run = as_alice.post(
+            "/api/runs", json={"question": QUESTION, "options": {"corpus": "notes", "corpus_only": True}}
+        ).json()
+        assert wait_finished(as_alice, run["run_id"])["status"] == "completed"
+        sources = as_alice.get(f"/api/runs/{run['run_id']}/artifacts/sources.json").json()["sources"]
+        assert any(s["url"].endswith("checkpoints.md") for s in sources), sources
+
+        assert as_alice.delete(f"{docs}/second.md").status_code == 204
+        assert [d["name"] for d in as_alice.get(docs).json()["documents"]] == ["checkpoints.md"]
+        assert as_alice.delete(f"{docs}/checkpoints.md").status_code == 204
+        assert as_alice.get(docs).status_code == 404  # the collection went with its last document
+        assert as_alice.delete(f"{docs}/checkpoints.md").status_code == 404
