@@ -28,8 +28,13 @@ else
     DATABASE_URL="$DATABASE"
 fi
 
-env -i PATH="$PATH" HOME="$WORK" \
-    DEEPRESEARCH_DATABASE_URL="$DATABASE_URL" \
+# the server requires a token (as off loopback), so the auth checks have something to check; the fuzzer
+# sends an admin token, created beforehand with the CLI (its last line)
+ENVIRONMENT=(env -i PATH="$PATH" HOME="$WORK" DEEPRESEARCH_DATABASE_URL="$DATABASE_URL"
+    DEEPRESEARCH_HOME="$WORK/home" DEEPRESEARCH_REQUIRE_TOKEN=true)
+TOKEN="$("${ENVIRONMENT[@]}" .venv/bin/python -m agent token create fuzzer --admin | tail -n 1)"
+
+"${ENVIRONMENT[@]}" \
     DEEPRESEARCH_WORKSPACE_DIR="$WORK/workspace" \
     DEEPRESEARCH_ENGINE=extractive \
     DEEPRESEARCH_SEARCH_PROVIDERS=generic \
@@ -50,6 +55,7 @@ done
 status=0
 "$VENV/bin/st" run "http://127.0.0.1:$PORT/openapi.json" \
     --checks all \
+    --header "Authorization: Bearer $TOKEN" \
     --max-time "$MAX_SECONDS" \
     --request-timeout 10 \
     --workers 2 \

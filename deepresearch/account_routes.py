@@ -15,8 +15,11 @@ from .http_access import SESSION_COOKIE, PrincipalDep, ServiceDep, request_princ
 from .http_errors import error_responses
 from .service import RunService
 
+# the name rules are checked by the service, whose messages say what is allowed (a pattern's would not)
 CollectionName = Annotated[str, Path(max_length=64, description="A collection's name (options.corpus).")]
-FileName = Annotated[str, Path(max_length=200, description="The document's file name (.md .txt .html .pdf).")]
+FileName = Annotated[
+    str, Path(max_length=200, description="The document's file name (.md .txt .html .htm .pdf).")
+]
 
 session = APIRouter(prefix="/api/session", tags=["session"])
 
@@ -36,7 +39,7 @@ async def get_session(request: Request, service: ServiceDep, principal: Principa
     return _session(request, service, principal)
 
 
-@session.post("", response_model=SessionPublic, responses=error_responses(401, 403, 413, 422))
+@session.post("", response_model=SessionPublic, responses=error_responses(400, 401, 403, 413, 422))
 async def create_session(request: Request, body: SessionCreate, service: ServiceDep) -> Response:
     """Check a token and keep it in an HttpOnly, SameSite=Strict cookie: the workbench's login (the token
     never goes into a URL or into script-readable storage)."""

@@ -19,7 +19,9 @@ from .auth import Principal
 from .contracts import CollectionPublic, DocumentPublic
 from .rules import InvalidInput
 
-_FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,150}$")
+FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,140}\.(md|MD|txt|TXT|html|HTML|htm|HTM|pdf|PDF)$"
+"""A plain file name with an extension the corpus indexes (also stated in the OpenAPI document)."""
+_FILE_NAME = re.compile(FILE_NAME_PATTERN)
 # the types the corpus indexes, by extension, with the media types a client may send for them
 MEDIA_TYPES = {
     ".md": {"text/markdown", "text/plain", "text/x-markdown", "application/octet-stream"},
@@ -90,7 +92,8 @@ class Collections:
         _check_collection_name(name)
         if name in self.settings.corpus_roots:
             raise InvalidInput(
-                f"{name!r} is a collection of this server; upload into a collection of another name", "name"
+                f"{name!r} is a collection of this server; upload into a collection of another name",
+                "path.name",
             )
         suffix = _check_file_name(file_name)
         _check_content(suffix, body, media_type)
@@ -101,7 +104,7 @@ class Collections:
             raise InvalidInput(
                 f"the collection holds {len(existing)} documents, the most allowed "
                 "(DEEPRESEARCH_MAX_DOCUMENTS_PER_COLLECTION); delete some first",
-                "file_name",
+                "path.file_name",
             )
         folder.mkdir(parents=True, exist_ok=True)
         # written next to its final name, then renamed: the index never reads half a document
@@ -150,19 +153,20 @@ class Collections:
 def _check_collection_name(name: str) -> None:
     if not re.match(CORPUS_NAME_PATTERN, name):
         raise InvalidInput(
-            "letters, digits, '.', '_' or '-', at most 64, starting with a letter or digit", "name"
+            "letters, digits, '.', '_' or '-', at most 64, starting with a letter or digit", "path.name"
         )
 
 
 def _check_file_name(file_name: str) -> str:
-    if not _FILE_NAME.match(file_name) or file_name.endswith((".", " ")):
-        raise InvalidInput(
-            "a plain file name: letters, digits, spaces, '.', '_', '-', '(', ')', at most 151", "file_name"
-        )
     suffix = Path(file_name).suffix.lower()
     if suffix not in MEDIA_TYPES:
         raise UnsupportedDocument(
             f"{file_name!r}: only {', '.join(sorted(MEDIA_TYPES))} documents can be searched"
+        )
+    if not _FILE_NAME.match(file_name):
+        raise InvalidInput(
+            "a plain file name: letters, digits, spaces, '.', '_', '-', '(', ')', at most 145 characters",
+            "path.file_name",
         )
     return suffix
 

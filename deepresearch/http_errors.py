@@ -110,7 +110,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _input(request: Request, exc: InvalidInput) -> JSONResponse:
         errors = None
         if exc.field:
-            loc: list[str | int] = ["body", *exc.field.split(".")]
+            parts = exc.field.split(".")
+            # a path parameter is named as such ("path.name"); everything else is in the body
+            loc: list[str | int] = parts if parts[0] == "path" else ["body", *parts]
             errors = [FieldError(loc=loc, msg=exc.reason, type="value_error")]
         return _error(422, str(exc), errors)
 
