@@ -286,6 +286,15 @@ class Settings(BaseSettings):
     # --- runner --------------------------------------------------------------------------------
     recover_runs_on_startup: bool = Field(True, description="Resume runs a dead process left running.")
     shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600, description="SIGTERM: wait for runs to stop.")
+    lease_seconds: float = Field(
+        6.0, ge=1, le=3600, description="A run's lease; its process renews it every third of this."
+    )
+    takeover_scan_seconds: float = Field(
+        2.0, gt=0, le=3600, description="serve looks for runs whose process died this often."
+    )
+    max_attempts: int = Field(
+        5, ge=1, le=1000, description="Executions of a run taken over automatically before it fails."
+    )
     sse_heartbeat_seconds: float = Field(15.0, gt=0, le=300, description="SSE comment ping interval.")
     max_question_chars: int = Field(2000, ge=10, le=100_000)
     max_request_bytes: int = Field(

@@ -368,18 +368,16 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             app.state.streams = StreamSlots(settings.max_streams_per_client)
             if settings.recover_runs_on_startup:
                 await service.recover()
-            pruning = (
-                asyncio.create_task(_prune_periodically(service, settings.retention_days))
-                if settings.retention_days
-                else None
-            )
+            chores = [asyncio.create_task(service.watch_orphans(), name="take over orphaned runs")]
+            if settings.retention_days:
+                chores.append(asyncio.create_task(_prune_periodically(service, settings.retention_days)))
             try:
                 yield
             finally:
-                if pruning is not None:
-                    pruning.cancel()
+                for chore in chores:
+                    chore.cancel()
                     with suppress(asyncio.CancelledError):
-                        await pruning
+                        await chore
                 await service.shutdown()
 
     app = FastAPIOffline(

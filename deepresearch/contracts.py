@@ -74,6 +74,9 @@ class RunPublic(_Public):
     usage: UsagePublic
     version: int = Field(description="Bumped by every change of the run record.")
     owner: str = Field(description="The user the run belongs to (`local`: the CLI, or no token needed).")
+    lease_owner: str | None = Field(None, description="The process executing the run (host:pid:id), if any.")
+    lease_expires_at: str | None = Field(None, description="Until when that process holds the run.")
+    attempts: int = Field(0, description="Executions started since the run was last started or resumed.")
 
 
 class RunsPublic(_Public):

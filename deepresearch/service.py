@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
+import os
 import shutil
+import socket
+import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,6 +44,7 @@ from .rules import (
 from .run_views import RunViews, public_run, tree_bytes
 from .store import (
     ACTIVE_STATUSES,
+    DATABASE_ERRORS,
     EventRecord,
     RunChanged,
     RunNotFound,
@@ -102,6 +107,8 @@ class RunService(RunViews):
         self.on_event = on_event
         """Also told of every event this process appends (the CLI's live view)."""
         self._active: dict[str, _Active] = {}
+        self.replica_id = f"{_machine()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        """This process, as a lease owner: machine (host and PID namespace), pid, a random part."""
         # Commands on one run (resume, cancel, delete) take turns in this process: a double-clicked resume
         # must find the first one's execution, never start a second. (Across processes: leases, later.)
         self._commands: dict[str, tuple[asyncio.Lock, int]] = {}
@@ -225,6 +232,13 @@ class RunService(RunViews):
                 f"run {run_id} is {run.status}; cancel it first, then resume. If the process that ran it is "
                 "gone (killed, crashed), take it over (CLI --takeover, API takeover=true)"
             )
+        if run.status in ACTIVE_STATUSES and _lease_live(run) and run.lease_owner != self.replica_id:
+            raise RunConflict(
+                f"run {run_id} is executing in another process (its lease runs until "
+                f"{run.lease_expires_at}); cancel it instead, or wait: a dead process's runs are taken over"
+            )
+        # its lease, if its process is known to be gone (killed on this machine) before the lease expires
+        dead_owner = run.lease_owner if run.lease_owner and not _lease_live(run) else None
         if run.status == "completed" and checkpoint_id is None:
             raise RunConflict(
                 f"run {run_id} is already completed; fork it from one of its checkpoints "
@@ -234,7 +248,8 @@ class RunService(RunViews):
         if checkpoint_id is not None:
             record = await self.checkpoint(run_id, checkpoint_id)
             config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
-        fields: dict[str, Any] = {"status": "queued", "error": None, "cancel_requested": False}
+        # a person resumes: the count of automatic takeovers starts again
+        fields: dict[str, Any] = {"status": "queued", "error": None, "cancel_requested": False, "attempts": 0}
         # the options it will run with must validate now, not in the execution (a stuck `queued` run)
         options = self.options(run.options, patch, principal)
         if patch is not None:
@@ -248,7 +263,7 @@ class RunService(RunViews):
                 f"run {run_id} changed while this resume was prepared (another request or process); "
                 "read it again and retry if it is still stopped"
             ) from None
-        self._launch(run_id, config)
+        self._launch(run_id, config, dead_owner=dead_owner)
         return run
 
     async def cancel(self, run_id: str, reason: str = "cancel requested") -> RunRecord:
@@ -262,6 +277,11 @@ class RunService(RunViews):
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
         run = await self.store.request_cancel(run_id)
+        if active is None and _lease_live(run):
+            # another process executes it: it reads the intent at its next tool boundary and stops
+            text = "Cancel requested: the process executing the run stops at its nearest checkpoint."
+            await self._emit(run_id, "message", None, {"text": text})
+            return run
         if active is None:
             # Nothing executes it here. If the process that ran it died and recovery is off, its
             # checkpoints and receipts are intact, so it simply stops here, resumable. (With several
@@ -337,23 +357,61 @@ class RunService(RunViews):
 
     # --- lifecycle ---------------------------------------------------------------------------------
     async def recover(self) -> list[str]:
-        """Resume runs that a dead process left queued/running, or a shutdown left interrupted."""
-        recovered = []
-        for status in ("running", "queued", "interrupted"):
-            for run in await self.store.list_runs(status=status, limit=1000):
-                if run.run_id in self._active:
-                    continue
-                await self._emit(
-                    run.run_id,
-                    "message",
-                    None,
-                    {"text": "The runner restarted; resuming from the latest checkpoint."},
-                )
-                self._launch(run.run_id, None)
-                recovered.append(run.run_id)
-        if recovered:
-            logger.info("recovered %s run(s) left active by a previous process", len(recovered))
-        return recovered
+        """Start-up: resume runs whose process is gone (no live lease): left queued/running by a crash or
+        interrupted by a shutdown. A run another process is executing keeps running there."""
+        return await self._take_over(("running", "queued", "interrupted"), "The runner restarted")
+
+    async def take_over_orphans(self) -> list[str]:
+        """Runs left queued/running whose lease expired (their process died): resumed here, once."""
+        return await self._take_over(("running", "queued"), "The process executing it stopped answering")
+
+    async def watch_orphans(self) -> None:
+        """serve: take over orphaned runs every DEEPRESEARCH_TAKEOVER_SCAN_SECONDS, until cancelled."""
+        while True:
+            await asyncio.sleep(self.settings.takeover_scan_seconds)
+            try:
+                await self.take_over_orphans()
+            except DATABASE_ERRORS:
+                logger.exception("looking for orphaned runs failed; trying again")
+
+    async def _take_over(self, statuses: tuple[str, ...], why: str) -> list[str]:
+        now = datetime.now(UTC)
+        idle_before = _iso(now - timedelta(seconds=self.settings.lease_seconds))
+        taken = []
+        for run in await self.store.unclaimed_runs(statuses, idle_before):
+            if run.run_id in self._active or _lease_live(run):
+                continue
+            claimed = await self._claim(run.run_id, run.lease_owner)
+            if claimed is None:
+                continue  # another replica was faster
+            if claimed.attempts > self.settings.max_attempts:
+                await self._give_up(claimed)
+                continue
+            await self._emit(
+                run.run_id,
+                "message",
+                None,
+                {
+                    "text": f"{why}; resuming from the latest checkpoint (attempt {claimed.attempts}).",
+                    "replica": self.replica_id,
+                },
+            )
+            self._launch(run.run_id, None, claimed=True)
+            taken.append(run.run_id)
+        if taken:
+            logger.info("took over %s run(s) whose process was gone: %s", len(taken), why)
+        return taken
+
+    async def _give_up(self, run: RunRecord) -> None:
+        error = (
+            f"gave up after {run.attempts - 1} executions that each ended with their process gone "
+            "(DEEPRESEARCH_MAX_ATTEMPTS); fix the cause (see the server log), then resume the run"
+        )
+        await self._emit(run.run_id, "error", None, {"error": error})
+        run = await self.store.update_run(run.run_id, status="failed", error=error, finished_at=utcnow())
+        await self.store.release_lease(run.run_id, self.replica_id)
+        end = {"status": "failed", "error": error, "usage": run.usage, "report_path": None}
+        await self._emit(run.run_id, "end", None, end)
 
     async def prune(self, older_than_days: float) -> PrunePublic:
         """Delete every run that stopped more than `older_than_days` ago (events, checkpoints, receipts,
@@ -393,15 +451,32 @@ class RunService(RunViews):
             await asyncio.wait(pending, timeout=5)
 
     # --- internals ---------------------------------------------------------------------------------
-    def _launch(self, run_id: str, config: Any) -> None:
+    def _launch(
+        self, run_id: str, config: Any, *, claimed: bool = False, dead_owner: str | None = None
+    ) -> None:
+        """Execute the run here: under its lease (`claimed`: already taken; `dead_owner`: a process known
+        to be gone whose lease may be taken before it expires)."""
         if run_id in self._active:  # every caller checked; this is the invariant, not a code path
             raise RunConflict(f"run {run_id} is already executing in this process")
         cancel = CancelSignal(run_id, self.store)
-        task = asyncio.create_task(self._execute(run_id, config, cancel), name=f"run-{run_id}")
+        claim = None if claimed else dead_owner or ""
+        task = asyncio.create_task(self._execute(run_id, config, cancel, claim), name=f"run-{run_id}")
         self._active[run_id] = _Active(task, cancel)
 
-    async def _execute(self, run_id: str, config: Any, cancel: CancelSignal) -> RunRecord:
+    async def _claim(self, run_id: str, dead_owner: str | None = None) -> RunRecord | None:
+        now = datetime.now(UTC)
+        expires = _iso(now + timedelta(seconds=self.settings.lease_seconds))
+        return await self.store.claim_run(run_id, self.replica_id, expires, _iso(now), dead_owner)
+
+    async def _execute(self, run_id: str, config: Any, cancel: CancelSignal, claim: str | None) -> RunRecord:
+        """`claim`: None when the lease is taken already, else the dead owner it may be taken from ("")."""
+        heartbeat: asyncio.Task[None] | None = None
         try:
+            if claim is not None and await self._claim(run_id, claim or None) is None:
+                # another process holds a live lease: it executes the run, this one must not
+                logger.warning("run %s is executing in another process; not starting it here", run_id)
+                return await self.store.get_run(run_id)
+            heartbeat = asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
             return await self.engine.execute(
                 run_id, checkpoint_config=config, cancel=cancel, on_event=self._publish
             )
@@ -412,6 +487,27 @@ class RunService(RunViews):
             raise
         finally:
             self._active.pop(run_id, None)
+            if heartbeat is not None:
+                heartbeat.cancel()
+                # the lease goes back at once (another replica need not wait for it to expire)
+                with contextlib.suppress(*DATABASE_ERRORS):
+                    await asyncio.shield(self.store.release_lease(run_id, self.replica_id))
+
+    async def _keep_lease(self, run_id: str, cancel: CancelSignal) -> None:
+        """Renew the run's lease every third of its length while it executes here. Lost (this process
+        stalled past the expiry and another took the run over): stop at the next tool boundary."""
+        while True:
+            await asyncio.sleep(self.settings.lease_seconds / 3)
+            expires = _iso(datetime.now(UTC) + timedelta(seconds=self.settings.lease_seconds))
+            try:
+                kept = await self.store.renew_lease(run_id, self.replica_id, expires)
+            except DATABASE_ERRORS:
+                logger.warning("run %s: renewing its lease failed; retrying", run_id, exc_info=True)
+                continue
+            if not kept:
+                logger.error("run %s: lease lost to another process; stopping here", run_id)
+                cancel.request("lease lost: another process took the run over")
+                return
 
     async def _publish(self, event: EventRecord) -> None:
         self.notifier.notify(event.run_id)
@@ -422,3 +518,35 @@ class RunService(RunViews):
 
     async def _emit(self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]) -> None:
         await self._publish(await self.store.append_event(run_id, type_, stage, data))
+
+
+def _iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="milliseconds")
+
+
+@functools.cache
+def _machine() -> str:
+    """This host and PID namespace: processes that share it can tell whether a pid is alive."""
+    try:
+        namespace = str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        namespace = "-"
+    return f"{socket.gethostname()}:{namespace}"
+
+
+def _lease_live(run: RunRecord) -> bool:
+    """Some process holds the run's lease, it has not expired, and — when that process ran on this machine —
+    it is still alive (a run whose process was killed here is an orphan at once, not after the expiry)."""
+    if not (run.lease_owner and run.lease_expires_at and run.lease_expires_at > utcnow()):
+        return False
+    process = run.lease_owner.rpartition(":")[0]  # host:namespace:pid (without the random part)
+    machine, _, pid = process.rpartition(":")
+    if machine != _machine() or not pid.isdigit() or int(pid) == os.getpid():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, another user's
+    return True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
@@ -63,6 +63,11 @@ class RunRecord:
     """Bumped by every update of the record (see RunStore.update_run's expect_version)."""
     owner: str = LOCAL_OWNER
     """The user the run belongs to: a token's name, or `local` (the CLI, a loopback client without token)."""
+    lease_owner: str | None = None
+    """The process executing the run (a replica id), while its lease is live."""
+    lease_expires_at: str | None = None
+    attempts: int = 0
+    """Executions started since the run was last started or resumed by a person."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -168,6 +173,7 @@ _CONVERT: dict[str, Any] = {
     "seq": int,
     "version": int,
     "admin": bool,
+    "attempts": int,
 }
 R = TypeVar("R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt", "TokenRecord")
 
@@ -224,6 +230,14 @@ class RunStore(Protocol):
     async def update_run(
         self, run_id: str, *, expect_version: int | None = None, **fields: Any
     ) -> RunRecord: ...
+    async def claim_run(
+        self, run_id: str, owner: str, expires_at: str, now: str, dead_owner: str | None = None
+    ) -> RunRecord | None: ...
+    async def renew_lease(self, run_id: str, owner: str, expires_at: str) -> bool: ...
+    async def release_lease(self, run_id: str, owner: str) -> None: ...
+    async def unclaimed_runs(
+        self, statuses: Sequence[str], idle_before: str, limit: int = 1000
+    ) -> list[RunRecord]: ...
     async def request_cancel(self, run_id: str) -> RunRecord: ...
     async def is_cancel_requested(self, run_id: str) -> bool: ...
     async def delete_run(self, run_id: str) -> None: ...

@@ -1,0 +1,108 @@
+"""The run store's schema as an ordered list of migrations, for SQLite and PostgreSQL alike (type words
+such as ``{bigint}`` are spelled by the Dialect in sql.py)."""
+
+from __future__ import annotations
+
+# Ordered, append-only: a released migration is never edited; add a new one instead. One statement per
+# entry (PostgreSQL's extended protocol runs one per execute). Payloads are TEXT holding the exact JSON,
+# not JSONB: JSONB reorders keys and rejects NaN and \u0000 (scraped pages contain both), and both backends
+# must return identical records. Timestamps are ISO-8601 strings for the same reason.
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "runs, events, checkpoint index, receipts",
+        (
+            """CREATE TABLE IF NOT EXISTS runs (
+                run_id TEXT{c} PRIMARY KEY,
+                thread_id TEXT NOT NULL UNIQUE,
+                question TEXT NOT NULL,
+                options_json TEXT NOT NULL,
+                status TEXT NOT NULL,
+                engine TEXT NOT NULL,
+                current_stage TEXT,
+                error TEXT,
+                artifact_dir TEXT,
+                cancel_requested {bool} NOT NULL DEFAULT {false},
+                usage_json TEXT NOT NULL DEFAULT '{{}}',
+                created_at TEXT{c} NOT NULL,
+                updated_at TEXT NOT NULL,
+                started_at TEXT,
+                finished_at TEXT
+            )""",
+            "CREATE INDEX IF NOT EXISTS runs_status_created ON runs (status, created_at)",
+            """CREATE TABLE IF NOT EXISTS run_events (
+                run_id TEXT{c} NOT NULL,
+                seq {bigint} NOT NULL,
+                type TEXT NOT NULL,
+                stage TEXT,
+                ts TEXT NOT NULL,
+                data_json TEXT NOT NULL,
+                PRIMARY KEY (run_id, seq)
+            )""",
+            """CREATE TABLE IF NOT EXISTS run_checkpoints (
+                run_id TEXT{c} NOT NULL,
+                checkpoint_id TEXT{c} NOT NULL,
+                stage TEXT NOT NULL,
+                title TEXT NOT NULL,
+                created_at TEXT{c} NOT NULL,
+                next_json TEXT NOT NULL,
+                summary TEXT NOT NULL,
+                thread_id TEXT NOT NULL,
+                checkpoint_ns TEXT NOT NULL,
+                parent_checkpoint_id TEXT,
+                fork_of TEXT,
+                PRIMARY KEY (run_id, checkpoint_id)
+            )""",
+            """CREATE TABLE IF NOT EXISTS tool_receipts (
+                run_id TEXT{c} NOT NULL,
+                receipt_key TEXT{c} NOT NULL,
+                args_hash TEXT{c} NOT NULL,
+                tool_name TEXT NOT NULL,
+                stage TEXT,
+                status TEXT NOT NULL,
+                args_json TEXT NOT NULL,
+                result_json TEXT,
+                error TEXT,
+                tokens {bigint} NOT NULL DEFAULT 0,
+                cost_usd {double} NOT NULL DEFAULT 0,
+                created_at TEXT{c} NOT NULL,
+                updated_at TEXT NOT NULL,
+                PRIMARY KEY (run_id, receipt_key, args_hash)
+            )""",
+            "CREATE INDEX IF NOT EXISTS receipts_status ON tool_receipts (run_id, receipt_key, status)",
+        ),
+    ),
+    # The run list is ordered by created_at; PostgreSQL databases set up before 2026-12 already have it.
+    (2, "runs by creation time", ("CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at)",)),
+    # A version per run, bumped by every update: claims (resume, takeover) are compare-and-set on it.
+    (3, "run version", ("ALTER TABLE runs ADD COLUMN version {bigint} NOT NULL DEFAULT 0",)),
+    # Runs belong to a user (a token's name); runs from before belong to the local owner.
+    (
+        4,
+        "run owners, API tokens",
+        (
+            "ALTER TABLE runs ADD COLUMN owner TEXT{c} NOT NULL DEFAULT 'local'",
+            "CREATE INDEX IF NOT EXISTS runs_owner_created ON runs (owner, created_at)",
+            """CREATE TABLE IF NOT EXISTS api_tokens (
+                token_id TEXT{c} PRIMARY KEY,
+                name TEXT{c} NOT NULL,
+                token_hash TEXT{c} NOT NULL UNIQUE,
+                admin {bool} NOT NULL DEFAULT {false},
+                created_at TEXT{c} NOT NULL,
+                last_used_at TEXT,
+                revoked_at TEXT
+            )""",
+        ),
+    ),
+    # A run executes under a lease (owner, expiry) that its process renews; a run whose lease expired
+    # is an orphan any replica may claim. Attempts count the executions started since the last resume.
+    (
+        5,
+        "run leases",
+        (
+            "ALTER TABLE runs ADD COLUMN lease_owner TEXT",
+            "ALTER TABLE runs ADD COLUMN lease_expires_at TEXT{c}",
+            "ALTER TABLE runs ADD COLUMN attempts {bigint} NOT NULL DEFAULT 0",
+        ),
+    ),
+)

@@ -1,0 +1,115 @@
+"""Two runners on one database (SQLite file, PostgreSQL): leases, takeover after kill -9, cancel across
+replicas. Real processes, real signals; the scripted model, search and web servers count every call."""
+
+from __future__ import annotations
+
+import json
+import signal
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.conftest import Servers
+from tests.live import live_server, server_env
+from tests.sse import SSEEvent, iter_sse
+
+QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
+
+
+def wait_for(client: httpx.Client, run_id: str, predicate: Any, timeout: float = 60) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = client.get(f"/api/runs/{run_id}").json()
+        if predicate(run):
+            return run
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} never satisfied the condition; last: {run}")
+
+
+def repeated_calls(servers: Servers) -> dict[str, list[Any]]:
+    """Calls any scripted peer answered more than once with exactly the same request."""
+    llm = Counter(json.dumps(body.get("messages"), sort_keys=True) for body in servers.llm.calls)
+    search = Counter(servers.search.calls)
+    return {
+        "llm": [m[:120] for m, n in llm.items() if n > 1],
+        "search": [q for q, n in search.items() if n > 1],
+        "fetch": [p for p, n in servers.site.hits.items() if n > 1 and p.startswith("/articles/")],
+    }
+
+
+def test_a_replica_killed_mid_run_is_taken_over_by_the_other_one(
+    servers: Servers, tmp_path: Path, database_url: str
+) -> None:
+    """The issue's "done means": B streams while A, executing, is killed; B finishes the run, the stream
+    has no gap and no duplicate, and no completed call was made twice."""
+    env = server_env(
+        servers,
+        tmp_path,
+        DEEPRESEARCH_DATABASE_URL=database_url,
+        DEEPRESEARCH_STAGE_DELAY_SECONDS="0.6",
+        DEEPRESEARCH_TAKEOVER_SCAN_SECONDS="0.5",
+    )
+    with (
+        live_server(env) as (url_a, process_a),
+        live_server(env) as (url_b, _),
+        httpx.Client(base_url=url_a, timeout=10) as client_a,
+        httpx.Client(base_url=url_b, timeout=30) as client_b,
+    ):
+        run_id = client_a.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        events: list[SSEEvent] = []
+        streaming = threading.Thread(
+            target=lambda: events.extend(iter_sse(client_b, f"/api/runs/{run_id}/events", timeout=90)),
+            daemon=True,
+        )
+        streaming.start()
+        running = wait_for(client_b, run_id, lambda r: r["checkpoint_count"] >= 2)
+        assert running["lease_owner"] and running["lease_owner"].split(":")[2] == str(process_a.pid)
+        # B will not take over a run A still holds, even when asked to
+        refused = client_b.post(f"/api/runs/{run_id}/resume", json={"takeover": True})
+        assert refused.status_code == 409 and "another process" in refused.json()["detail"]
+        process_a.send_signal(signal.SIGKILL)
+        killed_at = time.monotonic()
+        process_a.wait(timeout=10)
+        taken = wait_for(
+            client_b, run_id, lambda r: r["lease_owner"] and str(process_a.pid) not in r["lease_owner"]
+        )
+        takeover_seconds = time.monotonic() - killed_at
+        final = wait_for(client_b, run_id, lambda r: r["status"] in ("completed", "failed"), timeout=90)
+        streaming.join(timeout=30)
+    assert final["status"] == "completed", final["error"]
+    assert final["attempts"] == 2 and taken["attempts"] == 2
+    assert takeover_seconds < 10, takeover_seconds
+    # the stream from B: every seq once, in order, through A's events and B's, to the end
+    assert [e.id for e in events] == list(range(1, len(events) + 1))
+    assert events[-1].type == "end" and events[-1].data["status"] == "completed"
+    assert any(e.type == "message" and "stopped answering" in e.data.get("text", "") for e in events)
+    stages = [e.data["stage"] for e in events if e.type == "checkpoint"]
+    assert len(stages) == len(set(stages)) == 7, stages  # no business stage twice
+    assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
+    print(f"takeover after kill -9: {takeover_seconds:.2f} s")
+
+
+def test_start_up_recovery_leaves_a_run_another_process_executes(
+    servers: Servers, tmp_path: Path, database_url: str
+) -> None:
+    """A replica starting while another executes a run does not start a second execution of it."""
+    env = server_env(
+        servers, tmp_path, DEEPRESEARCH_DATABASE_URL=database_url, DEEPRESEARCH_STAGE_DELAY_SECONDS="0.4"
+    )
+    with live_server(env) as (url_a, process_a), httpx.Client(base_url=url_a, timeout=10) as client_a:
+        run_id = client_a.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        running = wait_for(client_a, run_id, lambda r: r["checkpoint_count"] >= 1)
+        assert running["lease_owner"].split(":")[2] == str(process_a.pid)
+        with live_server(env) as (url_b, _), httpx.Client(base_url=url_b, timeout=10) as client_b:
+            # cancel on B: A, which executes the run, stops it; B writes no `end` of its own
+            assert client_b.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
+            final = wait_for(client_b, run_id, lambda r: r["status"] not in ("queued", "running"))
+            events = list(iter_sse(client_b, f"/api/runs/{run_id}/events"))
+    assert final["status"] == "cancelled" and final["attempts"] == 1
+    assert [e.type for e in events].count("end") == 1
+    assert not any(e.data.get("orphaned") for e in events)
+    assert servers.llm.calls_by_prompt()["plan/v1"] == 1
