@@ -284,7 +284,9 @@ class Settings(BaseSettings):
     log_level: str = "WARNING"
 
     # --- runner --------------------------------------------------------------------------------
-    recover_runs_on_startup: bool = Field(True, description="Resume runs a dead process left running.")
+    recover_runs_on_startup: bool = Field(
+        True, description="Resume runs a dead process left running: at start-up, and serve's takeover scan."
+    )
     shutdown_grace_seconds: float = Field(30.0, ge=0, le=3600, description="SIGTERM: wait for runs to stop.")
     lease_seconds: float = Field(
         6.0, ge=1, le=3600, description="A run's lease; its process renews it every third of this."

@@ -368,7 +368,9 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             app.state.streams = StreamSlots(settings.max_streams_per_client)
             if settings.recover_runs_on_startup:
                 await service.recover()
-            chores = [asyncio.create_task(service.watch_orphans(), name="take over orphaned runs")]
+            chores = []
+            if settings.recover_runs_on_startup:
+                chores.append(asyncio.create_task(service.watch_orphans(), name="take over orphaned runs"))
             if settings.retention_days:
                 chores.append(asyncio.create_task(_prune_periodically(service, settings.retention_days)))
             try:
