@@ -6,7 +6,10 @@ Covered: start from the form, live stages and sub-tool rows, pause (cancel first
 `cancelled`), fork from an older checkpoint with its preview, the report with working citation links, a
 reload mid-run (same timeline rebuilt from the event log, stream reconnects, calm banner while it cannot),
 history, a failed fetch and a failed stage with its resume button, the form's defaults and bounds and the
-stages' names taken from config.json (nothing starts without it); never a console error or CSP violation.
+stages' names taken from config.json (nothing starts without it); on a server that requires a token the
+sign-in dialog (wrong token, revocation keeping the draft, sign out; the token never in a URL or the page's
+storage); document collections (offered, searched documents-only, none configured, a CLI run's server folder
+shown as unavailable and never sent); never a console error or CSP violation.
 
 Needs /usr/bin/chromium (.ci/install-browser.sh) and the ``playwright`` package; skipped without them.
 Screenshots of the main states go to test-artifacts/ (git-ignored).
@@ -654,6 +657,12 @@ def test_a_server_that_requires_a_token_signs_in_streams_and_signs_out(
         expect(page.get_by_label("Depth")).to_have_value("2")
         expect(page.locator("#history-empty")).to_be_visible()  # alice's run is not bob's
         assert_token_kept_out(bench, alice, bob)
+        page.set_viewport_size({"width": 390, "height": 860})  # a phone: the user still fits the top bar
+        expect(page.locator("#account-user")).to_be_visible()
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the page scrolls sideways at 390px ({width}px wide)"
+        bench.shot("16-signed-in-phone")
+        page.set_viewport_size({"width": 1400, "height": 960})
 
         # sign out: the dialog again, nothing of bob's left on the page
         page.get_by_role("button", name="Sign out").click()
@@ -695,13 +704,16 @@ def test_a_document_collection_is_offered_and_searched(
         page.get_by_label("Only my documents").check()
         expect(page.locator("#estimate")).to_contain_text("in your documents")
         page.get_by_label("Research question").fill(QUESTION)
-        bench.shot("16-collection")
+        bench.shot("17-collection")
         page.get_by_role("button", name="Start research").click()
 
         expect(page).to_have_url(re.compile(r"#run=\w+"))
         run_id = bench.run_id()
         expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
-        expect(page.locator("#sources .source").first).to_contain_text("local document")
+        document = page.locator("#sources .source")
+        expect(document).to_have_count(1)
+        expect(document).to_contain_text("checkpoints.md")
+        expect(document.locator(".tag.is-ok")).to_have_text("read")  # read from the collection
         run = bench.api.get(f"/api/runs/{run_id}").json()
         assert run["options"]["corpus"] == "manual" and run["options"]["corpus_only"] is True
         sources = bench.api.get(f"/api/runs/{run_id}/artifacts/sources.json").json()["sources"]
@@ -752,7 +764,7 @@ def test_without_collections_the_form_says_so_and_never_sends_a_folder(
         )
         expect(page.get_by_label("Search documents")).to_be_disabled()
         expect(page.get_by_label("Only my documents")).to_be_disabled()
-        bench.shot("17-no-collections")
+        bench.shot("18-no-collections")
 
         bench.goto(f"#run={cli_run['run_id']}")
         expect(page.locator("#run-status")).to_have_text("Completed")
@@ -761,7 +773,7 @@ def test_without_collections_the_form_says_so_and_never_sends_a_folder(
         expect(unavailable).to_contain_text(f"a folder on the server ({folder.resolve()})")
         expect(unavailable).to_contain_text("Untick “Search documents”")
         expect(page.get_by_label("Search documents")).to_be_checked()
-        bench.shot("18-folder-unavailable")
+        bench.shot("19-folder-unavailable")
         page.get_by_role("button", name="Start research").click()
         expect(page.locator("#form-error")).to_have_text(
             "This server offers no document collections: untick “Search documents”."

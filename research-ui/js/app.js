@@ -607,7 +607,10 @@ async function loadConfig() {
   const { engine, model } = app.config;
   badge.hidden = !engine;
   badge.dataset.engine = engine || "";
-  setText(badge, engine === "extractive" ? "Extractive mode" : engine === "llm" ? `LLM · ${model}` : "");
+  // the kind always shows; the detail only where the top bar has room (styles.css)
+  const [kind, detail] =
+    engine === "extractive" ? ["Extractive", " mode"] : engine === "llm" ? ["LLM", ` · ${model}`] : ["", ""];
+  fill(badge, kind, h("span", { class: "badge-detail", text: detail }));
   badge.title =
     engine === "extractive"
       ? "No language model is configured: keyword planning, BM25 screening and a report made only of quoted, cited sentences."

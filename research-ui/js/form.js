@@ -247,6 +247,11 @@ export class NewResearchForm {
     $("corpus-fields").hidden = !this.corpus.checked;
     if (!this.corpus.checked && this.unavailableCorpus) this.setUnavailable(null);
     if (!this.collections.length && !this.unavailableCorpus) this.corpus.disabled = true;
+    // nothing to choose from: only the note on what the loaded run searched is shown
+    const choice = this.collections.length > 0;
+    for (const part of [this.collection, this.field("corpus_only")]) {
+      /** @type {HTMLElement} */ (part.closest(".field, .check")).hidden = !choice;
+    }
     const options = this.options();
     const e = estimateCalls(options, this.engine);
     const where = options.corpus_only

@@ -120,7 +120,9 @@ export class SessionGate {
     const session = this.session;
     $("account").hidden = !session?.token_required;
     setText($("account-user"), session?.token_required ? session.user : "");
-    $("account-user").title = session?.admin ? "Signed in; an admin sees every user's runs" : "Signed in";
+    $("account-user").title = session?.token_required
+      ? `Signed in as ${session.user}${session.admin ? "; an admin sees every user's runs" : ""}`
+      : "";
     $("account-admin").hidden = !session?.admin;
   }
 
