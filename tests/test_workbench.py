@@ -130,11 +130,13 @@ def run_aside(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result(timeout=30)
 
 
-async def _create_tokens(settings: Settings, names: tuple[str, ...]) -> dict[str, str]:
-    """Tokens on the test's database, as `deepresearch token create NAME` makes them."""
+async def _create_tokens(
+    settings: Settings, names: tuple[str, ...], admins: tuple[str, ...]
+) -> dict[str, str]:
+    """Tokens on the test's database, as `deepresearch token create NAME [--admin]` makes them."""
     async with open_persistence(settings.resolved_database_url) as persistence:
         tokens = Tokens(persistence.store)
-        return {name: (await tokens.create(name))[1] for name in names}
+        return {name: (await tokens.create(name, admin=name in admins))[1] for name in names + admins}
 
 
 async def _revoke_token(settings: Settings, name: str) -> None:
@@ -184,11 +186,13 @@ def workbench(
     *,
     dark: bool = False,
     users: tuple[str, ...] = (),
+    admins: tuple[str, ...] = (),
     **overrides: Any,
 ) -> Iterator[Workbench]:
-    """The runner and a fresh browser context; `users` get API tokens (the test's client uses the first)."""
+    """The runner and a fresh browser context; `users` and `admins` get API tokens (the test's client uses
+    the first user's)."""
     settings = servers.settings(tmp_path, llm=True, **{"stage_delay_seconds": 0.4, **overrides})
-    tokens = run_aside(_create_tokens(settings, users)) if users else {}
+    tokens = run_aside(_create_tokens(settings, users, admins)) if users or admins else {}
     headers = {"Authorization": f"Bearer {tokens[users[0]]}"} if users else {}
     with (
         serve_app(create_app(settings), lifespan="on") as base_url,
@@ -675,6 +679,47 @@ def test_a_server_that_requires_a_token_signs_in_streams_and_signs_out(
         page.reload()  # the cookie is gone: still signed out
         expect(dialog).to_be_visible()
         assert_token_kept_out(bench, alice, bob)
+        bench.assert_clean()
+
+
+def test_a_token_revoked_mid_run_asks_again_and_the_run_view_goes_on(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    """The stream's and the polls' 401s bring the dialog back; signed in again (an admin may see the run),
+    the run reopens and streams to its end; another user is told it does not exist."""
+    with workbench(
+        browser, servers, tmp_path, users=("alice", "bob"), admins=("ops",), require_token=True
+    ) as bench:
+        page = bench.page
+        dialog = page.get_by_role("dialog", name="Sign in to this research server")
+        bench.tolerated.append(REFUSED)
+        bench.goto()
+        sign_in(bench, bench.tokens["alice"])
+        expect(page.locator("#account-user")).to_have_text("alice")
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_role("button", name="Start research").click()
+        expect(page).to_have_url(re.compile(r"#run=\w+"))
+        run_id = bench.run_id()
+        expect(bench.stage("plan_research", "done")).to_have_count(1)
+        run_aside(_revoke_token(bench.settings, "alice"))
+        expect(dialog).to_be_visible()
+        expect(page.locator("#conn-banner")).to_be_hidden()
+        bench.shot("20-token-revoked")
+
+        bench.tolerated.append("status of 404")  # bob asks for alice's run
+        sign_in(bench, bench.tokens["bob"])
+        expect(page.locator("#missing-view")).to_be_visible()  # alice's run is not bob's
+        expect(page.locator("#missing-title")).to_have_text("This run does not exist (any more)")
+        bench.tolerated.remove("status of 404")
+        page.get_by_role("button", name="Sign out").click()
+        expect(dialog).to_be_visible()
+        page.goto(f"{bench.base_url}/research/#run={run_id}")
+        expect(dialog).to_be_visible()
+        sign_in(bench, bench.tokens["ops"])
+        expect(page.locator("#account-admin")).to_be_visible()
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        expect(bench.stage("write_report", "done")).to_have_count(1)
+        expect(page.locator(f'#history-list a[data-run="{run_id}"]')).to_be_visible()
         bench.assert_clean()
 
 
