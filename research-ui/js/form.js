@@ -132,10 +132,8 @@ export class NewResearchForm {
     const chosen = this.collection.value;
     this.collections = [...names];
     const none = names.length === 0;
-    const placeholder = h("option", { value: "", text: "Choose a collection…", disabled: true });
-    fill(this.collection, names.length > 1 || this.unavailableCorpus ? placeholder : null, ...names.map(
-      (name) => h("option", { value: name, text: name }),
-    ));
+    const options = names.map((name) => h("option", { value: name, text: name }));
+    fill(this.collection, names.length > 1 || this.unavailableCorpus ? choosePrompt() : null, ...options);
     this.collection.value = names.includes(chosen) ? chosen : names.length === 1 ? names[0] : "";
     $("corpus-none").hidden = !none;
     this.corpus.disabled = none;
@@ -175,9 +173,7 @@ export class NewResearchForm {
     const note = $("corpus-unavailable");
     note.hidden = !searched;
     if (!searched) return;
-    if (!this.collection.querySelector('option[value=""]')) {
-      this.collection.prepend(h("option", { value: "", text: "Choose a collection…", disabled: true }));
-    }
+    if (!this.collection.querySelector('option[value=""]')) this.collection.prepend(choosePrompt());
     this.collection.value = "";
     const what = searched.corpus
       ? `the collection “${searched.corpus}”, which this server no longer offers`
@@ -336,6 +332,11 @@ export class NewResearchForm {
       button.textContent = "Start research";
     }
   }
+}
+
+/** The select's first line when no collection is chosen (never a value the form sends). */
+function choosePrompt() {
+  return h("option", { value: "", text: "Choose a collection…", disabled: true });
 }
 
 function figure(value, label) {

@@ -50,7 +50,8 @@ export class SessionGate {
     if (this.dialog.open) return;
     this.session = null;
     this.hooks.onSignedOut({ deliberate: false });
-    this.ask(`The server no longer accepts your token (${message.replace(/\.$/, "")}). Sign in again; what you typed is kept.`);
+    const why = message.replace(/\.$/, "");
+    this.ask(`The server no longer accepts your token (${why}). Sign in again; what you typed is kept.`);
   }
 
   /** @param {string} reason why the dialog is back ("" the first time) */
