@@ -6,7 +6,10 @@ Covered: start from the form, live stages and sub-tool rows, pause (cancel first
 `cancelled`), fork from an older checkpoint with its preview, the report with working citation links, a
 reload mid-run (same timeline rebuilt from the event log, stream reconnects, calm banner while it cannot),
 history, a failed fetch and a failed stage with its resume button, the form's defaults and bounds and the
-stages' names taken from config.json (nothing starts without it); never a console error or CSP violation.
+stages' names taken from config.json (nothing starts without it); on a server that requires a token the
+sign-in dialog (wrong token, revocation keeping the draft, sign out; the token never in a URL or the page's
+storage); document collections (offered, searched documents-only, none configured, a CLI run's server folder
+shown as unavailable and never sent); never a console error or CSP violation.
 
 Needs /usr/bin/chromium (.ci/install-browser.sh) and the ``playwright`` package; skipped without them.
 Screenshots of the main states go to test-artifacts/ (git-ignored).
@@ -14,21 +17,28 @@ Screenshots of the main states go to test-artifacts/ (git-ignored).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Coroutine, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
 
-from config import option_limits
+from config import Settings, option_limits
+from deepresearch.auth import Tokens
+from deepresearch.store import open_persistence
 from runner import create_app
 from stages import GRAPH_NODES
 from tests.conftest import Servers
+from tests.live import ROOT, server_env
 from tests.scripted import serve_app
 
 try:
@@ -36,6 +46,7 @@ try:
 except ImportError:  # the browser tests skip; the HTTP-level test below still runs
     expect = sync_playwright = None
 
+T = TypeVar("T")
 CHROMIUM = Path("/usr/bin/chromium")
 if not CHROMIUM.exists():
     BROWSER_MISSING: str | None = (
@@ -113,11 +124,33 @@ def browser() -> Iterator[Any]:
             browser.close()
 
 
+def run_aside(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to its end in a thread of its own (Playwright's sync API owns this thread's loop)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result(timeout=30)
+
+
+async def _create_tokens(
+    settings: Settings, names: tuple[str, ...], admins: tuple[str, ...]
+) -> dict[str, str]:
+    """Tokens on the test's database, as `deepresearch token create NAME [--admin]` makes them."""
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        tokens = Tokens(persistence.store)
+        return {name: (await tokens.create(name, admin=name in admins))[1] for name in names + admins}
+
+
+async def _revoke_token(settings: Settings, name: str) -> None:
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        await Tokens(persistence.store).revoke(name)
+
+
 @dataclass
 class Workbench:
     base_url: str
     page: Any
     api: httpx.Client
+    settings: Settings
+    tokens: dict[str, str] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     tolerated: list[str] = field(default_factory=list)
     """Console messages expected right now (e.g. the aborted requests of a simulated network loss)."""
@@ -147,19 +180,30 @@ class Workbench:
 
 @contextmanager
 def workbench(
-    browser: Any, servers: Servers, tmp_path: Path, *, dark: bool = False, **overrides: Any
+    browser: Any,
+    servers: Servers,
+    tmp_path: Path,
+    *,
+    dark: bool = False,
+    users: tuple[str, ...] = (),
+    admins: tuple[str, ...] = (),
+    **overrides: Any,
 ) -> Iterator[Workbench]:
+    """The runner and a fresh browser context; `users` and `admins` get API tokens (the test's client uses
+    the first user's)."""
     settings = servers.settings(tmp_path, llm=True, **{"stage_delay_seconds": 0.4, **overrides})
+    tokens = run_aside(_create_tokens(settings, users, admins)) if users or admins else {}
+    headers = {"Authorization": f"Bearer {tokens[users[0]]}"} if users else {}
     with (
         serve_app(create_app(settings), lifespan="on") as base_url,
-        httpx.Client(base_url=base_url, timeout=30) as api,
+        httpx.Client(base_url=base_url, timeout=30, headers=headers) as api,
     ):
         context = browser.new_context(
             viewport={"width": 1400, "height": 960}, color_scheme="dark" if dark else "light"
         )
         context.set_default_timeout(WAIT_MS)
         page = context.new_page()
-        bench = Workbench(base_url, page, api)
+        bench = Workbench(base_url, page, api, settings, tokens)
 
         def on_console(message: Any) -> None:
             text = message.text
@@ -532,4 +576,261 @@ def test_a_budget_stop_is_explained_and_the_limit_can_be_raised(
         expect(page.locator(".tl-segment", has_text="Continued from the checkpoint after")).to_be_visible()
         run = bench.api.get(f"/api/runs/{bench.run_id()}").json()
         assert run["options"]["budget"]["max_llm_tokens"] == 1_000_000
+        bench.assert_clean()
+
+
+WRONG_TOKEN = "drt_00000000_" + "x" * 43
+STORED = "() => JSON.stringify([{...localStorage}, {...sessionStorage}])"
+REFUSED = "status of 401"  # the browser logs every refused request itself
+
+
+def sign_in(bench: Workbench, token: str) -> None:
+    page = bench.page
+    page.get_by_label("API token").fill(token)
+    page.locator("#signin").get_by_role("button", name="Sign in").click()
+
+
+def assert_token_kept_out(bench: Workbench, *tokens: str) -> None:
+    """Never in the address bar, the page's storage or script-readable cookies."""
+    page = bench.page
+    stored = page.evaluate(STORED)
+    cookies = page.evaluate("document.cookie")
+    for token in tokens:
+        assert token not in page.url and token not in stored and token not in cookies
+
+
+def test_a_server_that_requires_a_token_signs_in_streams_and_signs_out(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    with workbench(
+        browser, servers, tmp_path, users=("alice", "bob"), require_token=True, stage_delay_seconds=0.1
+    ) as bench:
+        page = bench.page
+        alice, bob = bench.tokens["alice"], bench.tokens["bob"]
+        dialog = page.get_by_role("dialog", name="Sign in to this research server")
+        error = page.locator("#signin-error")
+        bench.tolerated.append(REFUSED)
+        bench.goto("#new")
+        expect(dialog).to_be_visible()
+        expect(dialog).to_contain_text("deepresearch token create NAME")
+        expect(page.get_by_label("API token")).to_be_focused()
+        expect(page.locator("#account")).to_be_hidden()
+        page.keyboard.press("Escape")  # the workbench is of no use without a session
+        expect(dialog).to_be_visible()
+        bench.shot("13-sign-in")
+
+        page.locator("#signin").get_by_role("button", name="Sign in").click()
+        expect(error).to_have_text("Paste the token first.")
+        sign_in(bench, WRONG_TOKEN)
+        expect(error).to_have_text(
+            "The server did not accept this token: the API token is unknown or revoked."
+        )
+        expect(dialog).to_be_visible()
+        bench.shot("14-sign-in-refused")
+        sign_in(bench, alice)
+        expect(dialog).to_be_hidden()
+        expect(page.locator("#account-user")).to_have_text("alice")
+        expect(page.locator("#account-admin")).to_be_hidden()
+        expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+        assert_token_kept_out(bench, alice)
+
+        # signed in: a run starts and streams to completion (EventSource carries the cookie)
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_role("button", name="Start research").click()
+        expect(page).to_have_url(re.compile(r"#run=\w+"))
+        run_id = bench.run_id()
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        expect(bench.stage("write_report", "done")).to_have_count(1)
+        expect(page.locator(f'#history-list a[data-run="{run_id}"]')).to_contain_text("Completed")
+        assert bench.api.get(f"/api/runs/{run_id}").json()["owner"] == "alice"
+        bench.shot("15-signed-in-run")
+
+        # the token is revoked while the user types: the next call's 401 brings the dialog back, and
+        # what was typed stays
+        page.get_by_role("link", name="New research", exact=True).click()
+        draft = "What changed in SQLite's write-ahead log between versions?"
+        page.get_by_label("Research question").fill(draft)
+        page.get_by_label("Depth").fill("2")
+        run_aside(_revoke_token(bench.settings, "alice"))
+        expect(dialog).to_be_visible()  # the history's next poll is refused
+        expect(page.locator("#signin-reason")).to_contain_text("no longer accepts your token")
+        sign_in(bench, bob)
+        expect(dialog).to_be_hidden()
+        expect(page.locator("#account-user")).to_have_text("bob")
+        expect(page.get_by_label("Research question")).to_have_value(draft)
+        expect(page.get_by_label("Depth")).to_have_value("2")
+        expect(page.locator("#history-empty")).to_be_visible()  # alice's run is not bob's
+        assert_token_kept_out(bench, alice, bob)
+        page.set_viewport_size({"width": 390, "height": 860})  # a phone: the user still fits the top bar
+        expect(page.locator("#account-user")).to_be_visible()
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, f"the page scrolls sideways at 390px ({width}px wide)"
+        bench.shot("16-signed-in-phone")
+        page.set_viewport_size({"width": 1400, "height": 960})
+
+        # sign out: the dialog again, nothing of bob's left on the page
+        page.get_by_role("button", name="Sign out").click()
+        expect(dialog).to_be_visible()
+        expect(page.locator("#account")).to_be_hidden()
+        expect(page.get_by_label("Research question")).to_have_value("")
+        expect(page.locator("#history-list li")).to_have_count(0)
+        with httpx.Client(base_url=bench.base_url, timeout=30) as anonymous:
+            assert anonymous.get("/api/session").status_code == 401
+        page.reload()  # the cookie is gone: still signed out
+        expect(dialog).to_be_visible()
+        assert_token_kept_out(bench, alice, bob)
+        bench.assert_clean()
+
+
+def test_a_token_revoked_mid_run_asks_again_and_the_run_view_goes_on(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    """The stream's and the polls' 401s bring the dialog back; signed in again (an admin may see the run),
+    the run reopens and streams to its end; another user is told it does not exist."""
+    with workbench(
+        browser, servers, tmp_path, users=("alice", "bob"), admins=("ops",), require_token=True
+    ) as bench:
+        page = bench.page
+        dialog = page.get_by_role("dialog", name="Sign in to this research server")
+        bench.tolerated.append(REFUSED)
+        bench.goto()
+        sign_in(bench, bench.tokens["alice"])
+        expect(page.locator("#account-user")).to_have_text("alice")
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_role("button", name="Start research").click()
+        expect(page).to_have_url(re.compile(r"#run=\w+"))
+        run_id = bench.run_id()
+        expect(bench.stage("plan_research", "done")).to_have_count(1)
+        run_aside(_revoke_token(bench.settings, "alice"))
+        expect(dialog).to_be_visible()
+        expect(page.locator("#conn-banner")).to_be_hidden()
+        bench.shot("20-token-revoked")
+
+        bench.tolerated.append("status of 404")  # bob asks for alice's run
+        sign_in(bench, bench.tokens["bob"])
+        expect(page.locator("#missing-view")).to_be_visible()  # alice's run is not bob's
+        expect(page.locator("#missing-title")).to_have_text("This run does not exist (any more)")
+        bench.tolerated.remove("status of 404")
+        page.get_by_role("button", name="Sign out").click()
+        expect(dialog).to_be_visible()
+        page.goto(f"{bench.base_url}/research/#run={run_id}")
+        expect(dialog).to_be_visible()
+        sign_in(bench, bench.tokens["ops"])
+        expect(page.locator("#account-admin")).to_be_visible()
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        expect(bench.stage("write_report", "done")).to_have_count(1)
+        expect(page.locator(f'#history-list a[data-run="{run_id}"]')).to_be_visible()
+        bench.assert_clean()
+
+
+def test_a_document_collection_is_offered_and_searched(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    manual = tmp_path / "manual"
+    manual.mkdir()
+    (manual / "checkpoints.md").write_text(
+        "# Durable checkpoints\n\nA durable workflow checkpoint records the state of a research run after "
+        "every stage, and SQLite write-ahead logging keeps each write safe, so a resumed run continues "
+        "from the latest checkpoint instead of starting over.\n",
+        encoding="utf-8",
+    )
+    searches_before = len(servers.search.calls)
+    with workbench(
+        browser, servers, tmp_path, stage_delay_seconds=0.0, corpus_roots={"manual": manual}
+    ) as bench:
+        page = bench.page
+        bench.goto("#new")
+        expect(page.locator("#account")).to_be_hidden()  # no token needed on loopback: nothing extra
+        expect(page.locator("#corpus-none")).to_be_hidden()
+        documents = page.get_by_label("Search documents")
+        expect(documents).to_be_enabled()
+        documents.check()
+        expect(page.get_by_label("Collection", exact=True)).to_have_value("manual")
+        page.get_by_label("Only my documents").check()
+        expect(page.locator("#estimate")).to_contain_text("in your documents")
+        page.get_by_label("Research question").fill(QUESTION)
+        bench.shot("17-collection")
+        page.get_by_role("button", name="Start research").click()
+
+        expect(page).to_have_url(re.compile(r"#run=\w+"))
+        run_id = bench.run_id()
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        document = page.locator("#sources .source")
+        expect(document).to_have_count(1)
+        expect(document).to_contain_text("checkpoints.md")
+        expect(document.locator(".tag.is-ok")).to_have_text("read")  # read from the collection
+        run = bench.api.get(f"/api/runs/{run_id}").json()
+        assert run["options"]["corpus"] == "manual" and run["options"]["corpus_only"] is True
+        sources = bench.api.get(f"/api/runs/{run_id}/artifacts/sources.json").json()["sources"]
+        urls = [s["url"] for s in sources]
+        assert urls and all(u.startswith("corpus://") for u in urls), urls
+        assert len(servers.search.calls) == searches_before  # documents only: no web search
+
+        # a new research like this one chooses the same collection again
+        page.get_by_role("button", name="New research like this").click()
+        expect(page.locator("#new-view")).to_be_visible()
+        expect(page.get_by_label("Research question")).to_have_value(QUESTION)
+        expect(documents).to_be_checked()
+        expect(page.get_by_label("Collection", exact=True)).to_have_value("manual")
+        expect(page.get_by_label("Only my documents")).to_be_checked()
+        expect(page.locator("#corpus-unavailable")).to_be_hidden()
+        bench.assert_clean()
+
+
+def test_without_collections_the_form_says_so_and_never_sends_a_folder(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    """No DEEPRESEARCH_CORPUS_ROOTS: documents cannot be chosen. A run the CLI made with a server folder
+    (corpus_dir) shows that folder as unavailable when loaded into the form, and nothing starts with it."""
+    folder = tmp_path / "cli-docs"
+    folder.mkdir()
+    (folder / "wal.md").write_text(
+        "# Write-ahead logging\n\nSQLite's write-ahead log keeps durable workflow checkpoints safe.\n",
+        encoding="utf-8",
+    )
+    cli = subprocess.run(
+        [sys.executable, "-m", "agent", "run", "--plain", "--corpus", str(folder), "--corpus-only", QUESTION],
+        cwd=ROOT,
+        env=server_env(servers, tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert cli.returncode == 0, cli.stderr
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        (cli_run,) = bench.api.get("/api/runs").json()["runs"]
+        assert bench.api.get(f"/api/runs/{cli_run['run_id']}").json()["options"]["corpus"] is None
+        bench.goto("#new")
+        none = page.locator("#corpus-none")
+        expect(none).to_have_text(
+            "This server offers no document collections; the operator lists them in "
+            "DEEPRESEARCH_CORPUS_ROOTS."
+        )
+        expect(page.get_by_label("Search documents")).to_be_disabled()
+        expect(page.get_by_label("Only my documents")).to_be_disabled()
+        bench.shot("18-no-collections")
+
+        bench.goto(f"#run={cli_run['run_id']}")
+        expect(page.locator("#run-status")).to_have_text("Completed")
+        page.get_by_role("button", name="New research like this").click()
+        unavailable = page.locator("#corpus-unavailable")
+        expect(unavailable).to_contain_text(f"a folder on the server ({folder.resolve()})")
+        expect(unavailable).to_contain_text("Untick “Search documents”")
+        expect(page.get_by_label("Search documents")).to_be_checked()
+        bench.shot("19-folder-unavailable")
+        page.get_by_role("button", name="Start research").click()
+        expect(page.locator("#form-error")).to_have_text(
+            "This server offers no document collections: untick “Search documents”."
+        )
+        assert len(bench.api.get("/api/runs").json()["runs"]) == 1  # nothing was sent
+
+        page.get_by_label("Search documents").uncheck()
+        expect(unavailable).to_be_hidden()
+        expect(page.get_by_label("Search documents")).to_be_disabled()
+        page.get_by_role("button", name="Start research").click()
+        expect(page).to_have_url(re.compile(r"#run=\w+"))
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        started = bench.api.get(f"/api/runs/{bench.run_id()}").json()["options"]
+        assert started["corpus"] is None and started["corpus_dir"] is None and not started["corpus_only"]
         bench.assert_clean()

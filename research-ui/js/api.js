@@ -23,7 +23,25 @@ function detailText(body) {
   return "";
 }
 
-async function request(method, path, body) {
+/** @type {(error: ApiError) => void} */
+let onUnauthorised = () => {};
+
+/**
+ * Called with every 401 of a call made with a session (the token was revoked, or the session cookie is
+ * gone): the app asks for a token again. Sign-in calls handle their own 401.
+ * @param {(error: ApiError) => void} handler
+ */
+export function setUnauthorisedHandler(handler) {
+  onUnauthorised = handler;
+}
+
+/** A 401 leaves the call rejected as usual, after the app was told. */
+function failed(error, { signIn = false } = {}) {
+  if (error.status === 401 && !signIn) onUnauthorised(error);
+  return error;
+}
+
+async function request(method, path, body, { signIn = false } = {}) {
   /** @type {RequestInit} */
   const init = { method, headers: { Accept: "application/json" } };
   // The server refuses a POST that another web page could forge (a form): this header marks ours.
@@ -46,7 +64,8 @@ async function request(method, path, body) {
     parsed = null;
   }
   if (!response.ok) {
-    throw new ApiError(detailText(parsed) || `${response.status} ${response.statusText}`, response.status);
+    const message = detailText(parsed) || `${response.status} ${response.statusText}`;
+    throw failed(new ApiError(message, response.status), { signIn });
   }
   return parsed;
 }
@@ -58,7 +77,7 @@ async function requestText(path) {
   } catch {
     throw new ApiError("The server cannot be reached.", 0);
   }
-  if (!response.ok) throw new ApiError(`${response.status} ${response.statusText}`, response.status);
+  if (!response.ok) throw failed(new ApiError(`${response.status} ${response.statusText}`, response.status));
   return response.text();
 }
 
@@ -69,6 +88,11 @@ const artifactPath = (id, path) => `${runPath(id)}/artifacts/${path.split("/").m
 
 export const api = {
   config: () => request("GET", "/research/config.json"),
+  // The token travels once, in this JSON body; the server keeps it in an HttpOnly cookie (path /api), so
+  // no script, URL or storage ever holds it.
+  session: () => request("GET", "/api/session", undefined, { signIn: true }),
+  signIn: (token) => request("POST", "/api/session", { token }, { signIn: true }),
+  signOut: () => request("DELETE", "/api/session", undefined, { signIn: true }),
   listRuns: ({ status = "", limit = 30, offset = 0 } = {}) => {
     const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });
     if (status) query.set("status", status);

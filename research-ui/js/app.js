@@ -9,6 +9,7 @@ import { HistoryView } from "./history.js";
 import { describe } from "./progress.js";
 import { ReportView } from "./report.js";
 import { ResumeView } from "./resume.js";
+import { SessionGate } from "./session.js";
 import { SourcesView } from "./sources.js";
 import { RunStream } from "./stream.js";
 import { Tabs } from "./tabs.js";
@@ -45,6 +46,8 @@ const app = {
   /** @type {OpenRun|null} */
   refreshRun: null,
   openToken: 0,
+  /** routing starts with the first session (a server that requires a token shows nothing before) */
+  started: false,
 };
 
 // --- views ---------------------------------------------------------------------------------------------
@@ -88,6 +91,49 @@ const form = new NewResearchForm(/** @type {HTMLFormElement} */ ($("new-form")),
     history.refresh();
   },
 });
+
+const gate = new SessionGate({
+  onSignedIn: (session) => signedIn(session),
+  onSignedOut: ({ deliberate }) => signedOut(deliberate),
+  onUnavailable: (message) => form.unavailable(`${message.replace(/\.$/, "")}. Reload to try again.`),
+});
+
+// --- session -------------------------------------------------------------------------------------------
+/** Signed in (or no token needed): the collections, the history, the route; a run open before reopens. */
+function signedIn(session) {
+  form.setCollections(session.collections);
+  form.signedIn();
+  history.start();
+  if (!app.started) {
+    app.started = true;
+    window.addEventListener("hashchange", route);
+  } else {
+    closeRun(); // its stream stopped at the 401: open it again with the new session
+  }
+  route();
+}
+
+/**
+ * The session ended. A revoked token (`deliberate` false) only pauses the workbench behind the dialog:
+ * what the user typed and the open view stay. Signing out forgets everything the user saw.
+ */
+function signedOut(deliberate) {
+  history.stop({ clear: deliberate });
+  clearTimeout(app.artifactTimer);
+  app.run?.stream.stop();
+  setBanner(false);
+  if (!deliberate) return;
+  closeRun();
+  app.openToken += 1; // a run still opening is not shown
+  timeline.reset();
+  sources.reset();
+  report.reset();
+  resumeView.reset();
+  form.clear(app.config.defaults);
+  history.setCurrent(null);
+  showView("new");
+  if (location.hash !== "#new") location.hash = "#new";
+}
 
 // --- routing ---------------------------------------------------------------------------------------------
 function route() {
@@ -511,6 +557,12 @@ function setupChrome() {
     else resume(null);
   });
   $("btn-checkpoints").addEventListener("click", () => mainTabs.select("tab-checkpoints", { focus: true }));
+  $("btn-reuse").addEventListener("click", () => {
+    const run = app.run;
+    if (!run) return;
+    form.load(run.detail.question, run.detail.options || run.model.options);
+    location.hash = "#new";
+  });
   $("new-research").addEventListener("click", (event) => {
     if (location.hash === "#new") {
       event.preventDefault();
@@ -555,7 +607,10 @@ async function loadConfig() {
   const { engine, model } = app.config;
   badge.hidden = !engine;
   badge.dataset.engine = engine || "";
-  setText(badge, engine === "extractive" ? "Extractive mode" : engine === "llm" ? `LLM · ${model}` : "");
+  // the kind always shows; the detail only where the top bar has room (styles.css)
+  const [kind, detail] =
+    engine === "extractive" ? ["Extractive", " mode"] : engine === "llm" ? ["LLM", ` · ${model}`] : ["", ""];
+  fill(badge, kind, h("span", { class: "badge-detail", text: detail }));
   badge.title =
     engine === "extractive"
       ? "No language model is configured: keyword planning, BM25 screening and a report made only of quoted, cited sentences."
@@ -571,9 +626,7 @@ async function boot() {
   resumeView = new ResumeView($("resume"), app.config.limits, {
     onContinue: (checkpointId, options) => resume(checkpointId, options),
   });
-  history.start();
-  window.addEventListener("hashchange", route);
-  route();
+  await gate.check(); // signed in → signedIn() routes; else the sign-in dialog
 }
 
 boot();

@@ -64,6 +64,14 @@ export class NewResearchForm {
     this.estimateBox = $("estimate");
     this.startButton = /** @type {HTMLButtonElement} */ ($("start-button"));
     this.corpus = /** @type {HTMLInputElement} */ ($("opt-corpus"));
+    this.collection = /** @type {HTMLSelectElement} */ ($("opt-corpus-name"));
+    /** the document collections this server offers (GET /api/session); none until the session is in */
+    this.collections = /** @type {string[]} */ ([]);
+    /** a loaded run searched this, which the form cannot offer: shown, never sent */
+    this.unavailableCorpus = /** @type {{corpus?: string|null, corpus_dir?: string|null}|null} */ (null);
+    this.collection.addEventListener("change", () => {
+      if (this.collection.value) this.setUnavailable(null);
+    });
     form.addEventListener("input", () => this.update());
     form.addEventListener("change", () => this.update());
     form.addEventListener("submit", (event) => {
@@ -115,15 +123,89 @@ export class NewResearchForm {
     return /** @type {HTMLInputElement} */ (this.form.elements.namedItem(name));
   }
 
-  setOptions(options) {
+  /**
+   * The document collections the server offers (options.corpus). With none, documents cannot be searched
+   * and the form says why. A choice already made stays if it is still offered.
+   * @param {string[]} names
+   */
+  setCollections(names) {
+    const chosen = this.collection.value;
+    this.collections = [...names];
+    const none = names.length === 0;
+    const options = names.map((name) => h("option", { value: name, text: name }));
+    fill(this.collection, names.length > 1 || this.unavailableCorpus ? choosePrompt() : null, ...options);
+    this.collection.value = names.includes(chosen) ? chosen : names.length === 1 ? names[0] : "";
+    $("corpus-none").hidden = !none;
+    this.corpus.disabled = none;
+    this.field("corpus_only").disabled = none;
+    if (none) {
+      this.corpus.checked = false;
+      this.field("corpus_only").checked = false;
+    }
+    this.update();
+  }
+
+  /**
+   * Fill the options: the server's defaults, or a past run's (`fromRun`). A run's collection is chosen
+   * again by name; a run that searched a server folder (corpus_dir, CLI or an older server) or a collection
+   * no longer offered shows it as unavailable: the form never sends a folder.
+   * @param {any} options
+   * @param {{fromRun?: boolean}} [how]
+   */
+  setOptions(options, { fromRun = false } = {}) {
     for (const name of NUMBERS) this.field(name).value = String(options[name]);
     for (const name of BUDGET) this.field(name).value = String(options.budget?.[name] ?? "");
     this.field("requires_critic_review").checked = options.requires_critic_review;
     for (const box of this.reviewerBoxes()) box.checked = options.reviewers.includes(box.value);
-    this.corpus.checked = Boolean(options.corpus_dir);
-    this.field("corpus_dir").value = options.corpus_dir || "";
-    this.field("corpus_only").checked = Boolean(options.corpus_only);
+    const offered = Boolean(options.corpus) && this.collections.includes(options.corpus);
+    const searched = Boolean(options.corpus || options.corpus_dir);
+    // the server's own default folder (DEEPRESEARCH_CORPUS_DIR) is not a choice the workbench makes
+    this.setUnavailable(fromRun && searched && !offered ? options : null);
+    this.corpus.checked = offered || this.unavailableCorpus !== null;
+    if (offered) this.collection.value = options.corpus;
+    this.field("corpus_only").checked = this.corpus.checked && Boolean(options.corpus_only);
     this.update();
+  }
+
+  /** @param {{corpus?: string|null, corpus_dir?: string|null}|null} searched */
+  setUnavailable(searched) {
+    this.unavailableCorpus = searched;
+    const note = $("corpus-unavailable");
+    note.hidden = !searched;
+    if (!searched) return;
+    if (!this.collection.querySelector('option[value=""]')) this.collection.prepend(choosePrompt());
+    this.collection.value = "";
+    const what = searched.corpus
+      ? `the collection “${searched.corpus}”, which this server no longer offers`
+      : `a folder on the server (${searched.corpus_dir}), which only the command line can choose`;
+    setText(
+      note,
+      `That run searched ${what}. ` +
+        (this.collections.length
+          ? "Choose one of this server's collections, or untick “Search documents”."
+          : "Untick “Search documents” to search the web."),
+    );
+    // with nothing to choose, the box is only there to show what the run did
+    this.corpus.disabled = false;
+  }
+
+  /** Signed in again: a refusal for want of a session is no longer true. */
+  signedIn() {
+    if (this.authProblem) this.showError("");
+  }
+
+  /** Signed out: nothing of the last user's question stays. */
+  clear(defaults) {
+    this.question.value = "";
+    this.showError("");
+    this.setOptions(defaults);
+  }
+
+  /** A past run's question and options, to start a new research like it. */
+  load(question, options) {
+    this.question.value = question || "";
+    this.showError("");
+    this.setOptions(options, { fromRun: true });
   }
 
   reviewerBoxes() {
@@ -144,9 +226,9 @@ export class NewResearchForm {
       .filter((b) => b.checked)
       .map((b) => b.value);
     options.requires_critic_review = this.field("requires_critic_review").checked;
-    const dir = this.field("corpus_dir").value.trim();
-    options.corpus_dir = this.corpus.checked && dir ? dir : null;
-    options.corpus_only = Boolean(options.corpus_dir) && this.field("corpus_only").checked;
+    const name = this.collection.value;
+    options.corpus = this.corpus.checked && this.collections.includes(name) ? name : null;
+    options.corpus_only = Boolean(options.corpus) && this.field("corpus_only").checked;
     const budget = {};
     for (const name of BUDGET) {
       const raw = this.field(name).value.trim();
@@ -159,11 +241,18 @@ export class NewResearchForm {
   update() {
     if (!this.limits) return; // typing before the configuration arrived (or when it could not)
     $("corpus-fields").hidden = !this.corpus.checked;
+    if (!this.corpus.checked && this.unavailableCorpus) this.setUnavailable(null);
+    if (!this.collections.length && !this.unavailableCorpus) this.corpus.disabled = true;
+    // nothing to choose from: only the note on what the loaded run searched is shown
+    const choice = this.collections.length > 0;
+    for (const part of [this.collection, this.field("corpus_only")]) {
+      /** @type {HTMLElement} */ (part.closest(".field, .check")).hidden = !choice;
+    }
     const options = this.options();
     const e = estimateCalls(options, this.engine);
     const where = options.corpus_only
       ? "in your documents"
-      : options.corpus_dir
+      : options.corpus
         ? "on the web and in your documents"
         : "on the web";
     const llmNote =
@@ -193,7 +282,8 @@ export class NewResearchForm {
     );
   }
 
-  showError(message) {
+  showError(message, { authProblem = false } = {}) {
+    this.authProblem = authProblem;
     this.error.textContent = message;
     this.error.hidden = !message;
   }
@@ -212,9 +302,13 @@ export class NewResearchForm {
       this.showError(fewest === 1 ? "Pick at least one reviewer." : `Pick at least ${fewest} reviewers.`);
       return;
     }
-    if (this.corpus.checked && !options.corpus_dir) {
-      this.showError("Give the folder of your documents, or untick “Search my documents”.");
-      $("opt-corpus-dir").focus();
+    if (this.corpus.checked && !options.corpus) {
+      this.showError(
+        this.collections.length
+          ? "Choose a document collection, or untick “Search documents”."
+          : "This server offers no document collections: untick “Search documents”.",
+      );
+      (this.collections.length ? this.collection : this.corpus).focus();
       return;
     }
     this.showError("");
@@ -226,12 +320,23 @@ export class NewResearchForm {
       this.question.value = "";
       this.actions.onStarted(run);
     } catch (error) {
-      this.showError(`The research could not start: ${error.message}`);
+      if (error.status === 401) {
+        this.showError("Sign in again, then start the research: your question and options are kept.", {
+          authProblem: true,
+        });
+      } else {
+        this.showError(`The research could not start: ${error.message}`);
+      }
     } finally {
       button.disabled = false;
       button.textContent = "Start research";
     }
   }
+}
+
+/** The select's first line when no collection is chosen (never a value the form sends). */
+function choosePrompt() {
+  return h("option", { value: "", text: "Choose a collection…", disabled: true });
 }
 
 function figure(value, label) {

@@ -20,6 +20,10 @@ export class HistoryView {
     this.currentId = null;
     this.timer = 0;
     this.runs = [];
+    /** polling only while signed in: without a session every poll would be refused */
+    this.running = false;
+    /** bumped by stop(): an answer asked for before it (another user's, maybe) is dropped */
+    this.generation = 0;
     els.filter.addEventListener("change", () => {
       this.limit = PAGE;
       this.refresh();
@@ -29,12 +33,26 @@ export class HistoryView {
       this.refresh();
     });
     document.addEventListener("visibilitychange", () => {
-      if (document.visibilityState === "visible") this.refresh();
+      if (document.visibilityState === "visible" && this.running) this.refresh();
     });
   }
 
   start() {
+    this.running = true;
     this.refresh();
+  }
+
+  /** Stop polling; `clear`: forget the list too (signed out: the next user must not see it). */
+  stop({ clear = false } = {}) {
+    this.running = false;
+    this.generation += 1;
+    clearTimeout(this.timer);
+    this.timer = 0;
+    if (clear) {
+      this.runs = [];
+      this.els.list.replaceChildren();
+      this.els.more.hidden = true;
+    }
   }
 
   /** @param {string|null} runId */
@@ -55,19 +73,24 @@ export class HistoryView {
   }
 
   async refresh() {
+    if (!this.running) return;
     clearTimeout(this.timer);
+    const generation = this.generation;
     try {
       const page = await api.listRuns({ status: this.els.filter.value, limit: this.limit });
+      if (generation !== this.generation) return; // signed out while the answer was on its way
       this.runs = page.runs;
       this.render(page);
       this.hooks.onRuns(page.runs);
     } catch {
       /* the connection banner tells about the server; keep the last list */
     } finally {
-      this.timer = setTimeout(() => {
-        if (document.visibilityState === "visible") this.refresh();
-        else this.timer = 0;
-      }, REFRESH_MS);
+      if (this.running && generation === this.generation) {
+        this.timer = setTimeout(() => {
+          if (document.visibilityState === "visible") this.refresh();
+          else this.timer = 0;
+        }, REFRESH_MS);
+      }
     }
   }
 

@@ -265,7 +265,8 @@ function sourceCard(row, perSource, citations, hasFinal) {
   const meta = [
     domain,
     row.bytes ? bytes(row.bytes) : null,
-    row.published ? `published ${row.published}` : null,
+    // a day is what a reader needs (a document's date may be a full timestamp)
+    row.published ? `published ${String(row.published).slice(0, 10)}` : null,
   ].filter(Boolean);
   const tags = [];
   if (row.status === "running") tags.push(h("span", { class: "tag is-running" }, "fetching…"));
