@@ -56,7 +56,8 @@ def ui_config(settings: Settings) -> UiConfig:
     return UiConfig(
         engine=engine,
         model=settings.openai_model_name if engine == "llm" else None,
-        defaults=settings.default_options(),
+        # the server's own default folder is the operator's business, not the page's
+        defaults=settings.default_options().model_copy(update={"corpus_dir": None}),
         limits=option_limits(),
         reviewers=list(DEFAULT_REVIEWERS),
         max_question_chars=settings.max_question_chars,
