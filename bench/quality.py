@@ -216,7 +216,8 @@ def grammar_problems(sub_question: str, question: str) -> list[str]:
     auxiliary verb within four words; it ends with one question mark, not on a function word, and doubles
     no word. Keyword soup is caught against the user's question: a run of two or more content words taken
     from the question must be a phrase of it, not words strung together from different places, and must
-    not stop mid-phrase ("... avoid repeating paid?" when the question says "paid calls")."""
+    not stop mid-phrase when it is three words or more ("... avoid repeating paid?" when the question says
+    "paid calls")."""
     problems: list[str] = []
     text = " ".join(sub_question.split())
     if not text[:1].isupper():
@@ -235,7 +236,8 @@ def grammar_problems(sub_question: str, question: str) -> list[str]:
     source = _tokens(question)
     runs: list[list[str]] = [[]]
     for token in _tokens(text):
-        if token in _FUNCTION or token in ",;:?!":
+        # an identifier (functools.lru_cache, __enter__) is a name: it starts or ends a phrase
+        if token in _FUNCTION or token in ",;:?!" or re.search(r"[._()]", token):
             runs.append([])
         else:
             runs[-1].append(token)
@@ -245,7 +247,7 @@ def grammar_problems(sub_question: str, question: str) -> list[str]:
         starts = [i for i in range(len(source) - len(run) + 1) if source[i : i + len(run)] == run]
         if not starts:
             problems.append(f"keywords strung together ({' '.join(run)!r})")
-        elif all(
+        elif len(run) >= 3 and all(
             i + len(run) < len(source) and source[i + len(run)] not in _FUNCTION | set(",;:?!")
             for i in starts
         ):

@@ -1,0 +1,81 @@
+"""Extractive screening: rank the fetched sources' passages for each sub-question with BM25F.
+
+Each passage is scored over three fields - the source's title, the passage's heading path and its body - so
+the section titled like the question wins. Candidates far below a sub-question's best passage are dropped
+(they are what made reports cite pages that do not answer the question), and so are near-copies of a
+better candidate (the same section in a page's HTML and in its reStructuredText source).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypedDict
+
+from .extractive import BM25F, content_tokens, heading_passages, keywords
+
+RELATIVE_FLOOR = 0.45
+"""A candidate must score at least this share of the sub-question's best passage."""
+NEAR_COPY = 0.8
+"""Jaccard similarity of two passages' content words above which the lower-ranked one is a copy."""
+
+
+class PassageRecord(TypedDict):
+    passage_id: str
+    source_id: str
+    n: int
+    title: str
+    headings: list[str]
+    text: str
+
+
+def passages_of(sources: Sequence[dict[str, Any]]) -> list[PassageRecord]:
+    """Every fetched source's passages, cut by section, with the source's number and title."""
+    return [
+        PassageRecord(
+            passage_id=f"{s['id']}.{i}",
+            source_id=s["id"],
+            n=s["n"],
+            title=s.get("title") or "",
+            headings=list(p.headings),
+            text=p.text,
+        )
+        for s in sources
+        for i, p in enumerate(heading_passages(s["text"]), start=1)
+    ]
+
+
+def rank_passages(
+    question: str, sub_questions: Sequence[str], passages: Sequence[PassageRecord], limit: int
+) -> list[list[tuple[float, PassageRecord]]]:
+    """For each sub-question, its best passages as (score, passage), best first: BM25F over title,
+    headings and body against the sub-question plus the question's main keywords."""
+    index = BM25F(
+        [
+            {
+                "title": content_tokens(p["title"]),
+                "headings": content_tokens(" ".join(p["headings"])),
+                "body": content_tokens(p["text"]),
+            }
+            for p in passages
+        ]
+    )
+    bodies = [set(content_tokens(p["text"])) for p in passages]
+    focus = " ".join(keywords(question, 6))
+    ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []
+    for sub_question in sub_questions:
+        scores = index.scores(f"{sub_question} {focus}")
+        order = sorted(range(len(passages)), key=lambda i: -scores[i])
+        best = scores[order[0]] if order else 0.0
+        kept: list[int] = []
+        for i in order:
+            if len(kept) >= limit or scores[i] <= 0 or scores[i] < RELATIVE_FLOOR * best:
+                break
+            if any(_jaccard(bodies[i], bodies[j]) >= NEAR_COPY for j in kept):
+                continue
+            kept.append(i)
+        ranked_per_sq.append([(scores[i], passages[i]) for i in kept])
+    return ranked_per_sq
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
