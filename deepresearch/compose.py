@@ -128,12 +128,20 @@ class _Ledger:
         self._used: list[set[str]] = []
 
     def take(self, statement: str) -> bool:
-        terms = set(content_tokens(statement))
-        for used in self._used:
-            if terms == used or (terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE):
-                return False
-        self._used.append(terms)
+        """Record the statement's sentences; False (and nothing recorded) if any of them is used already."""
+        sentences = [set(content_tokens(s)) for s in split_sentences(statement)] or [
+            set(content_tokens(statement))
+        ]
+        if any(self._seen(terms) for terms in sentences):
+            return False
+        self._used += sentences
         return True
+
+    def _seen(self, terms: set[str]) -> bool:
+        return any(
+            terms == used or (terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
+            for used in self._used
+        )
 
 
 def cite(finding: dict[str, Any]) -> str:
@@ -183,10 +191,11 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     for sub_question in sub_questions:
         lines += [f"### {sub_question}", ""]
         mine = by_score(f for f in [*facts, *implications] if f["sub_question"] == sub_question)
+        # a note, not a finding: it is not a bullet, so the report's bullets stay distinct claims
         lines += pick(mine, FINDINGS_PER_SUB_QUESTION) or [
-            "- Covered above, or no fetched source addressed this sub-question beyond the summary."
-            if any(f["sub_question"] == sub_question for f in used)
-            else "- No fetched source addressed this sub-question."
+            "Nothing beyond the summary above."
+            if any(e["sub_question"] == sub_question for e in state.get("evidence", []))
+            else "No fetched source addressed this sub-question."
         ]
         lines.append("")
     lines += ["## Disagreements and risks", ""]

@@ -25,6 +25,11 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _TOKEN = re.compile(r"[a-z0-9_][a-z0-9_\-\+\.#]*[a-z0-9_+#]|[a-z0-9]")
 _IDENTIFIER_PARTS = re.compile(r"[._]+")
+# a stopword that names a statement or keyword is a content word there: "the with statement", "for loops"
+KEYWORD_NAME = re.compile(
+    r"\b(with|for|while|if|try|from|as|is|not|and|or|in|return|import)\s+(?=(?:statements?|keywords?|clauses?|loops?|operators?|blocks?)\b)",
+    re.IGNORECASE,
+)
 _CAMEL = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)+\b")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
@@ -37,7 +42,7 @@ def tokenize(text: str) -> list[str]:
 def content_tokens(text: str) -> list[str]:
     """Stemmed content words. An identifier also yields its parts, so "subprocess.run" and
     "functools.lru_cache" match text that names "subprocess", "run", "lru" or "cache" on their own."""
-    out: list[str] = []
+    out: list[str] = [name.lower() for name in KEYWORD_NAME.findall(text)]  # "the with statement"
     for word in _CAMEL.findall(text):  # TimeoutExpired -> timeout, expired
         out += [_stem(part.lower()) for part in _CAMEL_PART.findall(word) if len(part) > 2]
     for tok in tokenize(text):

@@ -130,7 +130,9 @@ def _mechanism(clause: str, topic: str) -> str | None:
     if not tail:
         return None
     verb = tail[0]
-    third = verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
+    if verb.lower() in ("work", "works"):
+        return None
+    third = verb if _plural(topic) else verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
     return f"how {topic} {third}" + (f" {tail[1]}" if len(tail) > 1 else "")
 
 

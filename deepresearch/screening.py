@@ -12,11 +12,16 @@ from collections.abc import Sequence
 from typing import Any, TypedDict
 
 from .extractive import BM25F, content_tokens, heading_passages, keywords
+from .planning import question_topic
 
 RELATIVE_FLOOR = 0.45
 """A candidate must score at least this share of the sub-question's best passage."""
 NEAR_COPY = 0.8
 """Jaccard similarity of two passages' content words above which the lower-ranked one is a copy."""
+
+
+SAME_SOURCE_DISCOUNT = 0.85
+"""Each passage already kept from a source multiplies that source's next candidates by this."""
 
 
 class PassageRecord(TypedDict):
@@ -48,7 +53,7 @@ def rank_passages(
     question: str, sub_questions: Sequence[str], passages: Sequence[PassageRecord], limit: int
 ) -> list[list[tuple[float, PassageRecord]]]:
     """For each sub-question, its best passages as (score, passage), best first: BM25F over title,
-    headings and body against the sub-question plus the question's main keywords."""
+    headings and body against the sub-question plus the question's topic."""
     index = BM25F(
         [
             {
@@ -60,19 +65,27 @@ def rank_passages(
         ]
     )
     bodies = [set(content_tokens(p["text"])) for p in passages]
-    focus = " ".join(keywords(question, 6))
+    # the topic, not every word of the question: "its limitations" must not pull every sub-question
+    # to the one section on limitations
+    focus = " ".join(keywords(question_topic(question), 6))
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []
     for sub_question in sub_questions:
         scores = index.scores(f"{sub_question} {focus}")
-        order = sorted(range(len(passages)), key=lambda i: -scores[i])
-        best = scores[order[0]] if order else 0.0
+        best = max(scores, default=0.0)
+        pool = [i for i in range(len(passages)) if scores[i] > 0 and scores[i] >= RELATIVE_FLOOR * best]
         kept: list[int] = []
-        for i in order:
-            if len(kept) >= limit or scores[i] <= 0 or scores[i] < RELATIVE_FLOOR * best:
-                break
+        per_source: dict[int, int] = {}
+        while pool and len(kept) < limit:
+            # a source's next passage counts a little less: good passages of a second page get a turn
+            i = max(
+                pool, key=lambda j: scores[j] * SAME_SOURCE_DISCOUNT ** per_source.get(passages[j]["n"], 0)
+            )
+            pool.remove(i)
             if any(_jaccard(bodies[i], bodies[j]) >= NEAR_COPY for j in kept):
                 continue
             kept.append(i)
+            per_source[passages[i]["n"]] = per_source.get(passages[i]["n"], 0) + 1
+        kept.sort(key=lambda i: -scores[i])
         ranked_per_sq.append([(scores[i], passages[i]) for i in kept])
     return ranked_per_sq
 

@@ -87,9 +87,14 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
 _CHANGELOG = re.compile(r"^(?:Changed|New|Added) in version\b")
 
 
+_CODE_CHARS = frozenset("{}[]=%'\"#<>|\\")
+
+
 def _prose(sentence: str) -> bool:
+    code = sum(1 for char in sentence if char in _CODE_CHARS)
     return (
         is_statement(sentence)
+        and code <= max(3, len(sentence) // 40)  # a flattened code sample, not a sentence
         and not sentence.startswith("(")
         and not _NOT_PROSE.search(sentence)
         and not _CHANGELOG.match(sentence)  # version history, not what the thing does
@@ -136,6 +141,11 @@ class Scorer:
     def score(self, unit: Quote, weights: dict[str, float], passage_rank: float) -> float:
         lead = 0.1 if unit.position == 0 else 0.0  # a section's first statement often defines its subject
         return 0.6 * self.coverage(unit, weights) + 0.3 * passage_rank + lead
+
+
+def overlaps(a: str, b: str) -> bool:
+    """One quote contains the other (a two-sentence window and its second sentence)."""
+    return a in b or b in a
 
 
 def similarity(a: Quote, b: Quote) -> float:

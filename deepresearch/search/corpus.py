@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from ..extractive import heading_passages
+from ..extractive import KEYWORD_NAME, heading_passages
 from .base import SearchResult
 from .extract import PASSAGE_CHARS, SUPPORTED_SUFFIXES, chunk_text, extract_text
 
@@ -119,11 +119,24 @@ class _Known:
 def match_expression(query: str) -> str | None:
     """A safe FTS5 MATCH expression for free text: each word quoted, OR-ed; BM25 rewards docs that
     match more of them. Quotes/operators/columns in the user's text can never reach FTS5 syntax."""
+    named = {name.lower() for name in KEYWORD_NAME.findall(query)}  # "the with statement" keeps "with"
     tokens = list(dict.fromkeys(_TOKEN_RE.findall(query.lower())))
-    content = [token for token in tokens if token not in _STOPWORDS] or tokens
+    content = [token for token in tokens if token not in _STOPWORDS or token in named] or tokens
     if not content:
         return None
     return " OR ".join(f'"{token}"' for token in content[:_MAX_QUERY_TOKENS])
+
+
+def _sphinx_copy(root: Path, relative: str) -> bool:
+    """A Sphinx build ships each page twice: x.html and its source, _sources/x.rst.txt (or x.txt). The source
+    copy of a page that is there as HTML is left out: indexing both would make every page two sources."""
+    if not relative.startswith("_sources/"):
+        return False
+    page = relative.removeprefix("_sources/")
+    for suffix in (".rst.txt", ".txt"):
+        if page.endswith(suffix):
+            return (root / (page.removesuffix(suffix) + ".html")).is_file()
+    return False
 
 
 def _sections(text: str) -> list[tuple[str, str]]:
@@ -277,7 +290,10 @@ class CorpusIndex:
                 if not path.resolve().is_relative_to(root):
                     logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
                     continue
-                found.append((path.relative_to(root).as_posix(), path))
+                relative = path.relative_to(root).as_posix()
+                if _sphinx_copy(root, relative):
+                    continue
+                found.append((relative, path))
         return found
 
     def _reindex_sync(self) -> IndexStats:

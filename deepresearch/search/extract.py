@@ -152,6 +152,9 @@ _RST_API = frozenset(
         "coroutinefunction",
     }
 )
+_RST_CODE = frozenset(
+    {"code-block", "code", "sourcecode", "literalinclude", "doctest", "testcode", "productionlist"}
+)
 _RST_ROLE = re.compile(r":[\w:+-]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
 _RST_LINK = re.compile(r"`([^`<]+?)(?:\s*<[^>]*>)?`__?")
 _RST_LITERAL = re.compile(r"``([^`]+)``")
@@ -164,10 +167,15 @@ def _from_rst(text: str) -> str:
     lines = text.splitlines()
     levels: dict[str, int] = {}
     out: list[str] = []
+    literal = False  # inside a literal (code) block: its indented lines are left out
     i = 0
     while i < len(lines):
         line = lines[i]
         nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if literal and (not line.strip() or line.startswith((" ", "\t"))):
+            i += 1
+            continue
+        literal = False
         over = _RST_ADORNMENT.match(line)
         if over and i + 2 < len(lines) and _RST_ADORNMENT.match(lines[i + 2]) and lines[i + 1].strip():
             style = "o" + line.strip()[0]
@@ -188,6 +196,7 @@ def _from_rst(text: str) -> str:
         directive = _RST_DIRECTIVE.match(line.strip())
         if directive and not line.startswith(" "):
             name, argument = directive.groups()
+            literal = name in _RST_CODE
             if name in _RST_API and argument:
                 out += ["", f"{'#' * DEFINITION_LEVEL} {argument.strip()}", ""]
             i += 1
@@ -196,6 +205,7 @@ def _from_rst(text: str) -> str:
             i += 1
             continue
         out.append(_rst_inline(line.strip()) if line.strip() else "")
+        literal = line.rstrip().endswith("::")  # "Example::" introduces a literal block
         i += 1
     # the source is wrapped at ~80 columns: a paragraph becomes one line, as in the HTML page
     blocks = "\n".join(out).split("\n\n")
