@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .extractive import IMPLICATION_CUES, RISK_CUES, chunk_passages, content_tokens, has_cue, split_sentences
+from .planning import question_topic
 from .report import CITATION, check_citations, render_html, sources_markdown
 from .sentences import NEAR_DUPLICATE, Quote, Scorer, mmr, quotes
 
@@ -37,6 +38,8 @@ def findings_listing(findings: dict[str, Any]) -> str:
 # --- extractive reviewers and critic --------------------------------------------------------------
 REVIEW_LIMITS = {"fact_reviewer": 4, "implication_reviewer": 2, "risk_reviewer": 2}
 """Findings per sub-question for each extractive reviewer."""
+RELATIVE_FLOOR = 0.6
+"""A finding must score at least this share of the best quote on its sub-question."""
 MIN_COVERAGE = {"fact_reviewer": 0.2, "implication_reviewer": 0.25, "risk_reviewer": 0.25}
 """Share of the sub-question's (idf-weighted) terms a quote must contain to be a finding on it."""
 
@@ -47,27 +50,32 @@ def extractive_review(
     """Quote sentences from the evidence table according to the reviewer's role: the facts that answer each
     sub-question best (fact_reviewer), consequences (implication_reviewer) or hedges and stated limits
     (risk_reviewer); picked by MMR, so they differ from each other and come from more than one source."""
-    units: list[tuple[int, float, Quote]] = []
+    units: list[tuple[int, float, bool, Quote]] = []
+    topic = set(content_tokens(question_topic(question))) if question else set()
     for index in range(len(sub_questions)):
         items = [e for e in evidence if e["sub_question_index"] == index]
         top = max((e["bm25"] for e in items), default=0.0) or 1.0
         for item in items:
+            about = bool(topic & set(content_tokens(item.get("title") or "")))
             for unit in quotes(item["passage"], item["n"], item.get("headings") or ()):
-                units.append((index, item["bm25"] / top, unit))
-    scorer = Scorer(unit for _, _, unit in units)
+                units.append((index, item["bm25"] / top, about, unit))
+    scorer = Scorer(unit for *_, unit in units)
     wanted = {"implication_reviewer": IMPLICATION_CUES, "risk_reviewer": RISK_CUES}.get(reviewer)
     findings: list[dict[str, Any]] = []
     taken: list[Quote] = []
     for index, sub_question in enumerate(sub_questions):
         weights = scorer.weights(sub_question, question)
         scored = [
-            (scorer.score(unit, weights, rank), unit)
-            for i, rank, unit in units
+            (scorer.score(unit, weights, rank, about), unit)
+            for i, rank, about, unit in units
             if i == index
             and (wanted is None or has_cue(unit.text, wanted))
             and scorer.coverage(unit, weights) >= MIN_COVERAGE[reviewer]
         ]
         scored.sort(key=lambda pair: -pair[0])
+        # far below the sub-question's best quote is off the point, however diverse it would make the list
+        floor = RELATIVE_FLOOR * scored[0][0] if scored else 0.0
+        scored = [pair for pair in scored if pair[0] >= floor]
         for score, unit in mmr(scored, REVIEW_LIMITS[reviewer], taken):
             taken.append(unit)
             findings.append(
@@ -113,6 +121,8 @@ def extractive_critique(state: dict[str, Any]) -> dict[str, Any]:
 
 # --- the report ----------------------------------------------------------------------------------
 SUMMARY_CLAIMS = 4
+SOURCE_FOCUS = 0.3
+"""A source is quoted only if its findings' total score is at least this share of the strongest source's."""
 FINDINGS_PER_SUB_QUESTION = 4
 RISKS_LISTED = 4
 NO_RISKS = (
@@ -168,6 +178,16 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     risks = by_score(findings.get("risk_reviewer", {}).get("findings", []))
     critique = state.get("critique") or {}
     sub_questions = state["plan"]["sub_questions"]
+    # a source that yields one weak quote while another carries the answer is a digression: leave it out
+    mass: Counter[int] = Counter()
+    for finding in [*facts, *implications, *risks]:
+        for n in finding["citations"]:
+            mass[n] += finding.get("score", 0.0)
+    top_mass = max(mass.values(), default=0.0)
+    focused = {n for n, m in mass.items() if m >= SOURCE_FOCUS * top_mass}
+    facts, implications, risks = (
+        [f for f in group if set(f["citations"]) & focused] for group in (facts, implications, risks)
+    )
     ledger = _Ledger()
     used: list[dict[str, Any]] = []
 

@@ -149,8 +149,11 @@ def heading_passages(text: str, target_chars: int = 800, max_chars: int = 1400) 
                 passages.append(Passage(headings, f"{heading_line}\n\n{chunk}" if heading_line else chunk))
         body.clear()
 
+    fenced = False
     for line in text.splitlines():
-        match = _HEADING_LINE.match(line.strip())
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced  # a "# comment" inside a Markdown code fence is not a heading
+        match = None if fenced else _HEADING_LINE.match(line.strip())
         if match is None:
             body.append(line)
             continue

@@ -71,8 +71,10 @@ def keyword_plan(question: str, max_queries: int, max_sub_questions: int = MAX_S
     if topic:
         plural = _plural(topic)
         aspects: list[str] = []
+        items = _items(topic)
         if task is None and not _WHAT_IS.match(clauses[0]):
-            aspects.append(f"What {'are' if plural else 'is'} {topic}?")
+            # "loggers, handlers and formatters": what each one is, rather than what the list is
+            aspects += [f"What {'are' if _plural(item) else 'is'} {item}?" for item in items or [topic]]
         if _WHAT_IS.match(clauses[0]) and not re.search(r"\bhow\b", whole, re.IGNORECASE):
             aspects.append(f"How {'do' if plural else 'does'} {topic} work?")
         if not _LIMIT_WORDS.search(whole):
@@ -181,6 +183,12 @@ def _resolve_pronouns(clause: str, topic: str) -> str:
 def _as_question(clause: str) -> str:
     clause = clause.strip(" ?.,")
     return clause[:1].upper() + clause[1:] + "?"
+
+
+def _items(topic: str) -> list[str]:
+    """The members of a coordinated topic ("loggers, handlers and formatters"), when they are short."""
+    parts = [p.strip() for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", topic) if p.strip()]
+    return parts if 2 <= len(parts) <= 3 and all(len(p.split()) <= 3 for p in parts) else []
 
 
 def _plural(topic: str) -> bool:

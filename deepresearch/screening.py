@@ -13,6 +13,7 @@ from typing import Any, TypedDict
 
 from .extractive import BM25F, content_tokens, heading_passages, keywords
 from .planning import question_topic
+from .sentences import code_like
 
 RELATIVE_FLOOR = 0.45
 """A candidate must score at least this share of the sub-question's best passage."""
@@ -59,7 +60,7 @@ def rank_passages(
             {
                 "title": content_tokens(p["title"]),
                 "headings": content_tokens(" ".join(p["headings"])),
-                "body": content_tokens(p["text"]),
+                "body": content_tokens(_prose(p["text"])),
             }
             for p in passages
         ]
@@ -68,11 +69,23 @@ def rank_passages(
     # the topic, not every word of the question: "its limitations" must not pull every sub-question
     # to the one section on limitations
     focus = " ".join(keywords(question_topic(question), 6))
+    # a passage must name the topic (in its title, headings or text) to be evidence on it
+    topic_terms = set(content_tokens(focus))
+    fields = [
+        set(content_tokens(f"{p['title']} {' '.join(p['headings'])}")) | bodies[i]
+        for i, p in enumerate(passages)
+    ]
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []
     for sub_question in sub_questions:
         scores = index.scores(f"{sub_question} {focus}")
         best = max(scores, default=0.0)
-        pool = [i for i in range(len(passages)) if scores[i] > 0 and scores[i] >= RELATIVE_FLOOR * best]
+        pool = [
+            i
+            for i in range(len(passages))
+            if scores[i] > 0
+            and scores[i] >= RELATIVE_FLOOR * best
+            and (not topic_terms or topic_terms & fields[i])
+        ]
         kept: list[int] = []
         per_source: dict[int, int] = {}
         while pool and len(kept) < limit:
@@ -88,6 +101,12 @@ def rank_passages(
         kept.sort(key=lambda i: -scores[i])
         ranked_per_sq.append([(scores[i], passages[i]) for i in kept])
     return ranked_per_sq
+
+
+def _prose(text: str) -> str:
+    """The passage without its code samples: a page's examples repeat the API's names dozens of times and
+    would outrank the paragraph that explains them."""
+    return "\n".join(line for line in text.splitlines() if not code_like(line))
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:

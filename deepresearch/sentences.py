@@ -30,7 +30,7 @@ _OPENERS = _words(
     "the a an this that these those it its if when while for in on to as by with all each every some any "
     "no not only most many python always never use note see"
 )
-_NOT_PROSE = re.compile(r">>>|\$ |\{\s*$|^\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
+_NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
 _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
     r"([\w.]+)\s*(\()?"
@@ -48,6 +48,7 @@ class Quote:
     section: str
     position: int  # index of the unit within its passage (0 = the section's first statement)
     terms: frozenset[str]
+    subject: str = ""  # the first content word, stemmed: what the sentence is about
 
 
 def section_label(heading: str) -> str:
@@ -80,21 +81,30 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
             text = f"{previous} {sentence}"
         elif not label and _subjectless(sentence):
             continue  # "Returns the ..." with no heading to name what returns it
-        units.append(Quote(text, n, label, len(units), frozenset(content_tokens(text))))
+        tokens = content_tokens(text)
+        units.append(Quote(text, n, label, len(units), frozenset(tokens), tokens[0] if tokens else ""))
     return units
 
 
+# release notes describe what changed, not how a thing works
+_NEWS = re.compile(
+    r"\b(?:the new|is new|now|has been added|have been added|was added|were added)\b", re.IGNORECASE
+)
 _CHANGELOG = re.compile(r"^(?:Changed|New|Added) in version\b")
 
 
 _CODE_CHARS = frozenset("{}[]=%'\"#<>|\\")
 
 
+def code_like(text: str) -> bool:
+    """A flattened code sample or configuration snippet rather than prose."""
+    return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
+
+
 def _prose(sentence: str) -> bool:
-    code = sum(1 for char in sentence if char in _CODE_CHARS)
     return (
         is_statement(sentence)
-        and code <= max(3, len(sentence) // 40)  # a flattened code sample, not a sentence
+        and not code_like(sentence)
         and not sentence.startswith("(")
         and not _NOT_PROSE.search(sentence)
         and not _CHANGELOG.match(sentence)  # version history, not what the thing does
@@ -105,6 +115,14 @@ def _subjectless(sentence: str) -> bool:
     """ "Specifies the maximum age ...", "Run the command ...": a verb first, its subject in the heading."""
     words = sentence.split()
     return len(words) > 1 and words[0].lower() not in _OPENERS and words[1].lower() in _ARTICLE_AFTER
+
+
+@dataclass(frozen=True, slots=True)
+class QueryWeights:
+    """Idf weights of a sub-question's own terms and of the question's other terms."""
+
+    own: dict[str, float]
+    context: dict[str, float]
 
 
 class Scorer:
@@ -122,25 +140,33 @@ class Scorer:
     def idf(self, term: str) -> float:
         return math.log(1 + (self._n - self._df.get(term, 0) + 0.5) / (self._df.get(term, 0) + 0.5))
 
-    def weights(self, query: str, question: str) -> dict[str, float]:
-        weights = {t: 0.5 * self.idf(t) for t in content_tokens(question)}
-        return weights | {t: self.idf(t) for t in content_tokens(query)}
+    def weights(self, query: str, question: str) -> QueryWeights:
+        own = {t: self.idf(t) for t in content_tokens(query)}
+        return QueryWeights(own, {t: self.idf(t) for t in content_tokens(question) if t not in own})
 
     @staticmethod
-    def coverage(unit: Quote, weights: dict[str, float]) -> float:
-        """Idf-weighted share of the query's terms found in the quote or its section label."""
-        # the section's name counts half: it is context, and every quote of the section shares it
+    def coverage(unit: Quote, weights: QueryWeights) -> float:
+        """Idf-weighted share of the sub-question's terms found in the quote (70 %) and of the rest of the
+        question's (30 %). The section's name counts half: it is context; every quote of a section has it."""
         label_terms = set(content_tokens(unit.section))
-        found = sum(
-            w if t in unit.terms else 0.5 * w
-            for t, w in weights.items()
-            if t in unit.terms or t in label_terms
-        )
-        return found / (sum(weights.values()) or 1.0)
 
-    def score(self, unit: Quote, weights: dict[str, float], passage_rank: float) -> float:
-        lead = 0.1 if unit.position == 0 else 0.0  # a section's first statement often defines its subject
-        return 0.6 * self.coverage(unit, weights) + 0.3 * passage_rank + lead
+        def share(terms: dict[str, float]) -> float:
+            found = sum(
+                w if t in unit.terms else 0.5 * w for t, w in terms.items() if t in unit.terms | label_terms
+            )
+            return found / (sum(terms.values()) or 1.0)
+
+        own = share(weights.own)
+        return 0.7 * own + 0.3 * (share(weights.context) if weights.context else own)
+
+    def score(self, unit: Quote, weights: QueryWeights, passage_rank: float, about: bool = False) -> float:
+        """0.6 x coverage + 0.3 x the passage's rank, plus small signals: the section's first statement
+        (it often defines the subject), a sentence whose subject is a term asked about ("Handlers send
+        ..."), a page whose title names the topic; minus change notes ("The new X has been added")."""
+        lead = 0.1 if unit.position == 0 else 0.0
+        subject = 0.1 if unit.subject in weights.own else 0.0
+        news = 0.1 if _NEWS.search(unit.text) else 0.0
+        return 0.6 * self.coverage(unit, weights) + 0.3 * passage_rank + lead + subject + 0.1 * about - news
 
 
 def overlaps(a: str, b: str) -> bool:
@@ -157,7 +183,7 @@ def mmr(
     limit: int,
     taken: Sequence[Quote] = (),
     lam: float = 0.75,
-    source_penalty: float = 0.08,
+    source_penalty: float = 0.03,
 ) -> list[tuple[float, Quote]]:
     """Pick up to ``limit`` quotes: relevance minus similarity to what is already picked (or ``taken``
     elsewhere), minus a little per quote already picked from the same source. Near-duplicates of anything

@@ -14,6 +14,7 @@ from deepresearch.extractive import keywords
 from deepresearch.nodes.common import (
     CANDIDATES_PER_SUB_QUESTION,
     EVIDENCE_PER_SUB_QUESTION,
+    EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION,
     LLM_RELEVANCE_THRESHOLD,
     MAX_SUB_QUESTIONS,
     business_stage,
@@ -227,7 +228,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
         if state["engine"] != "llm" or not candidates:
             return [
                 _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
-                for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
+                for score, p in candidates[:EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION]
             ]
         listing = "\n\n".join(f"[{p['passage_id']}] {p['text']}" for _, p in candidates)
         result = await tools.llm_structured(
@@ -292,6 +293,7 @@ def _evidence(
         "passage_id": passage["passage_id"],
         "source_id": passage["source_id"],
         "n": passage["n"],
+        "title": passage["title"],
         "passage": passage["text"],
         "headings": passage["headings"],
         "bm25": round(score, 3),

@@ -120,6 +120,10 @@ def _from_html(data: bytes) -> tuple[str, str]:
         tag.decompose()
     for br in root.find_all("br"):
         br.replace_with("\n")
+    for pre in root.find_all("pre"):
+        # a code sample is one line; a comment at its start must not read as a Markdown heading
+        code = " ".join(pre.get_text().split())
+        pre.replace_with(f"\n\n\\{code}\n\n" if code.startswith("#") else f"\n\n{code}\n\n")
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
         if level is None:
