@@ -36,11 +36,11 @@ def findings_listing(findings: dict[str, Any]) -> str:
 
 
 # --- extractive reviewers and critic --------------------------------------------------------------
-REVIEW_LIMITS = {"fact_reviewer": 4, "implication_reviewer": 2, "risk_reviewer": 2}
+REVIEW_LIMITS = {"fact_reviewer": 5, "implication_reviewer": 2, "risk_reviewer": 2}
 """Findings per sub-question for each extractive reviewer."""
 RELATIVE_FLOOR = 0.6
 """A finding must score at least this share of the best quote on its sub-question."""
-MIN_COVERAGE = {"fact_reviewer": 0.2, "implication_reviewer": 0.25, "risk_reviewer": 0.25}
+MIN_COVERAGE = {"fact_reviewer": 0.15, "implication_reviewer": 0.25, "risk_reviewer": 0.25}
 """Share of the sub-question's (idf-weighted) terms a quote must contain to be a finding on it."""
 
 
@@ -120,9 +120,11 @@ def extractive_critique(state: dict[str, Any]) -> dict[str, Any]:
 
 
 # --- the report ----------------------------------------------------------------------------------
-SUMMARY_CLAIMS = 4
+SUMMARY_CLAIMS = 5
 SOURCE_FOCUS = 0.3
-"""A source is quoted only if its findings' total score is at least this share of the strongest source's."""
+STRONG_QUOTE = 0.85
+"""A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
+or its best finding scores at least STRONG_QUOTE of the best finding."""
 FINDINGS_PER_SUB_QUESTION = 4
 RISKS_LISTED = 4
 NO_RISKS = (
@@ -180,11 +182,13 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     sub_questions = state["plan"]["sub_questions"]
     # a source that yields one weak quote while another carries the answer is a digression: leave it out
     mass: Counter[int] = Counter()
+    best: dict[int, float] = {}
     for finding in [*facts, *implications, *risks]:
         for n in finding["citations"]:
             mass[n] += finding.get("score", 0.0)
-    top_mass = max(mass.values(), default=0.0)
-    focused = {n for n, m in mass.items() if m >= SOURCE_FOCUS * top_mass}
+            best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
+    top_mass, top_best = max(mass.values(), default=0.0), max(best.values(), default=0.0)
+    focused = {n for n in mass if mass[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
     facts, implications, risks = (
         [f for f in group if set(f["citations"]) & focused] for group in (facts, implications, risks)
     )
@@ -205,6 +209,8 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     leaders = [next((f for f in facts if f["sub_question"] == sq), None) for sq in sub_questions]
     ordered = [f for f in leaders if f is not None]
     ordered += [f for f in facts if f not in ordered]
+    # the stated limits are set aside first: they belong under Disagreements and risks, not in the summary
+    risk_lines = pick(risks, RISKS_LISTED)
     lines = ["## Summary", ""]
     lines += pick(ordered, SUMMARY_CLAIMS) or ["- The fetched sources did not answer the question directly."]
     lines += ["", "## Findings", ""]
@@ -219,7 +225,6 @@ def extractive_report_body(state: dict[str, Any]) -> str:
         ]
         lines.append("")
     lines += ["## Disagreements and risks", ""]
-    risk_lines = pick(risks, RISKS_LISTED)
     lines += risk_lines or [NO_RISKS]
     lines += ["", "## Open questions", ""]
     open_items = [

@@ -64,7 +64,8 @@ def _stem(token: str) -> str:
     for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "ly", "s"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
             return token[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return token
+    # a final e goes too, so create, creates, created and creating share one stem
+    return token[:-1] if token.endswith("e") and len(token) >= 4 else token
 
 
 def keywords(text: str, limit: int = 8) -> list[str]:

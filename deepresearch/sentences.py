@@ -108,6 +108,7 @@ def _prose(sentence: str) -> bool:
         and not sentence.startswith("(")
         and not _NOT_PROSE.search(sentence)
         and not _CHANGELOG.match(sentence)  # version history, not what the thing does
+        and sentence.count("(") == sentence.count(")")  # not a piece of a parenthesis
     )
 
 

@@ -60,6 +60,7 @@ CREATE TABLE IF NOT EXISTS files (
     passage_count INTEGER NOT NULL,
     error TEXT
 );
+CREATE TABLE IF NOT EXISTS texts (file_id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
     title, headings, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
@@ -218,6 +219,7 @@ class CorpusIndex:
                 with conn:
                     conn.execute("DROP TABLE IF EXISTS passages")
                     conn.execute("DROP TABLE IF EXISTS files")
+                    conn.execute("DROP TABLE IF EXISTS texts")
                     conn.execute(
                         "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_version', ?)",
                         (INDEX_VERSION,),
@@ -331,7 +333,7 @@ class CorpusIndex:
         if known is not None and (known.mtime_ns, known.size) == (stat.st_mtime_ns, stat.st_size):
             return "unchanged"
         error: str | None = None
-        title, passages, digest = relative, [], ""
+        title, passages, digest, text = relative, [], "", None
         if stat.st_size > self.max_file_bytes:
             error = f"file is larger than {self.max_file_bytes} bytes"
         else:
@@ -351,7 +353,7 @@ class CorpusIndex:
                 return "unchanged"
             try:
                 extracted = extract_text(path, data)
-                title, passages = extracted.title, _sections(extracted.text)
+                title, passages, text = extracted.title, _sections(extracted.text), extracted.text
             except Exception as exc:
                 # a malformed PDF/HTML file must not stop the whole corpus from being indexed
                 error = f"{type(exc).__name__}: {exc}"
@@ -378,6 +380,8 @@ class CorpusIndex:
                     "error = ? WHERE id = ?",
                     (stat.st_mtime_ns, stat.st_size, digest, title, len(passages), error, file_id),
                 )
+            if text is not None:  # the fetch stage reads this instead of parsing the file again
+                conn.execute("INSERT OR REPLACE INTO texts (file_id, text) VALUES (?, ?)", (file_id, text))
             conn.executemany(
                 "INSERT INTO passages (rowid, title, headings, body) VALUES (?, ?, ?, ?)",
                 [
@@ -393,6 +397,20 @@ class CorpusIndex:
     def _delete_passages(conn: sqlite3.Connection, file_id: int) -> None:
         low = file_id << _SEQ_BITS
         conn.execute("DELETE FROM passages WHERE rowid BETWEEN ? AND ?", (low, low | _MAX_PASSAGES))
+        conn.execute("DELETE FROM texts WHERE file_id = ?", (file_id,))
+
+    def _cached_text(self, relative: str, stat: os.stat_result) -> tuple[str, str] | None:
+        """The text the index extracted, if the file is unchanged since (same mtime and size)."""
+        conn = self._connect()
+        try:
+            row = conn.execute(
+                "SELECT files.title, texts.text FROM files JOIN texts ON texts.file_id = files.id "
+                "WHERE files.path = ? AND files.mtime_ns = ? AND files.size = ?",
+                (relative, stat.st_mtime_ns, stat.st_size),
+            ).fetchone()
+        finally:
+            conn.close()
+        return (row[0], row[1]) if row is not None else None
 
     def _read_sync(self, url: str) -> CorpusDocument:
         if not url.startswith(CORPUS_SCHEME):
@@ -404,6 +422,12 @@ class CorpusIndex:
             stat = path.stat()
             if stat.st_size > self.max_file_bytes:
                 raise CorpusError(f"corpus file {url!r} is larger than {self.max_file_bytes} bytes")
+            cached = self._cached_text(url[len(CORPUS_SCHEME) :], stat)
+            if cached is not None:
+                title, text = cached
+                return CorpusDocument(
+                    url=url, path=path, title=title, text=text, modified=_iso(stat.st_mtime_ns)
+                )
             data = path.read_bytes()
         except FileNotFoundError as exc:
             raise CorpusError(f"corpus file not found: {url!r}") from exc
