@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .extractive import IMPLICATION_CUES, RISK_CUES, chunk_passages, content_tokens, has_cue, split_sentences
-from .planning import question_topic
+from .planning import asks_about_limits, question_topic
 from .report import CITATION, check_citations, render_html, sources_markdown
 from .sentences import NEAR_DUPLICATE, Quote, Scorer, mmr, quotes
 
@@ -38,6 +38,7 @@ def findings_listing(findings: dict[str, Any]) -> str:
 # --- extractive reviewers and critic --------------------------------------------------------------
 REVIEW_LIMITS = {"fact_reviewer": 5, "implication_reviewer": 2, "risk_reviewer": 2}
 """Findings per sub-question for each extractive reviewer."""
+LIMIT_BONUS = 0.2
 RELATIVE_FLOOR = 0.6
 """A finding must score at least this share of the best quote on its sub-question."""
 MIN_COVERAGE = {"fact_reviewer": 0.15, "implication_reviewer": 0.25, "risk_reviewer": 0.25}
@@ -51,7 +52,8 @@ def extractive_review(
     sub-question best (fact_reviewer), consequences (implication_reviewer) or hedges and stated limits
     (risk_reviewer); picked by MMR, so they differ from each other and come from more than one source."""
     units: list[tuple[int, float, bool, Quote]] = []
-    topic = set(content_tokens(question_topic(question))) if question else set()
+    topic_phrase = question_topic(question) if question else ""
+    topic = set(content_tokens(topic_phrase))
     for index in range(len(sub_questions)):
         items = [e for e in evidence if e["sub_question_index"] == index]
         top = max((e["bm25"] for e in items), default=0.0) or 1.0
@@ -64,14 +66,19 @@ def extractive_review(
     findings: list[dict[str, Any]] = []
     taken: list[Quote] = []
     for index, sub_question in enumerate(sub_questions):
-        weights = scorer.weights(sub_question, question)
-        scored = [
-            (scorer.score(unit, weights, rank, about), unit)
-            for i, rank, about, unit in units
-            if i == index
-            and (wanted is None or has_cue(unit.text, wanted))
-            and scorer.coverage(unit, weights) >= MIN_COVERAGE[reviewer]
-        ]
+        weights = scorer.weights(sub_question, question, topic_phrase)
+        # on "What are the limitations of X?" a stated limit answers, whatever words it uses
+        limits = asks_about_limits(sub_question)
+        scored = []
+        for i, rank, about, unit in units:
+            if i != index or (wanted is not None and not has_cue(unit.text, wanted)):
+                continue
+            coverage = scorer.coverage(unit, weights)
+            if limits and has_cue(unit.text, RISK_CUES):
+                coverage += LIMIT_BONUS
+            if coverage >= MIN_COVERAGE[reviewer]:
+                bonus = LIMIT_BONUS if limits and has_cue(unit.text, RISK_CUES) else 0.0
+                scored.append((scorer.score(unit, weights, rank, about) + bonus, unit))
         scored.sort(key=lambda pair: -pair[0])
         # far below the sub-question's best quote is off the point, however diverse it would make the list
         floor = RELATIVE_FLOOR * scored[0][0] if scored else 0.0
@@ -121,6 +128,7 @@ def extractive_critique(state: dict[str, Any]) -> dict[str, Any]:
 
 # --- the report ----------------------------------------------------------------------------------
 SUMMARY_CLAIMS = 5
+SUMMARY_PER_ASPECT = 2  # claims the summary takes from each sub-question other than the question itself
 SOURCE_FOCUS = 0.3
 STRONG_QUOTE = 0.85
 """A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
@@ -206,9 +214,14 @@ def extractive_report_body(state: dict[str, Any]) -> str:
         return lines
 
     # the summary: the best claim on each sub-question first (the question's own first), then the next best
-    leaders = [next((f for f in facts if f["sub_question"] == sq), None) for sq in sub_questions]
-    ordered = [f for f in leaders if f is not None]
-    ordered += [f for f in facts if f not in ordered]
+    # the question's own sub-question leads; each other sub-question lends at most its best claims
+    main = sub_questions[0] if sub_questions else ""
+    ordered = sorted(facts, key=lambda f: -f.get("score", 0.0) * (1.0 if f["sub_question"] == main else 0.85))
+    lent: Counter[str] = Counter()
+    for finding in list(ordered):
+        lent[finding["sub_question"]] += 1
+        if finding["sub_question"] != main and lent[finding["sub_question"]] > SUMMARY_PER_ASPECT:
+            ordered.remove(finding)
     # the stated limits are set aside first: they belong under Disagreements and risks, not in the summary
     risk_lines = pick(risks, RISKS_LISTED)
     lines = ["## Summary", ""]

@@ -304,6 +304,7 @@ RISK_CUES = (
     "only one",
     "without bound",
     "avoid",
+    "must be",
 )
 IMPLICATION_CUES = (
     "therefore",

@@ -94,6 +94,17 @@ def keyword_plan(question: str, max_queries: int, max_sub_questions: int = MAX_S
     return KeywordPlan(sub_questions, unique[:max_queries], rationale)
 
 
+_ASKS_LIMITS = re.compile(
+    r"\b(limits?|limitations?|risks?|drawbacks?|pitfalls?|costs?|trade-?offs?|downsides?|caveats?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_about_limits(text: str) -> bool:
+    """The question asks for the limits, risks or costs of something (not merely what happens on an error)."""
+    return bool(_ASKS_LIMITS.search(text))
+
+
 def question_topic(clause: str) -> str:
     """The thing a question is about, as a phrase of the question: an identifier (asyncio.gather),
     "the X module/statement", what a what-is question names, or the subject of "how does X work"."""

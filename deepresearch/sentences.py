@@ -141,8 +141,12 @@ class Scorer:
     def idf(self, term: str) -> float:
         return math.log(1 + (self._n - self._df.get(term, 0) + 0.5) / (self._df.get(term, 0) + 0.5))
 
-    def weights(self, query: str, question: str) -> QueryWeights:
-        own = {t: self.idf(t) for t in content_tokens(query)}
+    def weights(self, query: str, question: str, topic: str = "") -> QueryWeights:
+        """The topic's own words count half: every candidate is about the topic, what tells them apart is
+        the rest of the sub-question ("timeout" in "What happens when a subprocess.run call exceeds its
+        timeout?")."""
+        shared = set(content_tokens(topic))
+        own = {t: self.idf(t) * (0.5 if t in shared else 1.0) for t in content_tokens(query)}
         return QueryWeights(own, {t: self.idf(t) for t in content_tokens(question) if t not in own})
 
     @staticmethod
