@@ -74,10 +74,9 @@ def extractive_review(
             if i != index or (wanted is not None and not has_cue(unit.text, wanted)):
                 continue
             coverage = scorer.coverage(unit, weights)
-            if limits and has_cue(unit.text, RISK_CUES):
-                coverage += LIMIT_BONUS
-            if coverage >= MIN_COVERAGE[reviewer]:
-                bonus = LIMIT_BONUS if limits and has_cue(unit.text, RISK_CUES) else 0.0
+            # ... but it must still be about the sub-question, not any hedge on the page
+            bonus = LIMIT_BONUS if limits and has_cue(unit.text, RISK_CUES) and coverage >= 0.1 else 0.0
+            if coverage + bonus >= MIN_COVERAGE[reviewer]:
                 scored.append((scorer.score(unit, weights, rank, about) + bonus, unit))
         scored.sort(key=lambda pair: -pair[0])
         # far below the sub-question's best quote is off the point, however diverse it would make the list
@@ -109,8 +108,9 @@ def extractive_critique(state: dict[str, Any]) -> dict[str, Any]:
         elif len(ids) == 1:
             issues.append(f"Only one source supports the findings on: {sub_question}")
             suggestions.append(f"Corroborate '{sub_question}' with a second independent source.")
-    domains = Counter(s.get("domain", "") for s in sources)
-    if sources and domains.most_common(1)[0][1] > len(sources) / 2 and len(sources) > 2:
+    # one publisher dominating is a web concern: a corpus's documents all share the domain "local"
+    domains = Counter(s.get("domain", "") for s in sources if s.get("domain") != "local")
+    if domains and domains.most_common(1)[0][1] > len(sources) / 2 and len(sources) > 2:
         domain, count = domains.most_common(1)[0]
         issues.append(f"{count} of {len(sources)} sources come from one domain ({domain}).")
         suggestions.append("Add sources from other publishers to balance the picture.")
@@ -222,14 +222,19 @@ def extractive_report_body(state: dict[str, Any]) -> str:
         lent[finding["sub_question"]] += 1
         if finding["sub_question"] != main and lent[finding["sub_question"]] > SUMMARY_PER_ASPECT:
             ordered.remove(finding)
-    # the stated limits are set aside first: they belong under Disagreements and risks, not in the summary
-    risk_lines = pick(risks, RISKS_LISTED)
+    # a stated limit belongs under Disagreements and risks; the summary takes it only if nothing else answers
+    limits = {f["statement"] for f in risks}
+    answers = [f for f in ordered if f["statement"] not in limits] or ordered
     lines = ["## Summary", ""]
-    lines += pick(ordered, SUMMARY_CLAIMS) or ["- The fetched sources did not answer the question directly."]
+    lines += pick(answers, SUMMARY_CLAIMS) or ["- The fetched sources did not answer the question directly."]
     lines += ["", "## Findings", ""]
     for sub_question in sub_questions:
         lines += [f"### {sub_question}", ""]
-        mine = by_score(f for f in [*facts, *implications] if f["sub_question"] == sub_question)
+        mine = by_score(
+            f
+            for f in [*facts, *implications]
+            if f["sub_question"] == sub_question and f["statement"] not in limits
+        )
         # a note, not a finding: it is not a bullet, so the report's bullets stay distinct claims
         lines += pick(mine, FINDINGS_PER_SUB_QUESTION) or [
             "Nothing beyond the summary above."
@@ -238,6 +243,7 @@ def extractive_report_body(state: dict[str, Any]) -> str:
         ]
         lines.append("")
     lines += ["## Disagreements and risks", ""]
+    risk_lines = pick(risks, RISKS_LISTED)
     lines += risk_lines or [NO_RISKS]
     lines += ["", "## Open questions", ""]
     open_items = [

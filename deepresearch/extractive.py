@@ -287,7 +287,6 @@ RISK_CUES = (
     "not supported",
     "should not",
     "must not",
-    "never ",
     "beware",
     "warning",
     "caution",
@@ -303,7 +302,6 @@ RISK_CUES = (
     "at most",
     "only one",
     "without bound",
-    "avoid",
     "must be",
 )
 IMPLICATION_CUES = (

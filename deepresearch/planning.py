@@ -72,7 +72,14 @@ def keyword_plan(question: str, max_queries: int, max_sub_questions: int = MAX_S
         plural = _plural(topic)
         aspects: list[str] = []
         items = _items(topic)
-        if task is None and not _WHAT_IS.match(clauses[0]):
+        named = bool(_IDENTIFIER.search(topic) or _KIND_NOUN.search(topic) or _HOW_WORK.match(clauses[0]))
+        # "What is X?" helps when X is an API or the question asks how X works; for a question about one
+        # behaviour of X ("How does X avoid Y?") it would only pull in everything else about X
+        if (
+            task is None
+            and not _WHAT_IS.match(clauses[0])
+            and (named or _mechanism(clauses[0], topic) is None)
+        ):
             # "loggers, handlers and formatters": what each one is, rather than what the list is
             aspects += [f"What {'are' if _plural(item) else 'is'} {item}?" for item in items or [topic]]
         if _WHAT_IS.match(clauses[0]) and not re.search(r"\bhow\b", whole, re.IGNORECASE):
