@@ -161,6 +161,7 @@ _RST_CODE = frozenset(
 )
 _RST_ROLE = re.compile(r":[\w:+-]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
 _RST_LINK = re.compile(r"`([^`<]+?)(?:\s*<[^>]*>)?`__?")
+_RST_EMPHASIS = re.compile(r"\*{1,2}([^*\s][^*]*?)\*{1,2}")
 _RST_LITERAL = re.compile(r"``([^`]+)``")
 
 
@@ -179,6 +180,8 @@ def _from_rst(text: str) -> str:
         if literal and (not line.strip() or line.startswith((" ", "\t"))):
             i += 1
             continue
+        if literal:
+            out.append("")  # the block ended its paragraph
         literal = False
         over = _RST_ADORNMENT.match(line)
         if over and i + 2 < len(lines) and _RST_ADORNMENT.match(lines[i + 2]) and lines[i + 1].strip():
@@ -208,8 +211,9 @@ def _from_rst(text: str) -> str:
         if line.startswith(".. ") or line.strip() == "..":
             i += 1
             continue
-        out.append(_rst_inline(line.strip()) if line.strip() else "")
-        literal = line.rstrip().endswith("::")  # "Example::" introduces a literal block
+        literal = line.rstrip().endswith("::")  # "Example::" introduces a literal block (shown as "Example:")
+        stripped = line.strip()[:-1] if literal else line.strip()
+        out.append(_rst_inline(stripped) if stripped else "")
         i += 1
     # the source is wrapped at ~80 columns: a paragraph becomes one line, as in the HTML page
     blocks = "\n".join(out).split("\n\n")
@@ -219,6 +223,7 @@ def _from_rst(text: str) -> str:
 def _rst_inline(text: str) -> str:
     text = _RST_ROLE.sub(lambda m: m.group(1).strip(), text)
     text = _RST_LITERAL.sub(r"\1", text)
+    text = _RST_EMPHASIS.sub(r"\1", text)
     return _RST_LINK.sub(r"\1", text).replace("\\ ", "")
 
 
