@@ -1,4 +1,4 @@
-"""Text tools for the extractive engine and for citation checking: keywords, passages, BM25, sentences.
+"""Text tools for the extractive engine and the citation check: keywords, section passages, BM25F, sentences.
 
 Nothing here generates prose. Extractive mode only selects and quotes text that the run actually fetched.
 """
@@ -334,16 +334,3 @@ def is_statement(sentence: str, min_words: int = 6) -> bool:
 
 
 _FULL_SENTENCE = re.compile(r"^[\"'“(]?[A-Z0-9].*[.!?][\"')”]?$", re.DOTALL)
-
-
-def statements(passage: str) -> list[str]:
-    return [s for s in split_sentences(passage) if is_statement(s)]
-
-
-def best_sentences(passage: str, query: str, limit: int = 2) -> list[str]:
-    """The passage's full sentences that best match the query, in their original order."""
-    sentences = statements(passage)
-    if not sentences:
-        return []
-    scored = sorted(((overlap(query, s), i) for i, s in enumerate(sentences)), reverse=True)[:limit]
-    return [sentences[i] for score, i in sorted(scored, key=lambda x: x[1]) if score > 0]
