@@ -1,4 +1,4 @@
-"""Text tools for the extractive engine and for citation checking: keywords, passages, BM25, sentences.
+"""Text tools for the extractive engine and the citation check: keywords, section passages, BM25F, sentences.
 
 Nothing here generates prose. Extractive mode only selects and quotes text that the run actually fetched.
 """
@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 _STOPWORD_TEXT = """
 a about above after again against all also am an and any are as at be because been before being
@@ -22,7 +23,15 @@ compare best good better new
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
-_TOKEN = re.compile(r"[a-z0-9][a-z0-9\-\+\.#]*[a-z0-9+#]|[a-z0-9]")
+_TOKEN = re.compile(r"[a-z0-9_][a-z0-9_\-\+\.#]*[a-z0-9_+#]|[a-z0-9]")
+_IDENTIFIER_PARTS = re.compile(r"[._]+")
+# a stopword that names a statement or keyword is a content word there: "the with statement", "for loops"
+KEYWORD_NAME = re.compile(
+    r"\b(with|for|while|if|try|from|as|is|not|and|or|in|return|import)\s+(?=(?:statements?|keywords?|clauses?|loops?|operators?|blocks?)\b)",
+    re.IGNORECASE,
+)
+_CAMEL = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)+\b")
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
 
 
@@ -31,7 +40,23 @@ def tokenize(text: str) -> list[str]:
 
 
 def content_tokens(text: str) -> list[str]:
-    return [_stem(tok) for tok in tokenize(text) if tok not in STOPWORDS and len(tok) > 1]
+    """Stemmed content words. An identifier also yields its parts, so "subprocess.run" and
+    "functools.lru_cache" match text that names "subprocess", "run", "lru" or "cache" on their own."""
+    out: list[str] = [name.lower() for name in KEYWORD_NAME.findall(text)]  # "the with statement"
+    for word in _CAMEL.findall(text):  # TimeoutExpired -> timeout, expired
+        out += [_stem(part.lower()) for part in _CAMEL_PART.findall(word) if len(part) > 2]
+    for tok in tokenize(text):
+        tok = tok.strip("_")
+        if tok in STOPWORDS or len(tok) <= 1:
+            continue
+        out.append(_stem(tok))
+        if "." in tok or "_" in tok:
+            out += [
+                _stem(part)
+                for part in _IDENTIFIER_PARTS.split(tok)
+                if len(part) > 1 and part not in STOPWORDS
+            ]
+    return out
 
 
 def _stem(token: str) -> str:
@@ -39,7 +64,8 @@ def _stem(token: str) -> str:
     for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "ly", "s"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
             return token[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return token
+    # a final e goes too, so create, creates, created and creating share one stem
+    return token[:-1] if token.endswith("e") and len(token) >= 4 else token
 
 
 def keywords(text: str, limit: int = 8) -> list[str]:
@@ -87,7 +113,67 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+_HEADING_LINE = re.compile(r"^(#{1,6})\s+(\S.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A piece of a source within one section. ``text`` starts with the section's heading line (as it
+    stands in the source) so a passage can be read, and checked, on its own; ``headings`` is the path of
+    section titles from the outermost down."""
+
+    headings: tuple[str, ...]
+    text: str
+
+    @property
+    def heading(self) -> str:
+        return self.headings[-1] if self.headings else ""
+
+    @property
+    def body(self) -> str:
+        return _HEADING_LINE.sub("", self.text, count=1).strip() if self.headings else self.text
+
+
+def heading_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[Passage]:
+    """Passages cut at the text's Markdown heading lines (the corpus extractor writes HTML, reStructuredText
+    and Markdown headings that way), then at paragraph boundaries within a long section."""
+    passages: list[Passage] = []
+    path: list[tuple[int, str]] = []
+    body: list[str] = []
+    heading_line = ""
+
+    def flush() -> None:
+        section = "\n".join(body).strip()
+        if section:
+            headings = tuple(title for _, title in path)
+            for chunk in _chunk_paragraphs(section, target_chars, max_chars):
+                passages.append(Passage(headings, f"{heading_line}\n\n{chunk}" if heading_line else chunk))
+        body.clear()
+
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced  # a "# comment" inside a Markdown code fence is not a heading
+        match = None if fenced else _HEADING_LINE.match(line.strip())
+        if match is None:
+            body.append(line)
+            continue
+        flush()
+        level, title = len(match.group(1)), match.group(2).strip()
+        while path and path[-1][0] >= level:
+            path.pop()
+        path.append((level, title))
+        heading_line = line.strip()
+    flush()
+    return passages
+
+
 def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[str]:
+    """The texts of ``heading_passages``: what screening ranks and the citation check compares against."""
+    return [p.text for p in heading_passages(text, target_chars, max_chars)]
+
+
+def _chunk_paragraphs(text: str, target_chars: int, max_chars: int) -> list[str]:
     """Split text into passages on line/paragraph boundaries, ~target_chars each. Line breaks are kept,
     and a blank line between paragraphs stays blank, so sentence splitting still sees the boundaries."""
     paragraphs = [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
@@ -120,33 +206,51 @@ def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) ->
     return passages
 
 
-class BM25:
-    """Okapi BM25 over a fixed list of documents (k1=1.5, b=0.75)."""
+FIELD_WEIGHTS: Mapping[str, float] = {"title": 2.0, "headings": 3.0, "body": 1.0}
+"""BM25F weights: a term in the section's heading path counts three times a term in its body, so the section
+titled like the question wins; the page title helps every section of the right page."""
 
-    def __init__(self, docs: list[list[str]], k1: float = 1.5, b: float = 0.75) -> None:
-        self.docs, self.k1, self.b = docs, k1, b
-        self._tf = [Counter(doc) for doc in self.docs]
-        self._avgdl = (sum(len(d) for d in self.docs) / len(self.docs)) if self.docs else 0.0
+
+class BM25F:
+    """BM25F (Robertson and Zaragoza) over documents with fields: each field's term frequency is normalised
+    by the field's length, weighted, summed, then saturated once (k1 = 1.2, b = 0.75)."""
+
+    def __init__(
+        self,
+        docs: Sequence[Mapping[str, list[str]]],
+        weights: Mapping[str, float] = FIELD_WEIGHTS,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        self.weights, self.k1, self.b = dict(weights), k1, b
+        self._tf = [{f: Counter(doc.get(f, [])) for f in self.weights} for doc in docs]
+        self._len = [{f: len(doc.get(f, [])) for f in self.weights} for doc in docs]
+        n = len(docs)
+        self._avg = {f: (sum(d[f] for d in self._len) / n if n else 0.0) or 1.0 for f in self.weights}
         df: Counter[str] = Counter()
-        for doc in self.docs:
-            df.update(set(doc))
-        n = len(self.docs)
+        for doc in docs:
+            df.update({t for f in self.weights for t in doc.get(f, [])})
         self._idf = {term: math.log(1 + (n - freq + 0.5) / (freq + 0.5)) for term, freq in df.items()}
 
     @classmethod
-    def from_texts(cls, texts: Iterable[str]) -> BM25:
-        return cls([content_tokens(text) for text in texts])
+    def from_texts(cls, texts: Iterable[str]) -> BM25F:
+        """Plain texts: one body field each."""
+        return cls([{"body": content_tokens(text)} for text in texts])
 
     def scores(self, query: str | Sequence[str]) -> list[float]:
-        terms = content_tokens(query) if isinstance(query, str) else list(query)
+        terms = set(content_tokens(query) if isinstance(query, str) else query)
         result = []
-        for doc, tf in zip(self.docs, self._tf, strict=True):
-            length_norm = self.k1 * (1 - self.b + self.b * len(doc) / (self._avgdl or 1))
+        for tf, lengths in zip(self._tf, self._len, strict=True):
             score = 0.0
-            for term in set(terms):
-                freq = tf.get(term, 0)
-                if freq:
-                    score += self._idf.get(term, 0.0) * freq * (self.k1 + 1) / (freq + length_norm)
+            for term in terms:
+                weighted = 0.0
+                for name, weight in self.weights.items():
+                    freq = tf[name].get(term, 0)
+                    if freq:
+                        norm = 1 - self.b + self.b * lengths[name] / self._avg[name]
+                        weighted += weight * freq / norm
+                if weighted:
+                    score += self._idf.get(term, 0.0) * weighted / (self.k1 + weighted)
             result.append(score)
         return result
 
@@ -157,31 +261,6 @@ def overlap(claim: str, passage: str) -> float:
     if not claim_terms:
         return 0.0
     return len(claim_terms & set(content_tokens(passage))) / len(claim_terms)
-
-
-_QUESTION_SPLIT = re.compile(r"\?\s+|;\s+|\s+(?:and also|as well as|and then)\s+", re.IGNORECASE)
-_ASPECTS = (
-    ("What is {topic} and how does it work?", "{kw} overview how it works"),
-    ("What evidence and measurements exist about {topic}?", "{kw} evidence data study"),
-    ("What are the limitations, risks and trade-offs of {topic}?", "{kw} limitations risks trade-offs"),
-)
-
-
-def decompose_question(question: str, max_queries: int) -> tuple[list[str], list[str]]:
-    """Keyword-based decomposition: (sub_questions, queries). Used when no LLM is configured."""
-    question = " ".join(question.split())
-    parts = [p.strip(" ?.") for p in _QUESTION_SPLIT.split(question) if len(p.strip(" ?.")) > 8]
-    sub_questions = [p if p.endswith("?") else f"{p}?" for p in parts] if len(parts) > 1 else []
-    kws = keywords(question)
-    topic = " ".join(kws[:4]) or question
-    if not sub_questions:
-        sub_questions = [question.rstrip("?") + "?"]
-        sub_questions += [tmpl.format(topic=topic) for tmpl, _ in _ASPECTS[1:]]
-    queries = [question]
-    queries += [" ".join(keywords(sq, 6)) for sq in sub_questions if keywords(sq, 6)]
-    queries += [q.format(kw=topic) for _, q in _ASPECTS]
-    unique = list(dict.fromkeys(q for q in queries if q.strip()))
-    return sub_questions[:6], unique[:max_queries]
 
 
 RISK_CUES = (
@@ -201,6 +280,29 @@ RISK_CUES = (
     "unless",
     "problem",
     "cost",
+    # hedges and stated limits
+    "may not",
+    "might not",
+    "not guaranteed",
+    "not supported",
+    "should not",
+    "must not",
+    "beware",
+    "warning",
+    "caution",
+    "insecure",
+    "vulnerable",
+    "deprecated",
+    "at the expense",
+    "no effect",
+    "not thread-safe",
+    "will not",
+    "won't",
+    "is not possible",
+    "at most",
+    "only one",
+    "without bound",
+    "must be",
 )
 IMPLICATION_CUES = (
     "therefore",
@@ -232,16 +334,3 @@ def is_statement(sentence: str, min_words: int = 6) -> bool:
 
 
 _FULL_SENTENCE = re.compile(r"^[\"'“(]?[A-Z0-9].*[.!?][\"')”]?$", re.DOTALL)
-
-
-def statements(passage: str) -> list[str]:
-    return [s for s in split_sentences(passage) if is_statement(s)]
-
-
-def best_sentences(passage: str, query: str, limit: int = 2) -> list[str]:
-    """The passage's full sentences that best match the query, in their original order."""
-    sentences = statements(passage)
-    if not sentences:
-        return []
-    scored = sorted(((overlap(query, s), i) for i, s in enumerate(sentences)), reverse=True)[:limit]
-    return [sentences[i] for score, i in sorted(scored, key=lambda x: x[1]) if score > 0]

@@ -84,7 +84,8 @@ def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], res
                 {"citation": number, "sentence": claim, "reason": "not supported", "overlap": round(score, 2)}
             )
     text = CITATION.sub("", sentence)
-    text = re.sub(r"\s+([.,;:!?])", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
+    # close the gap a removed marker leaves before punctuation ("is .venv" keeps its space)
+    text = re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
     markers = "".join(f"[{n}]" for n in kept)
     if not kept:
         result.unverified_sentences += 1

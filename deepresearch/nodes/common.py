@@ -20,6 +20,7 @@ Node = Callable[..., Awaitable[dict[str, Any]]]
 MAX_SUB_QUESTIONS = 6
 CANDIDATES_PER_SUB_QUESTION = 8
 EVIDENCE_PER_SUB_QUESTION = 4
+EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION = 6  # no model reads them: sentence selection sorts out the extra ones
 LLM_RELEVANCE_THRESHOLD = 0.5
 
 

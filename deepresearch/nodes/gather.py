@@ -10,17 +10,20 @@ from urllib.parse import urlsplit
 from langgraph.runtime import Runtime
 
 import prompts
-from deepresearch.extractive import BM25, chunk_passages, decompose_question, keywords
+from deepresearch.extractive import keywords
 from deepresearch.nodes.common import (
     CANDIDATES_PER_SUB_QUESTION,
     EVIDENCE_PER_SUB_QUESTION,
+    EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION,
     LLM_RELEVANCE_THRESHOLD,
     MAX_SUB_QUESTIONS,
     business_stage,
     message,
     write_json,
 )
+from deepresearch.planning import keyword_plan
 from deepresearch.schemas import Reflection, ResearchPlan, ScreeningResult
+from deepresearch.screening import passages_of, rank_passages
 from deepresearch.state import QueryTask, ReportState, SearchState
 from deepresearch.toolrun import RunCancelled, StageError
 from stages import get_stage
@@ -49,8 +52,8 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         plan: ResearchPlan = result.value
         sub_questions, queries, rationale = plan.sub_questions, plan.queries, plan.rationale
     else:
-        sub_questions, queries = decompose_question(question, options["queries_per_round"])
-        rationale = "Extractive mode: sub-questions and queries derived from the question's keywords."
+        keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS)
+        sub_questions, queries, rationale = keyword.sub_questions, keyword.queries, keyword.rationale
     queries = queries[: options["queries_per_round"]]
     plan_out = {
         "sub_questions": sub_questions[:MAX_SUB_QUESTIONS],
@@ -176,7 +179,10 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
                 "url": result["url"],
                 "final_url": page.url,
                 "title": page.title or result.get("title") or result["url"],
-                "domain": urlsplit(page.url).hostname or "local",
+                # a corpus URL's first path segment is not a publisher
+                "domain": "local"
+                if page.url.startswith("corpus://")
+                else urlsplit(page.url).hostname or "local",
                 "published": page.published or result.get("published"),
                 "provider": result.get("provider"),
                 "snippet": result.get("snippet", ""),
@@ -210,35 +216,19 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
 
 
 # --- 4. screen_evidence --------------------------------------------------------------------------
-def passages_of(sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {"passage_id": f"{s['id']}.{i}", "source_id": s["id"], "n": s["n"], "text": text}
-        for s in sources
-        for i, text in enumerate(chunk_passages(s["text"]), start=1)
-    ]
-
-
 @business_stage("screen_evidence")
 async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     tools, question = runtime.context.tools, state["question"]
     sub_questions = state["plan"]["sub_questions"]
     passages = passages_of(state.get("sources", []))
-    bm25 = BM25.from_texts(p["text"] for p in passages)
-    focus = " ".join(keywords(question, 6))
-    candidates_per_sq: list[list[tuple[float, dict[str, Any]]]] = []
-    for sub_question in sub_questions:
-        scores = bm25.scores(f"{sub_question} {focus}")
-        ranked = sorted(zip(scores, passages, strict=True), key=lambda x: -x[0])
-        candidates_per_sq.append(
-            [(score, p) for score, p in ranked[:CANDIDATES_PER_SUB_QUESTION] if score > 0]
-        )
+    candidates_per_sq = rank_passages(question, sub_questions, passages, CANDIDATES_PER_SUB_QUESTION)
 
     async def screen(index: int) -> list[dict[str, Any]]:
         candidates = candidates_per_sq[index]
         if state["engine"] != "llm" or not candidates:
             return [
                 _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
-                for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
+                for score, p in candidates[:EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION]
             ]
         listing = "\n\n".join(f"[{p['passage_id']}] {p['text']}" for _, p in candidates)
         result = await tools.llm_structured(
@@ -303,7 +293,9 @@ def _evidence(
         "passage_id": passage["passage_id"],
         "source_id": passage["source_id"],
         "n": passage["n"],
+        "title": passage["title"],
         "passage": passage["text"],
+        "headings": passage["headings"],
         "bm25": round(score, 3),
         "relevance": relevance,
         "reason": reason,

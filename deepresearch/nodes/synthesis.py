@@ -30,7 +30,9 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
     if task["engine"] != "llm":
         return {
             "findings": {
-                reviewer: compose.extractive_review(reviewer, task["sub_questions"], task["evidence"])
+                reviewer: compose.extractive_review(
+                    reviewer, task["sub_questions"], task["evidence"], task["question"]
+                )
             }
         }
     result = await runtime.context.tools.llm_structured(

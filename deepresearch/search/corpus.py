@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from ..extractive import KEYWORD_NAME, heading_passages
 from .base import SearchResult
-from .extract import SUPPORTED_SUFFIXES, chunk_text, extract_text
+from .extract import PASSAGE_CHARS, SUPPORTED_SUFFIXES, chunk_text, extract_text
 
 __all__ = ["CORPUS_SCHEME", "CorpusDocument", "CorpusError", "CorpusIndex", "IndexStats", "match_expression"]
 
@@ -27,7 +28,7 @@ logger = logging.getLogger(__name__)
 
 CORPUS_SCHEME = "corpus://"
 # bump when extraction or chunking changes: a mismatching index is rebuilt from scratch
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 _SEQ_BITS = 20
 _MAX_PASSAGES = (1 << _SEQ_BITS) - 1
 _MAX_QUERY_TOKENS = 32
@@ -39,9 +40,14 @@ _STOPWORDS = frozenset(
         "which", "who", "why", "will", "with",
     )
 )  # fmt: skip
-# title matches count more than body matches, but a strong body passage still wins
-_BM25_WEIGHTS = "4.0, 1.0"
+# BM25F-style field weights (title, heading path, body): the section titled like the question wins, the
+# page title helps all its sections, and a strong body passage still wins over a weak heading match
+_BM25_WEIGHTS = "2.0, 3.0, 1.0"
+_PRF_DOCS = 8  # pseudo-relevance feedback: the top passages whose headings expand the query
+_PRF_TERMS = 3
+_PRF_WEIGHT = 0.3  # an expansion term counts this much of an original one
 
+_COLUMNS = ("title", "headings", "body")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -54,24 +60,31 @@ CREATE TABLE IF NOT EXISTS files (
     passage_count INTEGER NOT NULL,
     error TEXT
 );
+CREATE TABLE IF NOT EXISTS texts (file_id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
-    title, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    title, headings, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
 
-_SEARCH_SQL = f"""
+_RANK_SQL = f"""
 WITH ranked AS MATERIALIZED (
     SELECT rowid AS rid, bm25(passages, {_BM25_WEIGHTS}) AS score FROM passages WHERE passages MATCH :q
-),
-best AS MATERIALIZED (
-    SELECT rid >> {_SEQ_BITS} AS file_id, rid, min(score) AS score
-    FROM ranked GROUP BY rid >> {_SEQ_BITS} ORDER BY score LIMIT :n
 )
-SELECT files.path, files.title, snippet(passages, 1, '', '', '…', 32), files.mtime_ns
-FROM passages JOIN best ON passages.rowid = best.rid JOIN files ON files.id = best.file_id
-WHERE passages MATCH :q
-ORDER BY best.score
+SELECT rid >> {_SEQ_BITS} AS file_id, min(score) AS score FROM ranked GROUP BY file_id ORDER BY score LIMIT :n
 """
+_FEEDBACK_SQL = f"""
+SELECT title, headings FROM passages WHERE passages MATCH :q ORDER BY bm25(passages, {_BM25_WEIGHTS}) LIMIT :n
+"""
+_SNIPPET_SQL = f"""
+SELECT files.path, files.title, snippet(passages, 2, '', '', '…', 32), files.mtime_ns
+FROM passages JOIN files ON files.id = :file_id
+WHERE passages MATCH :q AND passages.rowid BETWEEN :low AND :high
+ORDER BY bm25(passages, {_BM25_WEIGHTS}) LIMIT 1
+"""
+
+
+# words every page title of a documentation set carries ("— Python 3.11.2 documentation")
+_FEEDBACK_NOISE = frozenset(("documentation", "python", "html", "index", "contents", "guide"))
 
 
 class CorpusError(Exception):
@@ -107,11 +120,34 @@ class _Known:
 def match_expression(query: str) -> str | None:
     """A safe FTS5 MATCH expression for free text: each word quoted, OR-ed; BM25 rewards docs that
     match more of them. Quotes/operators/columns in the user's text can never reach FTS5 syntax."""
+    named = {name.lower() for name in KEYWORD_NAME.findall(query)}  # "the with statement" keeps "with"
     tokens = list(dict.fromkeys(_TOKEN_RE.findall(query.lower())))
-    content = [token for token in tokens if token not in _STOPWORDS] or tokens
+    content = [token for token in tokens if token not in _STOPWORDS or token in named] or tokens
     if not content:
         return None
     return " OR ".join(f'"{token}"' for token in content[:_MAX_QUERY_TOKENS])
+
+
+def _sphinx_copy(root: Path, relative: str) -> bool:
+    """A Sphinx build ships each page twice: x.html and its source, _sources/x.rst.txt (or x.txt). The source
+    copy of a page that is there as HTML is left out: indexing both would make every page two sources."""
+    if not relative.startswith("_sources/"):
+        return False
+    page = relative.removeprefix("_sources/")
+    for suffix in (".rst.txt", ".txt"):
+        if page.endswith(suffix):
+            return (root / (page.removesuffix(suffix) + ".html")).is_file()
+    return False
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """(heading path, body) passages: the text cut at its headings, each section's body in passages of at
+    most ~PASSAGE_CHARS."""
+    return [
+        (" › ".join(section.headings), body)
+        for section in heading_passages(text, target_chars=PASSAGE_CHARS, max_chars=1 << 30)
+        for body in chunk_text(section.body)
+    ]
 
 
 def _iso(mtime_ns: int) -> str:
@@ -175,26 +211,47 @@ class CorpusIndex:
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
+            columns = {info[1] for info in conn.execute("PRAGMA table_info(passages)")}
+            if row is None or row[0] != INDEX_VERSION or (columns and columns != set(_COLUMNS)):
+                # another extractor or another set of columns: rebuild from scratch
+                with conn:
+                    conn.execute("DROP TABLE IF EXISTS passages")
+                    conn.execute("DROP TABLE IF EXISTS files")
+                    conn.execute("DROP TABLE IF EXISTS texts")
+                    conn.execute(
+                        "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_version', ?)",
+                        (INDEX_VERSION,),
+                    )
             conn.executescript(_SCHEMA)
         except sqlite3.OperationalError as exc:
             conn.close()
             if "fts5" in str(exc).lower():
                 raise CorpusError("this Python's sqlite3 has no FTS5 support") from exc
             raise
-        row = conn.execute("SELECT value FROM meta WHERE key = 'index_version'").fetchone()
-        if row is None or row[0] != INDEX_VERSION:
-            with conn:
-                conn.execute("DELETE FROM passages")
-                conn.execute("DELETE FROM files")
-                conn.execute(
-                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_version', ?)", (INDEX_VERSION,)
-                )
         return conn
 
     def _search_sync(self, expression: str, limit: int) -> list[SearchResult]:
         conn = self._connect()
         try:
-            rows = conn.execute(_SEARCH_SQL, {"q": expression, "n": limit}).fetchall()
+            scores = dict(conn.execute(_RANK_SQL, {"q": expression, "n": limit * 3}).fetchall())
+            expansion = self._feedback_terms(conn, expression)
+            if expansion is not None:
+                for file_id, score in conn.execute(_RANK_SQL, {"q": expansion, "n": limit * 3}):
+                    scores[file_id] = (
+                        scores.get(file_id, 0.0) + _PRF_WEIGHT * score
+                    )  # bm25(): lower is better
+            best = sorted(scores, key=lambda file_id: scores[file_id])[:limit]
+            rows = []
+            for file_id in best:
+                low = file_id << _SEQ_BITS
+                params = {"q": expression, "file_id": file_id, "low": low, "high": low | _MAX_PASSAGES}
+                row = conn.execute(_SNIPPET_SQL, params).fetchone()
+                if row is None and expansion is not None:
+                    row = conn.execute(_SNIPPET_SQL, params | {"q": expansion}).fetchone()
+                if row is not None:
+                    rows.append(row)
         finally:
             conn.close()
         return [
@@ -208,6 +265,21 @@ class CorpusIndex:
             for path, title, snippet, mtime_ns in rows
         ]
 
+    @staticmethod
+    def _feedback_terms(conn: sqlite3.Connection, expression: str) -> str | None:
+        """Pseudo-relevance feedback: the words the top passages' titles and headings share (in two or more
+        of them) that the query lacks, as a MATCH expression of their own - the corpus's own vocabulary
+        for what the user asked ("placeholders" finds the section on "parameter substitution")."""
+        asked = set(_TOKEN_RE.findall(expression.lower()))
+        counts: dict[str, int] = {}
+        for title, headings in conn.execute(_FEEDBACK_SQL, {"q": expression, "n": _PRF_DOCS}):
+            words = {w for w in _TOKEN_RE.findall(f"{title} {headings}".lower()) if len(w) > 2}
+            for word in words - asked - _STOPWORDS - _FEEDBACK_NOISE:
+                if not word.isdigit():
+                    counts[word] = counts.get(word, 0) + 1
+        terms = sorted((w for w, c in counts.items() if c >= 2), key=lambda w: (-counts[w], w))[:_PRF_TERMS]
+        return " OR ".join(f'"{term}"' for term in terms) if terms else None
+
     def _walk(self) -> list[tuple[str, Path]]:
         root = self.root
         found: list[tuple[str, Path]] = []
@@ -220,7 +292,10 @@ class CorpusIndex:
                 if not path.resolve().is_relative_to(root):
                     logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
                     continue
-                found.append((path.relative_to(root).as_posix(), path))
+                relative = path.relative_to(root).as_posix()
+                if _sphinx_copy(root, relative):
+                    continue
+                found.append((relative, path))
         return found
 
     def _reindex_sync(self) -> IndexStats:
@@ -258,7 +333,7 @@ class CorpusIndex:
         if known is not None and (known.mtime_ns, known.size) == (stat.st_mtime_ns, stat.st_size):
             return "unchanged"
         error: str | None = None
-        title, passages, digest = relative, [], ""
+        title, passages, digest, text = relative, [], "", None
         if stat.st_size > self.max_file_bytes:
             error = f"file is larger than {self.max_file_bytes} bytes"
         else:
@@ -278,7 +353,7 @@ class CorpusIndex:
                 return "unchanged"
             try:
                 extracted = extract_text(path, data)
-                title, passages = extracted.title, chunk_text(extracted.text)
+                title, passages, text = extracted.title, _sections(extracted.text), extracted.text
             except Exception as exc:
                 # a malformed PDF/HTML file must not stop the whole corpus from being indexed
                 error = f"{type(exc).__name__}: {exc}"
@@ -305,9 +380,14 @@ class CorpusIndex:
                     "error = ? WHERE id = ?",
                     (stat.st_mtime_ns, stat.st_size, digest, title, len(passages), error, file_id),
                 )
+            if text is not None:  # the fetch stage reads this instead of parsing the file again
+                conn.execute("INSERT OR REPLACE INTO texts (file_id, text) VALUES (?, ?)", (file_id, text))
             conn.executemany(
-                "INSERT INTO passages (rowid, title, body) VALUES (?, ?, ?)",
-                [((file_id << _SEQ_BITS) | seq, title, body) for seq, body in enumerate(passages)],
+                "INSERT INTO passages (rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                [
+                    ((file_id << _SEQ_BITS) | seq, title, headings, body)
+                    for seq, (headings, body) in enumerate(passages)
+                ],
             )
         if error is not None:
             return "failed"
@@ -317,6 +397,20 @@ class CorpusIndex:
     def _delete_passages(conn: sqlite3.Connection, file_id: int) -> None:
         low = file_id << _SEQ_BITS
         conn.execute("DELETE FROM passages WHERE rowid BETWEEN ? AND ?", (low, low | _MAX_PASSAGES))
+        conn.execute("DELETE FROM texts WHERE file_id = ?", (file_id,))
+
+    def _cached_text(self, relative: str, stat: os.stat_result) -> tuple[str, str] | None:
+        """The text the index extracted, if the file is unchanged since (same mtime and size)."""
+        conn = self._connect()
+        try:
+            row = conn.execute(
+                "SELECT files.title, texts.text FROM files JOIN texts ON texts.file_id = files.id "
+                "WHERE files.path = ? AND files.mtime_ns = ? AND files.size = ?",
+                (relative, stat.st_mtime_ns, stat.st_size),
+            ).fetchone()
+        finally:
+            conn.close()
+        return (row[0], row[1]) if row is not None else None
 
     def _read_sync(self, url: str) -> CorpusDocument:
         if not url.startswith(CORPUS_SCHEME):
@@ -328,6 +422,12 @@ class CorpusIndex:
             stat = path.stat()
             if stat.st_size > self.max_file_bytes:
                 raise CorpusError(f"corpus file {url!r} is larger than {self.max_file_bytes} bytes")
+            cached = self._cached_text(url[len(CORPUS_SCHEME) :], stat)
+            if cached is not None:
+                title, text = cached
+                return CorpusDocument(
+                    url=url, path=path, title=title, text=text, modified=_iso(stat.st_mtime_ns)
+                )
             data = path.read_bytes()
         except FileNotFoundError as exc:
             raise CorpusError(f"corpus file not found: {url!r}") from exc

@@ -55,6 +55,10 @@ def extract_text(path: Path, data: bytes) -> ExtractedText:
     elif suffix in MARKDOWN_SUFFIXES:
         text = _decode(data)
         title = _markdown_title(text)
+    elif suffix == ".txt" and path.name.lower().endswith(".rst.txt"):
+        # Sphinx ships each page's reStructuredText source as name.rst.txt (the "Show Source" link)
+        text = _from_rst(_decode(data))
+        title = _markdown_title(text)
     elif suffix == ".txt":
         text = _decode(data)
         title = _first_line_title(text)
@@ -89,7 +93,17 @@ def _markdown_title(text: str) -> str:
     return _first_line_title(text)
 
 
+# Sphinx, MkDocs and most CMS themes wrap the article in one of these; the rest is navigation
+_MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
+_CHROME = "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper"
+_HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
+DEFINITION_LEVEL = 6
+"""Heading level given to an API entry's signature (a Sphinx ``<dt id=...>``, an RST ``.. function::``)."""
+
+
 def _from_html(data: bytes) -> tuple[str, str]:
+    """Title and text of the page's main content. Headings become Markdown heading lines (``## Title``) and
+    an API entry's signature a level-6 heading, so passages can be cut by section and keep their path."""
     soup = BeautifulSoup(data, "lxml")
     title = ""
     if soup.title is not None and soup.title.get_text(strip=True):
@@ -100,14 +114,117 @@ def _from_html(data: bytes) -> tuple[str, str]:
             title = heading.get_text(" ", strip=True)
     for tag in soup.find_all(_DROP_TAGS):
         tag.decompose()
-    for br in soup.find_all("br"):
+    root = next((found for sel in _MAIN_SELECTORS if (found := soup.select_one(sel)) is not None), None)
+    root = root or soup.body or soup
+    for tag in root.select(_CHROME):
+        tag.decompose()
+    for br in root.find_all("br"):
         br.replace_with("\n")
+    for pre in root.find_all("pre"):
+        # a code sample is one line; a comment at its start must not read as a Markdown heading
+        code = " ".join(pre.get_text().split())
+        pre.replace_with(f"\n\n\\{code}\n\n" if code.startswith("#") else f"\n\n{code}\n\n")
+    for tag in root.find_all([*_HEADING_TAGS, "dt"]):
+        level = _HEADING_TAGS.get(tag.name)
+        if level is None:
+            # a definition term with an id is an API entry's signature; a plain <dt> is a glossary term
+            level = DEFINITION_LEVEL if tag.get("id") else None
+        # a signature is split into many <span>s that must join without spaces: "subprocess.run(args, ...)"
+        text = " ".join(tag.get_text("" if tag.name == "dt" else " ").split()).rstrip("¶").strip()
+        if level is not None and text:
+            tag.replace_with(f"\n\n{'#' * level} {text}\n\n")
     # mark block boundaries so inline markup (<b>, <a>) stays inside its sentence
-    for block in soup.find_all(_BLOCK_TAGS):
+    for block in root.find_all(_BLOCK_TAGS):
         block.insert_before("\n\n")
         block.insert_after("\n\n")
-    lines = (" ".join(line.split()) for line in soup.get_text().split("\n\n"))
+    lines = (" ".join(line.split()) for line in root.get_text().split("\n\n"))
     return title, "\n\n".join(line for line in lines if line)
+
+
+_RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+_:.])\1{2,}\s*$")
+_RST_DIRECTIVE = re.compile(r"^\.\.\s+(?:py:)?([\w-]+)::\s*(.*)$")
+_RST_API = frozenset(
+    {
+        "function",
+        "method",
+        "class",
+        "exception",
+        "data",
+        "attribute",
+        "decorator",
+        "module",
+        "coroutinefunction",
+    }
+)
+_RST_CODE = frozenset(
+    {"code-block", "code", "sourcecode", "literalinclude", "doctest", "testcode", "productionlist"}
+)
+_RST_ROLE = re.compile(r":[\w:+-]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+_RST_LINK = re.compile(r"`([^`<]+?)(?:\s*<[^>]*>)?`__?")
+_RST_EMPHASIS = re.compile(r"\*{1,2}([^*\s][^*]*?)\*{1,2}")
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def _from_rst(text: str) -> str:
+    """reStructuredText as plain text with Markdown heading lines: underlined (and overlined) titles get a
+    level by the order their adornment first appears; API directives (``.. function:: sig``) become level-6
+    headings; other directive lines and comments are dropped; inline roles keep their text."""
+    lines = text.splitlines()
+    levels: dict[str, int] = {}
+    out: list[str] = []
+    literal = False  # inside a literal (code) block: its indented lines are left out
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if literal and (not line.strip() or line.startswith((" ", "\t"))):
+            i += 1
+            continue
+        if literal:
+            out.append("")  # the block ended its paragraph
+        literal = False
+        over = _RST_ADORNMENT.match(line)
+        if over and i + 2 < len(lines) and _RST_ADORNMENT.match(lines[i + 2]) and lines[i + 1].strip():
+            style = "o" + line.strip()[0]
+            level = levels.setdefault(style, min(len(levels) + 1, 5))
+            out += ["", f"{'#' * level} {_rst_inline(lines[i + 1].strip())}", ""]
+            i += 3
+            continue
+        if (
+            line.strip()
+            and not line.startswith(" ")
+            and _RST_ADORNMENT.match(nxt)
+            and len(nxt.strip()) >= len(line.strip())
+        ):
+            level = levels.setdefault(nxt.strip()[0], min(len(levels) + 1, 5))
+            out += ["", f"{'#' * level} {_rst_inline(line.strip())}", ""]
+            i += 2
+            continue
+        directive = _RST_DIRECTIVE.match(line.strip())
+        if directive and not line.startswith(" "):
+            name, argument = directive.groups()
+            literal = name in _RST_CODE
+            if name in _RST_API and argument:
+                out += ["", f"{'#' * DEFINITION_LEVEL} {argument.strip()}", ""]
+            i += 1
+            continue
+        if line.startswith(".. ") or line.strip() == "..":
+            i += 1
+            continue
+        literal = line.rstrip().endswith("::")  # "Example::" introduces a literal block (shown as "Example:")
+        stripped = line.strip()[:-1] if literal else line.strip()
+        out.append(_rst_inline(stripped) if stripped else "")
+        i += 1
+    # the source is wrapped at ~80 columns: a paragraph becomes one line, as in the HTML page
+    blocks = "\n".join(out).split("\n\n")
+    return "\n\n".join(" ".join(block.split()) for block in blocks if block.strip())
+
+
+def _rst_inline(text: str) -> str:
+    text = _RST_ROLE.sub(lambda m: m.group(1).strip(), text)
+    text = _RST_LITERAL.sub(r"\1", text)
+    text = _RST_EMPHASIS.sub(r"\1", text)
+    return _RST_LINK.sub(r"\1", text).replace("\\ ", "")
 
 
 def _from_pdf(data: bytes) -> tuple[str, str]:
