@@ -368,7 +368,8 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             app.state.streams = StreamSlots(settings.max_streams_per_client)
             if settings.recover_runs_on_startup:
                 await service.recover()
-            chores = []
+            # streams wake when any replica appends an event (PostgreSQL LISTEN; SQLite: the 1 s poll)
+            chores = [asyncio.create_task(service.store.watch_events(service.notifier.notify))]
             if settings.recover_runs_on_startup:
                 chores.append(asyncio.create_task(service.watch_orphans(), name="take over orphaned runs"))
             if settings.retention_days:

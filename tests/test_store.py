@@ -4,6 +4,7 @@ test on the throwaway cluster from tests/pg.py), plus what only PostgreSQL has t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import math
 import os
@@ -358,6 +359,33 @@ async def test_two_replicas_append_to_one_run(fresh_postgres_dsn: str) -> None:
         )
         assert sorted(r.seq for r in records) == list(range(1, 81))
         assert [e.seq for e in await replica_b.list_events(run.run_id)] == list(range(1, 81))
+
+
+async def test_an_event_appended_by_one_replica_wakes_the_others(fresh_postgres_dsn: str) -> None:
+    """LISTEN/NOTIFY: a streamer on replica A learns of B's event at B's commit, without polling."""
+    async with (
+        open_postgres_store(fresh_postgres_dsn, max_size=2) as replica_a,
+        open_postgres_store(fresh_postgres_dsn, max_size=2) as replica_b,
+    ):
+        run = await replica_b.create_run("shared", {}, "extractive")
+        woken: asyncio.Queue[str] = asyncio.Queue()
+        watching = asyncio.create_task(replica_a.watch_events(woken.put_nowait))
+        try:
+            for attempt in range(50):  # the LISTEN is in place once an event gets through
+                await replica_b.append_event(run.run_id, "tick", None, {"i": attempt})
+                try:
+                    assert await asyncio.wait_for(woken.get(), timeout=0.2) == run.run_id
+                    break
+                except TimeoutError:
+                    continue
+            else:
+                raise AssertionError("no notification in 50 appends")
+            await replica_b.append_event(run.run_id, "tock", None, {})
+            assert await asyncio.wait_for(woken.get(), timeout=5) == run.run_id
+        finally:
+            watching.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watching
 
 
 async def test_concurrent_setup_from_several_processes(fresh_postgres_dsn: str) -> None:

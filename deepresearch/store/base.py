@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
@@ -246,6 +246,7 @@ class RunStore(Protocol):
         self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]
     ) -> EventRecord: ...
     async def list_events(self, run_id: str, after: int = 0, limit: int = 10_000) -> list[EventRecord]: ...
+    async def watch_events(self, wake: Callable[[str], None]) -> None: ...
 
     async def add_checkpoint(self, record: CheckpointRecord) -> bool: ...
     async def list_checkpoints(self, run_id: str) -> list[CheckpointRecord]: ...

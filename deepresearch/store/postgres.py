@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
+import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
 from .base import Row
 from .pg_connection import Pool, open_postgres_pool
 from .sql import MIGRATIONS, POSTGRES, SCHEMA_LOCK, SqlRunStore
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["CHECKPOINTER_SETUP_LOCK_KEY", "MIGRATIONS", "PostgresRunStore", "open_postgres_store"]
 
@@ -20,6 +25,8 @@ __all__ = ["CHECKPOINTER_SETUP_LOCK_KEY", "MIGRATIONS", "PostgresRunStore", "ope
 MIGRATION_LOCK_KEY = 0x64725F6D6967  # "dr_mig"
 CHECKPOINTER_SETUP_LOCK_KEY = 0x64725F636B70  # "dr_ckp"
 _RUN_LOCK_CLASS = 0x64725F65  # "dr_e"
+EVENTS_CHANNEL = "deepresearch_events"
+"""NOTIFY channel: the payload is the run id of an appended event."""
 
 
 class _Statements:
@@ -61,6 +68,25 @@ class PostgresRunStore(SqlRunStore):
             await tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK_KEY,))
         else:
             await tx.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (_RUN_LOCK_CLASS, key))
+
+    async def _announce(self, tx: Any, run_id: str) -> None:
+        # delivered at COMMIT, to every listening session: streamers on other replicas wake at once
+        await tx.execute("SELECT pg_notify(?, ?)", (EVENTS_CHANNEL, run_id))
+
+    async def watch_events(self, wake: Callable[[str], None]) -> None:
+        """LISTEN on a connection of its own (not the pool's: it stays in LISTEN for good); reconnects
+        after a lost connection. Notifications missed meanwhile cost a poll interval, nothing else."""
+        while True:
+            try:
+                # the pool's options: autocommit (a LISTEN takes effect at once), timeouts
+                conn = await AsyncConnection.connect(self._pool.conninfo, **(self._pool.kwargs or {}))
+                async with conn:
+                    await conn.execute(f"LISTEN {EVENTS_CHANNEL}")
+                    async for notice in conn.notifies():
+                        wake(notice.payload)
+            except psycopg.OperationalError:
+                logger.warning("listening for run events failed; reconnecting in 1 s", exc_info=True)
+                await asyncio.sleep(1)
 
     async def aclose(self) -> None:
         if self._owns_pool:

@@ -156,6 +156,13 @@ class SqlRunStore(TokenSql, LeaseSql):
         """Inside `tx`: wait until no other process holds `key` (a run id, or the schema) in a transaction."""
         raise NotImplementedError
 
+    async def _announce(self, tx: Statements, run_id: str) -> None:
+        """Inside the transaction appending an event of `run_id`: tell other processes (at commit)."""
+
+    async def watch_events(self, wake: Callable[[str], None]) -> None:
+        """Until cancelled, call `wake(run_id)` when another process appends an event (where the
+        database can tell; otherwise streamers poll the log)."""
+
     async def _write(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
         """One writing statement in its own transaction: (rowcount, RETURNING rows)."""
 
@@ -324,6 +331,7 @@ class SqlRunStore(TokenSql, LeaseSql):
                 ),
                 (run_id, type_, stage, ts, dumps_json(data), run_id),
             )
+            await self._announce(tx, run_id)
             return rows
 
         rows = await self._atomic(body)
