@@ -250,6 +250,40 @@ class ResearchEngine:
         artifact_dir = run_artifact_dir(question, run.run_id)
         return await self.store.update_run(run.run_id, artifact_dir=artifact_dir)
 
+    async def _announce_unindexed_checkpoints(self, run: RunRecord, execution: RunExecution) -> None:
+        """A process killed between LangGraph saving a stage's checkpoint and indexing it (or announcing
+        it) leaves a business checkpoint nobody knows of: index and announce it now, marked `recovered`,
+        so no `checkpoint` event is ever lost. A checkpoint is a stage's when its parent's only next task
+        was that stage."""
+        indexed = {c.checkpoint_id for c in await self.store.list_checkpoints(run.run_id)}
+        history = [s async for s in self.graph.aget_state_history(graph_config(run.thread_id))]
+        by_id = {s.config["configurable"]["checkpoint_id"]: s for s in history}
+        for snapshot in reversed(history):  # oldest first, as they were written
+            configurable = snapshot.config["configurable"]
+            parent_id = (snapshot.parent_config or {}).get("configurable", {}).get("checkpoint_id")
+            parent = by_id.get(parent_id) if parent_id else None
+            if configurable["checkpoint_id"] in indexed or parent is None or len(parent.next) != 1:
+                continue
+            stage = STAGES_BY_KEY.get(parent.next[0])
+            if stage is None:
+                continue
+            record = CheckpointRecord(
+                run_id=run.run_id,
+                checkpoint_id=configurable["checkpoint_id"],
+                stage=stage.key,
+                title=stage.title,
+                created_at=snapshot.created_at or utcnow(),
+                next=list(snapshot.next),
+                summary=(snapshot.values.get("stage_notes") or {}).get(stage.key, ""),
+                thread_id=configurable["thread_id"],
+                checkpoint_ns=configurable.get("checkpoint_ns", ""),
+                parent_checkpoint_id=parent_id,
+                fork_of=None,
+            )
+            if await self.store.add_checkpoint(record):
+                data = {**record.to_dict(), "resumable": True, "indexed": True, "recovered": True}
+                await execution.emit("checkpoint", stage.key, data)
+
     async def latest_config(self, run: RunRecord) -> RunnableConfig | None:
         snapshot = await self.graph.aget_state(graph_config(run.thread_id))
         return snapshot.config if snapshot.values else None
@@ -305,6 +339,8 @@ class ResearchEngine:
                 "from_checkpoint": _checkpoint_id(checkpoint_config),
             },
         )
+        if resume_config is not None:
+            await self._announce_unindexed_checkpoints(run, execution)
         status, error = "completed", None
         torn_down = False
         try:
