@@ -281,6 +281,11 @@ class Settings(BaseSettings):
         validation_alias=AliasChoices("DEEPRESEARCH_FAIL_STAGE", "LONG_TASK_FAIL_STAGE", "fail_stage"),
         description="<stage>[:start|end] injects a failure (testing resume after failure).",
     )
+    crash_after_checkpoint: str = Field(
+        "",
+        description="<stage>: the process kills itself (SIGKILL) when that stage's checkpoint is saved, "
+        "before it is announced (testing recovery).",
+    )
     log_level: str = "WARNING"
 
     # --- runner --------------------------------------------------------------------------------

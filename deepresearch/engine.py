@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -112,6 +114,8 @@ class RunExecution:
         self._pending_results: list[dict[str, Any]] = []
         self._stage_calls: dict[str, str] = {}
         self.fork_of: str | None = None
+        self.crash_after_checkpoint = ""
+        """Fault injection (DEEPRESEARCH_CRASH_AFTER_CHECKPOINT): die here, like a kill -9."""
 
     async def emit(self, type_: str, stage: str | None, data: dict[str, Any]) -> EventRecord:
         record = await self.store.append_event(self.run.run_id, type_, stage, data)
@@ -202,6 +206,9 @@ class RunExecution:
             fork_of=self.fork_of,
         )
         self.fork_of = None  # only the first checkpoint of a forked execution marks the fork
+        if self.crash_after_checkpoint == stage.key:
+            # the window a kill -9 can hit: LangGraph saved the checkpoint, nobody indexed or announced it
+            os.kill(os.getpid(), signal.SIGKILL)
         await self.store.add_checkpoint(record)
         await self.store.update_run(self.run.run_id, usage=self.usage.to_dict())
         await self.emit("checkpoint", stage.key, {**record.to_dict(), "resumable": True, "indexed": True})
@@ -250,19 +257,23 @@ class ResearchEngine:
         artifact_dir = run_artifact_dir(question, run.run_id)
         return await self.store.update_run(run.run_id, artifact_dir=artifact_dir)
 
-    async def _announce_unindexed_checkpoints(self, run: RunRecord, execution: RunExecution) -> None:
-        """A process killed between LangGraph saving a stage's checkpoint and indexing it (or announcing
-        it) leaves a business checkpoint nobody knows of: index and announce it now, marked `recovered`,
-        so no `checkpoint` event is ever lost. A checkpoint is a stage's when its parent's only next task
-        was that stage."""
-        indexed = {c.checkpoint_id for c in await self.store.list_checkpoints(run.run_id)}
+    async def _announce_lost_checkpoints(self, run: RunRecord, execution: RunExecution) -> None:
+        """A process killed between LangGraph saving a stage's checkpoint and announcing it (indexed or
+        not) leaves a business checkpoint no client was told of: index it and announce it now, marked
+        `recovered`, so no `checkpoint` event is ever lost. A checkpoint is a stage's when its parent's
+        only next task was that stage."""
+        announced = {
+            e.data.get("checkpoint_id")
+            for e in await self.store.list_events(run.run_id)
+            if e.type == "checkpoint"
+        }
         history = [s async for s in self.graph.aget_state_history(graph_config(run.thread_id))]
         by_id = {s.config["configurable"]["checkpoint_id"]: s for s in history}
         for snapshot in reversed(history):  # oldest first, as they were written
             configurable = snapshot.config["configurable"]
             parent_id = (snapshot.parent_config or {}).get("configurable", {}).get("checkpoint_id")
             parent = by_id.get(parent_id) if parent_id else None
-            if configurable["checkpoint_id"] in indexed or parent is None or len(parent.next) != 1:
+            if configurable["checkpoint_id"] in announced or parent is None or len(parent.next) != 1:
                 continue
             stage = STAGES_BY_KEY.get(parent.next[0])
             if stage is None:
@@ -280,9 +291,9 @@ class ResearchEngine:
                 parent_checkpoint_id=parent_id,
                 fork_of=None,
             )
-            if await self.store.add_checkpoint(record):
-                data = {**record.to_dict(), "resumable": True, "indexed": True, "recovered": True}
-                await execution.emit("checkpoint", stage.key, data)
+            await self.store.add_checkpoint(record)  # a no-op if it was indexed before the kill
+            data = {**record.to_dict(), "resumable": True, "indexed": True, "recovered": True}
+            await execution.emit("checkpoint", stage.key, data)
 
     async def latest_config(self, run: RunRecord) -> RunnableConfig | None:
         snapshot = await self.graph.aget_state(graph_config(run.thread_id))
@@ -317,6 +328,7 @@ class ResearchEngine:
         """
         run = await self.store.get_run(run_id)
         execution = RunExecution(self.store, run, on_event)
+        execution.crash_after_checkpoint = self.settings.crash_after_checkpoint
         cancel = cancel or CancelSignal(run_id, self.store)
         resume_config = await self._resume_config(run, checkpoint_config)
         execution.fork_of = _checkpoint_id(resume_config)  # set only when addressing an older checkpoint
@@ -340,7 +352,7 @@ class ResearchEngine:
             },
         )
         if resume_config is not None:
-            await self._announce_unindexed_checkpoints(run, execution)
+            await self._announce_lost_checkpoints(run, execution)
         status, error = "completed", None
         torn_down = False
         try:
