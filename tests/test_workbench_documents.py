@@ -59,6 +59,8 @@ def shots(bench: Workbench, name: str) -> None:
     page = bench.page
     for width in (390, 1280):
         page.set_viewport_size({"width": width, "height": 900})
+        # the history drawer slides out of the way when the layout narrows: let it finish first
+        page.evaluate("Promise.all(document.getAnimations().map((a) => a.finished))")
         scroll = page.evaluate("document.documentElement.scrollWidth")
         assert scroll <= width, f"{name}: the page scrolls sideways at {width}px ({scroll}px wide)"
         bench.shot(f"{name}-{width}")
@@ -67,9 +69,7 @@ def shots(bench: Workbench, name: str) -> None:
 
 def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, tmp_path: Path) -> None:
     searches_before = len(servers.search.calls)
-    with workbench(
-        browser, servers, tmp_path, stage_delay_seconds=0.0, max_upload_bytes=MAX_UPLOAD
-    ) as bench:
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0, max_upload_bytes=MAX_UPLOAD) as bench:
         page = bench.page
         bench.tolerated.extend(REFUSALS)
         bench.goto("#new")
