@@ -51,6 +51,15 @@ export class DocumentsView {
       this.drop.classList.remove("is-over");
       this.upload([...(event.dataTransfer?.files || [])]);
     });
+    // a file dropped anywhere else would make the browser open it in place of the workbench
+    for (const type of ["dragover", "drop"]) {
+      document.addEventListener(type, (event) => {
+        const target = /** @type {Node|null} */ (event.target);
+        if (!event.dataTransfer?.types.includes("Files") || this.drop.contains(target)) return;
+        event.preventDefault();
+        event.dataTransfer.dropEffect = "none";
+      });
+    }
   }
 
   /** Ask the server for the user's collections and their documents. */
@@ -208,7 +217,11 @@ export class DocumentsView {
    * @param {File[]} files
    */
   async upload(files) {
-    if (!files.length || this.busy) return;
+    if (!files.length) return;
+    if (this.busy) {
+      this.showError("Files are still being sent: add more when they are done.");
+      return;
+    }
     const name = this.name.value.trim();
     if (!name) {
       this.showError("Name the collection first: a new name creates it.");
@@ -231,11 +244,14 @@ export class DocumentsView {
           landed += 1;
         } catch (error) {
           line.refused(error.message);
-          if (error.status === 401) break; // the sign-in dialog is up: nothing more goes through
+          // signed out (the sign-in dialog is up) or a refused name: every other file would fail alike
+          const stop = error.status === 401 || refusedName(error);
           if (refusedName(error)) {
             this.showError(`The collection name “${name}” is refused: ${nameReason(error)}.`);
-            for (const rest of lines.slice(i + 1)) rest.skipped();
             this.name.focus();
+          }
+          if (stop) {
+            for (const rest of lines.slice(i + 1)) rest.skipped();
             break;
           }
         }
