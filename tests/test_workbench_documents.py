@@ -142,8 +142,10 @@ def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, t
         page.get_by_role("link", name="My documents").first.click()
         expect(page.locator("#docs-view")).to_be_visible()
         expect(rows).to_have_count(2)
+        expect(page.locator("#docs-uploads .upload")).to_have_count(0)  # the earlier batch's lines are gone
         page.get_by_role("button", name="Delete wal.md").click()
         expect(rows.nth(1)).to_contain_text("Delete wal.md?")
+        shots(bench, "34-delete-asked")
         page.get_by_role("button", name="Keep").click()  # changed my mind: nothing is deleted
         expect(rows).to_have_count(2)
         assert len(bench.api.get("/api/collections/notes/documents").json()["documents"]) == 2
@@ -165,27 +167,32 @@ def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, t
         bench.assert_clean()
 
 
+# whether the page took the drop (a drop no handler takes makes the browser open the file in its place)
 DROP = """
 ([selector, input]) => {
   const transfer = new DataTransfer();
   for (const file of input.files) transfer.items.add(file);
   const target = document.querySelector(selector);
+  let taken = true;
   for (const type of ["dragenter", "dragover", "drop"]) {
-    target.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: transfer }));
+    const event = new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: transfer });
+    target.dispatchEvent(event);
+    if (type !== "dragenter") taken = taken && event.defaultPrevented;
   }
+  return taken;
 }
 """
 
 
-def drop_files(bench: Workbench, paths: list[str]) -> None:
-    """Drop real files onto the drop zone, as from a file manager: Playwright puts them in an input of
-    its own, and a DataTransfer carries them to the drop."""
+def drop_files(bench: Workbench, paths: list[str], target: str = "#docs-drop") -> bool:
+    """Drop real files onto the drop zone (or `target`), as from a file manager: Playwright puts them in an
+    input of its own, and a DataTransfer carries them to the drop. Whether the page took the drop."""
     page = bench.page
     carrier = page.evaluate_handle(
         "() => { const i = document.createElement('input'); i.type = 'file'; i.multiple = true; return i; }"
     )
     carrier.as_element().set_input_files(paths)
-    page.evaluate(DROP, ["#docs-drop", carrier])
+    return bool(page.evaluate(DROP, [target, carrier]))
 
 
 def test_dropped_files_land_in_the_signed_in_users_collection(
@@ -215,7 +222,12 @@ def test_dropped_files_land_in_the_signed_in_users_collection(
         expect(page.locator("#docs-server")).to_contain_text("handbook")
         dropped = files(tmp_path, checkpoints__md=CHECKPOINTS, wal__md=WAL)
 
-        drop_files(bench, dropped)  # no name yet: nothing is sent
+        # dropped beside the zone: the page keeps it from the browser (which would leave the workbench for the
+        # file) and sends nothing
+        assert drop_files(bench, dropped, target="#docs-title")
+        expect(page.locator("#docs-view")).to_be_visible()
+        expect(page.locator("#docs-uploads .upload")).to_have_count(0)
+        assert drop_files(bench, dropped)  # no name yet: nothing is sent
         expect(page.locator("#docs-error")).to_have_text("Name the collection first: a new name creates it.")
         expect(page.get_by_label("Into the collection")).to_be_focused()
         expect(page.locator("#docs-uploads .upload")).to_have_count(0)

@@ -103,7 +103,9 @@ function upload(path, file, onProgress) {
       }
     });
     const unreachable = () =>
-      reject(new ApiError("The upload was cut off: the server could not be reached or closed the connection.", 0));
+      reject(
+        new ApiError("The upload was cut off: the server could not be reached or closed the connection.", 0),
+      );
     xhr.addEventListener("error", unreachable);
     xhr.addEventListener("abort", unreachable);
     xhr.send(file);

@@ -181,7 +181,7 @@ function showDocuments() {
   history.setCurrent(null);
   document.title = "My documents · deepresearch";
   $("docs-title").focus();
-  documents.load();
+  documents.show();
 }
 
 function closeRun() {

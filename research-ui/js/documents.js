@@ -62,6 +62,15 @@ export class DocumentsView {
     }
   }
 
+  /** The view opens: the lines of an earlier batch are history by now (unless it is still being sent). */
+  show() {
+    if (!this.busy) {
+      fill(this.uploads);
+      this.showError("");
+    }
+    return this.load();
+  }
+
   /** Ask the server for the user's collections and their documents. */
   async load() {
     const token = ++this.loadToken;
@@ -73,7 +82,8 @@ export class DocumentsView {
       documents = await Promise.all(mine.map(async (c) => (await api.documents(c.name)).documents));
     } catch (error) {
       if (token !== this.loadToken) return;
-      fill(this.list, h("p", { class: "form-error", text: `Could not list your documents: ${error.message}` }));
+      const text = `Could not list your documents: ${error.message}`;
+      fill(this.list, h("p", { class: "form-error", text }));
       return;
     }
     if (token !== this.loadToken) return;
@@ -188,13 +198,16 @@ export class DocumentsView {
 
   /** @param {string} collection @param {Document} doc @param {HTMLElement} row */
   async remove(collection, doc, row) {
-    for (const button of row.querySelectorAll("button")) /** @type {HTMLButtonElement} */ (button).disabled = true;
+    for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (row.querySelectorAll("button"))) {
+      button.disabled = true;
+    }
     try {
       await api.deleteDocument(collection, doc.name);
     } catch (error) {
       // already gone (another tab) is what the user wanted; anything else is shown where it happened
       if (error.status !== 404) {
-        fill(row, h("span", { class: "doc-problem", text: `Could not delete ${doc.name}: ${error.message}` }));
+        const text = `Could not delete ${doc.name}: ${error.message}`;
+        fill(row, h("span", { class: "doc-problem", text }));
         return;
       }
     }
@@ -212,8 +225,8 @@ export class DocumentsView {
 
   /**
    * Upload files one after another into the collection named in the field, each with its own line: a
-   * refused file says the server's reason and the rest go on. A refused collection name stops the batch (every
-   * file would be refused for it) and is shown at the field.
+   * refused file says the server's reason and the rest go on. A refused collection name stops the batch
+   * (every file would be refused for it) and is shown at the field.
    * @param {File[]} files
    */
   async upload(files) {
