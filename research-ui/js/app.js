@@ -1,4 +1,4 @@
-// The workbench: routing (#run=<id> / #new), one open run (its model, stream and views), actions.
+// The workbench: routing (#run=<id>, #new, #documents), one open run (its model, stream and views), actions.
 
 import { api } from "./api.js";
 import { DocumentsView } from "./documents.js";
