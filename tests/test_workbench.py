@@ -9,7 +9,8 @@ history, a failed fetch and a failed stage with its resume button, the form's de
 stages' names taken from config.json (nothing starts without it); on a server that requires a token the
 sign-in dialog (wrong token, revocation keeping the draft, sign out; the token never in a URL or the page's
 storage); document collections (offered, searched documents-only, none configured, a CLI run's server folder
-shown as unavailable and never sent); never a console error or CSP violation.
+shown as unavailable and never sent; uploads are in test_workbench_documents.py); never a console error or CSP
+violation.
 
 Needs /usr/bin/chromium (.ci/install-browser.sh) and the ``playwright`` package; skipped without them.
 Screenshots of the main states go to test-artifacts/ (git-ignored).
@@ -803,10 +804,8 @@ def test_without_collections_the_form_says_so_and_never_sends_a_folder(
         assert bench.api.get(f"/api/runs/{cli_run['run_id']}").json()["options"]["corpus"] is None
         bench.goto("#new")
         none = page.locator("#corpus-none")
-        expect(none).to_have_text(
-            "This server offers no document collections; the operator lists them in "
-            "DEEPRESEARCH_CORPUS_ROOTS."
-        )
+        expect(none).to_have_text("You have no document collections yet: upload documents to search them.")
+        expect(none.get_by_role("link", name="upload documents")).to_have_attribute("href", "#documents")
         expect(page.get_by_label("Search documents")).to_be_disabled()
         expect(page.get_by_label("Only my documents")).to_be_disabled()
         bench.shot("18-no-collections")
@@ -821,7 +820,7 @@ def test_without_collections_the_form_says_so_and_never_sends_a_folder(
         bench.shot("19-folder-unavailable")
         page.get_by_role("button", name="Start research").click()
         expect(page.locator("#form-error")).to_have_text(
-            "This server offers no document collections: untick “Search documents”."
+            "You have no document collections: untick “Search documents”, or upload documents first."
         )
         assert len(bench.api.get("/api/runs").json()["runs"]) == 1  # nothing was sent
 

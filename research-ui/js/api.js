@@ -5,11 +5,13 @@ export class ApiError extends Error {
   /**
    * @param {string} message
    * @param {number} status  HTTP status (0: the server could not be reached)
+   * @param {{loc: (string|number)[], msg: string}[]} [errors] the fields the server refused, if it named them
    */
-  constructor(message, status) {
+  constructor(message, status, errors = []) {
     super(message);
     this.name = "ApiError";
     this.status = status;
+    this.errors = errors;
   }
 }
 
@@ -41,11 +43,27 @@ function failed(error, { signIn = false } = {}) {
   return error;
 }
 
+/** The server refuses a write that another web page could forge (a form): this header marks ours. */
+const WRITE_HEADER = ["X-Requested-With", "deepresearch-workbench"];
+
+/** A response's JSON (null when empty), or the ApiError carrying the server's message. */
+function outcome(status, statusText, text, { signIn = false } = {}) {
+  let parsed = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  if (status >= 200 && status < 300) return parsed;
+  const message = detailText(parsed) || `${status} ${statusText}`;
+  const errors = Array.isArray(parsed?.errors) ? parsed.errors : [];
+  throw failed(new ApiError(message, status, errors), { signIn });
+}
+
 async function request(method, path, body, { signIn = false } = {}) {
   /** @type {RequestInit} */
   const init = { method, headers: { Accept: "application/json" } };
-  // The server refuses a POST that another web page could forge (a form): this header marks ours.
-  if (method !== "GET") init.headers["X-Requested-With"] = "deepresearch-workbench";
+  if (method !== "GET") init.headers[WRITE_HEADER[0]] = WRITE_HEADER[1];
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -56,18 +74,42 @@ async function request(method, path, body, { signIn = false } = {}) {
   } catch {
     throw new ApiError("The server cannot be reached. Check that the runner is up.", 0);
   }
-  const text = await response.text();
-  let parsed = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = null;
-  }
-  if (!response.ok) {
-    const message = detailText(parsed) || `${response.status} ${response.statusText}`;
-    throw failed(new ApiError(message, response.status), { signIn });
-  }
-  return parsed;
+  return outcome(response.status, response.statusText, await response.text(), { signIn });
+}
+
+/**
+ * PUT one file's bytes as they are (not multipart), with its media type. XMLHttpRequest, not fetch: only
+ * it reports how much of the body has been sent.
+ * @param {string} path
+ * @param {File} file
+ * @param {(fraction: number) => void} onProgress
+ */
+function upload(path, file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("PUT", path);
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.setRequestHeader(...WRITE_HEADER);
+    // the browser's type for the name's extension; the server checks that it fits and says why not
+    xhr.setRequestHeader("Content-Type", file.type || "application/octet-stream");
+    xhr.upload.addEventListener("progress", (event) => {
+      if (event.lengthComputable && event.total) onProgress(event.loaded / event.total);
+    });
+    xhr.addEventListener("load", () => {
+      try {
+        resolve(outcome(xhr.status, xhr.statusText, xhr.responseText));
+      } catch (error) {
+        reject(error);
+      }
+    });
+    const unreachable = () =>
+      reject(
+        new ApiError("The upload was cut off: the server could not be reached or closed the connection.", 0),
+      );
+    xhr.addEventListener("error", unreachable);
+    xhr.addEventListener("abort", unreachable);
+    xhr.send(file);
+  });
 }
 
 async function requestText(path) {
@@ -83,6 +125,7 @@ async function requestText(path) {
 
 const enc = encodeURIComponent;
 const runPath = (id) => `/api/runs/${enc(id)}`;
+const documentsPath = (name) => `/api/collections/${enc(name)}/documents`;
 /** Artifact paths keep their slashes; each segment is encoded. */
 const artifactPath = (id, path) => `${runPath(id)}/artifacts/${path.split("/").map(enc).join("/")}`;
 
@@ -118,6 +161,13 @@ export const api = {
   artifactJson: (id, path) => request("GET", artifactPath(id, path)),
   artifactText: (id, path) => requestText(artifactPath(id, path)),
   reportHtml: (id) => requestText(`${runPath(id)}/report?format=html`),
+  /** the server's collections and the user's uploaded ones: {collections: [{name, kind, documents}]} */
+  collections: () => request("GET", "/api/collections"),
+  documents: (name) => request("GET", documentsPath(name)),
+  /** @param {string} name @param {File} file @param {(fraction: number) => void} onProgress */
+  uploadDocument: (name, file, onProgress) =>
+    upload(`${documentsPath(name)}/${enc(file.name)}`, file, onProgress),
+  deleteDocument: (name, fileName) => request("DELETE", `${documentsPath(name)}/${enc(fileName)}`),
 };
 
 export const urls = {

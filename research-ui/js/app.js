@@ -1,6 +1,7 @@
-// The workbench: routing (#run=<id> / #new), one open run (its model, stream and views), actions.
+// The workbench: routing (#run=<id>, #new, #documents), one open run (its model, stream and views), actions.
 
 import { api } from "./api.js";
+import { DocumentsView } from "./documents.js";
 import { $, ago, between, compact, duration, fill, h, setText, usd } from "./dom.js";
 import { STATUS_LABEL, apply, createModel, isActive, setStages } from "./events.js";
 import { NewResearchForm } from "./form.js";
@@ -92,6 +93,15 @@ const form = new NewResearchForm(/** @type {HTMLFormElement} */ ($("new-form")),
   },
 });
 
+const documents = new DocumentsView({
+  // uploads and deletions change what the form's collection picker offers
+  onChanged: (collections) => form.setCollections(collections.map((c) => c.name)),
+  onUse: (name) => {
+    form.useCollection(name);
+    location.hash = "#new";
+  },
+});
+
 const gate = new SessionGate({
   onSignedIn: (session) => signedIn(session),
   onSignedOut: ({ deliberate }) => signedOut(deliberate),
@@ -129,6 +139,7 @@ function signedOut(deliberate) {
   sources.reset();
   report.reset();
   resumeView.reset();
+  documents.reset();
   form.clear(app.config.defaults);
   history.setCurrent(null);
   showView("new");
@@ -142,6 +153,8 @@ function route() {
     openRun(decodeURIComponent(match[1]));
   } else if (location.hash === "" || location.hash === "#" || location.hash === "#new") {
     showNew();
+  } else if (location.hash === "#documents") {
+    showDocuments();
   }
   closeHistoryDrawer();
 }
@@ -150,6 +163,8 @@ function showView(name) {
   $("new-view").hidden = name !== "new";
   $("run-view").hidden = name !== "run";
   $("missing-view").hidden = name !== "missing";
+  $("docs-view").hidden = name !== "documents";
+  $("nav-documents").toggleAttribute("aria-current", name === "documents");
 }
 
 function showNew() {
@@ -158,6 +173,15 @@ function showNew() {
   history.setCurrent(null);
   document.title = "deepresearch · workbench";
   $("question").focus();
+}
+
+function showDocuments() {
+  closeRun();
+  showView("documents");
+  history.setCurrent(null);
+  document.title = "My documents · deepresearch";
+  $("docs-title").focus();
+  documents.show();
 }
 
 function closeRun() {

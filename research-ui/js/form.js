@@ -182,11 +182,23 @@ export class NewResearchForm {
       note,
       `That run searched ${what}. ` +
         (this.collections.length
-          ? "Choose one of this server's collections, or untick “Search documents”."
+          ? "Choose one of the collections offered, or untick “Search documents”."
           : "Untick “Search documents” to search the web."),
     );
     // with nothing to choose, the box is only there to show what the run did
     this.corpus.disabled = false;
+  }
+
+  /**
+   * Search this collection (My documents' "Search it"): documents on, the collection chosen.
+   * @param {string} name
+   */
+  useCollection(name) {
+    if (!this.collections.includes(name)) return;
+    this.setUnavailable(null);
+    this.corpus.checked = true;
+    this.collection.value = name;
+    this.update();
   }
 
   /** Signed in again: a refusal for want of a session is no longer true. */
@@ -306,7 +318,7 @@ export class NewResearchForm {
       this.showError(
         this.collections.length
           ? "Choose a document collection, or untick “Search documents”."
-          : "This server offers no document collections: untick “Search documents”.",
+          : "You have no document collections: untick “Search documents”, or upload documents first.",
       );
       (this.collections.length ? this.collection : this.corpus).focus();
       return;
