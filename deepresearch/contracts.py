@@ -44,6 +44,11 @@ class StageUsage(BaseModel):
     cost_usd: float = 0.0
 
 
+class FallbackPublic(BaseModel):
+    step: str = Field(description="The LLM step, e.g. `plan`, `screen: sub-question 2`, `report`.")
+    reason: str = Field(description="Why the model's answer could not be used.")
+
+
 class UsagePublic(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -54,6 +59,11 @@ class UsagePublic(BaseModel):
     tokens_saved: int = 0
     cost_saved_usd: float = 0.0
     by_stage: dict[str, StageUsage] = Field(default_factory=dict)
+    model_answers: int = Field(0, description="Answers the model gave (re-asks included).")
+    unusable_answers: int = Field(0, description="Answers unusable by shape or meaning.")
+    fallbacks: list[FallbackPublic] = Field(
+        default_factory=list, description="LLM steps that used their extractive method instead."
+    )
 
 
 class RunPublic(_Public):

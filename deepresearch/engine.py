@@ -49,6 +49,9 @@ class _Usage:
     tokens_saved: int = 0
     cost_saved_usd: float = 0.0
     by_stage: dict[str, dict[str, float]] = field(default_factory=dict)
+    model_answers: int = 0
+    unusable_answers: int = 0
+    fallbacks: list[dict[str, str]] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> _Usage:
@@ -62,6 +65,9 @@ class _Usage:
                 "tokens_saved",
                 "cost_saved_usd",
                 "by_stage",
+                "model_answers",
+                "unusable_answers",
+                "fallbacks",
             )
             if k in data
         }
@@ -69,12 +75,17 @@ class _Usage:
 
     def add(self, event: dict[str, Any]) -> None:
         tokens, cost = int(event.get("tokens") or 0), float(event.get("cost_usd") or 0.0)
+        fallback = event.get("fallback")
+        if isinstance(fallback, dict) and fallback not in self.fallbacks:  # a reused one counts once
+            self.fallbacks.append({"step": str(fallback.get("step")), "reason": str(fallback.get("reason"))})
         if event.get("reused"):
             self.reused_calls += 1
             self.tokens_saved += tokens
             self.cost_saved_usd += cost
             return
         self.calls += 1
+        self.model_answers += int(event.get("answers") or 0)
+        self.unusable_answers += int(event.get("unusable") or 0)
         self.tokens += tokens
         self.cost_usd += cost
         stage = self.by_stage.setdefault(event.get("stage") or "other", {"tokens": 0, "cost_usd": 0.0})
@@ -90,6 +101,9 @@ class _Usage:
             "tokens_saved": self.tokens_saved,
             "cost_saved_usd": round(self.cost_saved_usd, 6),
             "by_stage": self.by_stage,
+            "model_answers": self.model_answers,
+            "unusable_answers": self.unusable_answers,
+            "fallbacks": self.fallbacks,
         }
 
 

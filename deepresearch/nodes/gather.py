@@ -16,11 +16,18 @@ from deepresearch.nodes.common import (
     EVIDENCE_PER_SUB_QUESTION,
     LLM_RELEVANCE_THRESHOLD,
     MAX_SUB_QUESTIONS,
+    answers_note,
     business_stage,
     message,
     write_json,
 )
-from deepresearch.schemas import Reflection, ResearchPlan, ScreeningResult
+from deepresearch.schemas import (
+    AnswerContext,
+    Reflection,
+    ResearchPlan,
+    ScreenedPassage,
+    ScreeningResult,
+)
 from deepresearch.state import QueryTask, ReportState, SearchState
 from deepresearch.toolrun import RunCancelled, StageError
 from stages import get_stage
@@ -34,7 +41,14 @@ logger = logging.getLogger(__name__)
 async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     tools, options = runtime.context.tools, state["options"]
     question = state["question"]
+    answers: dict[str, Any] = {}
     if state["engine"] == "llm":
+
+        def keyword_plan() -> ResearchPlan:
+            sub_questions, queries = decompose_question(question, options["queries_per_round"])
+            rationale = "Keyword plan: the model's plan was unusable, so the question's keywords were used."
+            return ResearchPlan(sub_questions=sub_questions, queries=queries, rationale=rationale)
+
         result = await tools.llm_structured(
             stage="plan_research",
             receipt_key=get_stage("plan_research").receipt_key,
@@ -45,9 +59,13 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
                 max_sub_questions=MAX_SUB_QUESTIONS,
                 queries_per_round=options["queries_per_round"],
             ),
+            step="plan",
+            fallback=keyword_plan,
+            context=AnswerContext(),
         )
         plan: ResearchPlan = result.value
         sub_questions, queries, rationale = plan.sub_questions, plan.queries, plan.rationale
+        answers = answers_note("plan_research", "plan", result)
     else:
         sub_questions, queries = decompose_question(question, options["queries_per_round"])
         rationale = "Extractive mode: sub-questions and queries derived from the question's keywords."
@@ -68,6 +86,7 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "stage_notes": {
             "plan_research": f"{len(plan_out['sub_questions'])} sub-questions, {len(queries)} queries"
         },
+        "model_answers": answers,
     }
 
 
@@ -233,14 +252,31 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
             [(score, p) for score, p in ranked[:CANDIDATES_PER_SUB_QUESTION] if score > 0]
         )
 
+    answers: dict[str, Any] = {}
+
     async def screen(index: int) -> list[dict[str, Any]]:
         candidates = candidates_per_sq[index]
+        by_bm25 = [
+            _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
+            for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
+        ]
         if state["engine"] != "llm" or not candidates:
-            return [
-                _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
-                for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
-            ]
+            return by_bm25
+
+        def bm25_screening() -> ScreeningResult:
+            # the extractive method's choice, recorded in the receipt; relevance = BM25 score / best score
+            top = candidates[0][0] or 1.0
+            return ScreeningResult(
+                relevant=[
+                    ScreenedPassage(
+                        passage_id=p["passage_id"], relevance=round(score / top, 3), reason="BM25 rank"
+                    )
+                    for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
+                ]
+            )
+
         listing = "\n\n".join(f"[{p['passage_id']}] {p['text']}" for _, p in candidates)
+        step = f"screen: sub-question {index + 1}"
         result = await tools.llm_structured(
             stage="screen_evidence",
             receipt_key=get_stage("screen_evidence").receipt_key,
@@ -249,7 +285,13 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
             messages=prompts.SCREEN.messages(
                 question=question, sub_question=sub_questions[index], passages=listing
             ),
+            step=step,
+            fallback=bm25_screening,
+            context=AnswerContext(passage_ids=frozenset(p["passage_id"] for _, p in candidates)),
         )
+        answers.update(answers_note("screen_evidence", step, result))
+        if result.fallback is not None:
+            return by_bm25
         by_id = {p["passage_id"]: (score, p) for score, p in candidates}
         kept = sorted(
             (
@@ -291,7 +333,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     covered = sum(1 for group in per_sq if group)
     note = f"{len(evidence)} passages kept; {covered}/{len(sub_questions)} sub-questions covered"
     message("screen_evidence", f"Screened evidence: {note}.")
-    return {"evidence": evidence, "stage_notes": {"screen_evidence": note}}
+    return {"evidence": evidence, "stage_notes": {"screen_evidence": note}, "model_answers": answers}
 
 
 def _evidence(
@@ -325,7 +367,19 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
     thin = [sq for sq, count in cov if count < 2]
     at_cap = round_no >= options["max_research_loops"]
     done_queries = set(state.get("queries_done", []))
+
+    def coverage_rule() -> Reflection:
+        # built, not validated: "thin but nothing new to ask" is a fine verdict for the rule
+        return Reflection.model_construct(
+            sufficient=not thin,
+            knowledge_gaps=[f"fewer than two independent sources for: {sq}" for sq in thin],
+            follow_up_queries=[" ".join(keywords(sq, 6)) for sq in thin],
+        )
+
+    answers: dict[str, Any] = {}
+    verdict = coverage_rule()
     if state["engine"] == "llm" and not at_cap:
+        step = f"reflection: round {round_no}"
         result = await runtime.context.tools.llm_structured(
             stage="reflection",
             receipt_key="deepresearch:reflection:v1",
@@ -338,13 +392,13 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
                 coverage="\n".join(f"- {sq}: {count}" for sq, count in cov),
                 queries_done="\n".join(f"- {q}" for q in state.get("queries_done", [])),
             ),
+            step=step,
+            fallback=coverage_rule,
+            context=AnswerContext(),
         )
-        verdict: Reflection = result.value
-        sufficient, gaps, follow_ups = verdict.sufficient, verdict.knowledge_gaps, verdict.follow_up_queries
-    else:
-        sufficient = not thin
-        gaps = [f"fewer than two independent sources for: {sq}" for sq in thin]
-        follow_ups = [" ".join(keywords(sq, 6)) for sq in thin]
+        verdict = result.value
+        answers = answers_note("reflection", step, result)
+    sufficient, gaps, follow_ups = verdict.sufficient, verdict.knowledge_gaps, verdict.follow_up_queries
     follow_ups = [q for q in dict.fromkeys(follow_ups) if q and q not in done_queries]
     follow_ups = follow_ups[: options["queries_per_round"]]
     loop_again = not sufficient and not at_cap and bool(follow_ups)
@@ -368,4 +422,5 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
             "reason": reason,
         },
         "pending_queries": follow_ups if loop_again else [],
+        "model_answers": answers,
     }

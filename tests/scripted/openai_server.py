@@ -66,6 +66,17 @@ def prompt_id(request_body: dict[str, Any]) -> str | None:
     return None
 
 
+def format_kind(request_body: dict[str, Any]) -> str | None:
+    """Which structured-output mode a request asks for: ``json_schema``, ``json_object_schema`` (llama.cpp's
+    json_object with a schema), ``json_object`` or None."""
+    fmt = request_body.get("response_format")
+    if not isinstance(fmt, dict):
+        return None
+    if fmt.get("type") == "json_object" and "schema" in fmt:
+        return "json_object_schema"
+    return str(fmt.get("type"))
+
+
 def last_user_message(request_body: dict[str, Any]) -> str:
     """Text of the last user message (re-asks append one, so responders can tell them apart)."""
     for message in reversed(request_body.get("messages") or []):
@@ -103,6 +114,8 @@ class ScriptedOpenAI:
         self.latency: float = 0.0
         self.responder: Responder = _default_responder
         self.errors: list[str] = []  # responder exceptions, served as HTTP 500
+        # structured-output modes this "server" refuses with a 400, as older or other servers do
+        self.refuse_formats: set[str] = set()
         self._calls: list[dict[str, Any]] = []
         self._faults: deque[_Fault] = deque()
         # Handlers run on the server thread's event loop while the test thread reads: guard shared state.
@@ -144,6 +157,7 @@ class ScriptedOpenAI:
             self.errors.clear()
         self.latency = 0.0
         self.responder = _default_responder
+        self.refuse_formats = set()
 
     # --- handlers --------------------------------------------------------------------------------
     async def _chat_completions(self, request: Request) -> Response:
@@ -161,6 +175,8 @@ class ScriptedOpenAI:
             return _fault_response(fault)
         if not isinstance(body, dict):
             return _error(400, "request body is not a JSON object", "invalid_request_error")
+        if (kind := format_kind(body)) in self.refuse_formats:
+            return _error(400, f"response_format {kind} is not supported", "invalid_request_error")
         try:
             reply = self.responder(body)
         except Exception as exc:  # a test's responder bug must surface as a visible server error
@@ -231,6 +247,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "ScriptedOpenAI",
     "ScriptedReply",
+    "format_kind",
     "last_user_message",
     "make_openai_server",
     "prompt_id",
