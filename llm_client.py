@@ -41,11 +41,12 @@ from deepresearch.llm_types import (
 )
 from deepresearch.llm_wire import (
     CONNECTION_HINT,
+    DEFAULT_OPENAI_BASE_URL,
     TIMEOUT_HINT,
     as_int,
+    endpoint_of,
     retry_after_seconds,
     root_cause,
-    safe_endpoint,
     server_message,
     status_hint,
 )
@@ -54,7 +55,6 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 # The SDK refuses to start without a key; local servers (vLLM, Ollama, llama.cpp) ignore it.
 PLACEHOLDER_API_KEY = "not-needed"
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -93,7 +93,7 @@ class LLMClient:
                 model=model,
             )
         self.model = model
-        self.endpoint = safe_endpoint(base_url or DEFAULT_OPENAI_BASE_URL)
+        self.endpoint = endpoint_of(settings)
         self._settings = settings
         self._api_key = settings.openai_api_key
         timeout = settings.llm_timeout_seconds
@@ -412,5 +412,6 @@ __all__ = [
     "OutputMode",
     "StructuredOutputError",
     "StructuredResult",
+    "endpoint_of",
     "parse_json_loosely",
 ]

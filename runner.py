@@ -31,6 +31,7 @@ from deepresearch.contracts import (
     CheckpointsPublic,
     HealthPublic,
     PreviewPublic,
+    ProvidersHealthPublic,
     ReadyPublic,
     ReceiptsPublic,
     ResumedPublic,
@@ -41,6 +42,7 @@ from deepresearch.contracts import (
 )
 from deepresearch.engine import open_engine
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
+from deepresearch.preflight import llm_public, providers_health
 from deepresearch.service import QUESTION_PATTERN, RunService, question_problem
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS
 from deepresearch.ui import mount_ui
@@ -313,7 +315,16 @@ async def readyz(service: ServiceDep) -> ReadyPublic:
         await service.store.ping()
     except DATABASE_ERRORS as exc:
         raise HTTPException(503, f"database not reachable: {type(exc).__name__}") from exc
-    return ReadyPublic(status="ready", engine=service.engine.settings.engine_mode)
+    settings = service.engine.settings
+    return ReadyPublic(
+        status="ready", engine=settings.engine_mode, llm=await llm_public(settings, service.store)
+    )
+
+
+@ops.get("/api/providers/health", response_model=ProvidersHealthPublic)
+async def providers_health_route(service: ServiceDep) -> ProvidersHealthPublic:
+    """Which search providers and which model this server can reach now (nothing is searched or asked)."""
+    return await providers_health(service.engine.settings, service.store)
 
 
 # --- the app -------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from config import ResearchOptions, Settings
 from deepresearch.fetch import FetchedPage, FetchError, WebFetcher
+from deepresearch.llm_modes import OutputMode, is_mode
 from deepresearch.search import (
     AllProvidersFailed,
     CorpusDocument,
@@ -28,10 +29,11 @@ from deepresearch.search import (
     SearchResult,
     build_search_chain,
 )
-from deepresearch.store import utcnow
+from deepresearch.search.health import explain_failures
+from deepresearch.store import LLMCapability, RunStore, utcnow
 from deepresearch.toolrun import CancelSignal, StageError, ToolRuntime
 from deepresearch.workspace import Workspace, WrittenFile, sha256_bytes
-from llm_client import LLMClient, LLMError, LLMResponse, StructuredOutputError
+from llm_client import LLMClient, LLMError, LLMResponse, StructuredOutputError, endpoint_of
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +158,8 @@ class ResearchTools:
             try:
                 return await self.search_chain.search(query, max_results)
             except AllProvidersFailed as exc:
-                raise StageError(stage, f"every search provider failed for {query!r}: {exc}") from exc
+                explained = explain_failures(exc.failures, query)
+                raise StageError(stage, explained.message, explained.detail) from exc
 
         async with self._search_slots:
             outcome = await self.runtime.call(
@@ -440,11 +443,27 @@ async def open_research_tools(
         stack.push_async_callback(fetcher.aclose)
         llm: LLMClient | None = None
         if settings.engine_mode == "llm":
-            llm = LLMClient(settings)
+            llm = await open_llm_client(settings, runtime.store)
             stack.push_async_callback(llm.aclose)
         yield ResearchTools(
             settings, runtime, Workspace(settings.workspace_dir), search, fetcher, corpus, llm
         )
+
+
+async def open_llm_client(settings: Settings, store: RunStore) -> LLMClient:
+    """The run's LLM client, asking for structured output the way this server was found to take it (or
+    finding out, and remembering it in the database)."""
+    endpoint, model = endpoint_of(settings), settings.openai_model_name.strip()
+    known = await store.get_llm_capability(endpoint, model)
+    mode: OutputMode | None = None
+    if known is not None and is_mode(known.mode):
+        mode = known.mode
+
+    async def remember(found: OutputMode, notes: str) -> None:
+        detail = notes or "accepted at the first try"
+        await store.put_llm_capability(LLMCapability(endpoint, model, found, detail, utcnow()))
+
+    return LLMClient(settings, output_mode=mode, on_negotiated=remember)
 
 
 __all__ = [

@@ -307,7 +307,7 @@ class ResearchEngine:
                 "from_checkpoint": _checkpoint_id(checkpoint_config),
             },
         )
-        status, error = "completed", None
+        status, error, detail = "completed", None, None
         torn_down = False
         try:
             async with open_research_tools(self.settings, options, runtime) as tools:
@@ -344,7 +344,7 @@ class ResearchEngine:
             error = exc.reason if isinstance(exc, BudgetExceeded) else None
             logger.info("run %s cancelled: %s", run_id, exc)
         except StageError as exc:
-            status, error = "failed", str(exc)
+            status, error, detail = "failed", str(exc), exc.detail
         except asyncio.CancelledError:
             # the process is being torn down (a second Ctrl-C, a task cancel): record the run as
             # interrupted - resumable - before letting the cancellation through
@@ -361,7 +361,8 @@ class ResearchEngine:
         # The log gets its terminal events before the status flips, so a reader that sees a stopped run
         # (in any process) has already been able to read its `end`.
         if error:
-            await execution.emit("error", None, {"message": error, "resumable": True})
+            folded = {"detail": detail} if detail else {}
+            await execution.emit("error", None, {"message": error, "resumable": True, **folded})
         await execution.emit("run_status", None, {"status": status, "engine": run.engine})
         await execution.emit(
             "end",

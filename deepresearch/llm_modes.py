@@ -11,8 +11,7 @@ never meaning.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel
 
@@ -29,26 +28,6 @@ _STRICT_UNSUPPORTED = frozenset(
     {"default", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern"}
 )
 _FORMAT_WORDS = ("response_format", "json_schema", "schema", "json_object", "grammar", "format")
-
-
-@dataclass(frozen=True, slots=True)
-class LLMCapability:
-    """What one (endpoint, model) was found to support, as stored."""
-
-    endpoint: str
-    model: str
-    mode: str
-    detail: str
-    checked_at: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "endpoint": self.endpoint,
-            "model": self.model,
-            "mode": self.mode,
-            "detail": self.detail,
-            "checked_at": self.checked_at,
-        }
 
 
 def response_format(mode: OutputMode, schema: type[BaseModel]) -> dict[str, Any] | None:
@@ -94,5 +73,5 @@ def step_down(mode: OutputMode) -> OutputMode | None:
     return LADDER[index + 1] if index + 1 < len(LADDER) else None
 
 
-def is_mode(value: str) -> bool:
+def is_mode(value: str) -> TypeGuard[OutputMode]:
     return value in LADDER

@@ -13,12 +13,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
+from config import Settings
+
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
 TIMEOUT_HINT = (
     "Raise DEEPRESEARCH_LLM_TIMEOUT_SECONDS, lower DEEPRESEARCH_LLM_MAX_OUTPUT_TOKENS or use a faster model."
 )
 CONNECTION_HINT = (
     "Check that the server is running and that OPENAI_BASE_URL points at its OpenAI-compatible API."
 )
+
+
+def endpoint_of(settings: Settings) -> str:
+    """The endpoint as messages, logs and the capability store name it (no credentials, no query)."""
+    return safe_endpoint(settings.openai_base_url.strip() or DEFAULT_OPENAI_BASE_URL)
 
 
 def safe_endpoint(url: str) -> str:

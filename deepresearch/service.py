@@ -35,6 +35,7 @@ from .contracts import (
     StagePublic,
 )
 from .engine import EventSink, ResearchEngine, graph_config
+from .preflight import llm_public
 from .store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, Receipt, RunChanged, RunRecord, utcnow
 from .toolrun import CancelSignal
 from .workspace import Workspace, WorkspaceError
@@ -360,6 +361,7 @@ class RunService:
         report = REPORT_FILE if any(a.path == REPORT_FILE for a in artifacts) else None
         return RunDetailPublic(
             **public_run(run).model_dump(),
+            llm=await llm_public(self.engine.settings, self.store) if run.engine == "llm" else None,
             stages=stages,
             checkpoint_count=len(checkpoints),
             artifacts=artifacts,

@@ -45,10 +45,12 @@ class BudgetExceeded(RunCancelled):
 class StageError(Exception):
     """A stage could not complete; the message says what failed and what to do. The run is resumable."""
 
-    def __init__(self, stage: str, message: str) -> None:
+    def __init__(self, stage: str, message: str, detail: str | None = None) -> None:
         super().__init__(f"{stage}: {message}")
         self.stage = stage
         self.message = message
+        self.detail = detail
+        """The raw failure behind a plain-words message (shown folded away: the error event's detail)."""
 
 
 @dataclass(slots=True)

@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeVar
 from .base import (
     CheckpointRecord,
     EventRecord,
+    LLMCapability,
     Receipt,
     Row,
     RunChanged,
@@ -162,6 +163,21 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (2, "runs by creation time", ("CREATE INDEX IF NOT EXISTS runs_created ON runs (created_at)",)),
     # A version per run, bumped by every update: claims (resume, takeover) are compare-and-set on it.
     (3, "run version", ("ALTER TABLE runs ADD COLUMN version {bigint} NOT NULL DEFAULT 0",)),
+    # How each (endpoint, model) takes structured output, negotiated once (deepresearch/llm_modes.py).
+    (
+        4,
+        "llm capabilities",
+        (
+            """CREATE TABLE IF NOT EXISTS llm_capabilities (
+                endpoint TEXT{c} NOT NULL,
+                model TEXT{c} NOT NULL,
+                mode TEXT NOT NULL,
+                detail TEXT NOT NULL,
+                checked_at TEXT NOT NULL,
+                PRIMARY KEY (endpoint, model)
+            )""",
+        ),
+    ),
 )
 
 SCHEMA_LOCK = "deepresearch schema"
@@ -429,6 +445,27 @@ class SqlRunStore:
             "UPDATE tool_receipts SET status = 'failed', error = ?, updated_at = ?"
             " WHERE run_id = ? AND receipt_key = ? AND args_hash = ? AND status <> 'succeeded'",
             (self.dialect.text(error), utcnow(), run_id, receipt_key, hash_),
+        )
+
+    # --- what each model server supports ------------------------------------------------------
+    async def get_llm_capability(self, endpoint: str, model: str) -> LLMCapability | None:
+        rows = await self._read(
+            "SELECT * FROM llm_capabilities WHERE endpoint = ? AND model = ?", (endpoint, model)
+        )
+        return record_from_row(LLMCapability, rows[0]) if rows else None
+
+    async def put_llm_capability(self, capability: LLMCapability) -> None:
+        await self._write(
+            "INSERT INTO llm_capabilities (endpoint, model, mode, detail, checked_at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (endpoint, model) DO UPDATE SET mode = excluded.mode, detail = excluded.detail,"
+            " checked_at = excluded.checked_at",
+            (
+                capability.endpoint,
+                capability.model,
+                capability.mode,
+                self.dialect.text(capability.detail),
+                capability.checked_at,
+            ),
         )
 
     async def list_receipts(

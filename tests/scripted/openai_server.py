@@ -116,6 +116,8 @@ class ScriptedOpenAI:
         self.errors: list[str] = []  # responder exceptions, served as HTTP 500
         # structured-output modes this "server" refuses with a 400, as older or other servers do
         self.refuse_formats: set[str] = set()
+        # when set, requests without "Authorization: Bearer <api_key>" get a 401, as a hosted API answers
+        self.api_key: str | None = None
         self._calls: list[dict[str, Any]] = []
         self._faults: deque[_Fault] = deque()
         # Handlers run on the server thread's event loop while the test thread reads: guard shared state.
@@ -158,8 +160,14 @@ class ScriptedOpenAI:
         self.latency = 0.0
         self.responder = _default_responder
         self.refuse_formats = set()
+        self.api_key = None
 
     # --- handlers --------------------------------------------------------------------------------
+    def _unauthorized(self, request: Request) -> Response | None:
+        if self.api_key is None or request.headers.get("authorization") == f"Bearer {self.api_key}":
+            return None
+        return _error(401, "Incorrect API key provided", "invalid_request_error")
+
     async def _chat_completions(self, request: Request) -> Response:
         raw = await request.body()
         try:
@@ -169,6 +177,8 @@ class ScriptedOpenAI:
         with self._lock:
             self._calls.append(body if isinstance(body, dict) else {"_raw": raw.decode("utf-8", "replace")})
             fault = self._faults.popleft() if self._faults else None
+        if (refused := self._unauthorized(request)) is not None:
+            return refused
         if self.latency > 0:
             await asyncio.sleep(self.latency)
         if fault is not None:
@@ -189,6 +199,8 @@ class ScriptedOpenAI:
         return JSONResponse(self._completion(body, reply))
 
     async def _models(self, request: Request) -> Response:
+        if (refused := self._unauthorized(request)) is not None:
+            return refused
         return JSONResponse(
             {
                 "object": "list",
