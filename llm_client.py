@@ -63,6 +63,8 @@ BACKOFF_BASE_SECONDS = 0.5
 REASK_ECHO_MAX_CHARS = 8_000
 RAW_EXCERPT_CHARS = 300
 Negotiated = Callable[[OutputMode, str], Awaitable[None]]
+OnDelta = Callable[[str, int], Awaitable[None]]
+"""Told each piece of a streamed answer and which answer it belongs to (1: the first, 2: the re-ask)."""
 
 
 class LLMClient:
@@ -226,15 +228,23 @@ class LLMClient:
         raise self._unusable(schema.__name__, responses, problems)
 
     async def checked_text(
-        self, messages: list[dict[str, str]], check: Callable[[str], None], name: str
+        self,
+        messages: list[dict[str, str]],
+        check: Callable[[str], None],
+        name: str,
+        on_delta: OnDelta | None = None,
     ) -> StructuredResult[Any]:
         """A free-text answer that ``check`` accepts (it raises ValueError with the reasons otherwise):
-        re-asked once with the reasons, like :meth:`structured`. The value is the text."""
+        re-asked once with the reasons, like :meth:`structured`. The value is the text. With
+        ``on_delta`` the answers are streamed to it as they are written."""
         responses: list[LLMResponse] = []
         problems: list[str] = []
         ask = messages
-        for _ in range(2):
-            response = await self.complete(ask)
+        for attempt in (1, 2):
+            if on_delta is None:
+                response = await self.complete(ask)
+            else:
+                response = await self.stream(ask, lambda text, n=attempt: on_delta(text, n))
             responses.append(response)
             try:
                 check(response.text)
@@ -244,6 +254,48 @@ class LLMClient:
             logger.warning("LLM answer for %s unusable: %s", name, problems[-1])
             ask = self._reask(messages, response, reask_text_prompt(name, problems[-1]))
         raise self._unusable(name, responses, problems)
+
+    async def stream(
+        self, messages: list[dict[str, str]], on_delta: Callable[[str], Awaitable[None]]
+    ) -> LLMResponse:
+        """One completion streamed to ``on_delta`` piece by piece. A server that refuses to stream (or
+        fails before the first piece) is asked once more without streaming, with the usual retries; a
+        stream that breaks midway fails (nothing half-written is returned). An exception raised by
+        ``on_delta`` (a cancel) closes the stream and propagates."""
+        params = self._request_params(
+            messages, self._settings.llm_max_output_tokens, self._settings.llm_temperature, None
+        )
+        parts: list[str] = []
+        usage: object = None
+        finish: str | None = None
+        model = self.model
+        try:
+            stream = await self._client.chat.completions.create(
+                **params, stream=True, stream_options={"include_usage": True}
+            )
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            logger.info(
+                "LLM %s did not stream (%s); asking without streaming", self.model, type(exc).__name__
+            )
+            response = await self.complete(messages)
+            await on_delta(response.text)
+            return response
+        try:
+            async with stream:
+                async for chunk in stream:
+                    model = str(getattr(chunk, "model", None) or model)
+                    usage = getattr(chunk, "usage", None) or usage
+                    for choice in getattr(chunk, "choices", None) or []:
+                        finish = getattr(choice, "finish_reason", None) or finish
+                        piece = getattr(getattr(choice, "delta", None), "content", None)
+                        if isinstance(piece, str) and piece:
+                            parts.append(piece)
+                            await on_delta(piece)
+        except (openai.APIError, httpx.HTTPError) as exc:
+            raise self._error(f"broke off mid-stream ({type(exc).__name__})", 1, CONNECTION_HINT) from exc
+        if usage is None:
+            logger.warning("LLM %s streamed without usage: its tokens are not counted", self.model)
+        return LLMResponse(strip_think("".join(parts)), model, self._usage(usage), 1, finish)
 
     @property
     def negotiation_notes(self) -> str:

@@ -31,6 +31,7 @@ from deepresearch.search import (
 )
 from deepresearch.search.health import explain_failures
 from deepresearch.store import LLMCapability, RunStore, utcnow
+from deepresearch.streaming import DeltaStream
 from deepresearch.toolrun import CancelSignal, StageError, ToolRuntime
 from deepresearch.workspace import Workspace, WrittenFile, sha256_bytes
 from llm_client import LLMClient, LLMError, LLMResponse, StructuredOutputError, endpoint_of
@@ -266,13 +267,19 @@ class ResearchTools:
         step: str,
         check: Callable[[str], None],
         fallback: Callable[[], str],
+        stream: bool = False,
     ) -> LLMCallResult:
         """A free-text answer that ``check`` accepts (it raises ValueError with the reasons), with the same
-        re-ask, fallback and receipt as :meth:`llm_structured`."""
+        re-ask, fallback and receipt as :meth:`llm_structured`. ``stream``: the text is sent to the event
+        log as it is written (``report_delta`` events); a cancel mid-stream stops it, fails the receipt
+        (so a resume asks again) and nothing half-written is kept."""
         llm = self._require_llm(stage)
 
         async def ask() -> LLMCallResult:
-            result = await llm.checked_text(messages, check, step)
+            streamer = DeltaStream(stage, step, self.runtime.cancel) if stream else None
+            result = await llm.checked_text(messages, check, step, streamer.send if streamer else None)
+            if streamer is not None:
+                await streamer.flush()
             return _call_result(result.value, result.responses, len(result.problems))
 
         outcome = await self.runtime.call(

@@ -334,6 +334,17 @@ class MessageEvent(_Event):
     text: str
 
 
+class ReportDeltaEvent(_Event):
+    """A piece of the report as the model writes it (the artifact is written once, when it is complete
+    and checked). Concatenate ``delta`` in ``offset`` order; a new ``attempt`` (the re-ask) starts over."""
+
+    type: Literal["report_delta"]
+    step: str
+    attempt: int
+    offset: int
+    delta: str
+
+
 class ErrorEvent(_Event):
     type: Literal["error"]
     message: str = Field(description="What went wrong and what to do, in plain words.")
@@ -358,6 +369,7 @@ EVENT_MODELS: tuple[type[_Event], ...] = (
     CheckpointEvent,
     GraphCheckpointEvent,
     MessageEvent,
+    ReportDeltaEvent,
     ErrorEvent,
     EndEvent,
 )

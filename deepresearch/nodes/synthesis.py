@@ -145,6 +145,7 @@ async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) ->
             ),
             step="report",
             check=check,
+            stream=True,
             fallback=lambda: compose.extractive_report_body(state),
         )
         body = result.value

@@ -27,7 +27,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -118,6 +118,10 @@ class ScriptedOpenAI:
         self.refuse_formats: set[str] = set()
         # when set, requests without "Authorization: Bearer <api_key>" get a 401, as a hosted API answers
         self.api_key: str | None = None
+        # "stream": true requests get server-sent chunks of this many characters, this far apart
+        self.stream_chunk_chars = 40
+        self.stream_delay = 0.0
+        self.streams_finished = 0  # streams sent to the end (a client that hangs up does not count)
         self._calls: list[dict[str, Any]] = []
         self._faults: deque[_Fault] = deque()
         # Handlers run on the server thread's event loop while the test thread reads: guard shared state.
@@ -161,6 +165,7 @@ class ScriptedOpenAI:
         self.responder = _default_responder
         self.refuse_formats = set()
         self.api_key = None
+        self.stream_chunk_chars, self.stream_delay, self.streams_finished = 40, 0.0, 0
 
     # --- handlers --------------------------------------------------------------------------------
     def _unauthorized(self, request: Request) -> Response | None:
@@ -196,7 +201,28 @@ class ScriptedOpenAI:
             return _error(500, message, "server_error")
         if isinstance(reply, str):
             reply = ScriptedReply(content=reply)
-        return JSONResponse(self._completion(body, reply))
+        completion = self._completion(body, reply)
+        if body.get("stream"):
+            return StreamingResponse(self._chunks(completion), media_type="text/event-stream")
+        return JSONResponse(completion)
+
+    async def _chunks(self, completion: dict[str, Any]) -> Any:
+        """The completion as OpenAI's stream: content deltas, the finish reason, then usage, then [DONE]."""
+        base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+        content = completion["choices"][0]["message"]["content"] or ""
+        size = max(1, self.stream_chunk_chars)
+        for start in range(0, len(content), size):
+            delta = {"content": content[start : start + size]}
+            yield _sse(base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            if self.stream_delay > 0:
+                await asyncio.sleep(self.stream_delay)
+        finish = completion["choices"][0]["finish_reason"]
+        yield _sse(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if "usage" in completion:
+            yield _sse(base | {"choices": [], "usage": completion["usage"]})
+        yield "data: [DONE]\n\n"
+        with self._lock:
+            self.streams_finished += 1
 
     async def _models(self, request: Request) -> Response:
         if (refused := self._unauthorized(request)) is not None:
@@ -233,6 +259,10 @@ class ScriptedOpenAI:
                 "total_tokens": prompt_tokens + completion_tokens,
             }
         return payload
+
+
+def _sse(payload: dict[str, Any]) -> str:
+    return f"data: {json.dumps(payload)}\n\n"
 
 
 def _error(status: int, message: str, kind: str) -> JSONResponse:
