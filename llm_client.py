@@ -164,7 +164,9 @@ class LLMClient:
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 detail = self._redact(server_message(exc))
-                if status in (400, 422) and self._adapt_to_rejection(detail, schema is not None, sent_mode):
+                # llama-cpp-python's server answers a response_format it does not know with HTTP 500
+                refused = status in (400, 422) or (status == 500 and "response_format" in detail)
+                if refused and self._adapt_to_rejection(detail, schema is not None, sent_mode):
                     continue
                 if not (status in RETRYABLE_STATUSES or status >= 500) or retries >= settings.llm_max_retries:
                     raise self._error(

@@ -399,14 +399,24 @@ async def test_structured_output_is_negotiated_down_the_ladder_once(
     assert len(told) == 1
 
 
-async def test_a_server_refusing_every_format_gets_prompt_only(server: tuple[ScriptedOpenAI, str]) -> None:
+@pytest.mark.parametrize("refuse_status", [400, 500])
+async def test_a_server_refusing_every_format_gets_prompt_only(
+    server: tuple[ScriptedOpenAI, str], refuse_status: int
+) -> None:
+    """Refusals come as 400/422, or - llama-cpp-python's server - as a 500 naming response_format."""
     scripted, url = server
     scripted.responder = lambda body: json.dumps(PLAN)
     scripted.refuse_formats = {"json_schema", "json_object_schema", "json_object"}
+    scripted.refuse_status = refuse_status
     async with LLMClient(make_settings(url)) as llm:
         await llm.structured(HI, Plan)
         assert llm.output_mode == "prompt"
-    assert [format_kind(body) for body in scripted.calls][-1] is None
+    assert [format_kind(body) for body in scripted.calls] == [
+        "json_schema",
+        "json_object_schema",
+        "json_object",
+        None,
+    ]
 
 
 async def test_structured_reasks_with_reasons_by_meaning(server: tuple[ScriptedOpenAI, str]) -> None:

@@ -116,6 +116,7 @@ class ScriptedOpenAI:
         self.errors: list[str] = []  # responder exceptions, served as HTTP 500
         # structured-output modes this "server" refuses with a 400, as older or other servers do
         self.refuse_formats: set[str] = set()
+        self.refuse_status = 400  # llama-cpp-python's server refuses with a 500 and a validation error
         # when set, requests without "Authorization: Bearer <api_key>" get a 401, as a hosted API answers
         self.api_key: str | None = None
         # "stream": true requests get server-sent chunks of this many characters, this far apart
@@ -166,6 +167,7 @@ class ScriptedOpenAI:
         self.refuse_formats = set()
         self.api_key = None
         self.stream_chunk_chars, self.stream_delay, self.streams_finished = 40, 0.0, 0
+        self.refuse_status = 400
 
     # --- handlers --------------------------------------------------------------------------------
     def _unauthorized(self, request: Request) -> Response | None:
@@ -191,7 +193,8 @@ class ScriptedOpenAI:
         if not isinstance(body, dict):
             return _error(400, "request body is not a JSON object", "invalid_request_error")
         if (kind := format_kind(body)) in self.refuse_formats:
-            return _error(400, f"response_format {kind} is not supported", "invalid_request_error")
+            message = f"1 validation error: body.response_format.type: {kind} is not supported"
+            return _error(self.refuse_status, message, "invalid_request_error")
         try:
             reply = self.responder(body)
         except Exception as exc:  # a test's responder bug must surface as a visible server error
