@@ -220,9 +220,20 @@ class Settings(BaseSettings):
     llm_retry_max_wait_seconds: float = Field(30.0, ge=0, le=600)
     llm_temperature: float = Field(0.2, ge=0, le=2)
     llm_max_output_tokens: int = Field(4096, ge=64, le=200_000)
+    llm_structured_output: Literal["auto", "json_schema", "json_object_schema", "json_object", "prompt"] = (
+        Field(
+            "auto",
+            description="How structured answers are asked for: auto = negotiated with the server once per "
+            "endpoint and model (remembered in the database), or one mode fixed.",
+        )
+    )
     llm_json_mode: bool = Field(
-        False,
-        description="Send response_format=json_object for structured calls (if the server supports it).",
+        False, description="Legacy: true = DEEPRESEARCH_LLM_STRUCTURED_OUTPUT=json_object (if that is auto)."
+    )
+    llm_fallback: Literal["extractive", "fail"] = Field(
+        "extractive",
+        description="When a model's answer stays unusable after one re-ask: extractive = that step uses "
+        "the extractive method (labelled) and the run goes on; fail = the stage fails (resumable).",
     )
     llm_input_cost_per_mtok: float = Field(0.0, ge=0, description="USD per million prompt tokens.")
     llm_output_cost_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens.")
@@ -401,6 +412,15 @@ class Settings(BaseSettings):
         if self.engine == "extractive":
             return "extractive"
         return "llm" if self.llm_configured else "extractive"
+
+    @property
+    def structured_output_mode(
+        self,
+    ) -> Literal["json_schema", "json_object_schema", "json_object", "prompt"] | None:
+        """The structured-output mode the settings fix, or None to negotiate it with the server."""
+        if self.llm_structured_output != "auto":
+            return self.llm_structured_output
+        return "json_object" if self.llm_json_mode else None
 
     @property
     def resolved_database_url(self) -> str:

@@ -14,14 +14,9 @@ import json
 import logging
 import random
 import time
-from collections.abc import Mapping
-from contextlib import suppress
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, Generic, TypeVar, cast
-from urllib.parse import urlsplit, urlunsplit
+from typing import Any, TypeVar, cast
 
 import httpx
 import openai
@@ -29,13 +24,37 @@ from openai import AsyncOpenAI
 from pydantic import BaseModel
 
 from config import Settings
-from deepresearch.llm_json import parse_json_loosely, reask_prompt, strip_think, validate_loosely
+from deepresearch.llm_json import (
+    parse_json_loosely,
+    reask_prompt,
+    reask_text_prompt,
+    strip_think,
+    validate_loosely,
+)
+from deepresearch.llm_modes import LADDER, OutputMode, rejects_format, response_format, step_down
+from deepresearch.llm_types import (
+    LLMError,
+    LLMResponse,
+    LLMUsage,
+    StructuredOutputError,
+    StructuredResult,
+)
+from deepresearch.llm_wire import (
+    CONNECTION_HINT,
+    DEFAULT_OPENAI_BASE_URL,
+    TIMEOUT_HINT,
+    as_int,
+    endpoint_of,
+    retry_after_seconds,
+    root_cause,
+    server_message,
+    status_hint,
+)
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
 
-DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 # The SDK refuses to start without a key; local servers (vLLM, Ollama, llama.cpp) ignore it.
 PLACEHOLDER_API_KEY = "not-needed"
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -43,113 +62,24 @@ BACKOFF_BASE_SECONDS = 0.5
 # A bad answer is echoed back in the re-ask; cap it so a runaway answer cannot blow the context window.
 REASK_ECHO_MAX_CHARS = 8_000
 RAW_EXCERPT_CHARS = 300
-TIMEOUT_HINT = (
-    "Raise DEEPRESEARCH_LLM_TIMEOUT_SECONDS, lower DEEPRESEARCH_LLM_MAX_OUTPUT_TOKENS or use a faster model."
-)
-CONNECTION_HINT = (
-    "Check that the server is running and that OPENAI_BASE_URL points at its OpenAI-compatible API."
-)
-
-
-@dataclass(frozen=True, slots=True)
-class LLMUsage:
-    prompt_tokens: int
-    completion_tokens: int
-    total_tokens: int
-    cost_usd: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "prompt_tokens": self.prompt_tokens,
-            "completion_tokens": self.completion_tokens,
-            "total_tokens": self.total_tokens,
-            "cost_usd": self.cost_usd,
-        }
-
-    def __add__(self, other: LLMUsage) -> LLMUsage:
-        return LLMUsage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.total_tokens + other.total_tokens,
-            self.cost_usd + other.cost_usd,
-        )
-
-
-ZERO_USAGE = LLMUsage(0, 0, 0, 0.0)
-
-
-@dataclass(frozen=True, slots=True)
-class LLMResponse:
-    text: str
-    model: str
-    usage: LLMUsage
-    attempts: int
-    finish_reason: str | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "model": self.model,
-            "usage": self.usage.to_dict(),
-            "attempts": self.attempts,
-            "finish_reason": self.finish_reason,
-        }
-
-
-@dataclass
-class StructuredResult(Generic[T]):
-    value: T
-    responses: list[LLMResponse] = field(default_factory=list)  # first answer (+ the re-ask, if any)
-
-    @property
-    def usage(self) -> LLMUsage:
-        return sum((r.usage for r in self.responses), ZERO_USAGE)
-
-
-class LLMError(Exception):
-    """A chat completion could not be obtained; the message says where, why and what to do."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        endpoint: str = "",
-        model: str = "",
-        attempts: int = 0,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.endpoint = endpoint
-        self.model = model
-        self.attempts = attempts
-
-
-class StructuredOutputError(LLMError):
-    """The model's answer could not be turned into the requested schema, even after one re-ask."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        schema_name: str,
-        raw_excerpt: str,
-        responses: list[LLMResponse] | None = None,
-        endpoint: str = "",
-        model: str = "",
-    ) -> None:
-        super().__init__(message, endpoint=endpoint, model=model, attempts=len(responses or []))
-        self.schema_name = schema_name
-        self.raw_excerpt = raw_excerpt
-        # Kept so callers can still account the tokens the failed answers cost.
-        self.responses = list(responses or [])
+Negotiated = Callable[[OutputMode, str], Awaitable[None]]
+OnDelta = Callable[[str, int], Awaitable[None]]
+"""Told each piece of a streamed answer and which answer it belongs to (1: the first, 2: the re-ask)."""
 
 
 class LLMClient:
     """Async client of one OpenAI-compatible endpoint and model. Use as ``async with LLMClient(s) as llm``
     (or call :meth:`aclose`). Bound to the event loop it is first used on, like any httpx client."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        output_mode: OutputMode | None = None,
+        on_negotiated: Negotiated | None = None,
+    ) -> None:
+        """``output_mode``: the structured-output mode remembered for this endpoint and model (None: find
+        out, starting at the most capable); ``on_negotiated`` is told the mode once a server accepted it."""
         model = settings.openai_model_name.strip()
         if not model:
             raise LLMError(
@@ -165,7 +95,7 @@ class LLMClient:
                 model=model,
             )
         self.model = model
-        self.endpoint = _safe_endpoint(base_url or DEFAULT_OPENAI_BASE_URL)
+        self.endpoint = endpoint_of(settings)
         self._settings = settings
         self._api_key = settings.openai_api_key
         timeout = settings.llm_timeout_seconds
@@ -181,7 +111,13 @@ class LLMClient:
         # Request shape adapts once to servers/models that reject a parameter (see _adapt_to_rejection).
         self._use_max_completion_tokens = False
         self._send_temperature = True
-        self._json_mode = settings.llm_json_mode
+        fixed = settings.structured_output_mode
+        self.output_mode: OutputMode = fixed or output_mode or LADDER[0]
+        # settled: the server accepted this mode (or the setting fixes it); until then a rejection of the
+        # structured-output parameter steps down the ladder, and the notes say what was refused
+        self._mode_settled = fixed is not None or output_mode is not None
+        self._mode_notes: list[str] = [] if fixed is None else ["fixed by DEEPRESEARCH_LLM_STRUCTURED_OUTPUT"]
+        self._on_negotiated = on_negotiated
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -205,12 +141,12 @@ class LLMClient:
         *,
         max_tokens: int | None = None,
         temperature: float | None = None,
-        json_mode: bool = False,
+        schema: type[BaseModel] | None = None,
     ) -> LLMResponse:
         """One chat completion, retried on 408/409/429/5xx, timeouts and connection errors.
 
-        ``json_mode`` asks for ``response_format=json_object`` only when ``settings.llm_json_mode`` is on
-        (many local servers reject or mishandle it). ``<think>`` reasoning is stripped from the text.
+        With a ``schema`` the request asks for it in the negotiated structured-output mode (see
+        deepresearch.llm_modes). ``<think>`` reasoning is stripped from the text.
         """
         settings = self._settings
         max_tokens = max_tokens or settings.llm_max_output_tokens
@@ -220,19 +156,21 @@ class LLMClient:
         started = time.monotonic()
         while True:
             attempts += 1
-            send_json_mode = json_mode and self._json_mode
-            params = self._request_params(messages, max_tokens, temperature, send_json_mode)
+            sent_mode = self.output_mode
+            params = self._request_params(messages, max_tokens, temperature, schema)
             retry_headers: Mapping[str, str] | None = None
             try:
                 completion = await self._client.chat.completions.create(**params)
             except openai.APIStatusError as exc:
                 status = exc.status_code
-                detail = self._redact(_server_message(exc))
-                if status in (400, 422) and self._adapt_to_rejection(detail, send_json_mode):
+                detail = self._redact(server_message(exc))
+                # llama-cpp-python's server answers a response_format it does not know with HTTP 500
+                refused = status in (400, 422) or (status == 500 and "response_format" in detail)
+                if refused and self._adapt_to_rejection(detail, schema is not None, sent_mode):
                     continue
                 if not (status in RETRYABLE_STATUSES or status >= 500) or retries >= settings.llm_max_retries:
                     raise self._error(
-                        f"failed with HTTP {status}: {detail}", attempts, _hint(status), status
+                        f"failed with HTTP {status}: {detail}", attempts, status_hint(status), status
                     ) from exc
                 failure = f"HTTP {status}: {detail}"
                 retry_headers = exc.response.headers
@@ -241,7 +179,7 @@ class LLMClient:
                 if retries >= settings.llm_max_retries:
                     raise self._error(failure, attempts, TIMEOUT_HINT) from exc
             except openai.APIConnectionError as exc:
-                failure = f"hit a connection error ({_root_cause(exc)})"
+                failure = f"hit a connection error ({root_cause(exc)})"
                 if retries >= settings.llm_max_retries:
                     raise self._error(failure, attempts, CONNECTION_HINT) from exc
             except json.JSONDecodeError as exc:
@@ -255,6 +193,8 @@ class LLMClient:
                 raise self._error(f"failed ({type(exc).__name__}: {detail})", attempts, "") from exc
             else:
                 response = self._to_response(completion, attempts)
+                if schema is not None and not self._mode_settled and sent_mode == self.output_mode:
+                    await self._settle_mode()
                 logger.debug(
                     "LLM %s answered in %.2fs (attempts=%s, tokens=%s/%s, finish=%s)",
                     self.model,
@@ -269,37 +209,126 @@ class LLMClient:
             await self._wait_before_retry(retries, failure, retry_headers)
 
     # --- structured output ---------------------------------------------------------------------
-    async def structured(self, messages: list[dict[str, str]], schema: type[T]) -> StructuredResult[T]:
-        """Ask for JSON matching ``schema``; repair the answer, re-ask once if it is still unusable."""
-        name = schema.__name__
-        first = await self.complete(messages, json_mode=True)
-        responses = [first]
+    async def structured(
+        self, messages: list[dict[str, str]], schema: type[T], context: object = None
+    ) -> StructuredResult[T]:
+        """Ask for JSON matching ``schema``; repair the answer, re-ask once (with the reasons) if it is
+        still unusable by shape or by meaning. ``context`` is the validation context of the checks by
+        meaning (see deepresearch.schemas.AnswerContext)."""
+        responses: list[LLMResponse] = []
+        problems: list[str] = []
+        ask = messages
+        for _ in range(2):
+            response = await self.complete(ask, schema=schema)
+            responses.append(response)
+            try:
+                return StructuredResult(validate_loosely(response.text, schema, context), responses, problems)
+            except ValueError as exc:  # parse failures and (described) validation errors alike
+                problems.append(_with_cutoff(str(exc), response))
+            logger.warning("LLM answer for %s unusable: %s", schema.__name__, problems[-1])
+            ask = self._reask(messages, response, reask_prompt(schema, problems[-1]))
+        raise self._unusable(schema.__name__, responses, problems)
+
+    async def checked_text(
+        self,
+        messages: list[dict[str, str]],
+        check: Callable[[str], None],
+        name: str,
+        on_delta: OnDelta | None = None,
+    ) -> StructuredResult[Any]:
+        """A free-text answer that ``check`` accepts (it raises ValueError with the reasons otherwise):
+        re-asked once with the reasons, like :meth:`structured`. The value is the text. With
+        ``on_delta`` the answers are streamed to it as they are written."""
+        responses: list[LLMResponse] = []
+        problems: list[str] = []
+        ask = messages
+        for attempt in (1, 2):
+            if on_delta is None:
+                response = await self.complete(ask)
+            else:
+                response = await self.stream(ask, lambda text, n=attempt: on_delta(text, n))
+            responses.append(response)
+            try:
+                check(response.text)
+                return StructuredResult(response.text, responses, problems)  # type: ignore[arg-type]
+            except ValueError as exc:
+                problems.append(_with_cutoff(str(exc), response))
+            logger.warning("LLM answer for %s unusable: %s", name, problems[-1])
+            ask = self._reask(messages, response, reask_text_prompt(name, problems[-1]))
+        raise self._unusable(name, responses, problems)
+
+    async def stream(
+        self, messages: list[dict[str, str]], on_delta: Callable[[str], Awaitable[None]]
+    ) -> LLMResponse:
+        """One completion streamed to ``on_delta`` piece by piece. A server that refuses to stream (or
+        fails before the first piece) is asked once more without streaming, with the usual retries; a
+        stream that breaks midway fails (nothing half-written is returned). An exception raised by
+        ``on_delta`` (a cancel) closes the stream and propagates."""
+        params = self._request_params(
+            messages, self._settings.llm_max_output_tokens, self._settings.llm_temperature, None
+        )
+        parts: list[str] = []
+        usage: object = None
+        finish: str | None = None
+        model = self.model
         try:
-            return StructuredResult(validate_loosely(first.text, schema), responses)
-        except ValueError as exc:  # parse failures and (described) validation errors alike
-            problem = str(exc)
-        logger.warning("LLM answer for %s unusable, re-asking once: %s", name, problem)
-        reask = [
-            *messages,
-            {"role": "assistant", "content": first.text[:REASK_ECHO_MAX_CHARS] or "(empty answer)"},
-            {"role": "user", "content": reask_prompt(schema, problem)},
-        ]
-        second = await self.complete(reask, json_mode=True)
-        responses.append(second)
+            stream = await self._client.chat.completions.create(
+                **params, stream=True, stream_options={"include_usage": True}
+            )
+        except (openai.APIStatusError, openai.APIConnectionError) as exc:
+            logger.info(
+                "LLM %s did not stream (%s); asking without streaming", self.model, type(exc).__name__
+            )
+            response = await self.complete(messages)
+            await on_delta(response.text)
+            return response
         try:
-            return StructuredResult(validate_loosely(second.text, schema), responses)
-        except ValueError as exc:
-            problem = str(exc)
-        raise StructuredOutputError(
-            f"the model's answer for {name} was not valid JSON after one re-ask: {problem} "
-            f"(endpoint {self.endpoint}, model {self.model}; a larger or instruction-tuned model, or "
-            "DEEPRESEARCH_LLM_JSON_MODE=true if the server supports it, usually helps)",
+            async with stream:
+                async for chunk in stream:
+                    model = str(getattr(chunk, "model", None) or model)
+                    usage = getattr(chunk, "usage", None) or usage
+                    for choice in getattr(chunk, "choices", None) or []:
+                        finish = getattr(choice, "finish_reason", None) or finish
+                        piece = getattr(getattr(choice, "delta", None), "content", None)
+                        if isinstance(piece, str) and piece:
+                            parts.append(piece)
+                            await on_delta(piece)
+        except (openai.APIError, httpx.HTTPError) as exc:
+            raise self._error(f"broke off mid-stream ({type(exc).__name__})", 1, CONNECTION_HINT) from exc
+        if usage is None:
+            logger.warning("LLM %s streamed without usage: its tokens are not counted", self.model)
+        return LLMResponse(strip_think("".join(parts)), model, self._usage(usage), 1, finish)
+
+    @property
+    def negotiation_notes(self) -> str:
+        return "; ".join(self._mode_notes)
+
+    def _reask(
+        self, messages: list[dict[str, str]], answer: LLMResponse, prompt: str
+    ) -> list[dict[str, str]]:
+        echo = answer.text[:REASK_ECHO_MAX_CHARS] or "(empty answer)"
+        return [*messages, {"role": "assistant", "content": echo}, {"role": "user", "content": prompt}]
+
+    def _unusable(
+        self, name: str, responses: list[LLMResponse], problems: list[str]
+    ) -> StructuredOutputError:
+        return StructuredOutputError(
+            f"the model's answer for {name} was not usable after one re-ask: {problems[-1]} "
+            f"(endpoint {self.endpoint}, model {self.model}; a larger or instruction-tuned model usually "
+            "helps)",
             schema_name=name,
-            raw_excerpt=second.text[:RAW_EXCERPT_CHARS],
+            raw_excerpt=responses[-1].text[:RAW_EXCERPT_CHARS],
             responses=responses,
+            problems=problems,
             endpoint=self.endpoint,
             model=self.model,
         )
+
+    async def _settle_mode(self) -> None:
+        self._mode_settled = True
+        logger.info("LLM %s at %s takes structured output as %s", self.model, self.endpoint, self.output_mode)
+        if self._on_negotiated is not None:
+            await self._on_negotiated(self.output_mode, self.negotiation_notes)
 
     # --- internals -----------------------------------------------------------------------------
     def _error(self, failure: str, attempts: int, hint: str, status: int | None = None) -> LLMError:
@@ -315,20 +344,24 @@ class LLMClient:
         )
 
     def _request_params(
-        self, messages: list[dict[str, str]], max_tokens: int, temperature: float, json_mode: bool
+        self,
+        messages: list[dict[str, str]],
+        max_tokens: int,
+        temperature: float,
+        schema: type[BaseModel] | None,
     ) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": cast(Any, messages)}
         params["max_completion_tokens" if self._use_max_completion_tokens else "max_tokens"] = max_tokens
         if self._send_temperature:
             params["temperature"] = temperature
-        if json_mode:
-            params["response_format"] = {"type": "json_object"}
+        if schema is not None and (fmt := response_format(self.output_mode, schema)) is not None:
+            params["response_format"] = fmt
         return params
 
-    def _adapt_to_rejection(self, detail: str, sent_json_mode: bool) -> bool:
+    def _adapt_to_rejection(self, detail: str, structured: bool, sent_mode: OutputMode) -> bool:
         """Some models/servers reject a standard parameter (OpenAI reasoning models: max_tokens and
-        temperature; some local servers: response_format). Switch it off once and retry; each switch can
-        happen only once, so this cannot loop."""
+        temperature; local servers: a response_format they do not know). Switch it off (or step the
+        structured-output mode down) and retry; each switch goes one way only, so this cannot loop."""
         lowered = detail.lower()
         if not self._use_max_completion_tokens and "max_completion_tokens" in lowered:
             self._use_max_completion_tokens = True
@@ -336,9 +369,12 @@ class LLMClient:
         elif self._send_temperature and "temperature" in lowered and "support" in lowered:
             self._send_temperature = False
             change = "no longer sending temperature"
-        elif sent_json_mode and "response_format" in lowered:
-            self._json_mode = False
-            change = "no longer sending response_format (JSON mode)"
+        elif structured and sent_mode != "prompt" and rejects_format(detail):
+            lower = step_down(sent_mode)
+            if sent_mode == self.output_mode and lower is not None:  # parallel calls step down once
+                self.output_mode, self._mode_settled = lower, False
+                self._mode_notes.append(f"{sent_mode} refused ({detail[:160]})")
+            change = f"structured output as {self.output_mode} from now on"
         else:
             return False
         logger.warning("LLM %s rejected a parameter (%s); %s", self.model, detail, change)
@@ -346,7 +382,7 @@ class LLMClient:
 
     async def _wait_before_retry(self, retry: int, failure: str, headers: Mapping[str, str] | None) -> None:
         cap = self._settings.llm_retry_max_wait_seconds
-        hinted = _retry_after_seconds(headers)
+        hinted = retry_after_seconds(headers)
         if hinted is not None:
             delay = min(hinted, cap)
         else:
@@ -400,9 +436,9 @@ class LLMClient:
         )
 
     def _usage(self, usage: object) -> LLMUsage:
-        prompt = _as_int(getattr(usage, "prompt_tokens", 0))
-        completion = _as_int(getattr(usage, "completion_tokens", 0))
-        total = _as_int(getattr(usage, "total_tokens", 0)) or prompt + completion
+        prompt = as_int(getattr(usage, "prompt_tokens", 0))
+        completion = as_int(getattr(usage, "completion_tokens", 0))
+        total = as_int(getattr(usage, "total_tokens", 0)) or prompt + completion
         cost = (
             prompt * self._settings.llm_input_cost_per_mtok
             + completion * self._settings.llm_output_cost_per_mtok
@@ -416,76 +452,10 @@ class LLMClient:
         return text
 
 
-def _safe_endpoint(url: str) -> str:
-    """The base URL without credentials or query string, for messages and logs."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", "")) or url
-
-
-def _server_message(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        message = body.get("message") or body.get("error") or body.get("detail")
-        text = message if isinstance(message, str) else json.dumps(body)
-    elif isinstance(body, str) and body.strip():
-        text = body
-    else:
-        text = exc.message
-    return " ".join(text.split())[:500]
-
-
-def _retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
-    """Server-requested wait: ``retry-after-ms`` (OpenAI), else ``Retry-After`` as seconds or HTTP-date."""
-    if not headers:
-        return None
-    millis = headers.get("retry-after-ms")
-    if millis:
-        with suppress(ValueError):  # malformed: fall back to Retry-After
-            return max(0.0, float(millis) / 1000)
-    value = headers.get("retry-after")
-    if not value:
-        return None
-    with suppress(ValueError):  # not a number: try the HTTP-date form
-        return max(0.0, float(value))
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-def _hint(status: int) -> str:
-    if status in (401, 403):
-        return "Check OPENAI_API_KEY (and that the key may use this model)."
-    if status == 404:
-        return "Check OPENAI_BASE_URL (it usually ends in /v1) and OPENAI_MODEL_NAME."
-    if status in (400, 413, 422):
-        return (
-            "The server rejected the request: check that the model exists and accepts these parameters "
-            "and that the prompt fits its context window."
-        )
-    if status == 429:
-        return "The server is rate limiting: lower DEEPRESEARCH_LLM_CONCURRENCY or raise the retry settings."
-    if status >= 500:
-        return "The server failed: check its logs; raise DEEPRESEARCH_LLM_MAX_RETRIES if this is transient."
-    return "Check the server's logs and the OPENAI_* settings."
-
-
-def _root_cause(exc: BaseException) -> str:
-    cause = exc.__cause__ or exc.__context__
-    return type(cause).__name__ if cause is not None else type(exc).__name__
-
-
-def _as_int(value: object) -> int:
-    try:
-        return max(0, int(cast(Any, value) or 0))
-    except (TypeError, ValueError):
-        return 0
+def _with_cutoff(problem: str, response: LLMResponse) -> str:
+    if response.finish_reason == "length":
+        return f"{problem} (the answer was cut off at the output token limit)"
+    return problem
 
 
 __all__ = [
@@ -493,7 +463,9 @@ __all__ = [
     "LLMError",
     "LLMResponse",
     "LLMUsage",
+    "OutputMode",
     "StructuredOutputError",
     "StructuredResult",
+    "endpoint_of",
     "parse_json_loosely",
 ]

@@ -36,6 +36,7 @@ from deepresearch.contracts import (
     CheckpointsPublic,
     HealthPublic,
     PreviewPublic,
+    ProvidersHealthPublic,
     ReadyPublic,
     ReceiptsPublic,
     ResumedPublic,
@@ -53,6 +54,7 @@ from deepresearch.http_access import (
 )
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
 from deepresearch.limits import StreamSlots
+from deepresearch.preflight import llm_public, providers_health
 from deepresearch.rules import QUESTION_PATTERN, question_problem
 from deepresearch.service import RunService
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, RunRecord, open_persistence
@@ -352,7 +354,21 @@ async def readyz(service: ServiceDep) -> ReadyPublic:
         await service.store.ping()
     except DATABASE_ERRORS as exc:
         raise HTTPException(503, f"database not reachable: {type(exc).__name__}") from exc
-    return ReadyPublic(status="ready", engine=service.engine.settings.engine_mode)
+    settings = service.engine.settings
+    return ReadyPublic(
+        status="ready", engine=settings.engine_mode, llm=await llm_public(settings, service.store)
+    )
+
+
+@ops.get(
+    "/api/providers/health",
+    response_model=ProvidersHealthPublic,
+    dependencies=[Depends(request_principal)],  # like every /api route: a token where one is required
+    responses=error_responses(401),
+)
+async def providers_health_route(service: ServiceDep) -> ProvidersHealthPublic:
+    """Which search providers and which model this server can reach now (nothing is searched or asked)."""
+    return await providers_health(service.engine.settings, service.store)
 
 
 # --- the app -------------------------------------------------------------------------------------

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from config import ResearchOptions, Settings
 from deepresearch.fetch import FetchedPage, FetchError, WebFetcher
+from deepresearch.llm_modes import OutputMode, is_mode
 from deepresearch.search import (
     AllProvidersFailed,
     CorpusDocument,
@@ -28,10 +29,12 @@ from deepresearch.search import (
     SearchResult,
     build_search_chain,
 )
-from deepresearch.store import utcnow
+from deepresearch.search.health import explain_failures
+from deepresearch.store import LLMCapability, RunStore, utcnow
+from deepresearch.streaming import DeltaStream
 from deepresearch.toolrun import CancelSignal, StageError, ToolRuntime
 from deepresearch.workspace import Workspace, WrittenFile, sha256_bytes
-from llm_client import LLMClient, LLMError
+from llm_client import LLMClient, LLMError, LLMResponse, StructuredOutputError, endpoint_of
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +45,9 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 PERMANENT_FETCH_FAILURES = frozenset(
     {"blocked", "http_status", "too_large", "content_type", "too_many_redirects", "empty"}
 )
+# The receipt keeps what the model said (so a resume neither asks again nor loses the evidence of why a
+# step fell back); capped per answer so a runaway answer cannot bloat the database.
+ANSWER_RECORD_MAX_CHARS = 4_000
 
 
 @dataclass(slots=True)
@@ -65,12 +71,62 @@ class FetchOutcome:
         return cls(url=data["url"], page=page, error=data.get("error"), reason=data.get("reason"))
 
 
+@dataclass(frozen=True, slots=True)
+class StepFallback:
+    """A step whose model answer stayed unusable and which used its extractive method instead."""
+
+    step: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"step": self.step, "reason": self.reason}
+
+
 @dataclass(slots=True)
 class LLMCallResult:
     value: Any
     tokens: int
     cost_usd: float
     model: str
+    answers: list[str] = field(default_factory=list)
+    """What the model answered (capped), first answer and re-ask."""
+    unusable: int = 0
+    """How many of those answers could not be used."""
+    fallback: StepFallback | None = None
+
+    def to_dict(self, value: Any) -> dict[str, Any]:
+        return {
+            "value": value,
+            "tokens": self.tokens,
+            "cost_usd": self.cost_usd,
+            "model": self.model,
+            "answers": self.answers,
+            "unusable": self.unusable,
+            "fallback": self.fallback.to_dict() if self.fallback else None,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], value: Any) -> LLMCallResult:
+        fallback = data.get("fallback")
+        return cls(
+            value,
+            data["tokens"],
+            data["cost_usd"],
+            data["model"],
+            list(data.get("answers", [])),
+            int(data.get("unusable", 0)),
+            StepFallback(fallback["step"], fallback["reason"]) if fallback else None,
+        )
+
+    def event_fields(self) -> dict[str, Any]:
+        """What the call's tool_result event says about the model's answers."""
+        fields: dict[str, Any] = {"answers": len(self.answers), "unusable": self.unusable}
+        if self.fallback is not None:
+            fields["fallback"] = self.fallback.to_dict()
+        return fields
+
+    def summary(self) -> dict[str, Any]:
+        return {"tokens": self.tokens, "model": self.model, **self.event_fields()}
 
 
 class ResearchTools:
@@ -103,7 +159,8 @@ class ResearchTools:
             try:
                 return await self.search_chain.search(query, max_results)
             except AllProvidersFailed as exc:
-                raise StageError(stage, f"every search provider failed for {query!r}: {exc}") from exc
+                explained = explain_failures(exc.failures, query)
+                raise StageError(stage, explained.message, explained.detail) from exc
 
         async with self._search_slots:
             outcome = await self.runtime.call(
@@ -165,19 +222,19 @@ class ResearchTools:
         prompt_id: str,
         messages: list[dict[str, str]],
         schema: type[ModelT],
+        step: str,
+        fallback: Callable[[], ModelT],
+        context: object = None,
         label: str | None = None,
     ) -> LLMCallResult:
+        """A structured answer checked by shape and meaning (``context``: see schemas.AnswerContext). When
+        it stays unusable, ``fallback`` (the step's extractive method) gives the value instead, labelled,
+        unless DEEPRESEARCH_LLM_FALLBACK=fail. The receipt records the answers and the fallback."""
         llm = self._require_llm(stage)
 
-        async def run() -> LLMCallResult:
-            try:
-                result = await llm.structured(messages, schema)
-            except LLMError as exc:
-                raise StageError(stage, str(exc)) from exc
-            tokens = sum(r.usage.total_tokens for r in result.responses)
-            cost = sum(r.usage.cost_usd for r in result.responses)
-            model = result.responses[-1].model if result.responses else ""
-            return LLMCallResult(result.value, tokens, cost, model)
+        async def ask() -> LLMCallResult:
+            result = await llm.structured(messages, schema, context)
+            return _call_result(result.value, result.responses, len(result.problems))
 
         outcome = await self.runtime.call(
             stage=stage,
@@ -189,51 +246,84 @@ class ResearchTools:
                 "messages": messages,
                 "schema": schema.__name__,
             },
-            run=run,
-            encode=lambda r: {
-                "value": r.value.model_dump(mode="json"),
-                "tokens": r.tokens,
-                "cost_usd": r.cost_usd,
-                "model": r.model,
-            },
-            decode=lambda d: LLMCallResult(
-                schema.model_validate(d["value"]), d["tokens"], d["cost_usd"], d["model"]
-            ),
+            run=lambda: self._or_fallback(stage, step, ask, fallback),
+            encode=lambda r: r.to_dict(r.value.model_dump(mode="json")),
+            decode=lambda d: LLMCallResult.from_dict(d, schema.model_validate(d["value"])),
             usage=lambda r: (r.tokens, r.cost_usd),
             label=label or f"llm: {prompt_id}",
-            summarize=lambda r: {"tokens": r.tokens, "model": r.model},
+            summarize=LLMCallResult.summary,
+            annotate=LLMCallResult.event_fields,
             shown_args=_llm_shown_args(prompt_id, self.settings.openai_model_name, messages),
         )
         return outcome.value
 
     async def llm_text(
-        self, *, stage: str, receipt_key: str, prompt_id: str, messages: list[dict[str, str]]
+        self,
+        *,
+        stage: str,
+        receipt_key: str,
+        prompt_id: str,
+        messages: list[dict[str, str]],
+        step: str,
+        check: Callable[[str], None],
+        fallback: Callable[[], str],
+        stream: bool = False,
     ) -> LLMCallResult:
+        """A free-text answer that ``check`` accepts (it raises ValueError with the reasons), with the same
+        re-ask, fallback and receipt as :meth:`llm_structured`. ``stream``: the text is sent to the event
+        log as it is written (``report_delta`` events); a cancel mid-stream stops it, fails the receipt
+        (so a resume asks again) and nothing half-written is kept."""
         llm = self._require_llm(stage)
 
-        async def run() -> LLMCallResult:
-            try:
-                response = await llm.complete(messages)
-            except LLMError as exc:
-                raise StageError(stage, str(exc)) from exc
-            return LLMCallResult(
-                response.text, response.usage.total_tokens, response.usage.cost_usd, response.model
-            )
+        async def ask() -> LLMCallResult:
+            streamer = DeltaStream(stage, step, self.runtime.cancel) if stream else None
+            result = await llm.checked_text(messages, check, step, streamer.send if streamer else None)
+            if streamer is not None:
+                await streamer.flush()
+            return _call_result(result.value, result.responses, len(result.problems))
 
         outcome = await self.runtime.call(
             stage=stage,
             receipt_key=receipt_key,
             tool_name="llm.complete",
             args={"prompt": prompt_id, "model": self.settings.openai_model_name, "messages": messages},
-            run=run,
-            encode=lambda r: {"value": r.value, "tokens": r.tokens, "cost_usd": r.cost_usd, "model": r.model},
-            decode=lambda d: LLMCallResult(d["value"], d["tokens"], d["cost_usd"], d["model"]),
+            run=lambda: self._or_fallback(stage, step, ask, fallback),
+            encode=lambda r: r.to_dict(r.value),
+            decode=lambda d: LLMCallResult.from_dict(d, d["value"]),
             usage=lambda r: (r.tokens, r.cost_usd),
             label=f"llm: {prompt_id}",
             shown_args=_llm_shown_args(prompt_id, self.settings.openai_model_name, messages),
-            summarize=lambda r: {"tokens": r.tokens, "model": r.model, "chars": len(r.value)},
+            summarize=lambda r: {**r.summary(), "chars": len(r.value)},
+            annotate=LLMCallResult.event_fields,
         )
         return outcome.value
+
+    async def _or_fallback(
+        self,
+        stage: str,
+        step: str,
+        ask: Callable[[], Any],
+        fallback: Callable[[], Any],
+    ) -> LLMCallResult:
+        """The model's answer, or - when it stays unusable or the server refuses this request (too long
+        for its context window, say) - the step's extractive method, labelled. Configuration problems
+        (unreachable server, wrong model, bad key) fail the stage: falling back would hide them."""
+        try:
+            return await ask()
+        except StructuredOutputError as exc:
+            problem, responses = exc.problems[-1] if exc.problems else str(exc), exc.responses
+            reason = f"{len(responses)} unusable answer(s); last: {problem}"
+            error: LLMError = exc
+        except LLMError as exc:
+            if not exc.request_rejected:
+                raise StageError(stage, str(exc)) from exc
+            reason, responses, error = f"the server refused the request: {exc}", [], exc
+        if self.settings.llm_fallback == "fail":
+            raise StageError(stage, f"{error} (DEEPRESEARCH_LLM_FALLBACK=fail)") from error
+        logger.warning("step %s falls back to its extractive method: %s", step, reason)
+        result = _call_result(fallback(), responses, len(responses))
+        result.fallback = StepFallback(step, reason[:500])
+        return result
 
     async def write_artifact(
         self, *, stage: str, receipt_key: str, relative_path: str, content: str
@@ -262,6 +352,17 @@ class ResearchTools:
         if self.llm is None:
             raise StageError(stage, "this stage needs a language model but the run is in extractive mode")
         return self.llm
+
+
+def _call_result(value: Any, responses: list[LLMResponse], unusable: int) -> LLMCallResult:
+    return LLMCallResult(
+        value,
+        sum(r.usage.total_tokens for r in responses),
+        sum(r.usage.cost_usd for r in responses),
+        responses[-1].model if responses else "",
+        [r.text[:ANSWER_RECORD_MAX_CHARS] for r in responses],
+        unusable,
+    )
 
 
 def _llm_shown_args(prompt_id: str, model: str, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -349,11 +450,27 @@ async def open_research_tools(
         stack.push_async_callback(fetcher.aclose)
         llm: LLMClient | None = None
         if settings.engine_mode == "llm":
-            llm = LLMClient(settings)
+            llm = await open_llm_client(settings, runtime.store)
             stack.push_async_callback(llm.aclose)
         yield ResearchTools(
             settings, runtime, Workspace(settings.workspace_dir), search, fetcher, corpus, llm
         )
+
+
+async def open_llm_client(settings: Settings, store: RunStore) -> LLMClient:
+    """The run's LLM client, asking for structured output the way this server was found to take it (or
+    finding out, and remembering it in the database)."""
+    endpoint, model = endpoint_of(settings), settings.openai_model_name.strip()
+    known = await store.get_llm_capability(endpoint, model)
+    mode: OutputMode | None = None
+    if known is not None and is_mode(known.mode):
+        mode = known.mode
+
+    async def remember(found: OutputMode, notes: str) -> None:
+        detail = notes or "accepted at the first try"
+        await store.put_llm_capability(LLMCapability(endpoint, model, found, detail, utcnow()))
+
+    return LLMClient(settings, output_mode=mode, on_negotiated=remember)
 
 
 __all__ = [

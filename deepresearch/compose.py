@@ -7,6 +7,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from . import model_quality
 from .extractive import IMPLICATION_CUES, RISK_CUES, chunk_passages, content_tokens, has_cue, split_sentences
 from .planning import asks_about_limits, question_topic
 from .report import CITATION, check_citations, render_html, sources_markdown
@@ -307,12 +308,8 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     engine = state["engine"]
     # deterministic header (no wall clock): a re-run of this stage must produce byte-identical files
     fetched_until = max((s.get("fetched_at", "")[:10] for s in sources), default="") or "n/a"
-    label = (
-        EXTRACTIVE_LABEL
-        if engine == "extractive"
-        else "Engine: **llm** — written by a language model "
-        "from the fetched sources; every citation was checked against its source."
-    )
+    quality = model_quality.summarize(state.get("model_answers"))
+    label = EXTRACTIVE_LABEL if engine == "extractive" else model_quality.engine_label(quality)
     header = [
         f"# {state['question'].strip()}",
         "",
@@ -322,6 +319,7 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
         f"{len(sources)} source{'' if len(sources) == 1 else 's'} · "
         f"{state.get('round', 1)} search round(s) · "
         f"citations checked: {check.supported}/{check.checked} supported",
+        *(model_quality.header_lines(quality) if engine == "llm" else []),
         "",
     ]
     markdown = "\n".join(header) + "\n" + checked_body + "\n\n" + sources_markdown(sources)
@@ -346,6 +344,7 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
         "stage_notes": state.get("stage_notes", {}),
         "citation_check": check.to_dict(),
         "artifact_dir": state["artifact_dir"],
+        "model_answers": quality.to_dict() if engine == "llm" else None,
     }
     files = {
         "deepresearch-report.md": markdown,

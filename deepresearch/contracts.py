@@ -44,6 +44,11 @@ class StageUsage(BaseModel):
     cost_usd: float = 0.0
 
 
+class FallbackPublic(BaseModel):
+    step: str = Field(description="The LLM step, e.g. `plan`, `screen: sub-question 2`, `report`.")
+    reason: str = Field(description="Why the model's answer could not be used.")
+
+
 class UsagePublic(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
@@ -54,6 +59,11 @@ class UsagePublic(BaseModel):
     tokens_saved: int = 0
     cost_saved_usd: float = 0.0
     by_stage: dict[str, StageUsage] = Field(default_factory=dict)
+    model_answers: int = Field(0, description="Answers the model gave (re-asks included).")
+    unusable_answers: int = Field(0, description="Answers unusable by shape or meaning.")
+    fallbacks: list[FallbackPublic] = Field(
+        default_factory=list, description="LLM steps that used their extractive method instead."
+    )
 
 
 class RunPublic(_Public):
@@ -102,7 +112,20 @@ class ArtifactPublic(_Public):
     size: int
 
 
+class LLMPublic(_Public):
+    """The configured model and how its server takes structured output (negotiated once, remembered)."""
+
+    endpoint: str
+    model: str
+    structured_output: str | None = Field(
+        description="json_schema, json_object_schema, json_object or prompt; null until first negotiated."
+    )
+    detail: str | None = Field(description="What the negotiation found (refused modes, say).")
+    checked_at: str | None
+
+
 class RunDetailPublic(RunPublic):
+    llm: LLMPublic | None = Field(description="The model of llm runs (the server's current settings).")
     stages: list[StagePublic]
     checkpoint_count: int
     artifacts: list[ArtifactPublic]
@@ -246,9 +269,36 @@ class HealthPublic(_Public):
     status: Literal["ok"]
 
 
+class SearchProviderHealth(_Public):
+    name: str
+    configured: bool
+    reachable: bool | None = Field(description="null: not configured, so not probed.")
+    detail: str
+
+
+class ModelHealth(_Public):
+    endpoint: str
+    model: str
+    status: Literal["ok", "unreachable", "unauthorized", "not_found", "unknown_model", "error"]
+    message: str = Field(description="Plain words naming the setting to fix.")
+    detail: str = Field(description="The raw answer or error, for a folded view.")
+    structured_output: str | None = Field(description="The negotiated mode, null until found out.")
+
+
+class ProvidersHealthPublic(_Public):
+    """What a run could reach from this server right now (checked on request, nothing is searched)."""
+
+    web_search: Literal["reachable", "unreachable", "not_configured"]
+    search: list[SearchProviderHealth]
+    corpus_dir: str | None = Field(description="The server's default documents folder, if any.")
+    llm: ModelHealth | None = Field(description="null: no model configured (extractive engine).")
+    advice: list[str] = Field(description="What to do, in plain words; empty when all is well.")
+
+
 class ReadyPublic(_Public):
     status: Literal["ready"]
     engine: Literal["llm", "extractive"]
+    llm: LLMPublic | None = None
 
 
 # --- the event log (GET /api/runs/{id}/events: one SSE message per event, `id` = seq) -------------
@@ -330,10 +380,22 @@ class MessageEvent(_Event):
     text: str
 
 
+class ReportDeltaEvent(_Event):
+    """A piece of the report as the model writes it (the artifact is written once, when it is complete
+    and checked). Concatenate ``delta`` in ``offset`` order; a new ``attempt`` (the re-ask) starts over."""
+
+    type: Literal["report_delta"]
+    step: str
+    attempt: int
+    offset: int
+    delta: str
+
+
 class ErrorEvent(_Event):
     type: Literal["error"]
-    message: str
+    message: str = Field(description="What went wrong and what to do, in plain words.")
     resumable: bool
+    detail: str | None = Field(None, description="The raw failure behind the message, for a folded view.")
 
 
 class EndEvent(_Event):
@@ -353,6 +415,7 @@ EVENT_MODELS: tuple[type[_Event], ...] = (
     CheckpointEvent,
     GraphCheckpointEvent,
     MessageEvent,
+    ReportDeltaEvent,
     ErrorEvent,
     EndEvent,
 )

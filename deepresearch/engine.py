@@ -59,6 +59,9 @@ class _Usage:
     tokens_saved: int = 0
     cost_saved_usd: float = 0.0
     by_stage: dict[str, dict[str, float]] = field(default_factory=dict)
+    model_answers: int = 0
+    unusable_answers: int = 0
+    fallbacks: list[dict[str, str]] = field(default_factory=list)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> _Usage:
@@ -72,6 +75,9 @@ class _Usage:
                 "tokens_saved",
                 "cost_saved_usd",
                 "by_stage",
+                "model_answers",
+                "unusable_answers",
+                "fallbacks",
             )
             if k in data
         }
@@ -79,12 +85,17 @@ class _Usage:
 
     def add(self, event: dict[str, Any]) -> None:
         tokens, cost = int(event.get("tokens") or 0), float(event.get("cost_usd") or 0.0)
+        fallback = event.get("fallback")
+        if isinstance(fallback, dict) and fallback not in self.fallbacks:  # a reused one counts once
+            self.fallbacks.append({"step": str(fallback.get("step")), "reason": str(fallback.get("reason"))})
         if event.get("reused"):
             self.reused_calls += 1
             self.tokens_saved += tokens
             self.cost_saved_usd += cost
             return
         self.calls += 1
+        self.model_answers += int(event.get("answers") or 0)
+        self.unusable_answers += int(event.get("unusable") or 0)
         self.tokens += tokens
         self.cost_usd += cost
         stage = self.by_stage.setdefault(event.get("stage") or "other", {"tokens": 0, "cost_usd": 0.0})
@@ -100,6 +111,9 @@ class _Usage:
             "tokens_saved": self.tokens_saved,
             "cost_saved_usd": round(self.cost_saved_usd, 6),
             "by_stage": self.by_stage,
+            "model_answers": self.model_answers,
+            "unusable_answers": self.unusable_answers,
+            "fallbacks": self.fallbacks,
         }
 
 
@@ -353,7 +367,7 @@ class ResearchEngine:
         )
         if resume_config is not None:
             await self._announce_lost_checkpoints(run, execution)
-        status, error = "completed", None
+        status, error, detail = "completed", None, None
         torn_down = False
         try:
             async with open_research_tools(self.settings, options, runtime) as tools:
@@ -390,7 +404,7 @@ class ResearchEngine:
             error = exc.reason if isinstance(exc, BudgetExceeded) else None
             logger.info("run %s cancelled: %s", run_id, exc)
         except StageError as exc:
-            status, error = "failed", str(exc)
+            status, error, detail = "failed", str(exc), exc.detail
         except asyncio.CancelledError:
             # the process is being torn down (a second Ctrl-C, a task cancel): record the run as
             # interrupted - resumable - before letting the cancellation through
@@ -407,7 +421,8 @@ class ResearchEngine:
         # The log gets its terminal events before the status flips, so a reader that sees a stopped run
         # (in any process) has already been able to read its `end`.
         if error:
-            await execution.emit("error", None, {"message": error, "resumable": True})
+            folded = {"detail": detail} if detail else {}
+            await execution.emit("error", None, {"message": error, "resumable": True, **folded})
         await execution.emit("run_status", None, {"status": status, "engine": run.engine})
         await execution.emit(
             "end",

@@ -97,16 +97,17 @@ def describe_validation_error(exc: ValidationError, *, limit: int = 8) -> str:
     return f"{len(errors)} validation error(s) for {exc.title}: " + "; ".join(parts)
 
 
-def validate_loosely(text: str, schema: type[T]) -> T:
-    """Parse ``text`` with :func:`parse_json_loosely` and validate it; ``ValueError`` with a readable
-    message (never a raw pydantic error) when either step fails."""
+def validate_loosely(text: str, schema: type[T], context: object = None) -> T:
+    """Parse ``text`` with :func:`parse_json_loosely` and validate it (``context``: the validation context
+    of the schema's checks by meaning); ``ValueError`` with a readable message (never a raw pydantic
+    error) when either step fails."""
     value = parse_json_loosely(text)
     # Small models often answer a one-field schema ({"queries": [...]}) with just the list.
     fields = list(schema.model_fields)
     if isinstance(value, list) and len(fields) == 1:
         value = {fields[0]: value}
     try:
-        return schema.model_validate(value)
+        return schema.model_validate(value, context=context)
     except ValidationError as exc:
         raise ValueError(describe_validation_error(exc)) from None
 
@@ -118,6 +119,14 @@ def reask_prompt(schema: type[BaseModel], problem: str) -> str:
         f"Reply again with ONLY the JSON for {schema.__name__}: one JSON value matching this JSON schema, "
         "with no prose, no markdown code fences and no comments.\n\n"
         f"JSON schema:\n{json.dumps(schema.model_json_schema(), ensure_ascii=False)}"
+    )
+
+
+def reask_text_prompt(name: str, problem: str) -> str:
+    """The follow-up user message after an unusable free-text answer (the report)."""
+    return (
+        f"Your previous answer could not be used as the {name}: {problem}\n\n"
+        "Write it again, complete, following every rule of the first message."
     )
 
 
@@ -237,6 +246,7 @@ __all__ = [
     "describe_validation_error",
     "parse_json_loosely",
     "reask_prompt",
+    "reask_text_prompt",
     "strip_think",
     "validate_loosely",
 ]

@@ -21,6 +21,7 @@ from .contracts import (
     StagePublic,
 )
 from .engine import ResearchEngine
+from .preflight import llm_public
 from .rules import ArtifactNotFound, CheckpointNotFound
 from .store import ACTIVE_STATUSES, CheckpointRecord, Receipt, RunRecord, RunStore
 from .workspace import Workspace, WorkspaceError
@@ -68,6 +69,7 @@ class RunViews:
         report = REPORT_FILE if any(a.path == REPORT_FILE for a in artifacts) else None
         return RunDetailPublic(
             **public_run(run).model_dump(),
+            llm=await llm_public(self.engine.settings, self.store) if run.engine == "llm" else None,
             stages=stages,
             checkpoint_count=len(checkpoints),
             artifacts=artifacts,

@@ -83,6 +83,9 @@ class ReportState(TypedDict, total=False):
     critique: dict[str, Any]
     report: dict[str, Any]
     stage_notes: Annotated[dict[str, str], merge_dict]
+    # per LLM step (plan, each screening, each reflection, each reviewer, critic, report): how many
+    # answers the model gave, how many were unusable, and whether the step fell back to its extractive method
+    model_answers: Annotated[dict[str, Any], merge_dict]
 
 
 class SearchState(TypedDict, total=False):
@@ -118,6 +121,7 @@ class AnalysisState(TypedDict, total=False):
     evidence: list[dict[str, Any]]
     findings: Annotated[dict[str, Any], merge_dict]
     stage_notes: Annotated[dict[str, str], merge_dict]
+    model_answers: Annotated[dict[str, Any], merge_dict]
 
 
 class ReviewerTask(TypedDict):

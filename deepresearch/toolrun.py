@@ -45,10 +45,12 @@ class BudgetExceeded(RunCancelled):
 class StageError(Exception):
     """A stage could not complete; the message says what failed and what to do. The run is resumable."""
 
-    def __init__(self, stage: str, message: str) -> None:
+    def __init__(self, stage: str, message: str, detail: str | None = None) -> None:
         super().__init__(f"{stage}: {message}")
         self.stage = stage
         self.message = message
+        self.detail = detail
+        """The raw failure behind a plain-words message (shown folded away: the error event's detail)."""
 
 
 @dataclass(slots=True)
@@ -130,8 +132,12 @@ class ToolRuntime:
         label: str | None = None,
         still_valid: Callable[[T], bool] = lambda _: True,
         shown_args: dict[str, Any] | None = None,
+        annotate: Callable[[T], dict[str, Any]] = lambda _: {},
     ) -> CallOutcome:
-        """Return the recorded result of this exact call, or make the call once and record it."""
+        """Return the recorded result of this exact call, or make the call once and record it.
+
+        ``annotate`` adds top-level fields to the call's ``tool_result`` event (e.g. an LLM step's
+        ``fallback``), fresh or reused alike."""
         hash_ = args_hash({"tool": tool_name, "args": args})
         shown = args if shown_args is None else shown_args  # events stay small; the receipt keeps all
         call_id = uuid.uuid4().hex[:16]
@@ -156,6 +162,7 @@ class ToolRuntime:
                     "tokens": receipt.tokens,
                     "cost_usd": receipt.cost_usd,
                     "output": summarize(value),
+                    **annotate(value),
                 }
             )
             return CallOutcome(value, reused=True, tokens=receipt.tokens, cost_usd=receipt.cost_usd)
@@ -205,6 +212,7 @@ class ToolRuntime:
                     "cost_usd": cost,
                     "duration_ms": round((time.monotonic() - started) * 1000),
                     "output": summarize(value),
+                    **annotate(value),
                 }
             )
             return value, tokens, cost

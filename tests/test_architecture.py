@@ -22,6 +22,7 @@ SERVICE = {
     "deepresearch.http_errors",
     "deepresearch.ui",
     "deepresearch.cli_view",
+    "deepresearch.preflight",
 }
 ENGINE = {"deepresearch.engine", "workflow", "tools", "deepresearch.state", "deepresearch.nodes"}
 

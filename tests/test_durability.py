@@ -171,8 +171,10 @@ async def test_messy_json_is_repaired_without_reask(servers: Servers, tmp_path: 
 
 
 async def test_hopeless_json_fails_the_stage_clearly_then_resumes(servers: Servers, tmp_path: Path) -> None:
+    """With DEEPRESEARCH_LLM_FALLBACK=fail an unusable answer fails the stage (resumable); the default,
+    extractive, is tested in test_fallbacks.py."""
     servers.responder.hopeless_plan = True
-    settings = servers.settings(tmp_path, llm=True)
+    settings = servers.settings(tmp_path, llm=True, llm_fallback="fail")
     async with open_engine(settings) as engine:
         run = await engine.create_run(QUESTION)
         events: list[EventRecord] = []

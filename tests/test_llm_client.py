@@ -18,18 +18,20 @@ from pydantic import BaseModel, Field
 
 from config import Settings
 from deepresearch.llm_json import strip_think
+from deepresearch.llm_wire import retry_after_seconds
+from deepresearch.schemas import AnswerContext, ScreeningResult
 from llm_client import (
     LLMClient,
     LLMError,
     LLMResponse,
     StructuredOutputError,
-    _retry_after_seconds,
     parse_json_loosely,
 )
 from tests.scripted import _free_port, serve_app
 from tests.scripted.openai_server import (
     ScriptedOpenAI,
     ScriptedReply,
+    format_kind,
     last_user_message,
     make_openai_server,
     prompt_id,
@@ -291,11 +293,11 @@ def test_missing_model_is_a_clear_error() -> None:
 
 def test_retry_after_header_forms() -> None:
     future = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
-    assert _retry_after_seconds({"retry-after": "2"}) == 2.0
-    assert _retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
-    assert 25 < (_retry_after_seconds({"retry-after": future}) or 0) <= 30
-    assert _retry_after_seconds({"retry-after": "soon"}) is None
-    assert _retry_after_seconds({}) is None
+    assert retry_after_seconds({"retry-after": "2"}) == 2.0
+    assert retry_after_seconds({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert 25 < (retry_after_seconds({"retry-after": future}) or 0) <= 30
+    assert retry_after_seconds({"retry-after": "soon"}) is None
+    assert retry_after_seconds({}) is None
 
 
 # --- structured() ------------------------------------------------------------------------------------
@@ -347,18 +349,92 @@ async def test_structured_bare_list_for_single_field_schema(server: tuple[Script
     assert len(scripted.calls) == 1
 
 
-async def test_structured_json_mode_follows_settings(server: tuple[ScriptedOpenAI, str]) -> None:
+async def test_structured_output_mode_follows_settings(server: tuple[ScriptedOpenAI, str]) -> None:
     scripted, url = server
     scripted.responder = lambda body: json.dumps(PLAN)
     async with LLMClient(make_settings(url, llm_json_mode=True)) as llm:
         await llm.structured(HI, Plan)
         await llm.complete(HI)
-    async with LLMClient(make_settings(url, llm_json_mode=False)) as llm:
+    async with LLMClient(make_settings(url, llm_structured_output="prompt")) as llm:
         await llm.structured(HI, Plan)
-    with_mode, plain_complete, without_mode = scripted.calls
-    assert with_mode["response_format"] == {"type": "json_object"}
+    async with LLMClient(make_settings(url)) as llm:  # auto: the most capable mode first
+        await llm.structured(HI, Plan)
+    legacy_json, plain_complete, prompt_only, negotiated = scripted.calls
+    assert legacy_json["response_format"] == {"type": "json_object"}
     assert "response_format" not in plain_complete
-    assert "response_format" not in without_mode
+    assert "response_format" not in prompt_only
+    strict = negotiated["response_format"]["json_schema"]
+    assert negotiated["response_format"]["type"] == "json_schema" and strict["strict"] is True
+    assert strict["schema"]["required"] == ["queries", "rationale"]
+    assert strict["schema"]["additionalProperties"] is False
+
+
+async def test_structured_output_is_negotiated_down_the_ladder_once(
+    server: tuple[ScriptedOpenAI, str],
+) -> None:
+    """A server that refuses json_schema and json_object+schema: the client steps down once, says so,
+    and later calls ask in the mode that worked at once."""
+    scripted, url = server
+    scripted.responder = lambda body: json.dumps(PLAN)
+    scripted.refuse_formats = {"json_schema", "json_object_schema"}
+    told: list[tuple[str, str]] = []
+
+    async def remember(mode: str, notes: str) -> None:
+        told.append((mode, notes))
+
+    async with LLMClient(make_settings(url), on_negotiated=remember) as llm:
+        first = await llm.structured(HI, Plan)
+        second = await llm.structured(HI, Plan)
+        assert llm.output_mode == "json_object"
+    assert first.value == second.value == Plan.model_validate(PLAN)
+    kinds = [format_kind(body) for body in scripted.calls]
+    assert kinds == ["json_schema", "json_object_schema", "json_object", "json_object"]
+    assert len(told) == 1 and told[0][0] == "json_object"
+    assert "json_schema refused" in told[0][1] and "json_object_schema refused" in told[0][1]
+
+    # a remembered mode is used from the first request: no probing again
+    async with LLMClient(make_settings(url), output_mode="json_object", on_negotiated=remember) as llm:
+        await llm.structured(HI, Plan)
+    assert format_kind(scripted.calls[-1]) == "json_object" and len(scripted.calls) == 5
+    assert len(told) == 1
+
+
+@pytest.mark.parametrize("refuse_status", [400, 500])
+async def test_a_server_refusing_every_format_gets_prompt_only(
+    server: tuple[ScriptedOpenAI, str], refuse_status: int
+) -> None:
+    """Refusals come as 400/422, or - llama-cpp-python's server - as a 500 naming response_format."""
+    scripted, url = server
+    scripted.responder = lambda body: json.dumps(PLAN)
+    scripted.refuse_formats = {"json_schema", "json_object_schema", "json_object"}
+    scripted.refuse_status = refuse_status
+    async with LLMClient(make_settings(url)) as llm:
+        await llm.structured(HI, Plan)
+        assert llm.output_mode == "prompt"
+    assert [format_kind(body) for body in scripted.calls] == [
+        "json_schema",
+        "json_object_schema",
+        "json_object",
+        None,
+    ]
+
+
+async def test_structured_reasks_with_reasons_by_meaning(server: tuple[ScriptedOpenAI, str]) -> None:
+    """Valid JSON that means nothing (passage ids never shown) is re-asked with the reason."""
+    scripted, url = server
+    answers = iter(
+        [
+            '{"relevant": [{"passage_id": "S9.9", "relevance": 0.9, "reason": "made up"}]}',
+            '{"relevant": [{"passage_id": "S1.1", "relevance": 0.9, "reason": "on topic"}]}',
+        ]
+    )
+    scripted.responder = lambda body: next(answers)
+    context = AnswerContext(passage_ids=frozenset({"S1.1", "S1.2"}))
+    async with LLMClient(make_settings(url)) as llm:
+        result = await llm.structured(HI, ScreeningResult, context)
+    assert [p.passage_id for p in result.value.relevant] == ["S1.1"]
+    assert len(scripted.calls) == 2 and len(result.problems) == 1
+    assert "['S9.9'] were not among the passages shown" in last_user_message(scripted.calls[1])
 
 
 async def test_structured_reasks_once_with_the_validation_error(server: tuple[ScriptedOpenAI, str]) -> None:
@@ -395,7 +471,8 @@ async def test_structured_gives_up_after_one_reask(server: tuple[ScriptedOpenAI,
     error = caught.value
     assert len(scripted.calls) == 2
     assert isinstance(error, LLMError)
-    assert str(error).startswith("the model's answer for Plan was not valid JSON after one re-ask: ")
+    assert str(error).startswith("the model's answer for Plan was not usable after one re-ask: ")
+    assert len(error.problems) == 2
     assert "no JSON object or array found" in str(error)
     assert error.schema_name == "Plan"
     assert error.raw_excerpt == "I cannot help with that request."

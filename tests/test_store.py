@@ -27,6 +27,7 @@ from langgraph.graph import END, START, StateGraph
 
 from deepresearch.store import (
     CheckpointRecord,
+    LLMCapability,
     PostgresUnavailable,
     RunNotFound,
     RunStore,
@@ -109,7 +110,14 @@ async def test_both_backends_have_the_same_tables_columns_and_indexes(
         pass
     async with open_postgres_store(fresh_postgres_dsn):
         pass
-    tables = ("runs", "run_events", "run_checkpoints", "tool_receipts", "deepresearch_migrations")
+    tables = (
+        "runs",
+        "run_events",
+        "run_checkpoints",
+        "tool_receipts",
+        "deepresearch_migrations",
+        "llm_capabilities",
+    )
     with sqlite3.connect(tmp_path / "same.db") as conn:
         lite_columns = {t: [row[1] for row in conn.execute(f"PRAGMA table_info({t})")] for t in tables}
         lite_indexes = {
@@ -168,6 +176,19 @@ def test_processes_opening_a_new_sqlite_database_at_once(tmp_path: Path) -> None
         with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
             versions = [row[0] for row in conn.execute("SELECT version FROM deepresearch_migrations")]
         assert sorted(versions) == [version for version, *_ in MIGRATIONS]
+
+
+async def test_llm_capability_is_remembered_per_endpoint_and_model(store: RunStore) -> None:
+    endpoint = "http://127.0.0.1:8080/v1"
+    assert await store.get_llm_capability(endpoint, "m") is None
+    await store.put_llm_capability(LLMCapability(endpoint, "m", "json_schema", "accepted", "t1"))
+    await store.put_llm_capability(LLMCapability(endpoint, "other", "prompt", "all refused", "t1"))
+    await store.put_llm_capability(LLMCapability(endpoint, "m", "json_object", "json_schema refused", "t2"))
+    assert await store.get_llm_capability(endpoint, "m") == LLMCapability(
+        endpoint, "m", "json_object", "json_schema refused", "t2"
+    )
+    other = await store.get_llm_capability(endpoint, "other")
+    assert other is not None and other.mode == "prompt"
 
 
 async def test_run_crud(store: RunStore) -> None:

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from deepresearch.toolrun import StageError, emit
 from stages import get_stage
-from tools import ResearchContext
+from tools import LLMCallResult, ResearchContext
 
 logger = logging.getLogger(__name__)
 Node = Callable[..., Awaitable[dict[str, Any]]]
@@ -80,3 +80,22 @@ async def write_json(
 
 def message(stage: str, text: str, **fields: Any) -> None:
     emit({"event": "message", "stage": stage, "text": text, **fields})
+
+
+def answers_note(stage: str, step: str, result: LLMCallResult) -> dict[str, Any]:
+    """The state update recording what the model did in one LLM step (and a message if it fell back)."""
+    fallback = result.fallback
+    if fallback is not None:
+        message(
+            stage,
+            f"{step}: the model's answer was unusable, so this step used its extractive method "
+            f"({fallback.reason}).",
+            fallback=fallback.to_dict(),
+        )
+    entry = {
+        "stage": stage,
+        "answers": len(result.answers),
+        "unusable": result.unusable,
+        "fallback": fallback.reason if fallback else None,
+    }
+    return {step: entry}

@@ -17,12 +17,19 @@ from deepresearch.nodes.common import (
     EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION,
     LLM_RELEVANCE_THRESHOLD,
     MAX_SUB_QUESTIONS,
+    answers_note,
     business_stage,
     message,
     write_json,
 )
 from deepresearch.planning import keyword_plan
-from deepresearch.schemas import Reflection, ResearchPlan, ScreeningResult
+from deepresearch.schemas import (
+    AnswerContext,
+    Reflection,
+    ResearchPlan,
+    ScreenedPassage,
+    ScreeningResult,
+)
 from deepresearch.screening import passages_of, rank_passages
 from deepresearch.state import QueryTask, ReportState, SearchState
 from deepresearch.toolrun import RunCancelled, StageError
@@ -37,7 +44,14 @@ logger = logging.getLogger(__name__)
 async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     tools, options = runtime.context.tools, state["options"]
     question = state["question"]
+    answers: dict[str, Any] = {}
     if state["engine"] == "llm":
+
+        def fallback_plan() -> ResearchPlan:
+            plan = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS)
+            rationale = f"Keyword plan: the model's plan was unusable. {plan.rationale}"
+            return ResearchPlan(sub_questions=plan.sub_questions, queries=plan.queries, rationale=rationale)
+
         result = await tools.llm_structured(
             stage="plan_research",
             receipt_key=get_stage("plan_research").receipt_key,
@@ -48,9 +62,13 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
                 max_sub_questions=MAX_SUB_QUESTIONS,
                 queries_per_round=options["queries_per_round"],
             ),
+            step="plan",
+            fallback=fallback_plan,
+            context=AnswerContext(),
         )
         plan: ResearchPlan = result.value
         sub_questions, queries, rationale = plan.sub_questions, plan.queries, plan.rationale
+        answers = answers_note("plan_research", "plan", result)
     else:
         keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS)
         sub_questions, queries, rationale = keyword.sub_questions, keyword.queries, keyword.rationale
@@ -71,6 +89,7 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "stage_notes": {
             "plan_research": f"{len(plan_out['sub_questions'])} sub-questions, {len(queries)} queries"
         },
+        "model_answers": answers,
     }
 
 
@@ -223,14 +242,34 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     passages = passages_of(state.get("sources", []))
     candidates_per_sq = rank_passages(question, sub_questions, passages, CANDIDATES_PER_SUB_QUESTION)
 
+    answers: dict[str, Any] = {}
+
     async def screen(index: int) -> list[dict[str, Any]]:
         candidates = candidates_per_sq[index]
+        by_bm25 = [
+            _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
+            for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
+        ]
         if state["engine"] != "llm" or not candidates:
             return [
                 _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
                 for score, p in candidates[:EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION]
             ]
+
+        def bm25_screening() -> ScreeningResult:
+            # the extractive method's choice, recorded in the receipt; relevance = BM25 score / best score
+            top = candidates[0][0] or 1.0
+            return ScreeningResult(
+                relevant=[
+                    ScreenedPassage(
+                        passage_id=p["passage_id"], relevance=round(score / top, 3), reason="BM25 rank"
+                    )
+                    for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
+                ]
+            )
+
         listing = "\n\n".join(f"[{p['passage_id']}] {p['text']}" for _, p in candidates)
+        step = f"screen: sub-question {index + 1}"
         result = await tools.llm_structured(
             stage="screen_evidence",
             receipt_key=get_stage("screen_evidence").receipt_key,
@@ -239,7 +278,13 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
             messages=prompts.SCREEN.messages(
                 question=question, sub_question=sub_questions[index], passages=listing
             ),
+            step=step,
+            fallback=bm25_screening,
+            context=AnswerContext(passage_ids=frozenset(p["passage_id"] for _, p in candidates)),
         )
+        answers.update(answers_note("screen_evidence", step, result))
+        if result.fallback is not None:
+            return by_bm25
         by_id = {p["passage_id"]: (score, p) for score, p in candidates}
         kept = sorted(
             (
@@ -281,7 +326,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     covered = sum(1 for group in per_sq if group)
     note = f"{len(evidence)} passages kept; {covered}/{len(sub_questions)} sub-questions covered"
     message("screen_evidence", f"Screened evidence: {note}.")
-    return {"evidence": evidence, "stage_notes": {"screen_evidence": note}}
+    return {"evidence": evidence, "stage_notes": {"screen_evidence": note}, "model_answers": answers}
 
 
 def _evidence(
@@ -317,7 +362,19 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
     thin = [sq for sq, count in cov if count < 2]
     at_cap = round_no >= options["max_research_loops"]
     done_queries = set(state.get("queries_done", []))
+
+    def coverage_rule() -> Reflection:
+        # built, not validated: "thin but nothing new to ask" is a fine verdict for the rule
+        return Reflection.model_construct(
+            sufficient=not thin,
+            knowledge_gaps=[f"fewer than two independent sources for: {sq}" for sq in thin],
+            follow_up_queries=[" ".join(keywords(sq, 6)) for sq in thin],
+        )
+
+    answers: dict[str, Any] = {}
+    verdict = coverage_rule()
     if state["engine"] == "llm" and not at_cap:
+        step = f"reflection: round {round_no}"
         result = await runtime.context.tools.llm_structured(
             stage="reflection",
             receipt_key="deepresearch:reflection:v1",
@@ -330,13 +387,13 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
                 coverage="\n".join(f"- {sq}: {count}" for sq, count in cov),
                 queries_done="\n".join(f"- {q}" for q in state.get("queries_done", [])),
             ),
+            step=step,
+            fallback=coverage_rule,
+            context=AnswerContext(),
         )
-        verdict: Reflection = result.value
-        sufficient, gaps, follow_ups = verdict.sufficient, verdict.knowledge_gaps, verdict.follow_up_queries
-    else:
-        sufficient = not thin
-        gaps = [f"fewer than two independent sources for: {sq}" for sq in thin]
-        follow_ups = [" ".join(keywords(sq, 6)) for sq in thin]
+        verdict = result.value
+        answers = answers_note("reflection", step, result)
+    sufficient, gaps, follow_ups = verdict.sufficient, verdict.knowledge_gaps, verdict.follow_up_queries
     follow_ups = [q for q in dict.fromkeys(follow_ups) if q and q not in done_queries]
     follow_ups = follow_ups[: options["queries_per_round"]]
     loop_again = not sufficient and not at_cap and bool(follow_ups)
@@ -360,4 +417,5 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
             "reason": reason,
         },
         "pending_queries": follow_ups if loop_again else [],
+        "model_answers": answers,
     }

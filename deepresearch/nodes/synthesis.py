@@ -7,15 +7,13 @@ import logging
 from typing import Any
 
 from langgraph.runtime import Runtime
+from pydantic import ValidationError
 
 import prompts
 from deepresearch import compose
-from deepresearch.nodes.common import (
-    business_stage,
-    message,
-    write_json,
-)
-from deepresearch.schemas import Critique, ReviewerFindings
+from deepresearch.llm_json import describe_validation_error
+from deepresearch.nodes.common import answers_note, business_stage, message, write_json
+from deepresearch.schemas import AnswerContext, Critique, ReportDraft, ReviewerFindings
 from deepresearch.state import ReportState, ReviewerTask
 from deepresearch.toolrun import StageError
 from stages import get_stage
@@ -35,11 +33,23 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
                 )
             }
         }
+    valid = {item["n"] for item in task["evidence"]}
+
+    def extractive_review() -> ReviewerFindings:
+        review = compose.extractive_review(
+            reviewer, task["sub_questions"], task["evidence"], task["question"]
+        )
+        return ReviewerFindings.model_validate({k: v for k, v in review.items() if k != "engine"})
+
+    step = f"review: {reviewer}"
     result = await runtime.context.tools.llm_structured(
         stage="analyze_findings",
         receipt_key=get_stage("analyze_findings").receipt_key,
         prompt_id=prompts.REVIEW.id,
         schema=ReviewerFindings,
+        step=step,
+        fallback=extractive_review,
+        context=AnswerContext(citations=frozenset(valid)),
         label=f"review: {reviewer.replace('_', ' ')}",
         messages=prompts.REVIEW.messages(
             role=prompts.REVIEWER_ROLES[reviewer],
@@ -49,7 +59,6 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
         ),
     )
     findings: ReviewerFindings = result.value
-    valid = {item["n"] for item in task["evidence"]}
     cleaned = [
         f.model_copy(update={"citations": [c for c in f.citations if c in valid]}) for f in findings.findings
     ]
@@ -58,9 +67,10 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
             reviewer: {
                 **findings.model_dump(),
                 "findings": [f.model_dump() for f in cleaned],
-                "engine": "llm",
+                "engine": "extractive (fallback)" if result.fallback else "llm",
             }
-        }
+        },
+        "model_answers": answers_note("analyze_findings", step, result),
     }
 
 
@@ -77,7 +87,13 @@ async def reduce_analysis(state: ReportState, runtime: Runtime[ResearchContext])
 # --- 6. critic_review ----------------------------------------------------------------------------
 @business_stage("critic_review")
 async def critic_review(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
+    answers: dict[str, Any] = {}
     if state["engine"] == "llm":
+
+        def extractive_critic() -> Critique:
+            critique = compose.extractive_critique(state)
+            return Critique.model_validate({k: v for k, v in critique.items() if k != "engine"})
+
         result = await runtime.context.tools.llm_structured(
             stage="critic_review",
             receipt_key=get_stage("critic_review").receipt_key,
@@ -88,14 +104,19 @@ async def critic_review(state: ReportState, runtime: Runtime[ResearchContext]) -
                 findings=compose.findings_listing(state.get("findings", {})),
                 evidence=compose.evidence_listing(state.get("evidence", [])),
             ),
+            step="critic",
+            fallback=extractive_critic,
+            context=AnswerContext(),
         )
-        critique = {**result.value.model_dump(), "engine": "llm"}
+        engine = "extractive (fallback)" if result.fallback else "llm"
+        critique = {**result.value.model_dump(), "engine": engine}
+        answers = answers_note("critic_review", "critic", result)
     else:
         critique = compose.extractive_critique(state)
     await write_json(runtime, state, "critic_review", "critique.json", critique)
     note = f"{len(critique['issues'])} issues, {len(critique['suggestions'])} suggestions"
     message("critic_review", f"Critic review: {note}.")
-    return {"critique": critique, "stage_notes": {"critic_review": note}}
+    return {"critique": critique, "stage_notes": {"critic_review": note}, "model_answers": answers}
 
 
 # --- 7. write_report, then finalize_report -------------------------------------------------------
@@ -103,7 +124,16 @@ async def critic_review(state: ReportState, runtime: Runtime[ResearchContext]) -
 async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     tools = runtime.context.tools
     stage = get_stage("write_report")
+    answers: dict[str, Any] = {}
     if state["engine"] == "llm":
+        cited = AnswerContext(citations=frozenset(item["n"] for item in state.get("evidence", [])))
+
+        def check(text: str) -> None:
+            try:
+                ReportDraft.model_validate({"markdown": text}, context=cited)
+            except ValidationError as exc:
+                raise ValueError(describe_validation_error(exc)) from None
+
         result = await tools.llm_text(
             stage="write_report",
             receipt_key=stage.receipt_key,
@@ -117,11 +147,19 @@ async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) ->
                     state.get("evidence", []), with_titles=state.get("sources")
                 ),
             ),
+            step="report",
+            check=check,
+            stream=True,
+            fallback=lambda: compose.extractive_report_body(state),
         )
         body = result.value
+        answers = answers_note("write_report", "report", result)
     else:
         body = compose.extractive_report_body(state)
-    bundle = compose.build_report_bundle(state, body)
+    # the header tells what the model did in every step, this one included
+    bundle = compose.build_report_bundle(
+        {**state, "model_answers": {**state.get("model_answers", {}), **answers}}, body
+    )
     files = {}
     for name, content in bundle.files.items():
         written = await tools.write_artifact(
@@ -145,6 +183,7 @@ async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) ->
             "report_path": files["deepresearch-report.md"]["path"],
         },
         "stage_notes": {"write_report": note},
+        "model_answers": answers,
     }
 
 

@@ -147,6 +147,21 @@ class TokenRecord:
     revoked_at: str | None = None
 
 
+@dataclass(slots=True)
+class LLMCapability:
+    """How one (endpoint, model) takes structured output, found out once and remembered (see
+    deepresearch/llm_modes.py for the modes)."""
+
+    endpoint: str
+    model: str
+    mode: str
+    detail: str
+    checked_at: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 # --- rows (sqlite3.Row or psycopg dict rows: both are read by column name) --------------------------
 Row = Mapping[str, Any]
 
@@ -175,7 +190,9 @@ _CONVERT: dict[str, Any] = {
     "admin": bool,
     "attempts": int,
 }
-R = TypeVar("R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt", "TokenRecord")
+R = TypeVar(
+    "R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt", "TokenRecord", "LLMCapability"
+)
 
 
 def record_from_row(cls: type[R], row: Row) -> R:
@@ -259,6 +276,8 @@ class RunStore(Protocol):
         self, run_id: str, receipt_key: str, hash_: str, result: Any, tokens: int = 0, cost_usd: float = 0.0
     ) -> None: ...
     async def fail_receipt(self, run_id: str, receipt_key: str, hash_: str, error: str) -> None: ...
+    async def get_llm_capability(self, endpoint: str, model: str) -> LLMCapability | None: ...
+    async def put_llm_capability(self, capability: LLMCapability) -> None: ...
     async def list_receipts(
         self, run_id: str, receipt_key: str | None = None, status: str | None = None
     ) -> list[Receipt]: ...

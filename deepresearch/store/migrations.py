@@ -105,4 +105,19 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "ALTER TABLE runs ADD COLUMN attempts {bigint} NOT NULL DEFAULT 0",
         ),
     ),
+    # How each (endpoint, model) takes structured output, negotiated once (deepresearch/llm_modes.py).
+    (
+        6,
+        "llm capabilities",
+        (
+            """CREATE TABLE IF NOT EXISTS llm_capabilities (
+                endpoint TEXT{c} NOT NULL,
+                model TEXT{c} NOT NULL,
+                mode TEXT NOT NULL,
+                detail TEXT NOT NULL,
+                checked_at TEXT NOT NULL,
+                PRIMARY KEY (endpoint, model)
+            )""",
+        ),
+    ),
 )

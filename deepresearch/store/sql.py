@@ -19,6 +19,7 @@ from .base import (
     LOCAL_OWNER,
     CheckpointRecord,
     EventRecord,
+    LLMCapability,
     Receipt,
     Row,
     RunChanged,
@@ -406,6 +407,27 @@ class SqlRunStore(TokenSql, LeaseSql):
             "UPDATE tool_receipts SET status = 'failed', error = ?, updated_at = ?"
             " WHERE run_id = ? AND receipt_key = ? AND args_hash = ? AND status <> 'succeeded'",
             (self.dialect.text(error), utcnow(), run_id, receipt_key, hash_),
+        )
+
+    # --- what each model server supports ------------------------------------------------------
+    async def get_llm_capability(self, endpoint: str, model: str) -> LLMCapability | None:
+        rows = await self._read(
+            "SELECT * FROM llm_capabilities WHERE endpoint = ? AND model = ?", (endpoint, model)
+        )
+        return record_from_row(LLMCapability, rows[0]) if rows else None
+
+    async def put_llm_capability(self, capability: LLMCapability) -> None:
+        await self._write(
+            "INSERT INTO llm_capabilities (endpoint, model, mode, detail, checked_at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT (endpoint, model) DO UPDATE SET mode = excluded.mode, detail = excluded.detail,"
+            " checked_at = excluded.checked_at",
+            (
+                capability.endpoint,
+                capability.model,
+                capability.mode,
+                self.dialect.text(capability.detail),
+                capability.checked_at,
+            ),
         )
 
     async def list_receipts(

@@ -27,7 +27,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -64,6 +64,17 @@ def prompt_id(request_body: dict[str, Any]) -> str | None:
         if match:
             return match.group(1)
     return None
+
+
+def format_kind(request_body: dict[str, Any]) -> str | None:
+    """Which structured-output mode a request asks for: ``json_schema``, ``json_object_schema`` (llama.cpp's
+    json_object with a schema), ``json_object`` or None."""
+    fmt = request_body.get("response_format")
+    if not isinstance(fmt, dict):
+        return None
+    if fmt.get("type") == "json_object" and "schema" in fmt:
+        return "json_object_schema"
+    return str(fmt.get("type"))
 
 
 def last_user_message(request_body: dict[str, Any]) -> str:
@@ -103,6 +114,15 @@ class ScriptedOpenAI:
         self.latency: float = 0.0
         self.responder: Responder = _default_responder
         self.errors: list[str] = []  # responder exceptions, served as HTTP 500
+        # structured-output modes this "server" refuses with a 400, as older or other servers do
+        self.refuse_formats: set[str] = set()
+        self.refuse_status = 400  # llama-cpp-python's server refuses with a 500 and a validation error
+        # when set, requests without "Authorization: Bearer <api_key>" get a 401, as a hosted API answers
+        self.api_key: str | None = None
+        # "stream": true requests get server-sent chunks of this many characters, this far apart
+        self.stream_chunk_chars = 40
+        self.stream_delay = 0.0
+        self.streams_finished = 0  # streams sent to the end (a client that hangs up does not count)
         self._calls: list[dict[str, Any]] = []
         self._faults: deque[_Fault] = deque()
         # Handlers run on the server thread's event loop while the test thread reads: guard shared state.
@@ -144,8 +164,17 @@ class ScriptedOpenAI:
             self.errors.clear()
         self.latency = 0.0
         self.responder = _default_responder
+        self.refuse_formats = set()
+        self.api_key = None
+        self.stream_chunk_chars, self.stream_delay, self.streams_finished = 40, 0.0, 0
+        self.refuse_status = 400
 
     # --- handlers --------------------------------------------------------------------------------
+    def _unauthorized(self, request: Request) -> Response | None:
+        if self.api_key is None or request.headers.get("authorization") == f"Bearer {self.api_key}":
+            return None
+        return _error(401, "Incorrect API key provided", "invalid_request_error")
+
     async def _chat_completions(self, request: Request) -> Response:
         raw = await request.body()
         try:
@@ -155,12 +184,17 @@ class ScriptedOpenAI:
         with self._lock:
             self._calls.append(body if isinstance(body, dict) else {"_raw": raw.decode("utf-8", "replace")})
             fault = self._faults.popleft() if self._faults else None
+        if (refused := self._unauthorized(request)) is not None:
+            return refused
         if self.latency > 0:
             await asyncio.sleep(self.latency)
         if fault is not None:
             return _fault_response(fault)
         if not isinstance(body, dict):
             return _error(400, "request body is not a JSON object", "invalid_request_error")
+        if (kind := format_kind(body)) in self.refuse_formats:
+            message = f"1 validation error: body.response_format.type: {kind} is not supported"
+            return _error(self.refuse_status, message, "invalid_request_error")
         try:
             reply = self.responder(body)
         except Exception as exc:  # a test's responder bug must surface as a visible server error
@@ -170,9 +204,32 @@ class ScriptedOpenAI:
             return _error(500, message, "server_error")
         if isinstance(reply, str):
             reply = ScriptedReply(content=reply)
-        return JSONResponse(self._completion(body, reply))
+        completion = self._completion(body, reply)
+        if body.get("stream"):
+            return StreamingResponse(self._chunks(completion), media_type="text/event-stream")
+        return JSONResponse(completion)
+
+    async def _chunks(self, completion: dict[str, Any]) -> Any:
+        """The completion as OpenAI's stream: content deltas, the finish reason, then usage, then [DONE]."""
+        base = {k: completion[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+        content = completion["choices"][0]["message"]["content"] or ""
+        size = max(1, self.stream_chunk_chars)
+        for start in range(0, len(content), size):
+            delta = {"content": content[start : start + size]}
+            yield _sse(base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
+            if self.stream_delay > 0:
+                await asyncio.sleep(self.stream_delay)
+        finish = completion["choices"][0]["finish_reason"]
+        yield _sse(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        if "usage" in completion:
+            yield _sse(base | {"choices": [], "usage": completion["usage"]})
+        yield "data: [DONE]\n\n"
+        with self._lock:
+            self.streams_finished += 1
 
     async def _models(self, request: Request) -> Response:
+        if (refused := self._unauthorized(request)) is not None:
+            return refused
         return JSONResponse(
             {
                 "object": "list",
@@ -207,6 +264,10 @@ class ScriptedOpenAI:
         return payload
 
 
+def _sse(payload: dict[str, Any]) -> str:
+    return f"data: {json.dumps(payload)}\n\n"
+
+
 def _error(status: int, message: str, kind: str) -> JSONResponse:
     return JSONResponse({"error": {"message": message, "type": kind, "code": None}}, status_code=status)
 
@@ -231,6 +292,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "ScriptedOpenAI",
     "ScriptedReply",
+    "format_kind",
     "last_user_message",
     "make_openai_server",
     "prompt_id",

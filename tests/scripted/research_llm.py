@@ -20,6 +20,41 @@ _PASSAGE = re.compile(r"^\[(S\d+\.\d+)\]", re.MULTILINE)
 UNSUPPORTED_CLAIM = "Quantum entanglement doubles the throughput of every relational database"
 
 
+def _prose(kind: str) -> str:
+    return {
+        "plan": 'Question: what is it?\nQuery 1: "the topic"\nQuery 2: "the topic evidence"',
+        "report": "The topic is important and has many aspects worth considering.",
+    }.get(kind, "Here is my answer: the evidence looks relevant and sufficient overall.")
+
+
+def _empty(kind: str) -> str:
+    return {
+        "plan": '{"sub_questions": [], "queries": [""], "rationale": ""}',
+        "screen": '{"relevant": []}',
+        "reflect": '{"sufficient": false, "knowledge_gaps": [], "follow_up_queries": []}',
+        "review": '{"findings": [], "disagreements": [], "open_questions": []}',
+        "critic": '{"issues": [], "unsupported_claims": [], "missing_perspectives": [], "suggestions": []}',
+        "report": "## Summary\n\nNothing to say.",
+    }.get(kind, "{}")
+
+
+def _out_of_range(kind: str) -> str:
+    return {
+        "plan": '{"sub_questions": ["string", "string"], "queries": ["query", "..."], "rationale": "x"}',
+        "screen": '{"relevant": [{"passage_id": "S99.1", "relevance": 0.9, "reason": "made up"}]}',
+        "reflect": '{"sufficient": false, "knowledge_gaps": ["more"], "follow_up_queries": []}',
+        "review": json.dumps(
+            {"findings": [{"statement": "A claim.", "citations": [97, 98], "confidence": "high"}]}
+        ),
+        "critic": '{"issues": [""], "unsupported_claims": [], "missing_perspectives": [], "suggestions": []}',
+        "report": "## Summary\n\nA claim [97].\n\n## Findings\n\nAnother [98].\n\n"
+        "## Disagreements and risks\n\n## Open questions\n\n## Recommendations\n",
+    }.get(kind, "{}")
+
+
+_MESSY = {"prose": _prose, "empty": _empty, "out_of_range": _out_of_range}
+
+
 def _first_sentence(text: str) -> str:
     sentence = re.split(r"(?<=[.!?])\s+", " ".join(text.split()), maxsplit=1)[0]
     return sentence.rstrip(".!?")
@@ -33,12 +68,18 @@ class ResearchResponder:
     plan_wrapper: str = "{json}"
     """How the plan JSON is wrapped, e.g. '<think>hmm</think>```json\\n{json}\\n```' for messy output."""
     hopeless_plan: bool = False
+    messy: str | None = None
+    """Every prompt answered badly, as small models do: ``prose`` (a plausible answer, but no JSON),
+    ``empty`` (valid JSON, empty arrays; a report without its sections), ``out_of_range`` (passage ids
+    never shown, citations of sources not listed)."""
     seen: list[str] = field(default_factory=list)
 
     def __call__(self, body: dict[str, Any]) -> str:
         pid = prompt_id(body) or "unknown"
         self.seen.append(pid)
         user = last_user_message(body)
+        if self.messy is not None:
+            return _MESSY[self.messy](pid.split("/")[0])
         handler = getattr(self, "_" + pid.split("/")[0], None)
         if handler is None:
             return "I do not know this prompt."

@@ -1,0 +1,115 @@
+"""Is web search possible from here? Plain words for a chain that failed, and a cheap reachability probe.
+
+A run on a machine without internet used to fail with a raw ``DDGSException: DNSError … Query { name: …``.
+:func:`explain_failures` says instead what it means and what to do (the raw text stays available as the
+detail); :func:`probe_providers` answers "which configured provider can this server reach?" without
+spending a paid query: any HTTP answer from the provider's host counts as reachable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import httpx
+
+from config import Settings
+
+PROVIDER_HOSTS = {
+    "tavily": "https://api.tavily.com/",
+    "brave": "https://api.search.brave.com/",
+    "duckduckgo": "https://duckduckgo.com/",
+}
+PROBE_TIMEOUT_SECONDS = 5.0
+UNREACHABLE_ADVICE = (
+    "Configure SEARXNG_URL, TAVILY_API_KEY or BRAVE_API_KEY, or research your documents only."
+)
+# What network-level failures look like in the providers' messages (httpx, ddgs and its engines).
+_UNREACHABLE = re.compile(
+    r"ConnectError|ConnectTimeout|timed out|DNS|name resolution|Name or service not known|nodename|"
+    r"Network is unreachable|Connection refused|No route to host|getaddrinfo|ConnectionError|"
+    r"Could not resolve|error sending request|Connection reset",
+    re.IGNORECASE,
+)
+_SHORT = 120
+
+
+def is_unreachable(message: str) -> bool:
+    return bool(_UNREACHABLE.search(message))
+
+
+@dataclass(frozen=True, slots=True)
+class FailureExplained:
+    message: str
+    """Plain words: what it means and what to do."""
+    detail: str
+    """The providers' own messages."""
+
+
+def explain_failures(failures: Mapping[str, str], query: str) -> FailureExplained:
+    """What to tell a person when every search source failed for ``query``."""
+    detail = "; ".join(f"{name}: {text}" for name, text in failures.items())
+    web = {name: text for name, text in failures.items() if name not in ("corpus", "configuration")}
+    if "configuration" in failures:
+        return FailureExplained(failures["configuration"], detail)
+    if web and all(is_unreachable(text) for text in web.values()):
+        return FailureExplained(
+            f"No web search provider is reachable from this server: {', '.join(web)} could not be "
+            f"reached (no network, DNS or a firewall). {UNREACHABLE_ADVICE}",
+            detail,
+        )
+    short = "; ".join(f"{name}: {text[:_SHORT]}" for name, text in failures.items())
+    return FailureExplained(
+        f"every search source failed for {query!r} ({short}). Check the providers' settings and keys, "
+        "or research your documents only.",
+        detail,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderProbe:
+    name: str
+    configured: bool
+    reachable: bool | None
+    """None: not configured, so not probed."""
+    detail: str
+
+
+def provider_urls(settings: Settings) -> dict[str, str | None]:
+    """Every known provider, in chain order, with the URL a probe asks (None: not configured)."""
+    configured = {
+        "searxng": settings.searxng_url or None,
+        "tavily": PROVIDER_HOSTS["tavily"] if settings.tavily_api_key else None,
+        "brave": PROVIDER_HOSTS["brave"] if settings.brave_api_key else None,
+        "generic": settings.web_search_url or None,
+        "duckduckgo": PROVIDER_HOSTS["duckduckgo"] if settings.duckduckgo_enabled else None,
+    }
+    chain = list(dict.fromkeys(settings.search_providers))
+    order = chain + [name for name in configured if name not in chain]
+    return {name: configured[name] if name in chain else None for name in order}
+
+
+async def probe_providers(settings: Settings) -> list[ProviderProbe]:
+    """Ask each configured provider's host for anything, in parallel, with a short timeout."""
+    timeout = min(PROBE_TIMEOUT_SECONDS, settings.search_timeout_seconds)
+    urls = provider_urls(settings)
+    async with httpx.AsyncClient(trust_env=False, timeout=timeout, follow_redirects=False) as client:
+
+        async def probe(name: str, url: str | None) -> ProviderProbe:
+            if url is None:
+                return ProviderProbe(name, False, None, "not configured")
+            try:
+                # the host's root, never the search path: a probe must not run (or pay for) a query
+                response = await client.get(_origin(url) + "/")
+            except httpx.HTTPError as exc:
+                return ProviderProbe(name, True, False, f"{type(exc).__name__}: {exc}"[:300])
+            return ProviderProbe(name, True, True, f"HTTP {response.status_code} from {_origin(url)}")
+
+        return list(await asyncio.gather(*(probe(name, url) for name, url in urls.items())))
+
+
+def _origin(url: str) -> str:
+    parsed = httpx.URL(url)
+    return f"{parsed.scheme}://{parsed.netloc.decode()}"
