@@ -286,7 +286,14 @@ def _recommendations(
             "- Check the limits listed under Disagreements and risks before relying on the findings."
         )
     lines += [f"- {item}" for item in critique.get("suggestions", [])]
-    lines.append("- Configure a language model (see README) for a synthesised, analyst-written report.")
+    if state.get("engine") == "llm":
+        # the report step fell back: the model is configured, its answer was unusable
+        lines.append(
+            "- The model's report was unusable, so this one is quoted from the sources; a larger model "
+            "(or DEEPRESEARCH_LLM_STRUCTURED_OUTPUT set to what the server supports) may write it."
+        )
+    else:
+        lines.append("- Configure a language model (see README) for a synthesised, analyst-written report.")
     return lines
 
 

@@ -190,9 +190,7 @@ _CONVERT: dict[str, Any] = {
     "admin": bool,
     "attempts": int,
 }
-R = TypeVar(
-    "R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt", "TokenRecord", "LLMCapability"
-)
+R = TypeVar("R", "RunRecord", "EventRecord", "CheckpointRecord", "Receipt", "TokenRecord", "LLMCapability")
 
 
 def record_from_row(cls: type[R], row: Row) -> R:
