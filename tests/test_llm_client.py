@@ -50,18 +50,13 @@ class Queries(BaseModel):
     queries: list[str]
 
 
-@pytest.fixture(scope="module")
-def running_server() -> Iterator[tuple[ScriptedOpenAI, str]]:
+@pytest.fixture
+def server() -> Iterator[tuple[ScriptedOpenAI, str]]:
+    # A server per test: a request a previous test left in flight (a timeout, a cancelled stream) must
+    # not reach this test's script and consume its answers (a shared server did, now and then).
     scripted = make_openai_server()
     with serve_app(scripted) as base_url:
         yield scripted, f"{base_url}/v1"
-
-
-@pytest.fixture
-def server(running_server: tuple[ScriptedOpenAI, str]) -> tuple[ScriptedOpenAI, str]:
-    # One uvicorn for the module (start/stop costs ~0.2 s); each test starts from a clean script.
-    running_server[0].reset()
-    return running_server
 
 
 def make_settings(base_url: str, **overrides: Any) -> Settings:

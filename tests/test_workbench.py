@@ -758,7 +758,8 @@ def test_a_document_collection_is_offered_and_searched(
         expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
         document = page.locator("#sources .source")
         expect(document).to_have_count(1)
-        expect(document).to_contain_text("checkpoints.md")
+        expect(document).to_contain_text("Durable checkpoints")  # the title of checkpoints.md
+        expect(document).to_contain_text("local document")
         expect(document.locator(".tag.is-ok")).to_have_text("read")  # read from the collection
         run = bench.api.get(f"/api/runs/{run_id}").json()
         assert run["options"]["corpus"] == "manual" and run["options"]["corpus_only"] is True

@@ -135,7 +135,7 @@ def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, t
         urls = [s["url"] for s in sources]
         assert urls and all(u.startswith("corpus://") for u in urls), urls
         assert any(u.endswith(("checkpoints.md", "wal.md")) for u in urls), urls
-        expect(page.locator("#sources .source").first).to_contain_text(".md")
+        expect(page.locator("#sources .source").first).to_contain_text("local document")
         assert len(servers.search.calls) == searches_before  # documents only: no web search
 
         # delete one document (asked first), then the last: the collection goes, the picker follows
