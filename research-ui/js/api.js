@@ -142,6 +142,8 @@ export const api = {
     return request("GET", `/api/runs?${query}`);
   },
   getRun: (id) => request("GET", runPath(id)),
+  /** what a run could reach from this server now: web search providers and the model */
+  providersHealth: () => request("GET", "/api/providers/health"),
   createRun: (question, options) => request("POST", "/api/runs", { question, options }),
   cancel: (id) => request("POST", `${runPath(id)}/cancel`),
   /** @param {string} id @param {string|null} checkpointId null: the latest checkpoint */

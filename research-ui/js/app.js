@@ -5,6 +5,7 @@ import { DocumentsView } from "./documents.js";
 import { $, ago, between, compact, duration, fill, h, setText, usd } from "./dom.js";
 import { STATUS_LABEL, apply, createModel, isActive, setStages } from "./events.js";
 import { NewResearchForm } from "./form.js";
+import { forgetHealth } from "./preflight.js";
 import { GraphView } from "./graph.js";
 import { HistoryView } from "./history.js";
 import { describe } from "./progress.js";
@@ -140,6 +141,7 @@ function signedOut(deliberate) {
   report.reset();
   resumeView.reset();
   documents.reset();
+  forgetHealth();
   form.clear(app.config.defaults);
   history.setCurrent(null);
   showView("new");
@@ -173,6 +175,7 @@ function showNew() {
   history.setCurrent(null);
   document.title = "deepresearch · workbench";
   $("question").focus();
+  form.checkProviders();
 }
 
 function showDocuments() {
@@ -462,7 +465,7 @@ function render(run) {
   pill.dataset.status = pausing ? "pausing" : model.status;
   history.patch(run.id, model.status);
   setText(pill, pausing ? "Pausing…" : STATUS_LABEL[model.status] || model.status);
-  renderEngine(model.engine);
+  renderEngine(model.engine, run.detail?.llm);
   const when = $("run-when");
   setText(when, model.createdAt ? `started ${ago(model.createdAt)}` : "");
   when.title = model.createdAt ? new Date(model.createdAt).toLocaleString() : "";
@@ -472,19 +475,48 @@ function render(run) {
   setText($("run-progress-detail"), progress.detail);
   renderActions(model, pausing);
   renderUsage(model);
+  renderModelQuality(model);
+  report.setDraft(model.draft, isActive(model));
   graph.render(model);
   timeline.render(model);
   sources.render(model);
   if (mainTabs.current === "tab-checkpoints") resumeView.load(run.detail, model);
 }
 
-function renderEngine(engine) {
+/** @param {string|null} engine @param {{model: string, structured_output: string|null}|null} [llm] */
+function renderEngine(engine, llm) {
   const tag = $("run-engine");
   tag.dataset.engine = engine || "";
   setText(
     tag,
     engine === "extractive" ? "Extractive mode · no language model" : engine === "llm" ? "LLM engine" : "",
   );
+  // how the server takes structured output, as negotiated with it (null until the first model call)
+  tag.title =
+    engine === "llm" && llm
+      ? `${llm.model}; structured output: ${llm.structured_output || "not negotiated yet"}`
+      : "";
+}
+
+/**
+ * What the model did, said plainly, but only when a step could not use its answer: how many answers were
+ * unusable and which steps used their extractive method (each reason is on its call in the timeline).
+ */
+function renderModelQuality(model) {
+  const box = $("run-model");
+  const u = model.usage;
+  const fallbacks = u.fallbacks || [];
+  const text = fallbacks.length
+    ? `Model: ${plural(u.model_answers, "answer")}, ${u.unusable_answers} unusable — ` +
+      `${plural(fallbacks.length, "step")} used the extractive method: ` +
+      `${fallbacks.map((f) => f.step).join(", ")}. Each reason is on its call in the activity.`
+    : "";
+  if (box.textContent !== text) setText(box, text);
+  box.hidden = !text;
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
 }
 
 function renderActions(model, pausing) {

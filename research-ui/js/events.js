@@ -7,6 +7,9 @@
 // the reflection's one ends its attempt, and they count as the latest checkpoint (continuing from an older
 // one of either type forks).
 // `run_status`, `message`, `error` and `end` frame each execution (a start, a resume or a fork) of the run.
+// An LLM call's `tool_result` says how many answers the model gave (`answers`), how many were unusable
+// (`unusable`) and, when the step used its extractive method instead, `fallback: {step, reason}`.
+// `report_delta` events carry the report while the model writes it (`offset` into the text of `attempt`).
 
 /**
  * A node of the graph as the server describes it (config.json `stages`).
@@ -94,7 +97,19 @@ export function createModel(run) {
     error: null,
     budgetStop: null,
     end: null,
-    usage: { tokens: 0, cost_usd: 0, calls: 0, reused_calls: 0, tokens_saved: 0 },
+    usage: {
+      tokens: 0,
+      cost_usd: 0,
+      calls: 0,
+      reused_calls: 0,
+      tokens_saved: 0,
+      model_answers: 0,
+      unusable_answers: 0,
+      /** @type {{step: string, reason: string}[]} */
+      fallbacks: [],
+    },
+    /** the report as the model writes it (report_delta), until the checked report is written */
+    draft: /** @type {{step: string, attempt: number, text: string}|null} */ (null),
     /** url → {url, status, bytes, title, error, reason, reused} from fetch sub-tool events */
     fetches: new Map(),
     firstTs: null,
@@ -148,6 +163,9 @@ export function apply(model, ev) {
     case "error":
       onError(model, ev);
       break;
+    case "report_delta":
+      onReportDelta(model, ev);
+      break;
     case "end":
       onEnd(model, ev);
       break;
@@ -168,6 +186,7 @@ function onRunStatus(model, ev) {
     model.budgetStop = null;
     model.end = null;
     model.cancelRequested = false;
+    model.draft = null; // a report cut off by a pause is asked again from its start
     return;
   }
   model.status = ev.status;
@@ -451,6 +470,14 @@ function onSubResult(model, ev) {
   } else if (call.kind === "write") {
     call.bytes = out.size;
   }
+  if (ev.fallback && typeof ev.fallback === "object") {
+    call.fallback = { step: String(ev.fallback.step || ""), reason: String(ev.fallback.reason || "") };
+    // as the server counts them: a fallback answered again from its receipt is the same one
+    const known = model.usage.fallbacks.some(
+      (f) => f.step === call.fallback.step && f.reason === call.fallback.reason,
+    );
+    if (!known) model.usage.fallbacks = [...model.usage.fallbacks, call.fallback];
+  }
   if (call.reused) {
     model.usage.reused_calls += 1;
     model.usage.tokens_saved += call.tokens;
@@ -458,6 +485,8 @@ function onSubResult(model, ev) {
     model.usage.calls += 1;
     model.usage.tokens += call.tokens;
     model.usage.cost_usd += call.costUsd;
+    model.usage.model_answers += Number(ev.answers) || 0;
+    model.usage.unusable_answers += Number(ev.unusable) || 0;
   }
   call.rev += 1;
   const attempt = [...model.attempts].reverse().find((a) => a.calls.includes(call.id));
@@ -567,6 +596,20 @@ function onError(model, ev) {
     return;
   }
   addItem(model, { kind: "error", id: `error-${ev.seq}`, ts: ev.ts, message });
+}
+
+/**
+ * A piece of the report as the model writes it. Pieces of one attempt follow each other by `offset`; the
+ * re-ask (a new `attempt`) starts the text over; a new execution (a resume) cleared it already.
+ */
+function onReportDelta(model, ev) {
+  const delta = String(ev.delta ?? "");
+  const attempt = Number(ev.attempt) || 1;
+  const offset = Number(ev.offset) || 0;
+  const draft = model.draft;
+  const sameWriting = draft && draft.step === ev.step && draft.attempt === attempt && offset > 0;
+  const before = sameWriting ? draft.text.slice(0, offset) : "";
+  model.draft = { step: String(ev.step || ""), attempt, text: before + delta };
 }
 
 // --- selectors -----------------------------------------------------------------------------------

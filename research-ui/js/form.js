@@ -3,6 +3,7 @@
 
 import { api } from "./api.js";
 import { $, fill, h, setText } from "./dom.js";
+import { providersHealth, renderPreflight } from "./preflight.js";
 
 // The defaults and bounds of these fields are the server's (config.json): none are written here.
 const NUMBERS = ["max_research_loops", "queries_per_round", "results_per_query", "sources_to_fetch"];
@@ -62,6 +63,9 @@ export class NewResearchForm {
     this.question = /** @type {HTMLTextAreaElement} */ ($("question"));
     this.error = $("form-error");
     this.estimateBox = $("estimate");
+    this.preflight = $("preflight");
+    /** GET /api/providers/health's last answer (null: not known, or the check failed) */
+    this.health = null;
     this.startButton = /** @type {HTMLButtonElement} */ ($("start-button"));
     this.corpus = /** @type {HTMLInputElement} */ ($("opt-corpus"));
     this.collection = /** @type {HTMLSelectElement} */ ($("opt-corpus-name"));
@@ -201,6 +205,33 @@ export class NewResearchForm {
     this.update();
   }
 
+  /** Ask what this server can reach (at most once a minute); the answer shows when it comes. */
+  async checkProviders() {
+    const health = await providersHealth();
+    if (health === this.health) return;
+    this.health = health;
+    this.renderPreflight();
+  }
+
+  renderPreflight() {
+    renderPreflight(this.preflight, this.health, {
+      documentsOnly: this.corpus.checked && this.field("corpus_only").checked,
+      collections: this.collections.length,
+      onDocumentsOnly: () => this.documentsOnly(),
+    });
+  }
+
+  /** "Search only my documents": documents on, the web off, a collection chosen if there is one. */
+  documentsOnly() {
+    if (!this.collections.length) return;
+    this.setUnavailable(null);
+    this.corpus.checked = true;
+    this.field("corpus_only").checked = true;
+    if (!this.collections.includes(this.collection.value)) this.collection.value = this.collections[0];
+    this.update();
+    this.field("corpus_only").focus();
+  }
+
   /** Signed in again: a refusal for want of a session is no longer true. */
   signedIn() {
     if (this.authProblem) this.showError("");
@@ -260,6 +291,7 @@ export class NewResearchForm {
     for (const part of [this.collection, this.field("corpus_only")]) {
       /** @type {HTMLElement} */ (part.closest(".field, .check")).hidden = !choice;
     }
+    this.renderPreflight();
     const options = this.options();
     const e = estimateCalls(options, this.engine);
     const where = options.corpus_only
@@ -324,6 +356,7 @@ export class NewResearchForm {
       return;
     }
     this.showError("");
+    this.checkProviders(); // a check older than a minute is asked again; the start never waits for it
     const button = this.startButton;
     button.disabled = true;
     button.textContent = "Starting…";

@@ -1,5 +1,7 @@
 // The report (the server's sanitised HTML, its <body> content inserted as DOM nodes — never as a string
 // into innerHTML, and re-checked against an allow-list on the way in), its downloads, and the run's files.
+// While the model writes the report, its text so far (report_delta events) is shown as plain text: it is
+// not checked yet, and the checked report replaces it once it is written.
 
 import { api, urls } from "./api.js";
 import { bytes, fill, h } from "./dom.js";
@@ -136,6 +138,10 @@ export class ReportView {
 
   reset() {
     this.loadedFor = null;
+    /** the model's text so far while the report is being written (null: nothing being written) */
+    this.draft = null;
+    this.draftKey = "";
+    this.draftText = null;
     this.filesKey = "";
     this.selected = null;
     fill(this.els.tools);
@@ -170,6 +176,10 @@ export class ReportView {
     this.renderTools(runId, names);
     if (!names.has("deepresearch-report.html")) {
       this.loadedFor = null;
+      if (this.draft) {
+        this.renderDraft();
+        return null;
+      }
       this.placeholder(
         {
           cancelled:
@@ -185,6 +195,51 @@ export class ReportView {
     const html = await api.reportHtml(runId);
     this.loadedFor = key;
     return insertReport(html, this.els.article);
+  }
+
+  /**
+   * The report as the model writes it: shown while the run is active and no checked report is in.
+   * @param {{text: string, attempt: number}|null} draft
+   * @param {boolean} active
+   */
+  setDraft(draft, active) {
+    const next = active && draft && draft.text ? draft : null;
+    if (this.loadedFor) return; // the checked report is shown: nothing replaces it
+    if (!next) {
+      if (this.draft) {
+        this.draft = null;
+        this.draftKey = "";
+        this.placeholder("The report is written in the last stage; it appears here when the run completes.");
+      }
+      return;
+    }
+    this.draft = next;
+    this.renderDraft();
+  }
+
+  renderDraft() {
+    const draft = this.draft;
+    const key = `${draft.attempt}|${draft.text.length}`;
+    if (key === this.draftKey && this.els.article.contains(this.draftText)) return;
+    this.draftKey = key;
+    if (!this.draftText || !this.els.article.contains(this.draftText) || this.draftAttempt !== draft.attempt) {
+      this.draftAttempt = draft.attempt;
+      this.draftText = h("div", { class: "report-draft-text" });
+      fill(
+        this.els.article,
+        h(
+          "p",
+          { class: "report-draft-note muted", role: "status" },
+          draft.attempt > 1
+            ? "The model is writing the report again (its first answer was unusable)…"
+            : "The model is writing the report…",
+          " Shown as plain text until it is finished and every citation is checked.",
+        ),
+        this.draftText,
+      );
+    }
+    // textContent: the model's text is never parsed as markup
+    this.draftText.textContent = draft.text;
   }
 
   renderTools(runId, names) {

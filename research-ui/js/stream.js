@@ -13,6 +13,7 @@ const TYPES = [
   "checkpoint",
   "graph_checkpoint",
   "message",
+  "report_delta",
   "error",
   "end",
 ];

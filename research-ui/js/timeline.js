@@ -318,10 +318,11 @@ function endNote(item) {
   return "";
 }
 
-/** One sub-tool call row. */
+/** One sub-tool call row; an LLM step that used its extractive method says why, under the row. */
 function renderCall(el, call) {
   el.dataset.kind = call.kind;
   el.dataset.status = call.status;
+  el.toggleAttribute("data-fallback", Boolean(call.fallback));
   const target = call.kind === "fetch" ? call.target.replace(/^https?:\/\//, "") : call.target;
   fill(
     el,
@@ -333,6 +334,14 @@ function renderCall(el, call) {
       text: callStatus(call),
       title: call.reused ? "Answered from a receipt: not called again" : null,
     }),
+    call.fallback
+      ? h(
+          "p",
+          { class: "call-fallback" },
+          h("strong", {}, `${call.fallback.step}: the model's answer was unusable`),
+          `, so this step used its extractive method. Why: ${call.fallback.reason}`,
+        )
+      : null,
   );
 }
 
@@ -358,6 +367,7 @@ function callDetail(call) {
   if (call.kind === "search") parts.push(`${call.results ?? 0} result${call.results === 1 ? "" : "s"}`);
   if (call.kind === "fetch" || call.kind === "write") parts.push(bytes(call.bytes));
   if (call.kind === "llm") parts.push(`${compact(call.tokens)} tokens${call.reused ? " saved" : ""}`);
+  if (call.fallback) parts.push("extractive instead");
   if (!call.reused && call.durationMs !== undefined) parts.push(duration(call.durationMs));
   return parts.filter(Boolean).join(" · ");
 }
