@@ -37,11 +37,14 @@ def findings_listing(findings: dict[str, Any]) -> str:
 
 
 # --- extractive reviewers and critic --------------------------------------------------------------
-REVIEW_LIMITS = {"fact_reviewer": 5, "implication_reviewer": 2, "risk_reviewer": 2}
+REVIEW_LIMITS = {"fact_reviewer": 7, "implication_reviewer": 2, "risk_reviewer": 2}
 """Findings per sub-question for each extractive reviewer."""
 LIMIT_BONUS = 0.2
 RELATIVE_FLOOR = 0.6
-"""A finding must score at least this share of the best quote on its sub-question."""
+FLOOR_REFERENCE = 3
+"""A finding must score at least RELATIVE_FLOOR of the FLOOR_REFERENCE-th best quote on its sub-question."""
+ELABORATION_BONUS = 0.1
+"""Added to a quote from a section whose heading names a term of the best quote that the question lacks."""
 MIN_COVERAGE = {"fact_reviewer": 0.15, "implication_reviewer": 0.25, "risk_reviewer": 0.25}
 """Share of the sub-question's (idf-weighted) terms a quote must contain to be a finding on it."""
 
@@ -80,8 +83,24 @@ def extractive_review(
             if coverage + bonus >= MIN_COVERAGE[reviewer]:
                 scored.append((scorer.score(unit, weights, rank, about) + bonus, unit))
         scored.sort(key=lambda pair: -pair[0])
-        # far below the sub-question's best quote is off the point, however diverse it would make the list
-        floor = RELATIVE_FLOOR * scored[0][0] if scored else 0.0
+        if scored:
+            # the best quote names the answer's terms ("a checkpoint after every stage, and a receipt for
+            # every call"): a section titled with one of them explains that part of the answer
+            answer_terms = scored[0][1].terms - weights.own.keys() - weights.context.keys()
+            scored = sorted(
+                (
+                    (score + ELABORATION_BONUS, unit)
+                    if unit is not scored[0][1] and answer_terms & set(content_tokens(unit.section))
+                    else (score, unit)
+                    for score, unit in scored
+                ),
+                key=lambda pair: -pair[0],
+            )
+        # far below the sub-question's best quotes is off the point, however diverse it would make the list;
+        # measured against the FLOOR_REFERENCE-th best, not the best: a source's sentence restating the
+        # question outscores every sentence that explains the answer, and must not silence them
+        reference = scored[min(FLOOR_REFERENCE, len(scored)) - 1][0] if scored else 0.0
+        floor = RELATIVE_FLOOR * reference
         scored = [pair for pair in scored if pair[0] >= floor]
         for score, unit in mmr(scored, REVIEW_LIMITS[reviewer], taken):
             taken.append(unit)
@@ -129,7 +148,8 @@ def extractive_critique(state: dict[str, Any]) -> dict[str, Any]:
 
 # --- the report ----------------------------------------------------------------------------------
 SUMMARY_CLAIMS = 5
-SUMMARY_PER_ASPECT = 2  # claims the summary takes from each sub-question other than the question itself
+SUMMARY_PER_ASPECT = 2  # claims the summary takes from each sub-question other than the first
+SUMMARY_FROM_MAIN = 2  # ... and from the first: the rest of its findings explain the answer under Findings
 SOURCE_FOCUS = 0.3
 STRONG_QUOTE = 0.85
 """A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
@@ -221,7 +241,8 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     lent: Counter[str] = Counter()
     for finding in list(ordered):
         lent[finding["sub_question"]] += 1
-        if finding["sub_question"] != main and lent[finding["sub_question"]] > SUMMARY_PER_ASPECT:
+        share = SUMMARY_FROM_MAIN if finding["sub_question"] == main else SUMMARY_PER_ASPECT
+        if lent[finding["sub_question"]] > share:
             ordered.remove(finding)
     # a stated limit belongs under Disagreements and risks; the summary takes it only if nothing else answers
     limits = {f["statement"] for f in risks}

@@ -69,10 +69,15 @@ def rank_passages(
     # the topic, not every word of the question: "its limitations" must not pull every sub-question
     # to the one section on limitations
     focus = " ".join(keywords(question_topic(question), 6))
-    # a passage must name the topic (in its title, headings or text) to be evidence on it
+    # a passage must name the topic (in its title, headings or text) to be evidence on it - or be a section
+    # of a page whose opening names all of it: a project's own documents rarely repeat its name in every
+    # section (a page that merely mentions one of the topic's words does not lend it to all its sections)
     topic_terms = set(content_tokens(focus))
+    opening: dict[int, set[str]] = {}
+    for i, p in enumerate(passages):
+        opening.setdefault(p["n"], topic_terms if topic_terms and topic_terms <= bodies[i] else set())
     fields = [
-        set(content_tokens(f"{p['title']} {' '.join(p['headings'])}")) | bodies[i]
+        set(content_tokens(f"{p['title']} {' '.join(p['headings'])}")) | bodies[i] | opening[p["n"]]
         for i, p in enumerate(passages)
     ]
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []

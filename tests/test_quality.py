@@ -5,14 +5,18 @@ own docs. The figures over a whole manual are measured by bench/quality.py, not 
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from config import Settings
 from deepresearch.compose import NO_RISKS, build_report_bundle, extractive_critique, extractive_report_body
 from deepresearch.compose import extractive_review as review
+from deepresearch.engine import open_engine
 from deepresearch.extractive import BM25F, content_tokens, heading_passages, split_sentences
 from deepresearch.planning import keyword_plan
 from deepresearch.screening import passages_of, rank_passages
@@ -21,6 +25,7 @@ from deepresearch.search.extract import extract_text
 from deepresearch.sentences import quotes, section_label
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
+README_QUESTION = "How does deepresearch avoid repeating paid calls when a run is resumed?"
 
 # the markup of a page of Python's own documentation (Sphinx 5), trimmed to two sections
 _SIGNATURE = (
@@ -317,3 +322,38 @@ async def test_corpus_skips_sphinx_source_copies_and_serves_the_indexed_text(tmp
     assert [h.url for h in hits] == ["corpus://library/subprocess.html"]
     document = await index.read("corpus://library/subprocess.html")
     assert document.text == extract_text(root / "library" / "subprocess.html", SPHINX_PAGE.encode()).text
+
+
+async def test_the_readme_question_over_this_repository_s_docs_explains_the_mechanism(tmp_path: Path) -> None:
+    """The README's first command, extractively, over a copy of docs/: beyond the summary, the Findings quote
+    at least three more sentences, and the durability doc's receipts section is among them."""
+    shutil.copytree(DOCS, tmp_path / "docs")
+    settings = Settings(
+        home=tmp_path / "home",
+        workspace_dir=tmp_path / "workspace",
+        corpus_dir=tmp_path / "docs",
+        corpus_only=True,
+        duckduckgo_enabled=False,
+        search_providers=["generic"],
+        engine="extractive",
+    )
+    async with open_engine(settings) as engine:
+        run = await engine.create_run(README_QUESTION)
+        final = await engine.execute(run.run_id)
+    assert final.status == "completed", final.error
+    folder = settings.workspace_dir / (final.artifact_dir or "")
+    body = (folder / "deepresearch-report.md").read_text(encoding="utf-8")
+    sources = json.loads((folder / "sources.json").read_text(encoding="utf-8"))["sources"]
+    summary, rest = body.split("## Findings", 1)
+    findings = rest.split("## Disagreements and risks", 1)[0]
+    beyond = set(_claims(findings)) - set(_claims(summary))
+    assert len(beyond) >= 3, body
+    durability = next(s["n"] for s in sources if s["url"] == "corpus://durability.md")
+    assert any(
+        line.startswith("- *Receipts for every external call*:") and f"[{durability}]" in line
+        for line in findings.splitlines()
+    ), body
+    assert "Nothing beyond the summary above." not in findings, body
+    check = json.loads((folder / "evidence.json").read_text(encoding="utf-8"))["citation_check"]
+    assert check["citations_checked"] > 0
+    assert check["citations_supported"] == check["citations_checked"]

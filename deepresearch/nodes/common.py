@@ -21,6 +21,9 @@ MAX_SUB_QUESTIONS = 6
 CANDIDATES_PER_SUB_QUESTION = 8
 EVIDENCE_PER_SUB_QUESTION = 4
 EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION = 6  # no model reads them: sentence selection sorts out the extra ones
+# ... and further sections of the pages kept: a small corpus's one relevant document explains a mechanism in
+# more sections than six (only pages already kept: a new page on a weak rank is what lowers precision)
+EXTRACTIVE_MORE_SECTIONS = 4
 LLM_RELEVANCE_THRESHOLD = 0.5
 
 

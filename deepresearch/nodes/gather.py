@@ -15,6 +15,7 @@ from deepresearch.nodes.common import (
     CANDIDATES_PER_SUB_QUESTION,
     EVIDENCE_PER_SUB_QUESTION,
     EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION,
+    EXTRACTIVE_MORE_SECTIONS,
     LLM_RELEVANCE_THRESHOLD,
     MAX_SUB_QUESTIONS,
     answers_note,
@@ -241,6 +242,12 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     sub_questions = state["plan"]["sub_questions"]
     passages = passages_of(state.get("sources", []))
     candidates_per_sq = rank_passages(question, sub_questions, passages, CANDIDATES_PER_SUB_QUESTION)
+    wider = CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS
+    wider_per_sq = (
+        rank_passages(question, sub_questions, passages, wider)
+        if state["engine"] != "llm"
+        else candidates_per_sq
+    )
 
     answers: dict[str, Any] = {}
 
@@ -251,9 +258,12 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
             for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
         ]
         if state["engine"] != "llm" or not candidates:
+            kept = candidates[:EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION]
+            ids, pages = {p["passage_id"] for _, p in kept}, {p["n"] for _, p in kept}
+            more = [(s, p) for s, p in wider_per_sq[index] if p["n"] in pages and p["passage_id"] not in ids]
             return [
                 _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
-                for score, p in candidates[:EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION]
+                for score, p in [*kept, *more[:EXTRACTIVE_MORE_SECTIONS]]
             ]
 
         def bm25_screening() -> ScreeningResult:
