@@ -71,3 +71,15 @@ def live_server(
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=5)
+
+
+def wait_for(client: httpx.Client, run_id: str, predicate: Any, timeout: float = 60) -> dict[str, Any]:
+    """Poll the run until `predicate(run detail)` holds (AssertionError after `timeout` seconds)."""
+    deadline = time.monotonic() + timeout
+    run: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        run = client.get(f"/api/runs/{run_id}").json()
+        if predicate(run):
+            return run
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} never satisfied the condition; last: {run.get('status')}")

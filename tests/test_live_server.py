@@ -17,19 +17,9 @@ from typing import Any
 import httpx
 
 from tests.conftest import Servers
-from tests.live import ROOT, live_server, server_env
+from tests.live import ROOT, live_server, server_env, wait_for
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
-
-
-def wait_for(client: httpx.Client, run_id: str, predicate: Any, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = client.get(f"/api/runs/{run_id}").json()
-        if predicate(run):
-            return run
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} never satisfied the condition; last: {run['status']}")
 
 
 def test_e2e_http_script_passes_against_a_live_server(
