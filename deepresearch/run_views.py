@@ -184,7 +184,11 @@ def tree_bytes(root: Path) -> int:
 
 
 def public_run(run: RunRecord) -> RunPublic:
-    return RunPublic.model_validate(run.to_dict(), context=STORED)
+    values = run.to_dict()
+    if values["options"].get("corpus"):
+        # a named collection's folder on the server is the server's business: clients know it by name
+        values["options"] = {**values["options"], "corpus_dir": None}
+    return RunPublic.model_validate(values, context=STORED)
 
 
 def public_receipt(receipt: Receipt) -> ReceiptPublic:

@@ -229,7 +229,9 @@ def test_api_clients_choose_among_the_operators_collections(servers: Servers, tm
         run = client.post(
             "/api/runs", json={"question": QUESTION, "options": {"corpus": "manual", "corpus_only": True}}
         ).json()
-        assert wait_finished(client, run["run_id"])["status"] == "completed"
+        done = wait_finished(client, run["run_id"])
+        assert done["status"] == "completed"  # and no server path in what the client sees:
+        assert done["options"]["corpus"] == "manual" and done["options"]["corpus_dir"] is None
         sources = client.get(f"/api/runs/{run['run_id']}/artifacts/sources.json").json()["sources"]
         urls = [s["url"] for s in sources]
         assert urls and all(u.startswith("corpus://") for u in urls)
