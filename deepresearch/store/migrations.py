@@ -120,4 +120,16 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    # Migrations 7 to 9 are taken by work in flight on other branches (content-addressed texts,
+    # titles, human input); numbers need not be contiguous, only increasing.
+    # Runs waiting for a runner leave the queue first in, first out by the time they entered it.
+    (
+        10,
+        "run queue order",
+        (
+            "ALTER TABLE runs ADD COLUMN queued_at TEXT{c}",
+            "UPDATE runs SET queued_at = created_at WHERE queued_at IS NULL",
+            "CREATE INDEX IF NOT EXISTS runs_status_queued ON runs (status, queued_at)",
+        ),
+    ),
 )
