@@ -47,6 +47,7 @@ from deepresearch.contracts import (
 from deepresearch.engine import open_engine
 from deepresearch.http_access import (
     BrowserGuard,
+    HeadAsGet,
     PrincipalDep,
     ServiceDep,
     access_policy,
@@ -433,6 +434,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "X-Requested-With", "Last-Event-ID"],
         )
+    app.add_middleware(HeadAsGet)
     # outermost: a foreign Host or a cross-site write is refused before anything else reads the request
     app.add_middleware(BrowserGuard, policy=policy)
     document_api(app)

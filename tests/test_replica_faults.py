@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import threading
 import time
 from collections import Counter
@@ -216,3 +217,49 @@ def test_postgres_restarting_under_load_loses_no_run(servers: Servers, tmp_path:
     assert max([*llm.values(), *Counter(servers.search.calls).values()]) <= 2, repeated_calls(servers)
     fetches = [n for p, n in servers.site.hits.items() if p.startswith("/articles/")]
     assert fetches and max(fetches) <= 2 * len(ids), servers.site.hits
+
+
+def test_a_frozen_replica_loses_its_run_and_writes_nothing_when_it_wakes(
+    servers: Servers, tmp_path: Path, fresh_postgres_dsn: str
+) -> None:
+    """A (executing) freezes (SIGSTOP) and a cancel arrives at B: once A's lease lapses, B claims the run
+    and finishes it as cancelled without executing it. When A wakes (SIGCONT), every write it tries for
+    the run is fenced off: the log and the record stay exactly as B left them. (PostgreSQL only: on SQLite
+    a process frozen inside a write transaction holds the whole file until it wakes — docs/durability.md.)"""
+    env = server_env(
+        servers,
+        tmp_path,
+        DEEPRESEARCH_DATABASE_URL=fresh_postgres_dsn,
+        DEEPRESEARCH_STAGE_DELAY_SECONDS="0.5",
+        DEEPRESEARCH_LEASE_SECONDS="2",
+        DEEPRESEARCH_TAKEOVER_SCAN_SECONDS="0.5",
+    )
+    with (
+        live_server(env) as (url_a, process_a),
+        live_server(env) as (url_b, _),
+        httpx.Client(base_url=url_a, timeout=10) as client_a,
+        # a write of A's frozen mid-transaction holds the run's row until PostgreSQL ends its session
+        httpx.Client(base_url=url_b, timeout=30) as client_b,
+    ):
+        run_id = client_a.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        wait_for(client_b, run_id, lambda r: r["checkpoint_count"] >= 1)
+        process_a.send_signal(signal.SIGSTOP)
+        try:
+            assert client_b.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
+            stopped = wait_for(client_b, run_id, lambda r: r["status"] != "running", timeout=30)
+            events_then = list(iter_sse(client_b, f"/api/runs/{run_id}/events"))
+        finally:
+            process_a.send_signal(signal.SIGCONT)
+        time.sleep(3)  # A wakes: its heartbeat and its next writes find the lease gone
+        assert client_a.get("/readyz").status_code == 200
+        events_now = list(iter_sse(client_b, f"/api/runs/{run_id}/events"))
+        final = client_b.get(f"/api/runs/{run_id}").json()
+    assert stopped["status"] == "cancelled"
+    assert [e.id for e in events_now] == [e.id for e in events_then]
+    assert events_now[-1].type == "end" and events_now[-1].data["status"] == "cancelled"
+    assert any(e.data.get("orphaned") for e in events_now)
+    assert (final["status"], final["lease_owner"], final["version"]) == (
+        "cancelled",
+        None,
+        stopped["version"],
+    )
