@@ -64,8 +64,20 @@ class _Shared:
                 self._stacks[key] = (stack, persistence)
             return self._stacks[key][1].store
 
+    async def aclose(self) -> None:
+        """Close the stores opened on the running loop (a server's shutdown, the end of a test)."""
+        loop_id = id(asyncio.get_running_loop())
+        async with self._lock:
+            for key in [k for k in self._stacks if k[1] == loop_id]:
+                stack, _ = self._stacks.pop(key)
+                await stack.aclose()
+
 
 _SHARED = _Shared()
+
+
+async def aclose_stores() -> None:
+    await _SHARED.aclose()
 
 
 def run_id_for(thread_id: str) -> str:
