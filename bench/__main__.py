@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
     report.write_json(results, out)
     written = report.plots(results, args.plots or out.parent)
     print(report.table(results))
+    print(report.causes(results))
     for line in results.get("skipped", []):
         print(f"skipped: {line}")
     print(f"results: {out}")

@@ -98,9 +98,24 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+@dataclass(frozen=True, slots=True)
+class Server:
+    url: str
+    pid: int
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) a process has used so far, from /proc (0.0 where there is none)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if not stat.exists():
+        return 0.0
+    fields = stat.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def live_server(env: dict[str, str], log: Path) -> Iterator[str]:
-    """`deepresearch serve` in its own process (the product's entry point); yields its base URL."""
+def live_server(env: dict[str, str], log: Path) -> Iterator[Server]:
+    """`deepresearch serve` in its own process (the product's entry point); yields its URL and pid."""
     port = _free_port()
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
@@ -125,7 +140,7 @@ def live_server(env: dict[str, str], log: Path) -> Iterator[str]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"deepresearch serve was not ready in 60 s: see {log}")
             time.sleep(0.1)
-        yield url
+        yield Server(url, process.pid)
     finally:
         if process.poll() is None:
             process.terminate()
@@ -206,16 +221,46 @@ def http_client(url: str) -> httpx.AsyncClient:
     return httpx.AsyncClient(base_url=url, limits=limits, timeout=httpx.Timeout(60, connect=30))
 
 
-async def batch(url: str, count: int, options: dict[str, Any] | None = None, tag: str = "") -> list[RunTrace]:
+async def batch(
+    url: str, count: int, options: dict[str, Any] | None = None, tag: str = "", keep: bool = False
+) -> list[RunTrace]:
     """Start ``count`` runs at once, each followed by its own SSE client, and wait for all their ends."""
     async with http_client(url) as client:
 
         async def one(i: int) -> RunTrace:
             question = f"How do durable workflow checkpoints keep long research runs safe? ({tag} run {i})"
             trace = await start_run(client, question, options)
-            return await stream_run(client, trace)
+            return await stream_run(client, trace, keep=keep)
 
         return await asyncio.gather(*(one(i) for i in range(count)))
+
+
+def idle_by_stage(trace: RunTrace, intervals: list[Interval]) -> dict[str, float]:
+    """Where a run's time outside every external call went: each gap of the call union, attributed to
+    the business stage running at its middle (from the run's own stage events), in seconds."""
+    marks = sorted(
+        (epoch(event["ts"]), str(event.get("stage") or "run"))
+        for _received, event in trace.events
+        if event["type"] == "tool_call" and "parent_call_id" not in event
+    )
+    merged: list[list[float]] = []
+    for start, end in sorted((i.start, i.end) for i in intervals if i.end > i.start):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    edges = [trace.posted_at, *[x for pair in merged for x in pair], trace.ended_at]
+    idle: dict[str, float] = {}
+    for gap_start, gap_end in zip(edges[::2], edges[1::2], strict=False):
+        if gap_end <= gap_start:
+            continue
+        middle = (gap_start + gap_end) / 2
+        stage = "start (POST → first stage)"
+        for at, name in marks:
+            if at <= middle:
+                stage = name
+        idle[stage] = round(idle.get(stage, 0.0) + gap_end - gap_start, 3)
+    return dict(sorted(idle.items(), key=lambda kv: -kv[1]))
 
 
 def summarise_batch(traces: list[RunTrace], peers: Peers) -> dict[str, Any]:

@@ -142,6 +142,26 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def causes(results: dict[str, Any]) -> str:
+    """The measured causes behind the figures: where a single run's time outside every external call
+    went (per stage), and how busy the server process was in each batch (1.0 = one core, all the time)."""
+    lines = []
+    for name, single in (results.get("single") or {}).items():
+        idle = single.get("idle_by_stage_s") or {}
+        total = sum(idle.values())
+        top = ", ".join(f"{stage} {seconds * 1000:.0f} ms" for stage, seconds in list(idle.items())[:6])
+        lines.append(
+            f"{name}: one run {single['wall_s']:.2f} s, {total * 1000:.0f} ms of it outside every external "
+            f"call ({top}); server CPU {single.get('server_cpu_s_per_run')} s per run"
+        )
+    for n, row in (results.get("concurrency") or {}).items():
+        lines.append(
+            f"{n} at once: server CPU {row.get('server_cpu_s_per_run')} s per run, "
+            f"{row.get('server_cpu_share')} cores busy on average over the batch's wall"
+        )
+    return "\n".join(lines)
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.3g}" if value < 10 else f"{value:,.0f}"

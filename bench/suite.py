@@ -19,10 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from bench.measure import (
+    Server,
     batch,
     cancel_latency,
+    cpu_seconds,
     database_bytes,
     extraction_cpu_ms,
+    idle_by_stage,
     interval_stats,
     live_server,
     resume_latency,
@@ -92,27 +95,36 @@ def machine() -> dict[str, Any]:
     }
 
 
+def timed_batch(
+    server: Server, peers: Peers, n: int, options: dict[str, Any] | None, tag: str
+) -> dict[str, Any]:
+    """One batch of ``n`` runs at once, with the server process's CPU seconds per run (is it CPU-bound?)."""
+    cpu_before = cpu_seconds(server.pid)
+    traces = asyncio.run(batch(server.url, n, options, tag=tag, keep=n == 1))
+    row = summarise_batch(traces, peers)
+    row["server_cpu_s_per_run"] = round((cpu_seconds(server.pid) - cpu_before) / n, 3)
+    row["server_cpu_share"] = round((cpu_seconds(server.pid) - cpu_before) / row["wall_s"], 2)
+    if n == 1:
+        trace = traces[0]
+        intervals = [x for x in peers.intervals(trace.posted_at) if x.start <= trace.ended_at]
+        row["calls"] = interval_stats(intervals)
+        row["idle_by_stage_s"] = idle_by_stage(trace, intervals)
+    return row
+
+
 def one_run_series(
-    url: str, peers: Peers, database_url: str, runs: int, options: dict[str, Any] | None
+    server: Server, peers: Peers, database_url: str, runs: int, options: dict[str, Any] | None
 ) -> dict[str, Any]:
     """``runs`` runs one after another: overhead per run (median) and database growth per run."""
     before = database_bytes(database_url)
-    rows = []
-    for i in range(runs):
-        traces = asyncio.run(batch(url, 1, options, tag=f"single {i}"))
-        row = summarise_batch(traces, peers)
-        row["calls"] = interval_stats(
-            [x for x in peers.intervals(traces[0].posted_at) if x.start <= traces[0].ended_at]
-        )
-        rows.append(row)
+    rows = [timed_batch(server, peers, 1, options, f"single {i}") for i in range(runs)]
     grown = database_bytes(database_url) - before
     median = statistics.median(r["overhead"] for r in rows)
     best = min(rows, key=lambda r: abs(r["overhead"] - median))
+    keys = ("wall_s", "external_union_s", "calls", "idle_by_stage_s", "server_cpu_s_per_run")
     return {
         "overhead": median,
-        "wall_s": best["wall_s"],
-        "external_union_s": best["external_union_s"],
-        "calls": best["calls"],
+        **{key: best[key] for key in keys},
         "runs": rows,
         "db_bytes_per_run": grown // runs,
         "completed": sum(r["completed"] for r in rows),
@@ -124,11 +136,11 @@ def backend(
 ) -> None:
     """Everything measured against one `deepresearch serve` on one database."""
     env = server_env(peers, home, database_url)
-    with live_server(env, home / f"serve-{name}.log") as url:
+    with live_server(env, home / f"serve-{name}.log") as server:
         logger.info("%s: warm-up run", name)
-        asyncio.run(batch(url, 1, None, tag="warm-up"))  # imports, model negotiation, first connections
+        asyncio.run(batch(server.url, 1, None, tag="warm-up"))  # imports, model negotiation, connections
         logger.info("%s: %d default run(s), one after another", name, plan.single_runs)
-        single = one_run_series(url, peers, database_url, plan.single_runs, None)
+        single = one_run_series(server, peers, database_url, plan.single_runs, None)
         results.setdefault("single", {})[name] = single
         if name != "sqlite":
             return
@@ -136,19 +148,17 @@ def backend(
         one = single["wall_s"]
         for n in plan.concurrency:
             logger.info("%s: %d runs at once", name, n)
-            started = time.monotonic()
-            row = summarise_batch(asyncio.run(batch(url, n, None, tag=f"x{n}")), peers)
+            row = timed_batch(server, peers, n, None, f"x{n}")
             row["ratio"] = round(row["wall_s"] / one, 2)
-            row["bench_s"] = round(time.monotonic() - started, 1)
             results.setdefault("concurrency", {})[str(n)] = row
         logger.info("%s: resume and cancel", name)
-        results["resume"] = asyncio.run(resume_latency(url))
-        results["cancel"] = asyncio.run(cancel_latency(url, peers))
+        results["resume"] = asyncio.run(resume_latency(server.url))
+        results["cancel"] = asyncio.run(cancel_latency(server.url, peers))
         if plan.sizes:
             sizes = []
             for options in RUN_SIZES:
                 logger.info("%s: run size %s", name, options)
-                series = one_run_series(url, peers, database_url, 1, options)
+                series = one_run_series(server, peers, database_url, 1, options)
                 calls = series["calls"]
                 sizes.append(
                     {
@@ -168,9 +178,10 @@ def fanout() -> dict[str, Any]:
     """Search fan-out: the search stage's wall for 16 queries against one query, 150 ms per search."""
     from bench.fanout import measure_all
 
-    rows = measure_all([1, 16], DEFAULT_LATENCIES["search"])
-    one, sixteen = rows[0]["search_stage_s"], rows[1]["search_stage_s"]
-    return {"rows": rows, "ratio_16_to_1": round(sixteen / one, 2)}
+    rows = measure_all([1, 16, 1, 16, 1, 16], DEFAULT_LATENCIES["search"])  # medians of three
+    one = statistics.median(r["search_stage_s"] for r in rows if r["queries"] == 1)
+    sixteen = statistics.median(r["search_stage_s"] for r in rows if r["queries"] == 16)
+    return {"rows": rows, "one_s": one, "sixteen_s": sixteen, "ratio_16_to_1": round(sixteen / one, 2)}
 
 
 def postgres_database() -> tuple[str | None, Any, str]:
