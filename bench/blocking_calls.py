@@ -5,7 +5,7 @@
     /work/.cache/langgraph-peer-venv/bin/python bench/blocking_calls.py
 
 Every blocking call is allowed (the run goes on) and recorded with the first frame of our code that made
-it; the scripted servers run on 127.0.0.1 in this process and their own calls are not counted.
+it; the scripted peers (bench/peers.py) run on 127.0.0.1 in a process of their own.
 """
 
 from __future__ import annotations
@@ -22,18 +22,22 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _our_frame() -> str | None:
-    """file:line (function) of the innermost frame in our code, or None when none is ours."""
+def _our_frame(allowed: list[tuple[str, Any]]) -> str | None:
+    """file:line (function) of the innermost frame of our code on a stack that blockbuster would refuse,
+    or None: no frame is ours, or a frame is one blockbuster lets block (e.g. asyncio's own socket I/O)."""
     frame = inspect.currentframe()
+    ours = None
     while frame is not None:
         name = frame.f_code.co_filename
-        if name.startswith(str(ROOT)) and "/tests/" not in name and "/bench/" not in name:
-            return f"{Path(name).relative_to(ROOT)}:{frame.f_lineno} ({frame.f_code.co_name})"
+        if any(name.replace("\\", "/").endswith(f) and frame.f_code.co_name in fns for f, fns in allowed):
+            return None
+        if ours is None and name.startswith(str(ROOT)) and "/tests/" not in name and "/bench/" not in name:
+            ours = f"{Path(name).relative_to(ROOT)}:{frame.f_lineno} ({frame.f_code.co_name})"
         frame = frame.f_back
-    return None
+    return ours
 
 
-async def research(servers: Any, tmp: Path, found: Counter[str]) -> str:
+async def research(found: Counter[str]) -> str:
     from blockbuster import BlockBuster
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -42,8 +46,16 @@ async def research(servers: Any, tmp: Path, found: Counter[str]) -> str:
     blockbuster = BlockBuster()
     for name, function in blockbuster.functions.items():
 
-        def allow(*_args: Any, _name: str = name, **_kwargs: Any) -> bool:
-            where = _our_frame()
+        def allow(
+            *args: Any,
+            _name: str = name,
+            _fn: Any = function,
+            _own: Any = function.can_block_predicate,
+            **kw: Any,
+        ) -> bool:
+            if _own(*args, **kw):  # blockbuster's own exemption (e.g. a non-blocking socket)
+                return True
+            where = _our_frame(list(_fn.can_block_functions))
             if where is not None:
                 found[f"{_name} ← {where}"] += 1
             return True
@@ -65,23 +77,13 @@ async def research(servers: Any, tmp: Path, found: Counter[str]) -> str:
 def main() -> int:
     import os
 
-    from tests.conftest import Servers
-    from tests.scripted import serve_app
-    from tests.scripted.openai_server import make_openai_server
-    from tests.scripted.research_llm import ResearchResponder
-    from tests.scripted.search_server import make_search_server
-    from tests.scripted.static_site import make_static_site
+    from bench.measure import server_env
+    from bench.peers import peers_process
 
-    site, llm, responder = make_static_site(), make_openai_server(), ResearchResponder()
-    llm.responder = responder
     found: Counter[str] = Counter()
-    with tempfile.TemporaryDirectory() as tmp, serve_app(site.app) as site_url:
-        search = make_search_server(site_base_url=site_url)
-        with serve_app(search.app) as search_url, serve_app(llm) as llm_url:
-            servers = Servers(site, site_url, search, search_url, llm, llm_url, responder)
-            os.environ.update(servers.env(Path(tmp), llm=True))
-            os.environ["DEEPRESEARCH_DATABASE_URL"] = f"sqlite:///{tmp}/runs.db"
-            status = asyncio.run(research(servers, Path(tmp), found))
+    with tempfile.TemporaryDirectory() as tmp, peers_process() as peers:
+        os.environ.update(server_env(peers, Path(tmp), f"sqlite:///{tmp}/runs.db"))
+        status = asyncio.run(research(found))
     sys.stdout.write(f"run {status}; blocking calls made by our code on the event loop:\n")
     for where, count in found.most_common():
         sys.stdout.write(f"{count:5d}  {where}\n")
