@@ -29,8 +29,8 @@ import httpx
 
 from bench.measure import (
     RUN_TIMEOUT_S,
-    _free_port,
     batch,
+    free_port,
     live_server,
     server_env,
     summarise_batch,
@@ -53,7 +53,7 @@ def langgraph_cli() -> Path | None:
 
 @contextmanager
 def langgraph_server(cli: Path, env: dict[str, str], log: Path) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     env = env | {
         "LANGSMITH_TRACING": "false",
         "LANGCHAIN_TRACING_V2": "false",

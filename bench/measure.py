@@ -90,7 +90,7 @@ def server_env(peers: Peers, home: Path, database_url: str, **extra: str) -> dic
     return env | extra
 
 
-def _free_port() -> int:
+def free_port() -> int:
     import socket
 
     with socket.socket() as sock:
@@ -116,7 +116,7 @@ def cpu_seconds(pid: int) -> float:
 @contextmanager
 def live_server(env: dict[str, str], log: Path) -> Iterator[Server]:
     """`deepresearch serve` in its own process (the product's entry point); yields its URL and pid."""
-    port = _free_port()
+    port = free_port()
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("ab") as out:
         process = subprocess.Popen(

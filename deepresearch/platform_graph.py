@@ -146,8 +146,11 @@ def research_graph(
 @asynccontextmanager
 async def make_graph(config: RunnableConfig) -> AsyncIterator[CompiledStateGraph[Any, Any, Any, Any]]:
     """The graph factory of langgraph.json: the server enters it around each run (and to draw the graph)."""
-    thread_id = (config.get("configurable") or {}).get("thread_id")
-    if not thread_id:  # the server asks for the graph's shape or schemas: no run, no tools
+    configurable = config.get("configurable") or {}
+    thread_id = configurable.get("thread_id")
+    # The server also enters the factory to draw the graph, list its schemas or read a thread's state
+    # (it says so in its config): no run then, so no tools and no database.
+    if not thread_id or configurable.get("__is_for_execution__") is False:
         yield research_graph(None, None)
         return
     settings = load_settings()
