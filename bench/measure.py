@@ -104,13 +104,26 @@ class Server:
     pid: int
 
 
+def _stat(pid: int) -> list[str] | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
 def cpu_seconds(pid: int) -> float:
-    """CPU time (user + system) a process has used so far, from /proc (0.0 where there is none)."""
-    stat = Path(f"/proc/{pid}/stat")
-    if not stat.exists():
+    """CPU time (user + system) used so far by a process and its children — live ones (a process pool's
+    workers) and reaped ones — from /proc; 0.0 where there is no /proc."""
+    fields = _stat(pid)
+    if fields is None:
         return 0.0
-    fields = stat.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime, stime, cutime, cstime
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and entry.name != str(pid):
+            child = _stat(int(entry.name))
+            if child is not None and child[1] == str(pid):  # field 4 of stat: the parent's pid
+                ticks += sum(int(child[i]) for i in (11, 12, 13, 14))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager
