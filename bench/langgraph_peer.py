@@ -14,8 +14,10 @@ The LangGraph CLI lives in its own venv (never a product dependency):
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -66,10 +68,17 @@ def langgraph_server(cli: Path, env: dict[str, str], log: Path) -> Iterator[str]
     # ours); a deployed LangGraph server does not check, so neither does the comparison
     command.append("--allow-blocking")
     # as many jobs at once as the biggest batch: the peer is not held back by its default of 10
-    command += ["--n-jobs-per-worker", "100", "--config", str(ROOT / "langgraph.json")]
+    # langgraph.json with absolute paths, in a fresh folder: the dev server keeps its persistence
+    # (.langgraph_api/) in its working directory, and each comparison starts from nothing
     log.parent.mkdir(parents=True, exist_ok=True)
+    config = json.loads((ROOT / "langgraph.json").read_text())
+    config["dependencies"] = [str(ROOT)]
+    config["graphs"] = {name: str(ROOT / spec.removeprefix("./")) for name, spec in config["graphs"].items()}
+    (log.parent / "langgraph.json").write_text(json.dumps(config))
+    command += ["--n-jobs-per-worker", "100", "--config", str(log.parent / "langgraph.json")]
     with log.open("ab") as out:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        # its working directory receives the dev server's persistence (.langgraph_api/): a fresh one
+        process = subprocess.Popen(command, cwd=log.parent, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
@@ -167,11 +176,15 @@ def compare(quick: bool = False) -> dict[str, Any]:
             home = Path(tmp) / side
             home.mkdir()
             env = server_env(peers, home, f"sqlite:///{home / 'runs.db'}")
-            log = LOGS / f"peer-{side}-server.log"  # kept after the run, for a failure's cause
+            log = home / "server.log"
             server = langgraph_server(cli, env, log) if side == "langgraph" else live_server(env, log)
-            with server as running:
-                url = running if isinstance(running, str) else running.url
-                result[side] = _side(side, url, peers, sizes)
+            try:
+                with server as running:
+                    url = running if isinstance(running, str) else running.url
+                    result[side] = _side(side, url, peers, sizes)
+            finally:  # kept after the run, for a failure's cause
+                LOGS.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(log, LOGS / f"peer-{side}-server.log")
     ours, theirs = result["ours"], result["langgraph"]
     result["overhead_ratio"] = round(ours["single"]["overhead"] / theirs["single"]["overhead"], 2)
     for n in sizes:
