@@ -19,7 +19,7 @@ from typing import Any
 
 from config import Settings
 
-from .store import DATABASE_ERRORS, RunRecord, RunStore, utcnow, utcnow_precise
+from .store import DATABASE_ERRORS, LeaseLost, RunRecord, RunStore, utcnow, utcnow_precise
 from .toolrun import CancelSignal
 
 logger = logging.getLogger(__name__)
@@ -100,7 +100,9 @@ class ReplicaDuties:
     ) -> None:
         raise NotImplementedError
 
-    async def _emit(self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]) -> None:
+    async def _emit(
+        self, run_id: str, type_: str, stage: str | None, data: dict[str, Any], fence: str | None = None
+    ) -> None:
         raise NotImplementedError
 
     def request_stop(self, run_id: str, reason: str) -> bool:
@@ -157,14 +159,21 @@ class ReplicaDuties:
         if run.status == "interrupted":  # scans look at queued and running runs only
             await self.store.update_run(run.run_id, status="queued", queued_at=utcnow_precise())
 
-    async def _finish_cancelled(self, run: RunRecord) -> None:
-        """A run cancelled while nobody executed it (its process died or was restarting): it stops here,
-        resumable, without executing."""
-        await self._emit(run.run_id, "run_status", None, {"status": "cancelled", "orphaned": True})
-        end = {"status": "cancelled", "error": None, "usage": run.usage, "report_path": None}
-        await self._emit(run.run_id, "end", None, end)
-        await self.store.update_run(run.run_id, status="cancelled", finished_at=utcnow())
-        await self.store.release_lease(run.run_id, self.replica_id)
+    async def _finish_cancelled(self, run: RunRecord) -> RunRecord:
+        """A run cancelled while nobody executed it (its process died or was restarting), claimed by this
+        process: it stops here as `cancelled`, resumable, without executing. Fenced: if another replica
+        took the lease meanwhile, that one finishes it."""
+        me = self.replica_id
+        try:
+            await self._emit(run.run_id, "run_status", None, {"status": "cancelled", "orphaned": True}, me)
+            end = {"status": "cancelled", "error": None, "usage": run.usage, "report_path": None}
+            await self._emit(run.run_id, "end", None, end, me)
+            run = await self.store.update_run(run.run_id, status="cancelled", finished_at=utcnow(), fence=me)
+        except LeaseLost:
+            logger.info("run %s: another process claimed it while it was being cancelled here", run.run_id)
+            return await self.store.get_run(run.run_id)
+        await self.store.release_lease(run.run_id, me)
+        return run
 
     async def _give_up(self, run: RunRecord) -> None:
         error = (

@@ -47,7 +47,6 @@ from .store import (
     RunChanged,
     RunNotFound,
     RunRecord,
-    utcnow,
     utcnow_precise,
 )
 from .toolrun import CancelSignal
@@ -289,17 +288,13 @@ class RunService(RunViews, ReplicaDuties):
             await self._emit(run_id, "message", None, {"text": text})
             return run
         if active is None:
-            # Nothing executes it here. If the process that ran it died and recovery is off, its
-            # checkpoints and receipts are intact, so it simply stops here, resumable. (With several
-            # replicas this becomes a lease check: only a run whose lease expired is an orphan.)
-            await self._emit(run_id, "run_status", None, {"status": "cancelled", "orphaned": True})
-            await self._emit(
-                run_id,
-                "end",
-                None,
-                {"status": "cancelled", "error": None, "usage": run.usage, "report_path": None},
-            )
-            return await self.store.update_run(run_id, status="cancelled", finished_at=utcnow())
+            # Nothing executes it (its process died, or is restarting). Whoever holds a run's lease writes
+            # its terminal events: claim it, then finish it as cancelled without executing it. If another
+            # replica claims it first, that one sees the cancel and does the same.
+            claimed = await self._claim(run_id, run.lease_owner)
+            if claimed is not None:
+                return await self._finish_cancelled(claimed)
+            return await self.store.get_run(run_id)
         self.request_stop(run_id, reason)
         await self._emit(
             run_id, "message", None, {"text": "Cancel requested: stopping at the nearest checkpoint."}
@@ -488,5 +483,7 @@ class RunService(RunViews, ReplicaDuties):
             if maybe is not None:
                 await maybe
 
-    async def _emit(self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]) -> None:
-        await self._publish(await self.store.append_event(run_id, type_, stage, data))
+    async def _emit(
+        self, run_id: str, type_: str, stage: str | None, data: dict[str, Any], fence: str | None = None
+    ) -> None:
+        await self._publish(await self.store.append_event(run_id, type_, stage, data, fence=fence))
