@@ -94,7 +94,7 @@ export class NewResearchForm {
    * Take the server's configuration: its defaults, the bounds of every number, the question limit and the
    * critic stage's name. Start is enabled only now.
    * @param {{engine: string|null, defaults: any, limits: Record<string, any>, max_question_chars: number,
-   *   stages: import("./events.js").Stage[]}} config
+   *   stages: import("./nodes.js").Stage[]}} config
    */
   configure(config) {
     this.engine = config.engine;

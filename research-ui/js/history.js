@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { ago, compact, fill, h, setText, usd } from "./dom.js";
-import { STATUS_LABEL } from "./events.js";
+import { STATUS_LABEL } from "./nodes.js";
 
 const PAGE = 30;
 const REFRESH_MS = 4000;

@@ -1,7 +1,9 @@
 // Progress in plain language: a headline that changes only when the run moves to another step (it is
 // announced to screen readers), and a detail line with the live counts (not announced).
 
-import { NODE_BY_KEY, current, runningAttempt, upcoming } from "./events.js";
+import { current } from "./attempts.js";
+import { NODE_BY_KEY } from "./nodes.js";
+import { runningAttempt, upcoming } from "./selectors.js";
 
 /** What a person is told while a stage runs (the server's words). */
 const stageHeadline = (key) => NODE_BY_KEY.get(key)?.headline;

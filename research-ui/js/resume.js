@@ -4,7 +4,8 @@
 
 import { api } from "./api.js";
 import { clock, fill, h } from "./dom.js";
-import { NODE_BY_KEY, isActive } from "./events.js";
+import { NODE_BY_KEY } from "./nodes.js";
+import { isActive } from "./selectors.js";
 import { wholeNumberBounds } from "./form.js";
 
 const stageTitle = (key) => NODE_BY_KEY.get(key)?.short || key;

@@ -3,7 +3,8 @@
 // its item changed, so focus, selection and expanded/collapsed state survive the stream.
 
 import { bytes, clock, compact, duration, fill, h, setText } from "./dom.js";
-import { NODE_BY_KEY, isActive, upcoming } from "./events.js";
+import { NODE_BY_KEY } from "./nodes.js";
+import { isActive, upcoming } from "./selectors.js";
 
 const STATE_WORD = {
   running: "Running",
