@@ -22,6 +22,7 @@ import {
   setBanner,
   setupRunPage,
   stopListening,
+  toggleTitle,
   watchCurrent,
 } from "./run-page.js";
 import { isActive } from "./selectors.js";
@@ -199,6 +200,7 @@ function setupChrome() {
     $("main").focus();
   });
   $("btn-pause").addEventListener("click", pause);
+  $("run-question-more").addEventListener("click", toggleTitle);
   $("btn-continue").addEventListener("click", () => {
     // a budget limit stopped it: continuing as it is would stop again, so go where the limit can be raised
     if (openedRun()?.model.budgetStop) mainTabs.select("tab-checkpoints", { focus: true });
@@ -251,6 +253,7 @@ async function loadConfig() {
   }
   setStages(app.config.stages);
   form.configure(app.config);
+  documents.configure(app.config.uploads);
   const badge = $("engine-badge");
   const { engine, model } = app.config;
   badge.hidden = !engine;

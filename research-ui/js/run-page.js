@@ -354,6 +354,7 @@ function render(run) {
   setText(when, model.createdAt ? `started ${ago(model.createdAt)}` : "");
   when.title = model.createdAt ? new Date(model.createdAt).toLocaleString() : "";
   setText($("run-question"), model.question);
+  fitTitle();
   const progress = describe(model, { pausing });
   setText($("run-progress"), progress.headline);
   setText($("run-progress-detail"), progress.detail);
@@ -365,4 +366,20 @@ function render(run) {
   timeline.render(model);
   sources.render(model);
   if (mainTabs.current === "tab-checkpoints") resumeView.load(run.detail, model);
+}
+
+/** A long question is clamped to a few lines (daily.css); "Show all" appears only when something is hidden. */
+function fitTitle() {
+  const title = $("run-question");
+  const more = $("run-question-more");
+  const clamped = title.classList.contains("is-clamped");
+  more.hidden = clamped ? title.scrollHeight <= title.clientHeight + 1 : false;
+  setText(more, clamped ? "Show all" : "Show less");
+  more.setAttribute("aria-expanded", String(!clamped));
+}
+
+/** Toggle the title between its few lines and the whole question. */
+export function toggleTitle() {
+  $("run-question").classList.toggle("is-clamped");
+  fitTitle();
 }
