@@ -87,6 +87,9 @@ class RunPublic(_Public):
     lease_owner: str | None = Field(None, description="The process executing the run (host:pid:id), if any.")
     lease_expires_at: str | None = Field(None, description="Until when that process holds the run.")
     attempts: int = Field(0, description="Executions started since the run was last started or resumed.")
+    title: str | None = Field(None, description="The name the user gave the run; null: its question.")
+    resumes: int = Field(0, description="Times a person resumed the run (continue or fork).")
+    forks: int = Field(0, description="Of those, resumes from an older checkpoint (each a new branch).")
 
 
 class RunsPublic(_Public):

@@ -245,11 +245,15 @@ class RunService(RunViews):
                 "(CLI --checkpoint ID, API checkpoint_id)"
             )
         config = None
+        fork = False
         if checkpoint_id is not None:
             record = await self.checkpoint(run_id, checkpoint_id)
             config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
+            fork = record.checkpoint_id != (await self.store.list_checkpoints(run_id))[-1].checkpoint_id
         # a person resumes: the count of automatic takeovers starts again
         fields: dict[str, Any] = {"status": "queued", "error": None, "cancel_requested": False, "attempts": 0}
+        if not takeover:  # the history's badges: resumed, and forked
+            fields |= {"resumes": run.resumes + 1, "forks": run.forks + int(fork)}
         # the options it will run with must validate now, not in the execution (a stuck `queued` run)
         options = self.options(run.options, patch, principal)
         if patch is not None:
@@ -345,11 +349,18 @@ class RunService(RunViews):
         return run
 
     async def list_runs(
-        self, status: str | None, limit: int, offset: int, principal: Principal = CLI
+        self,
+        status: str | None,
+        limit: int,
+        offset: int,
+        principal: Principal = CLI,
+        search: str | None = None,
     ) -> tuple[list[RunPublic], bool]:
         """One page of the runs `principal` may see, newest first, and whether another page follows."""
         owner = None if principal.admin else principal.user
-        records = await self.store.list_runs(status=status, limit=limit + 1, offset=offset, owner=owner)
+        records = await self.store.list_runs(
+            status=status, limit=limit + 1, offset=offset, owner=owner, search=search
+        )
         return [public_run(r) for r in records[:limit]], len(records) > limit
 
     def is_active_here(self, run_id: str) -> bool:

@@ -120,4 +120,16 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    # A title the user gives a run in the workbench's history (PATCH /api/runs/{id}; null: its question),
+    # and how often a person resumed it and how many of those resumes forked (the history's badges).
+    # 7 is another branch's migration: numbers are never reused.
+    (
+        8,
+        "run titles, resume and fork counts",
+        (
+            "ALTER TABLE runs ADD COLUMN title TEXT",
+            "ALTER TABLE runs ADD COLUMN resumes {bigint} NOT NULL DEFAULT 0",
+            "ALTER TABLE runs ADD COLUMN forks {bigint} NOT NULL DEFAULT 0",
+        ),
+    ),
 )
