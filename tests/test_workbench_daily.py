@@ -6,8 +6,11 @@ clamped with "show all"; the upload limits offered before anything is sent).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.conftest import Servers
 from tests.test_workbench import QUESTION, browser, expect, workbench
@@ -129,4 +132,144 @@ def test_the_upload_limits_come_from_the_server(browser: Any, servers: Servers, 
         expect(line).to_have_attribute("data-state", "refused")
         expect(line).to_contain_text("more than this server's limit of 10000 bytes")
         assert sent == []  # refused before anything was sent
+        bench.assert_clean()
+
+
+# Elements of the run view wider than their own box or sticking out of their column (scrollWidth against
+# clientWidth; a box that scrolls on purpose, such as a code block, is left out).
+OVERFLOW = """
+() => {
+  const out = [];
+  const columns = [...document.querySelectorAll("#run-view :is(.main-col, .side-col, .run-head)")];
+  for (const el of document.querySelectorAll("#run-view *")) {
+    if (!el.getClientRects().length || el.closest(".sr-only")) continue;
+    const style = getComputedStyle(el);
+    const scrolls = ["auto", "scroll"].includes(style.overflowX);
+    const name = `${el.tagName.toLowerCase()}#${el.id}.${[...el.classList].join(".")}`;
+    if (!scrolls && el.clientWidth && el.scrollWidth > el.clientWidth + 1 && style.display !== "inline") {
+      out.push(`${name}: scrollWidth ${el.scrollWidth} > clientWidth ${el.clientWidth}`);
+    }
+    const column = columns.find((c) => c.contains(el) && c !== el);
+    if (column) {
+      const box = el.getBoundingClientRect();
+      const edge = column.getBoundingClientRect();
+      if (box.width && box.right > edge.right + 1 && !el.closest("svg, pre, .tabs")) {
+        out.push(`${name}: right ${Math.round(box.right)} beyond its column's ${Math.round(edge.right)}`);
+      }
+    }
+  }
+  const page = document.documentElement;
+  if (page.scrollWidth > page.clientWidth) out.push(`page: ${page.scrollWidth} > ${page.clientWidth}`);
+  return out.slice(0, 12);
+}
+"""
+WIDTHS = (390, 700, 1280, 1440, 1920)
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_the_reading_surface_fits_every_width(
+    browser: Any, servers: Servers, tmp_path: Path, dark: bool
+) -> None:
+    with workbench(browser, servers, tmp_path, dark=dark, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        expect(page.locator("#report h2").first).to_be_attached()
+        expect(page.locator("#evidence .ev").first).to_be_attached()
+        theme = "dark" if dark else "light"
+        for width in WIDTHS:
+            page.set_viewport_size({"width": width, "height": 1000})
+            page.evaluate("Promise.all(document.getAnimations().map((a) => a.finished))")
+            for main_tab, side_tab in (("Report", "Sources"), ("Activity", "Evidence")):
+                page.get_by_role("tab", name=main_tab, exact=True).click()
+                page.locator("#side-tabs").get_by_role("tab", name=side_tab).click()
+                problems = page.evaluate(OVERFLOW)
+                assert problems == [], f"{width}px {theme}, {main_tab} + {side_tab}: {problems}"
+            if width in (700, 1920):
+                bench.shot(f"daily-run-{width}-{theme}")
+        bench.assert_clean()
+
+
+NOTES = (
+    "# Durable checkpoints\n\nA durable workflow checkpoint records the state of a research run after every "
+    "stage, and SQLite write-ahead logging keeps each write safe, so a resumed run continues from the latest "
+    "checkpoint instead of starting over.\n\n## Write-ahead logging\n\n- SQLite's **write-ahead log** "
+    "appends changes to a separate file\n- checkpoints copy them into the database later, which keeps "
+    "long workflow runs safe when a process stops mid-write.\n"
+)
+
+
+def test_passages_citations_sources_and_calls_can_be_read(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        put = bench.api.put(
+            "/api/collections/notes/documents/checkpoints.md",
+            content=NOTES.encode(),
+            headers={"Content-Type": "text/markdown", "X-Requested-With": "deepresearch-workbench"},
+        )
+        assert put.status_code in (200, 201), put.text
+        run_id = bench.api.post(
+            "/api/runs", json={"question": QUESTION, "options": {"corpus": "notes"}}
+        ).json()["run_id"]
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+
+        # passages rendered (the server's rule), never raw Markdown
+        page.locator("#side-tabs").get_by_role("tab", name="Evidence").click()
+        passages = page.locator("#evidence .ev-passage")
+        expect(passages.first).to_be_visible()
+        texts = passages.evaluate_all("els => els.map((e) => e.innerText)")
+        assert texts and not [t for t in texts if re.search(r"(^|\n)#{1,6} |\*\*", t)], texts
+        evidence = bench.api.get(f"/api/runs/{run_id}/artifacts/evidence.json").json()["evidence"]
+        if any(item["passage"].lstrip().startswith("#") for item in evidence):
+            expect(page.locator("#evidence .ev-passage :is(h1, h2)").first).to_be_attached()
+
+        # hover and focus on [n] show the quoted passage
+        page.get_by_role("tab", name="Report", exact=True).click()
+        cite = page.locator("#report a.cite").first
+        n = int(cite.get_attribute("data-source") or "0")
+        cite.hover()
+        tip = page.locator("#cite-preview")
+        expect(tip).to_be_visible()
+        expect(tip).to_contain_text(f"[{n}]")
+        quoted = next(item["passage"] for item in evidence if item["n"] == n)
+        expect(tip.locator(".source-passage").first).to_contain_text(re.findall(r"[A-Za-z]{6,}", quoted)[0])
+        page.mouse.move(0, 0)
+        expect(tip).to_be_hidden()
+        cite.focus()
+        expect(tip).to_be_visible()
+        expect(cite).to_have_attribute("aria-describedby", "cite-preview")
+        page.keyboard.press("Escape")
+        expect(tip).to_be_hidden()
+
+        # a source view with the fetched text and its passages
+        page.locator("#side-tabs").get_by_role("tab", name="Sources").click()
+        page.locator(f"#src-{n}").get_by_role("button", name="Read the source").click()
+        reader = page.locator("dialog.source-reader")
+        expect(reader).to_be_visible()
+        expect(reader.locator(".source-passages li").first).to_be_visible()
+        expect(reader.locator(".source-text-body")).to_contain_text("checkpoint")
+        expect(reader).to_contain_text("characters")
+        bench.shot("daily-source-reader")
+        page.keyboard.press("Escape")
+        expect(reader).to_be_hidden()
+
+        # call rows open: what a query returned, where a fetch ended
+        page.get_by_role("tab", name="Activity").click()
+        search = page.locator('#timeline .call[data-kind="search"] .call-target').first
+        search.click()
+        expect(search).to_have_attribute("aria-expanded", "true")
+        more = page.locator('#timeline .call[data-kind="search"] .call-more').first
+        expect(more).to_contain_text("Query:")
+        expect(more.locator(".call-results li").first).to_be_visible()
+        fetch = page.locator('#timeline .call[data-kind="fetch"] .call-target').first
+        fetch.click()
+        expect(page.locator('#timeline .call[data-kind="fetch"] .call-more').first).to_contain_text(
+            "Ended at:"
+        )
+        search.click()
+        expect(search).to_have_attribute("aria-expanded", "false")
         bench.assert_clean()

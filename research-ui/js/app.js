@@ -22,11 +22,13 @@ import {
   setBanner,
   setupRunPage,
   stopListening,
+  fitTitle,
   toggleTitle,
   watchCurrent,
 } from "./run-page.js";
 import { isActive } from "./selectors.js";
 import { SessionGate } from "./session.js";
+import { SourceReader, citePreviews } from "./source-view.js";
 import { SourcesView } from "./sources.js";
 import { Tabs } from "./tabs.js";
 import { setupTheme } from "./theme.js";
@@ -59,12 +61,23 @@ const sources = new SourcesView(
     sourcesCount: $("sources-count"),
     evidenceCount: $("evidence-count"),
   },
-  { onShowSources: () => sideTabs.select("tab-sources") },
+  {
+    onShowSources: () => sideTabs.select("tab-sources"),
+    onRead: (row, opener) => reader.open(row, opener),
+  },
 );
+const reader = new SourceReader({
+  runId: () => openedRun()?.id ?? null,
+  passagesFor: (n) => sources.passagesFor(n),
+});
 const report = new ReportView(
   { tools: $("report-tools"), article: $("report"), files: $("files") },
   { onCite: (n, link) => sources.reveal(n, link) },
 );
+citePreviews($("report"), {
+  titleOf: (n) => sources.titleOf(n),
+  passagesFor: (n) => sources.passagesFor(n),
+});
 const history = new HistoryView(
   {
     list: $("history-list"),
@@ -201,6 +214,8 @@ function setupChrome() {
   });
   $("btn-pause").addEventListener("click", pause);
   $("run-question-more").addEventListener("click", toggleTitle);
+  // the title's few lines change with the width: "Show all" is offered only when something is hidden
+  new ResizeObserver(() => fitTitle()).observe($("run-question"));
   $("btn-continue").addEventListener("click", () => {
     // a budget limit stopped it: continuing as it is would stop again, so go where the limit can be raised
     if (openedRun()?.model.budgetStop) mainTabs.select("tab-checkpoints", { focus: true });

@@ -51,6 +51,22 @@ const KEEP_ATTRS = new Set(["href", "id", "title", "start", "class"]);
  * @returns {Map<number, number>} how often each source number is cited
  */
 export function insertReport(html, target) {
+  insertHtml(html, target);
+  const citations = new Map();
+  for (const link of target.querySelectorAll("a.cite")) {
+    const n = Number(link.dataset.source);
+    citations.set(n, (citations.get(n) || 0) + 1);
+  }
+  return citations;
+}
+
+/**
+ * Insert server-rendered HTML (a passage, a fetched text: the report's rendering rule) into `target`,
+ * allow-listed element by element as the report is.
+ * @param {string} html
+ * @param {HTMLElement} target
+ */
+export function insertHtml(html, target) {
   const doc = new DOMParser().parseFromString(`<!doctype html><body>${bodyOf(html)}</body>`, "text/html");
   const fragment = document.createDocumentFragment();
   for (const child of [...doc.body.childNodes]) {
@@ -58,12 +74,7 @@ export function insertReport(html, target) {
     if (clean) fragment.append(clean);
   }
   fill(target, fragment);
-  const citations = new Map();
-  for (const link of target.querySelectorAll("a.cite")) {
-    const n = Number(link.dataset.source);
-    citations.set(n, (citations.get(n) || 0) + 1);
-  }
-  return citations;
+  return target;
 }
 
 /**

@@ -12,11 +12,13 @@ import { RunStream } from "./stream.js";
 
 /** Files each stage writes that the views read (reloaded when the stage finishes). */
 const STAGE_FILES = {
+  search_web: ["search-results.json"],
   fetch_sources: ["sources-fetched.json"],
   screen_evidence: ["evidence-table.json"],
   write_report: ["sources.json", "evidence.json", "deepresearch-report.html"],
 };
 const WATCHED = {
+  "search-results.json": "search",
   "sources-fetched.json": "fetched",
   "sources.json": "final",
   "evidence-table.json": "table",
@@ -248,6 +250,13 @@ async function loadArtifacts(run) {
     }
     if (state.run !== run) return;
     sources.setFiles(files);
+    timeline.setFiles({ search: files.search, fetched: files.fetched });
+    if (files.evidence || files.table) {
+      // the passages as the server renders them (the report's rule): they replace the plain text
+      const { passages } = await api.passages(run.id);
+      if (state.run !== run) return;
+      sources.setPassages(passages);
+    }
     const citations = await report.load(run.id, run.model.status, artifacts);
     if (citations) sources.setCitations(citations);
     if (mainTabs.current === "tab-files") report.renderFiles(run.id, artifacts);
@@ -369,7 +378,7 @@ function render(run) {
 }
 
 /** A long question is clamped to a few lines (daily.css); "Show all" appears only when something is hidden. */
-function fitTitle() {
+export function fitTitle() {
   const title = $("run-question");
   const more = $("run-question-more");
   const clamped = title.classList.contains("is-clamped");

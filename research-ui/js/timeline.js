@@ -2,6 +2,7 @@
 // under each stage, its sub-tool calls as they stream. Keyed DOM updates: an element is rebuilt only when
 // its item changed, so focus, selection and expanded/collapsed state survive the stream.
 
+import { callDetails } from "./call-details.js";
 import { bytes, clock, compact, duration, fill, h, setText } from "./dom.js";
 import { NODE_BY_KEY } from "./nodes.js";
 import { isActive, upcoming } from "./selectors.js";
@@ -48,12 +49,33 @@ export class TimelineView {
     this.upcoming = h("li", { class: "tl-upcoming" });
     /** @type {Map<string, boolean>} what the person chose with a block's toggle: id → collapsed */
     this.collapsed = new Map();
+    /** call ids whose details the person opened */
+    this.openCalls = new Set();
+    /** @type {import("./call-details.js").CallFiles} */
+    this.files = {};
+    /** @type {Map<string, {el: HTMLElement, call: any}>} every call row, for the details */
+    this.callRows = new Map();
     list.append(this.upcoming);
+  }
+
+  /**
+   * The run's files the call details read; open details are redrawn with what is new.
+   * @param {import("./call-details.js").CallFiles} files
+   */
+  setFiles(files) {
+    for (const [name, value] of Object.entries(files)) if (value !== undefined) this.files[name] = value;
+    for (const id of this.openCalls) {
+      const row = this.callRows.get(id);
+      if (row) this.renderCall(row.el, row.call);
+    }
   }
 
   reset() {
     this.entries.clear();
     this.collapsed.clear();
+    this.openCalls.clear();
+    this.callRows.clear();
+    this.files = {};
     fill(this.list, this.upcoming);
   }
 
@@ -203,10 +225,28 @@ export class TimelineView {
         entry.rows.set(call.id, row);
         entry.calls.append(row.el);
       }
+      this.callRows.set(call.id, { el: row.el, call });
       if (row.rev === call.rev) continue;
       row.rev = call.rev;
-      renderCall(row.el, call);
+      this.renderCall(row.el, call);
     }
+  }
+
+  /** One sub-tool call row; its target opens what the call did (call-details.js). */
+  renderCall(el, call) {
+    const open = this.openCalls.has(call.id);
+    const moreId = `call-more-${call.id}`;
+    renderCall(el, call, {
+      open,
+      moreId,
+      onToggle: () => {
+        if (open) this.openCalls.delete(call.id);
+        else this.openCalls.add(call.id);
+        this.renderCall(el, call);
+        /** @type {HTMLElement|null} */ (el.querySelector(".call-target"))?.focus();
+      },
+    });
+    if (open) el.append(Object.assign(callDetails(call, this.files), { id: moreId }));
   }
 
   // --- segments, notes, errors, ends -------------------------------------------------------------------
@@ -320,7 +360,7 @@ function endNote(item) {
 }
 
 /** One sub-tool call row; an LLM step that used its extractive method says why, under the row. */
-function renderCall(el, call) {
+function renderCall(el, call, { open, moreId, onToggle }) {
   el.dataset.kind = call.kind;
   el.dataset.status = call.status;
   el.toggleAttribute("data-fallback", Boolean(call.fallback));
@@ -328,7 +368,18 @@ function renderCall(el, call) {
   fill(
     el,
     h("span", { class: "call-kind", text: KIND_WORD[call.kind] || call.kind }),
-    h("span", { class: "call-target", title: call.target, text: target }),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "call-target",
+        title: call.target,
+        "aria-expanded": String(open),
+        "aria-controls": moreId,
+        on: { click: onToggle },
+      },
+      target,
+    ),
     h("span", { class: "call-detail", text: callDetail(call) }),
     h("span", {
       class: "call-status",
