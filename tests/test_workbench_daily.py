@@ -7,6 +7,7 @@ clamped with "show all"; the upload limits offered before anything is sent).
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -273,3 +274,85 @@ def test_passages_citations_sources_and_calls_can_be_read(
         search.click()
         expect(search).to_have_attribute("aria-expanded", "false")
         bench.assert_clean()
+
+
+def test_history_for_daily_use(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        api = bench.api
+        first = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        wait_done(api, first)
+        second = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        wait_done(api, second)
+        other = api.post("/api/runs", json={"question": "What limits SQLite WAL throughput?"}).json()[
+            "run_id"
+        ]
+        wait_done(api, other)
+        # a fork of the first run: resumed and forked, and it stays under its run
+        cps = api.get(f"/api/runs/{first}/checkpoints").json()["checkpoints"]
+        screen = next(c for c in cps if c["stage"] == "screen_evidence")
+        api.post(f"/api/runs/{first}/resume", json={"checkpoint_id": screen["checkpoint_id"]})
+        wait_done(api, first)
+
+        bench.goto("#new")
+        items = page.locator("#history-list > li")
+        expect(items).to_have_count(3)
+        item = page.locator(f'#history-list > li[data-run="{first}"]')
+        # absolute dates, with the year
+        year = api.get(f"/api/runs/{first}").json()["created_at"][:4]
+        expect(item.locator("time.h-when")).to_contain_text(year)
+        expect(item.locator(".h-badges")).to_contain_text("resumed")
+        expect(item.locator(".h-badges .is-fork")).to_have_text("forked")
+        expect(item.locator(".h-forks")).to_contain_text("1 fork of this run")
+        expect(page.locator(f'#history-list > li[data-run="{second}"] .h-badges')).to_have_count(0)
+
+        # rename: Enter saves on the server, the item shows the new name and the question under it
+        item.get_by_role("button", name=re.compile("^Rename")).click()
+        field = item.locator("input.h-rename")
+        expect(field).to_be_focused()
+        field.fill("Checkpoints, first try")
+        field.press("Enter")
+        expect(item.locator(".h-question")).to_have_text("Checkpoints, first try")
+        expect(item.locator(".h-asked")).to_have_text(QUESTION)
+        assert api.get(f"/api/runs/{first}").json()["title"] == "Checkpoints, first try"
+        # Escape keeps the old name
+        item.get_by_role("button", name=re.compile("^Rename")).click()
+        item.locator("input.h-rename").fill("never saved")
+        item.locator("input.h-rename").press("Escape")
+        expect(item.locator(".h-question")).to_have_text("Checkpoints, first try")
+
+        # search on the server: by title and by the question's words
+        search = page.get_by_label("Search runs")
+        search.fill("first try")
+        expect(items).to_have_count(1)
+        expect(items.first).to_have_attribute("data-run", first)
+        search.fill("throughput")
+        expect(items).to_have_count(1)
+        expect(items.first).to_have_attribute("data-run", other)
+        search.fill("no such words anywhere")
+        expect(items).to_have_count(0)
+        expect(page.locator("#history-empty")).to_have_text("No run matches this search.")
+        search.fill("")
+        expect(items).to_have_count(3)
+
+        # delete asks first; "Keep it" keeps it, "Delete" deletes it on the server
+        target = page.locator(f'#history-list > li[data-run="{second}"]')
+        target.get_by_role("button", name=re.compile("^Delete")).click()
+        expect(target.locator(".h-confirm")).to_contain_text("cannot be undone")
+        bench.shot("daily-history-confirm")
+        target.get_by_role("button", name="Keep it").click()
+        expect(target.locator(".h-link")).to_be_visible()
+        assert api.get(f"/api/runs/{second}").status_code == 200
+        target.get_by_role("button", name=re.compile("^Delete")).click()
+        target.locator(".h-confirm").get_by_role("button", name="Delete").click()
+        expect(items).to_have_count(2)
+        assert api.get(f"/api/runs/{second}").status_code == 404
+        bench.assert_clean()
+
+
+def wait_done(api: Any, run_id: str) -> None:
+    for _ in range(600):
+        if api.get(f"/api/runs/{run_id}").json()["status"] in ("completed", "failed"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} did not finish")

@@ -84,8 +84,16 @@ const history = new HistoryView(
     empty: $("history-empty"),
     more: /** @type {HTMLButtonElement} */ ($("history-more")),
     filter: /** @type {HTMLSelectElement} */ ($("history-filter")),
+    search: /** @type {HTMLInputElement} */ ($("history-search")),
   },
-  { onRuns: (runs) => watchCurrent(runs) },
+  {
+    onRuns: (runs) => watchCurrent(runs),
+    // the open run is gone: nothing of it stays on the page
+    onDeleted: (runId) => {
+      if (openedRun()?.id === runId) location.hash = "#new";
+    },
+    onRenamed: () => {},
+  },
 );
 const form = new NewResearchForm(/** @type {HTMLFormElement} */ ($("new-form")), {
   onStarted: (run) => {
