@@ -90,6 +90,9 @@ class RunPublic(_Public):
     title: str | None = Field(None, description="The name the user gave the run; null: its question.")
     resumes: int = Field(0, description="Times a person resumed the run (continue or fork).")
     forks: int = Field(0, description="Of those, resumes from an older checkpoint (each a new branch).")
+    download_stem: str = Field(
+        "deepresearch-report", description="The file name its downloads carry (from its title or question)."
+    )
 
 
 class RunsPublic(_Public):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from tools import FetchOutcome
 
 from .contracts import RunPublic
 from .report import render_fragment
-from .rules import ArtifactNotFound
+from .rules import ArtifactNotFound, download_stem
 from .run_views import public_run
 from .service import RunService
 from .store import RunRecord
@@ -112,12 +111,6 @@ async def rename(service: RunService, run: RunRecord, update: RunTitleUpdate) ->
 def _read_json(path: Path) -> dict[str, Any]:
     data = json.loads(path.read_text("utf-8"))
     return data if isinstance(data, dict) else {}
-
-
-def download_stem(title: str) -> str:
-    """A file name from the run's topic: its first words, letters and digits only, joined by '-'."""
-    words = re.findall(r"[A-Za-z0-9]+", title)[:8]
-    return "-".join(words).lower()[:80] or "deepresearch-report"
 
 
 def download_name(run: RunRecord, extension: str, *, inline: bool = True) -> str:

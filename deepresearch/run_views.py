@@ -22,7 +22,7 @@ from .contracts import (
 )
 from .engine import ResearchEngine
 from .preflight import llm_public
-from .rules import ArtifactNotFound, CheckpointNotFound
+from .rules import ArtifactNotFound, CheckpointNotFound, download_stem
 from .store import ACTIVE_STATUSES, CheckpointRecord, Receipt, RunRecord, RunStore
 from .workspace import Workspace, WorkspaceError
 
@@ -184,7 +184,7 @@ def tree_bytes(root: Path) -> int:
 
 
 def public_run(run: RunRecord) -> RunPublic:
-    values = run.to_dict()
+    values = run.to_dict() | {"download_stem": download_stem(run.title or run.question)}
     if values["options"].get("corpus"):
         # a named collection's folder on the server is the server's business: clients know it by name
         values["options"] = {**values["options"], "corpus_dir": None}

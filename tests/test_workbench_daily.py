@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
+import docx
 import pytest
+from pypdf import PdfReader
 
 from tests.conftest import Servers
 from tests.test_workbench import QUESTION, browser, expect, workbench
@@ -356,3 +359,86 @@ def wait_done(api: Any, run_id: str) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"run {run_id} did not finish")
+
+
+def test_remembered_form_downloads_copy_pdf_and_docx(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        put = bench.api.put(
+            "/api/collections/notes/documents/checkpoints.md",
+            content=NOTES.encode(),
+            headers={"Content-Type": "text/markdown", "X-Requested-With": "deepresearch-workbench"},
+        )
+        assert put.status_code in (200, 201), put.text
+        bench.goto("#new")
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_label("Depth").fill("2")
+        page.locator("#opt-sources").fill("4")
+        page.get_by_label("Search documents").check()
+        page.get_by_label("Only my documents").check()
+        page.get_by_role("button", name="Start research").click()
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        run_id = bench.run_id()
+
+        # the next form (even after a reload) starts from what this one used
+        page.reload()
+        bench.goto("#new")
+        expect(page.get_by_label("Depth")).to_have_value("2")
+        expect(page.locator("#opt-sources")).to_have_value("4")
+        expect(page.get_by_label("Search documents")).to_be_checked()
+        expect(page.locator("#opt-corpus-name")).to_have_value("notes")
+        expect(page.get_by_label("Only my documents")).to_be_checked()
+
+        bench.goto(f"#run={run_id}")
+        page.get_by_role("tab", name="Report", exact=True).click()
+        stem = bench.api.get(f"/api/runs/{run_id}").json()["download_stem"]
+        assert stem == "how-do-durable-workflow-checkpoints-and-sqlite-write"
+        markdown = bench.api.get(f"/api/runs/{run_id}/report").text
+        headings = [re.sub(r"^#+\s*", "", line) for line in markdown.splitlines() if line.startswith("#")]
+        assert "Sources" in headings
+        tools = page.locator("#report-tools")
+        names = {}
+        for label in ("Markdown", "HTML", "Word", "sources.json"):
+            with page.expect_download() as caught:
+                tools.get_by_role("link", name=label, exact=True).click()
+            download = caught.value
+            names[label] = download.suggested_filename
+            saved = tmp_path / download.suggested_filename
+            download.save_as(saved)
+            if label == "Word":
+                document = docx.Document(str(saved))
+                shown = [p.text for p in document.paragraphs if p.style.name.startswith("Heading")]
+                expected = [re.sub(r"[*_`]", "", h) for h in headings]
+                assert set(expected) <= set(shown), shown
+                main = [h for h in shown if h in ("Summary", "Findings", "Sources")]
+                assert main == ["Summary", "Findings", "Sources"], shown
+            if label == "Markdown":
+                assert saved.read_text("utf-8") == markdown
+        assert names == {
+            "Markdown": f"{stem}.md",
+            "HTML": f"{stem}.html",
+            "Word": f"{stem}.docx",
+            "sources.json": f"{stem}-sources.json",
+        }
+
+        # copy as Markdown
+        tools.get_by_role("button", name="Copy as Markdown").click()
+        expect(tools.locator(".copy-note")).to_have_text("Copied.")
+        assert page.evaluate("navigator.clipboard.readText()") == markdown
+
+        # PDF: the print view is the report alone, whatever tab is open
+        page.get_by_role("tab", name="Activity").click()
+        page.emulate_media(media="print")
+        pdf = tmp_path / "report.pdf"
+        pdf.write_bytes(page.pdf(format="A4"))
+        bench.shot("daily-print-view")
+        page.emulate_media(media="screen")
+        text = " ".join(p.extract_text() for p in PdfReader(str(pdf)).pages)
+        # a PDF's text breaks lines (and words at hyphens) and uses ligatures: compare without spaces
+        flat = re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+        for heading in headings:
+            assert re.sub(r"[\s*_`]+", "", heading) in flat, (heading, flat[:500])
+        for chrome in ("HISTORY", "Startresearch", "Checkpoints&resume", "CopyasMarkdown", "Activity"):
+            assert chrome not in flat
+        bench.assert_clean()

@@ -3,6 +3,7 @@
 
 import { api } from "./api.js";
 import { $, count, fill, h, setText } from "./dom.js";
+import { forgetRemembered, remember, withRemembered } from "./form-memory.js";
 import { providersHealth, renderPreflight } from "./preflight.js";
 import { labelOf, numberProblem, showFieldProblem } from "./validate.js";
 
@@ -11,7 +12,6 @@ const NUMBERS = ["max_research_loops", "queries_per_round", "results_per_query",
 const BUDGET = ["max_llm_tokens", "max_search_calls", "max_fetches", "deadline_seconds"];
 /** the plan asks the model for at most this many sub-questions; each is screened once per round */
 const MAX_SUB_QUESTIONS = 6;
-
 /**
  * Attributes of a whole-number input (every number the workbench asks for, the deadline in whole seconds)
  * from the JSON Schema bounds the server gives for its option. HTML's `min` is inclusive, so an exclusive
@@ -109,7 +109,10 @@ export class NewResearchForm {
       }
     }
     setText($("opt-critic-title"), config.stages.find((s) => s.key === "critic_review")?.title);
-    this.setOptions(config.defaults);
+    this.defaults = config.defaults;
+    const last = withRemembered(config.defaults, config.limits, NUMBERS);
+    this.pendingCorpus = last.corpus;
+    this.setOptions(last.options);
     this.startButton.disabled = false;
   }
 
@@ -142,6 +145,14 @@ export class NewResearchForm {
     fill(this.collection, names.length > 1 || this.unavailableCorpus ? choosePrompt() : null, ...options);
     this.collection.value = names.includes(chosen) ? chosen : names.length === 1 ? names[0] : "";
     $("corpus-none").hidden = !none;
+    // the collection the last start searched, once the session says it is still offered
+    const pending = this.pendingCorpus;
+    if (pending && names.includes(pending.corpus) && !this.corpus.checked) {
+      this.pendingCorpus = null;
+      this.corpus.checked = true;
+      this.collection.value = pending.corpus;
+      this.field("corpus_only").checked = pending.only;
+    }
     this.corpus.disabled = none;
     this.field("corpus_only").disabled = none;
     if (none) {
@@ -239,8 +250,10 @@ export class NewResearchForm {
     if (this.authProblem) this.showError("");
   }
 
-  /** Signed out: nothing of the last user's question stays. */
+  /** Signed out: nothing of the last user's question, nor what they used last, stays. */
   clear(defaults) {
+    forgetRemembered();
+    this.pendingCorpus = null;
     this.question.value = "";
     this.showError("");
     this.setOptions(defaults);
@@ -418,6 +431,7 @@ export class NewResearchForm {
     button.textContent = "Starting…";
     try {
       const run = await api.createRun(question, options);
+      remember(options, NUMBERS);
       this.question.value = "";
       this.actions.onStarted(run);
     } catch (error) {

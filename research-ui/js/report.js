@@ -5,6 +5,7 @@
 
 import { api, urls } from "./api.js";
 import { bytes, fill, h } from "./dom.js";
+import { renderReportTools } from "./report-tools.js";
 
 const ALLOWED = new Set([
   "H1",
@@ -253,36 +254,13 @@ export class ReportView {
     this.draftText.textContent = draft.text;
   }
 
+  /** The name the run's downloads carry (its detail's `download_stem`). */
+  setFileName(stem) {
+    this.stem = stem || "deepresearch-report";
+  }
+
   renderTools(runId, names) {
-    const downloads = [
-      ["deepresearch-report.md", "Markdown", urls.report(runId, "md")],
-      ["deepresearch-report.html", "HTML", urls.report(runId, "html")],
-      ["sources.json", "sources.json", urls.artifact(runId, "sources.json")],
-      ["evidence.json", "evidence.json", urls.artifact(runId, "evidence.json")],
-    ].filter(([name]) => names.has(name));
-    if (!downloads.length) {
-      fill(this.els.tools);
-      return;
-    }
-    fill(
-      this.els.tools,
-      h("span", { class: "muted" }, "Download"),
-      ...downloads.map(([name, label, href]) =>
-        h("a", { class: "btn btn-small", href, download: name }, label),
-      ),
-      names.has("deepresearch-report.html")
-        ? h(
-            "a",
-            {
-              class: "btn btn-small btn-quiet",
-              href: urls.report(runId, "html"),
-              target: "_blank",
-              rel: "noopener",
-            },
-            "Open as a page",
-          )
-        : null,
-    );
+    renderReportTools(this.els.tools, runId, names, this.stem || "deepresearch-report");
   }
 
   // --- the run's files -----------------------------------------------------------------------------------

@@ -221,6 +221,7 @@ async function refreshDetail(run) {
     if (state.run === run) {
       run.detail = detail;
       run.model.options = detail.options || run.model.options;
+      report.setFileName(detail.download_stem);
       scheduleRender();
     }
   } catch {
