@@ -442,3 +442,80 @@ def test_remembered_form_downloads_copy_pdf_and_docx(browser: Any, servers: Serv
         for chrome in ("HISTORY", "Startresearch", "Checkpoints&resume", "CopyasMarkdown", "Activity"):
             assert chrome not in flat
         bench.assert_clean()
+
+
+def test_one_continue_action_theme_and_plain_errors(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    with workbench(
+        browser, servers, tmp_path, fail_stage="screen_evidence", stage_delay_seconds=0.0
+    ) as bench:
+        page = bench.page
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Failed")
+        # one "Continue" in the header, another checkpoint as its second choice; the failure box says the same
+        header = page.locator(".run-actions")
+        expect(header.get_by_role("button", name="Continue", exact=True)).to_be_visible()
+        expect(header.get_by_role("button", name="From another checkpoint…")).to_be_visible()
+        labels = page.locator("#run-view button:visible").all_inner_texts()
+        assert not [t for t in labels if t.startswith("Continue") and t != "Continue"], labels
+        assert not [t for t in labels if t.startswith("Resume")], labels
+        # the error in plain words, its technical text folded away
+        problem = bench.stage("screen_evidence", "failed").locator(".tl-problem")
+        expect(problem.locator(".tl-problem-text")).to_contain_text("This stage failed. Failure injected")
+        expect(problem.locator(".tl-problem-text")).not_to_contain_text("screen_evidence:")
+        detail = problem.locator("details.technical")
+        expect(detail.locator("pre")).to_be_hidden()
+        detail.locator("summary").click()
+        expect(detail.locator("pre")).to_contain_text("screen_evidence: failure injected")
+
+        # the budget of the rest of the run is checked as typed: an out-of-range value starts nothing
+        header.get_by_role("button", name="From another checkpoint…").click()
+        expect(page.locator("#tab-checkpoints")).to_have_attribute("aria-selected", "true")
+        page.locator(".cp-latest summary").click()
+        page.locator("#cp-budget-max_fetches").fill("0")
+        expect(page.locator("#cp-budget-max_fetches-error")).to_contain_text("Fetches must be at least 1")
+        page.locator(".cp-latest").get_by_role("button", name="Continue").click()
+        expect(page.locator("#cp-budget-max_fetches")).to_be_focused()
+        expect(page.locator("#run-status")).to_have_text("Failed")
+        assert bench.api.get(f"/api/runs/{run_id}").json()["resumes"] == 0
+
+        # the fork view at half and full width: the budget fields and the button line up
+        page.locator("#cp-budget-max_fetches").fill("")
+        page.locator(".cp label").first.click()
+        expect(page.locator("#cp-continue")).to_be_visible()
+        for width in (700, 1920):
+            page.set_viewport_size({"width": width, "height": 1000})
+            fields = page.locator(".cp-latest .field input").all()
+            tops = {round(f.bounding_box()["y"]) for f in fields[:2]}
+            assert len(tops) == 1, f"the first budget fields are not on one line at {width}px"
+            left = page.locator(".cp-latest .field input").first.bounding_box()["x"]
+            button = page.locator("#cp-latest-continue, #cp-continue-latest").bounding_box()["x"]
+            assert abs(left - button) <= 1, (width, left, button)
+            bench.shot(f"daily-checkpoints-{width}")
+        # the form's budget fields (a label with a hint beside ones without) line up in each row
+        bench.goto("#new")
+        page.locator("details.budget > summary").click()
+        for width in (700, 1920):
+            page.set_viewport_size({"width": width, "height": 1000})
+            boxes = [f.bounding_box() for f in page.locator("details.budget .field input").all()]
+            for a in boxes:
+                for b in boxes:
+                    if abs(a["y"] - b["y"]) < 30:  # the same row
+                        assert abs(a["y"] - b["y"]) <= 1, (width, boxes)
+            bench.shot(f"daily-form-budget-{width}")
+        bench.assert_clean()
+
+
+def test_the_first_click_on_the_theme_toggle_shows(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    for dark in (False, True):
+        with workbench(browser, servers, tmp_path, dark=dark, stage_delay_seconds=0.0) as bench:
+            page = bench.page
+            bench.goto("#new")
+            before = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            page.locator("#theme-toggle").click()
+            expect(page.locator("html")).to_have_attribute("data-theme", "light" if dark else "dark")
+            assert page.evaluate("getComputedStyle(document.body).backgroundColor") != before
+            page.locator("#theme-toggle").click()  # the system's own scheme, chosen
+            page.locator("#theme-toggle").click()  # back to automatic
+            expect(page.locator("html")).not_to_have_attribute("data-theme", re.compile("."))
+            bench.assert_clean()

@@ -126,3 +126,21 @@ function describe(failure) {
   if (typeof failure === "string") return failure;
   return JSON.stringify(failure);
 }
+
+/**
+ * An error said in plain words (its first line, without an exception's class name, cut at a word), and the
+ * whole text as its technical detail when that says more.
+ * @param {string} text
+ * @returns {{plain: string, detail: HTMLElement|null}}
+ */
+export function plainError(text) {
+  const full = String(text || "").trim();
+  const first = full.split("\n")[0];
+  // an exception's class name or a stage's key in front says nothing to a reader
+  let plain = first.replace(/^([A-Za-z_.]*(Error|Exception|Failure)|[a-z]+(_[a-z]+)+):\s*/, "");
+  const cut = plain.length > 160;
+  if (cut) plain = `${plain.slice(0, 160).replace(/\s+\S*$/, "")}…`;
+  const said = plain ? plain[0].toUpperCase() + plain.slice(1) : "Something went wrong.";
+  const more = cut || first !== full || plain !== first;
+  return { plain: said, detail: more ? technical(full) : null };
+}

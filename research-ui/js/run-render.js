@@ -46,11 +46,16 @@ export function renderActions(model, pausing) {
   pauseButton.hidden = !isActive(model);
   pauseButton.disabled = pausing || model.status === "queued";
   setText(pauseButton, pausing ? "Pausing…" : "Pause");
+  // one way to continue; another checkpoint is the second choice, never a second "continue"
   continueButton.hidden = !stopped;
-  setText(continueButton, model.budgetStop ? "Raise the limit and continue…" : "Continue research");
+  setText(continueButton, model.budgetStop ? "Raise the limit and continue…" : "Continue");
   setText(
     $("btn-checkpoints"),
-    model.status === "completed" ? "Fork from a checkpoint" : "Checkpoints & resume",
+    model.status === "completed"
+      ? "Fork from a checkpoint"
+      : stopped
+        ? "From another checkpoint…"
+        : "Checkpoints",
   );
 }
 

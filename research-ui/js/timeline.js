@@ -2,7 +2,7 @@
 // under each stage, its sub-tool calls as they stream. Keyed DOM updates: an element is rebuilt only when
 // its item changed, so focus, selection and expanded/collapsed state survive the stream.
 
-import { callDetails } from "./call-details.js";
+import { callDetails, plainError } from "./call-details.js";
 import { bytes, clock, compact, duration, fill, h, setText } from "./dom.js";
 import { NODE_BY_KEY } from "./nodes.js";
 import { isActive, upcoming } from "./selectors.js";
@@ -177,9 +177,13 @@ export class TimelineView {
       box.hidden = false;
       box.className = "tl-problem is-error";
       box.setAttribute("role", "alert");
-      box.append(h("p", { class: "tl-problem-text" }, h("strong", {}, "This stage failed. "), attempt.error));
+      const said = plainError(attempt.error);
+      box.append(
+        h("p", { class: "tl-problem-text" }, h("strong", {}, "This stage failed. "), said.plain),
+        ...(said.detail ? [said.detail] : []),
+      );
       if (isLatestFailure && !isActive(model)) {
-        box.append(this.resumeButtons("Resume from the last checkpoint"));
+        box.append(this.resumeButtons());
       }
     } else if (attempt.status === "stopped") {
       box.hidden = false;
@@ -196,14 +200,15 @@ export class TimelineView {
     }
   }
 
-  resumeButtons(label) {
+  /** The run's one "Continue" action (as in its header), with another checkpoint as the second choice. */
+  resumeButtons() {
     return h(
       "div",
       { class: "tl-problem-actions" },
       h(
         "button",
         { type: "button", class: "btn btn-small btn-primary", on: { click: () => this.actions.onResume() } },
-        label,
+        "Continue",
       ),
       h(
         "button",
@@ -212,7 +217,7 @@ export class TimelineView {
           class: "btn btn-small btn-quiet",
           on: { click: () => this.actions.onCheckpoints() },
         },
-        "Choose a checkpoint",
+        "From another checkpoint…",
       ),
     );
   }
@@ -284,8 +289,9 @@ export class TimelineView {
         h(
           "div",
           { class: "tl-body tl-problem is-error", role: "alert" },
-          h("p", { class: "tl-problem-text" }, h("strong", {}, "The run failed. "), item.message),
-          model.status === "failed" ? this.resumeButtons("Resume") : null,
+          h("p", { class: "tl-problem-text" }, h("strong", {}, "The run failed. "), plainError(item.message).plain),
+          plainError(item.message).detail,
+          model.status === "failed" ? this.resumeButtons() : null,
         ),
       );
     } else {
