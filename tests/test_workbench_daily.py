@@ -190,8 +190,8 @@ def test_the_reading_surface_fits_every_width(
                 page.locator("#side-tabs").get_by_role("tab", name=side_tab).click()
                 problems = page.evaluate(OVERFLOW)
                 assert problems == [], f"{width}px {theme}, {main_tab} + {side_tab}: {problems}"
-            if width in (700, 1920):
-                bench.shot(f"daily-run-{width}-{theme}")
+                if width in (700, 1920):
+                    bench.shot(f"daily-run-{width}-{theme}-{main_tab.lower()}")
         bench.assert_clean()
 
 

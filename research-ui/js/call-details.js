@@ -3,7 +3,7 @@
 // the size), what a model call cost and why a step fell back. Errors are said in plain words first; the
 // technical text is folded away under "Technical detail".
 
-import { bytes, compact, domainOf, duration, h, isWebUrl } from "./dom.js";
+import { bytes, compact, domainOf, duration, h, isWebUrl, plainWords } from "./dom.js";
 
 /**
  * @typedef {{search?: any, fetched?: any}} CallFiles the run's files the details read (any may be missing)
@@ -128,19 +128,16 @@ function describe(failure) {
 }
 
 /**
- * An error said in plain words (its first line, without an exception's class name, cut at a word), and the
- * whole text as its technical detail when that says more.
+ * An error said in plain words (dom.js plainWords, cut at a word), and the whole text as its technical
+ * detail when that says more.
  * @param {string} text
  * @returns {{plain: string, detail: HTMLElement|null}}
  */
 export function plainError(text) {
   const full = String(text || "").trim();
-  const first = full.split("\n")[0];
-  // an exception's class name or a stage's key in front says nothing to a reader
-  let plain = first.replace(/^([A-Za-z_.]*(Error|Exception|Failure)|[a-z]+(_[a-z]+)+):\s*/, "");
+  let plain = plainWords(full);
   const cut = plain.length > 160;
   if (cut) plain = `${plain.slice(0, 160).replace(/\s+\S*$/, "")}…`;
-  const said = plain ? plain[0].toUpperCase() + plain.slice(1) : "Something went wrong.";
-  const more = cut || first !== full || plain !== first;
-  return { plain: said, detail: more ? technical(full) : null };
+  const more = cut || plain.toLowerCase() !== full.replace(/\.$/, "").toLowerCase();
+  return { plain: plain || "Something went wrong", detail: more ? technical(full) : null };
 }

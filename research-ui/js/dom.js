@@ -176,3 +176,17 @@ export function sourceDate(row) {
     ? `file changed ${text}`
     : `published ${text}`;
 }
+
+/**
+ * A message in plain words: its first line, without an exception's class name or a stage's key in front,
+ * without the option path a budget stop names (the view offers the field), capitalised.
+ */
+export function plainWords(text) {
+  let plain = String(text || "")
+    .trim()
+    .split("\n")[0]
+    .replace(/^([A-Za-z_.]*(Error|Exception|Failure)|[a-z]+(_[a-z]+)+|budget):\s*/, "")
+    .replace(/;\s*resume with a higher options\.budget\.\w+\.?$/, "");
+  plain = plain.replace(/\.$/, "");
+  return plain ? plain[0].toUpperCase() + plain.slice(1) : "";
+}

@@ -2,6 +2,7 @@
 // announced to screen readers), and a detail line with the live counts (not announced).
 
 import { current } from "./attempts.js";
+import { plainWords } from "./dom.js";
 import { NODE_BY_KEY } from "./nodes.js";
 import { runningAttempt, upcoming } from "./selectors.js";
 
@@ -31,7 +32,7 @@ export function describe(model, local) {
       return running(model);
     case "cancelled":
       if (model.budgetStop) {
-        return { headline: "Stopped: a budget limit was reached.", detail: `${model.budgetStop}.` };
+        return { headline: "Stopped: a budget limit was reached.", detail: `${plainWords(model.budgetStop)}: raise it to continue.` };
       }
       return {
         headline: `Paused${after}. Nothing finished is lost.`,
@@ -49,7 +50,7 @@ export function describe(model, local) {
       const where = failed ? ` at “${NODE_BY_KEY.get(failed.stage)?.title}”` : "";
       return {
         headline: `Failed${where}.`,
-        detail: `${model.error || "The run stopped with an error."} It can be resumed from its last checkpoint.`,
+        detail: `${model.error ? `${plainWords(model.error)}.` : "The run stopped with an error."} It can be resumed from its last checkpoint.`,
       };
     }
     case "completed": {

@@ -3,7 +3,7 @@
 // out of the main narrative.
 
 import { api } from "./api.js";
-import { clock, fill, h } from "./dom.js";
+import { clock, fill, h, plainWords } from "./dom.js";
 import { NODE_BY_KEY } from "./nodes.js";
 import { isActive } from "./selectors.js";
 import { wholeNumberBounds } from "./form.js";
@@ -300,7 +300,7 @@ export class ResumeView {
       "details",
       { class: "cp-budget", open: Boolean(this.model.budgetStop) },
       h("summary", {}, "Budget limits for the rest of the run"),
-      this.model.budgetStop ? h("p", { class: "notice" }, this.model.budgetStop) : null,
+      this.model.budgetStop ? h("p", { class: "notice" }, `${plainWords(this.model.budgetStop)}.`) : null,
       h("div", { class: "option-grid" }, fields),
     );
   }

@@ -3,7 +3,7 @@
 // its item changed, so focus, selection and expanded/collapsed state survive the stream.
 
 import { callDetails, plainError } from "./call-details.js";
-import { bytes, clock, compact, duration, fill, h, setText } from "./dom.js";
+import { bytes, clock, compact, duration, fill, h, plainWords, setText } from "./dom.js";
 import { NODE_BY_KEY } from "./nodes.js";
 import { isActive, upcoming } from "./selectors.js";
 
@@ -193,7 +193,7 @@ export class TimelineView {
           "p",
           { class: "tl-problem-text" },
           attempt.stopReason
-            ? `Stopped: ${attempt.stopReason}`
+            ? `Stopped: ${plainWords(attempt.stopReason)}. Raise the limit to continue.`
             : "Paused before this stage finished; it runs again when the research continues. Calls that already finished keep their results.",
         ),
       );
