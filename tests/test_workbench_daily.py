@@ -251,6 +251,12 @@ def test_passages_citations_sources_and_calls_can_be_read(
 
         # a source view with the fetched text and its passages
         page.locator("#side-tabs").get_by_role("tab", name="Sources").click()
+        # a local document's date is when its file changed, in words (never "published" and raw ISO)
+        local = page.locator("#sources .source", has_text="Durable checkpoints").first
+        expect(local.locator(".source-meta")).to_contain_text(
+            re.compile(r"file changed \w{3} \d{1,2}, \d{4}")
+        )
+        expect(local.locator(".source-meta")).not_to_contain_text(re.compile(r"published|\d{4}-\d{2}-\d{2}"))
         page.locator(f"#src-{n}").get_by_role("button", name="Read the source").click()
         reader = page.locator("dialog.source-reader")
         expect(reader).to_be_visible()
