@@ -1,10 +1,12 @@
 """The reading and keeping routes over real HTTP (deepresearch/reading_routes.py), on SQLite and PostgreSQL:
 rename (PATCH, migration 8's column), search in the run list, resume/fork counts, the passages rendered by the
 report's rule, a source's fetched text from its receipt (no new fetch at the site), downloads named after the
-topic, and the report as a Word document that python-docx opens with the report's headings."""
+topic, the report as a Word document that python-docx opens with the report's headings, and none of it for
+another user's run (404, as for every run route)."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 from collections.abc import Iterator
@@ -19,6 +21,7 @@ from tests.conftest import Servers
 from tests.scripted import serve_app
 from tests.sse import iter_sse
 from tests.test_runner_api import QUESTION, wait_status
+from tests.test_security import _create_tokens, bearer, served
 
 
 @pytest.fixture
@@ -110,3 +113,25 @@ def test_passages_source_text_and_downloads(api: httpx.Client, servers: Servers)
     ]
     assert headings == [re.sub(r"[*_`]", "", h) for h in expected] and "Sources" in headings
     assert document.core_properties.title == "WAL notes"
+
+
+def test_another_users_run_cannot_be_read_renamed_or_exported(servers: Servers, tmp_path: Path) -> None:
+    settings = servers.settings(tmp_path, llm=True)
+    alice, bob = asyncio.run(_create_tokens(settings, ("alice", False), ("bob", False)))
+    with (
+        served(settings) as base_url,
+        httpx.Client(base_url=base_url, timeout=30, headers=bearer(alice)) as mine,
+        httpx.Client(base_url=base_url, timeout=30, headers=bearer(bob)) as theirs,
+    ):
+        run_id = completed_run(mine)
+        url = mine.get(f"/api/runs/{run_id}/artifacts/sources.json").json()["sources"][0]["url"]
+        write = {"X-Requested-With": "deepresearch-workbench"}
+        assert (
+            theirs.patch(f"/api/runs/{run_id}", json={"title": "mine now"}, headers=write).status_code == 404
+        )
+        assert theirs.get(f"/api/runs/{run_id}/passages").status_code == 404
+        assert theirs.get(f"/api/runs/{run_id}/source-text", params={"url": url}).status_code == 404
+        assert theirs.get(f"/api/runs/{run_id}/report.docx").status_code == 404
+        assert theirs.get("/api/runs", params={"q": "durable"}).json()["runs"] == []
+        assert mine.get(f"/api/runs/{run_id}").json()["title"] is None
+        assert mine.get(f"/api/runs/{run_id}/report.docx").status_code == 200
