@@ -49,6 +49,7 @@ from deepresearch.http_access import (
     BrowserGuard,
     HeadAsGet,
     PrincipalDep,
+    RunDep,
     ServiceDep,
     access_policy,
     request_principal,
@@ -56,16 +57,17 @@ from deepresearch.http_access import (
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
 from deepresearch.limits import StreamSlots
 from deepresearch.preflight import llm_public, providers_health
+from deepresearch.reading import download_name
+from deepresearch.reading_routes import reading
 from deepresearch.rules import QUESTION_PATTERN, question_problem
 from deepresearch.service import RunService
-from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, RunRecord, open_persistence
+from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, open_persistence
 from deepresearch.ui import mount_ui
 
 logger = logging.getLogger("deepresearch.runner")
 
 VERSION = "0.1.0"
-# any id that is not a run's (or the run's checkpoint's) is simply not found: 404, like a deleted one
-RunId = Annotated[str, Path(description="The run's id (32 hex digits).")]
+# any id that is not the run's checkpoint's is simply not found: 404, like a deleted one
 CheckpointId = Annotated[str, Path(description="A checkpoint id from GET /api/runs/{run_id}/checkpoints.")]
 SEQ_MAX = 10**18
 
@@ -110,17 +112,6 @@ def run_create_model(max_question_chars: int) -> type[BaseModel]:
     )
 
 
-# --- dependencies --------------------------------------------------------------------------------
-
-
-async def visible_run(run_id: RunId, service: ServiceDep, principal: PrincipalDep) -> RunRecord:
-    """The path's run, if this client may see it: another user's run is 404, like a missing one."""
-    return await service.visible_run(run_id, principal)
-
-
-RunDep = Annotated[RunRecord, Depends(visible_run)]
-
-
 class MarkdownResponse(Response):
     media_type = "text/markdown"
 
@@ -144,9 +135,10 @@ async def list_runs(
     status: RunStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0, le=2**31)] = 0,
+    q: Annotated[str | None, Query(max_length=200, description="Words in the question or title.")] = None,
 ) -> RunsPublic:
     """Your runs (an admin: everyone's), newest first."""
-    page, more = await service.list_runs(status, limit, offset, principal)
+    page, more = await service.list_runs(status, limit, offset, principal, search=(q or "").strip() or None)
     return RunsPublic(runs=page, limit=limit, offset=offset, next_offset=offset + limit if more else None)
 
 
@@ -323,7 +315,8 @@ async def get_artifact(run: RunDep, path: str, service: ServiceDep) -> FileRespo
 async def get_report(run: RunDep, service: ServiceDep, format: Literal["md", "html"] = "md") -> Response:
     target = service.artifact_file(run, f"deepresearch-report.{format}")
     text = await asyncio.to_thread(target.read_text, "utf-8")
-    headers = {"X-Content-Type-Options": "nosniff"}
+    # named after the run's topic when saved (the workbench's download links leave the name to this)
+    headers = {"X-Content-Type-Options": "nosniff", "Content-Disposition": download_name(run, format)}
     if format == "md":
         return MarkdownResponse(text, media_type="text/markdown; charset=utf-8", headers=headers)
     headers["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
@@ -416,6 +409,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
     app.state.access = policy = access_policy(settings, bind_host)
     app.include_router(_create_router(settings))
     app.include_router(runs)
+    app.include_router(reading)
     app.include_router(session)
     app.include_router(collections)
     app.include_router(ops)

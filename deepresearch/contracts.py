@@ -92,6 +92,12 @@ class RunPublic(_Public):
         None,
         description="While the run waits for a runner (queued, not yet claimed): its place, 1 goes next.",
     )
+    title: str | None = Field(None, description="The name the user gave the run; null: its question.")
+    resumes: int = Field(0, description="Times a person resumed the run (continue or fork).")
+    forks: int = Field(0, description="Of those, resumes from an older checkpoint (each a new branch).")
+    download_stem: str = Field(
+        "deepresearch-report", description="The file name its downloads carry (from its title or question)."
+    )
 
 
 class RunsPublic(_Public):

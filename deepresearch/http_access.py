@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Annotated
 from urllib.parse import urlsplit
 
-from fastapi import Depends, HTTPException, Request
+from fastapi import Depends, HTTPException, Path, Request
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
@@ -26,6 +26,7 @@ from config import Settings
 from .auth import LOCAL_CLIENT, Principal, Tokens, is_loopback
 from .contracts import ErrorPublic
 from .service import RunService
+from .store import RunRecord
 
 SESSION_COOKIE = "deepresearch_token"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -95,6 +96,16 @@ def get_service(request: Request) -> RunService:
 
 
 ServiceDep = Annotated[RunService, Depends(get_service)]
+# any id that is not a run's is simply not found: 404, like a deleted one
+RunId = Annotated[str, Path(description="The run's id (32 hex digits).")]
+
+
+async def visible_run(run_id: RunId, service: ServiceDep, principal: PrincipalDep) -> RunRecord:
+    """The path's run, if this client may see it: another user's run is 404, like a missing one."""
+    return await service.visible_run(run_id, principal)
+
+
+RunDep = Annotated[RunRecord, Depends(visible_run)]
 
 
 class BrowserGuard:

@@ -177,49 +177,48 @@ body { font: 17px/1.6 system-ui, -apple-system, "Segoe UI", sans-serif;
 h1 { font-size: 1.7rem; line-height: 1.25; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #8884; }
 a { color: var(--accent); } blockquote { color: var(--muted); border-left: 3px solid #8886; margin-left: 0;
 padding-left: 1rem; } code { font-size: .92em; } li { margin: .25rem 0; }
+.local-doc { border-bottom: 1px dotted var(--muted); }
+@media print { body { max-width: none; margin: 0; background: #fff; color: #000; } a { color: inherit; } }
 """
 
 
-def render_html(markdown: str, title: str, fetched: set[str]) -> str:
-    """Self-contained, sanitised HTML: markdown-it without raw HTML, then nh3, no scripts, inline CSS; a link
-    survives only if it passes the same rule as in the Markdown (allowed_link)."""
+def render_fragment(markdown: str, fetched: set[str]) -> str:
+    """The one rendering rule for Markdown the workbench shows as HTML (the report, a passage, a fetched
+    text): markdown-it without raw HTML, then nh3's allow-list; a link survives only if it passes the same
+    rule as in the Markdown (allowed_link)."""
 
     def links(tag: str, attribute: str, value: str) -> str | None:
         if attribute == "href" and not allowed_link(value, fetched):
             return None
         return value
 
-    body = nh3.clean(
+    return nh3.clean(
         _MD.render(markdown),
-        tags={
-            "h1",
-            "h2",
-            "h3",
-            "h4",
-            "p",
-            "ul",
-            "ol",
-            "li",
-            "a",
-            "em",
-            "strong",
-            "code",
-            "pre",
-            "blockquote",
-            "table",
-            "thead",
-            "tbody",
-            "tr",
-            "th",
-            "td",
-            "hr",
-            "br",
-            "sup",
-        },
+        tags=_TAGS,
         attributes={"a": {"href", "title", "id"}, "li": {"id"}, "sup": {"id"}},
         url_schemes={"http", "https", "corpus"},
         link_rel="noopener noreferrer nofollow",
         attribute_filter=links,
+    )
+
+
+_TAGS = {
+    *("h1", "h2", "h3", "h4", "p", "ul", "ol", "li", "a", "em", "strong", "code", "pre", "blockquote"),
+    *("table", "thead", "tbody", "tr", "th", "td", "hr", "br", "sup"),
+}
+# a local document's link: nothing a saved page can open (the server reads it), so it is named, not linked
+_CORPUS_LINK = re.compile(r'<a href="(corpus://[^"]*)"[^>]*>(.*?)</a>', re.S)
+
+
+def render_html(markdown: str, title: str, fetched: set[str]) -> str:
+    """Self-contained, sanitised HTML (render_fragment), no scripts, inline CSS."""
+    body = render_fragment(markdown, fetched)
+    body = _CORPUS_LINK.sub(
+        lambda m: (
+            f'<span class="local-doc" title="local document on the research server: {m.group(1)}">'
+            f"{m.group(2)}</span>"
+        ),
+        body,
     )
     # [n] citations become links to the numbered source list
     body = re.sub(r"\[(\d{1,3})\](?![^<]*</a>)", r'<a href="#source-\1" class="cite">[\1]</a>', body)

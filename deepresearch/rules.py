@@ -84,3 +84,10 @@ def patched(patch: Patch | None, name: str) -> bool:
     if isinstance(patch, BaseModel):
         return getattr(patch, name, None) is not None
     return patch.get(name) is not None
+
+
+def download_stem(title: str) -> str:
+    """A file name for a run's downloads, from its topic (its title or question): its first eight words,
+    letters and digits only, joined by '-' (the report's downloads and the workbench's file links)."""
+    words = re.findall(r"[A-Za-z0-9]+", title)[:8]
+    return "-".join(words).lower()[:80] or "deepresearch-report"

@@ -23,7 +23,7 @@ from .contracts import (
 )
 from .engine import ResearchEngine
 from .preflight import llm_public
-from .rules import ArtifactNotFound, CheckpointNotFound
+from .rules import ArtifactNotFound, CheckpointNotFound, download_stem
 from .store import ACTIVE_STATUSES, CheckpointRecord, Receipt, RunRecord, RunStore
 from .workspace import Workspace, WorkspaceError
 
@@ -192,7 +192,10 @@ def tree_bytes(root: Path) -> int:
 
 def public_run(run: RunRecord, queue: Mapping[str, int] | None = None) -> RunPublic:
     """The run as clients see it; `queue`: places in the queue (RunStore.queue_positions)."""
-    values = run.to_dict() | {"queue_position": (queue or {}).get(run.run_id)}
+    values = run.to_dict() | {
+        "queue_position": (queue or {}).get(run.run_id),
+        "download_stem": download_stem(run.title or run.question),
+    }
     if values["options"].get("corpus"):
         # a named collection's folder on the server is the server's business: clients know it by name
         values["options"] = {**values["options"], "corpus_dir": None}

@@ -239,9 +239,11 @@ class RunService(RunViews, ReplicaDuties):
                 "(CLI --checkpoint ID, API checkpoint_id)"
             )
         config = None
+        fork = False
         if checkpoint_id is not None:
             record = await self.checkpoint(run_id, checkpoint_id)
             config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
+            fork = record.checkpoint_id != (await self.store.list_checkpoints(run_id))[-1].checkpoint_id
         # a person resumes: the count of automatic takeovers starts again
         fields: dict[str, Any] = {
             "status": "queued",
@@ -250,6 +252,8 @@ class RunService(RunViews, ReplicaDuties):
             "cancel_requested": False,
             "attempts": 0,
         }
+        if not takeover:  # the history's badges: resumed, and forked
+            fields |= {"resumes": run.resumes + 1, "forks": run.forks + int(fork)}
         # the options it will run with must validate now, not in the execution (a stuck `queued` run)
         options = self.options(run.options, patch, principal)
         if patch is not None:
@@ -347,11 +351,18 @@ class RunService(RunViews, ReplicaDuties):
         return run
 
     async def list_runs(
-        self, status: str | None, limit: int, offset: int, principal: Principal = CLI
+        self,
+        status: str | None,
+        limit: int,
+        offset: int,
+        principal: Principal = CLI,
+        search: str | None = None,
     ) -> tuple[list[RunPublic], bool]:
         """One page of the runs `principal` may see, newest first, and whether another page follows."""
         owner = None if principal.admin else principal.user
-        records = await self.store.list_runs(status=status, limit=limit + 1, offset=offset, owner=owner)
+        records = await self.store.list_runs(
+            status=status, limit=limit + 1, offset=offset, owner=owner, search=search
+        )
         queue = await self._queue(*records[:limit])
         return [public_run(r, queue) for r in records[:limit]], len(records) > limit
 

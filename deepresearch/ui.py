@@ -2,8 +2,8 @@
 
 Besides the static files it answers ``GET /research/config.json``: what the workbench needs to know before a
 run exists — the engine and model, the server's default run options and their bounds, the reviewers, the
-question limit and the graph's stages — so the workbench copies none of them and labels the extractive
-engine honestly.
+question and upload limits and the graph's stages — so the workbench copies none of them and labels the
+extractive engine honestly.
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from config import DEFAULT_REVIEWERS, ResearchOptions, Settings, option_limits
 from stages import GRAPH_NODES
 
+from .doc_collections import MEDIA_TYPES
+
 UI_DIR = Path(__file__).resolve().parent.parent / "research-ui"
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -37,6 +39,13 @@ class NodePublic(BaseModel):
     business: bool = Field(description="A business stage (ends in a `checkpoint` event); else the loop.")
 
 
+class UploadLimits(BaseModel):
+    """What an upload into My documents may be (PUT /api/collections/{name}/documents/{file} enforces it)."""
+
+    max_bytes: int = Field(description="Largest document a user may upload (DEEPRESEARCH_MAX_UPLOAD_BYTES).")
+    types: list[str] = Field(description="File extensions the document search indexes, e.g. '.md'.")
+
+
 class UiConfig(BaseModel):
     """The workbench's start-up facts; no secrets (no keys, no URLs of providers)."""
 
@@ -48,6 +57,7 @@ class UiConfig(BaseModel):
     )
     reviewers: list[str]
     max_question_chars: int
+    uploads: UploadLimits
     stages: list[NodePublic] = Field(description="The graph's nodes in order (business stages + reflection).")
 
 
@@ -61,6 +71,7 @@ def ui_config(settings: Settings) -> UiConfig:
         limits=option_limits(),
         reviewers=list(DEFAULT_REVIEWERS),
         max_question_chars=settings.max_question_chars,
+        uploads=UploadLimits(max_bytes=settings.max_upload_bytes, types=sorted(MEDIA_TYPES)),
         stages=[NodePublic(**_node(n)) for n in GRAPH_NODES],
     )
 

@@ -176,7 +176,7 @@ def test_bad_input_is_a_4xx_with_one_error_shape(api: httpx.Client) -> None:
     assert repeated["errors"][0]["loc"] == ["query", "limit"]
     # a path served by several routes allows all their methods
     assert api.request("OPTIONS", "/api/runs").headers["allow"] == "GET, POST"
-    assert api.request("PUT", f"/api/runs/{run_id}").headers["allow"] == "DELETE, GET"
+    assert api.request("PUT", f"/api/runs/{run_id}").headers["allow"] == "DELETE, GET, PATCH"
     assert_error(_raw_post(base, "/api/runs", b"\xff\xfe{", {}), 400)  # not UTF-8: documented 400
     assert_error(api.post(f"/api/runs/{run_id}/resume", json={"checkpoint_id": "x"}), 409)
     assert_error(api.delete(f"/api/runs/{run_id}"), 409)

@@ -25,6 +25,8 @@ SERVICE = {
     "deepresearch.ui",
     "deepresearch.cli_view",
     "deepresearch.preflight",
+    "deepresearch.reading",
+    "deepresearch.reading_routes",
 }
 ENGINE = {"deepresearch.engine", "workflow", "tools", "deepresearch.state", "deepresearch.nodes"}
 

@@ -50,7 +50,12 @@ def test_every_markdown_spelling_of_a_link_is_checked_in_markdown_and_html() -> 
     assert len(result.unknown_urls_removed) == 10, result.unknown_urls_removed
     html = render_html(checked, "report", seen)
     hrefs = re.findall(r'<a [^>]*href="([^"]*)"', html)
-    assert set(hrefs) == {"https://ok.example/a", "corpus://manual/page.md"}, hrefs
+    assert set(hrefs) == {"https://ok.example/a"}, hrefs
+    # a local document cannot be opened from a saved page: named (with its address), never a dead link
+    assert (
+        '<span class="local-doc" title="local document on the research server: corpus://manual/page.md">doc'
+        in html
+    )
     assert "<img" not in html and '<a href="https://evil' not in html
     # the HTML applies the rule on its own too: an unchecked Markdown gets no foreign link either
     raw = render_html("[x](https://evil.example/x) [y](HTTPS://OK.example/a)", "report", seen)

@@ -371,7 +371,7 @@ def test_start_watch_pause_fork_and_read_the_report(browser: Any, servers: Serve
         bench.shot("3-paused")
 
         # continue from an OLDER checkpoint: preview, then a fork in the same timeline
-        page.get_by_role("button", name="Checkpoints & resume").click()
+        page.get_by_role("button", name="From another checkpoint…").first.click()
         page.locator(".cp label", has_text="After “Plan the research”").click()
         preview = page.locator(".cp-preview")
         expect(preview).to_contain_text("A fork")
@@ -413,9 +413,10 @@ def test_start_watch_pause_fork_and_read_the_report(browser: Any, servers: Serve
         expect(page.locator(".citation-check")).to_contain_text("citations supported")
         page.get_by_role("tab", name="Sources").click()
         bench.shot("6-report-light")
-        page.locator("#theme-toggle").click()  # auto → light
-        page.locator("#theme-toggle").click()  # light → dark
+        light = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        page.locator("#theme-toggle").click()  # auto on a light system → dark: the first click shows
         expect(page.locator("html")).to_have_attribute("data-theme", "dark")
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") != light
         bench.shot("7-report-dark")
 
         # the run's files
@@ -518,13 +519,13 @@ def test_failed_fetch_and_failed_stage_show_where_they_happened(
         expect(screen_node).to_have_attribute("data-status", "failed")
         bench.shot("9-failed-stage")
 
-        failed.get_by_role("button", name="Resume from the last checkpoint").click()
+        failed.get_by_role("button", name="Continue", exact=True).click()
         continued = page.locator(
             ".tl-segment", has_text="Continued from the checkpoint after “Fetch sources”"
         )
         expect(continued).to_be_visible()
         expect(bench.stage("screen_evidence", "failed")).to_have_count(2)  # the injected failure again
-        resume_buttons = page.locator("#timeline .tl-problem button", has_text="Resume")
+        resume_buttons = page.locator("#timeline .tl-problem button", has_text="Continue")
         expect(resume_buttons).to_have_count(1)  # on the latest failure only
         expect(page.locator("#btn-continue")).to_be_visible()
         bench.assert_clean()
@@ -571,7 +572,7 @@ def test_a_budget_stop_is_explained_and_the_limit_can_be_raised(
         expect(page.locator(".cp-budget")).to_contain_text("LLM token limit of 100")
         page.locator("#cp-budget-max_llm_tokens").fill("1000000")
         bench.shot("11-budget")
-        page.get_by_role("button", name="Continue from where it stopped").click()
+        page.locator(".cp-latest").get_by_role("button", name="Continue").click()
 
         expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
         expect(page.locator(".tl-segment", has_text="Continued from the checkpoint after")).to_be_visible()

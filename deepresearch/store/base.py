@@ -76,6 +76,12 @@ class RunRecord:
     queued_at: str | None = None
     """When the run last entered the queue (created or resumed): runs waiting for a runner go first in,
     first out by it."""
+    title: str | None = None
+    """The name the user gave the run (null: its question names it)."""
+    resumes: int = 0
+    """Times a person resumed the run (continue or fork)."""
+    forks: int = 0
+    """Of those, resumes from a checkpoint older than the latest (each starts a new branch)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -256,7 +262,12 @@ class RunStore(Protocol):
     ) -> RunRecord: ...
     async def get_run(self, run_id: str) -> RunRecord: ...
     async def list_runs(
-        self, status: str | None = None, limit: int = 50, offset: int = 0, owner: str | None = None
+        self,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        owner: str | None = None,
+        search: str | None = None,
     ) -> list[RunRecord]: ...
     async def finished_before(self, cutoff: str, limit: int = 1000) -> list[RunRecord]: ...
     async def count_active(self, owner: str) -> int: ...

@@ -120,8 +120,17 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
-    # Migrations 7 to 9 are taken by work in flight on other branches (content-addressed texts,
-    # titles, human input); numbers need not be contiguous, only increasing.
+    # A title the user gives a run in the workbench's history (PATCH /api/runs/{id}; null: its question),
+    # and how often a person resumed it and how many of those resumes forked (the history's badges).
+    (
+        8,
+        "run titles, resume and fork counts",
+        (
+            "ALTER TABLE runs ADD COLUMN title TEXT",
+            "ALTER TABLE runs ADD COLUMN resumes {bigint} NOT NULL DEFAULT 0",
+            "ALTER TABLE runs ADD COLUMN forks {bigint} NOT NULL DEFAULT 0",
+        ),
+    ),
     # Runs waiting for a runner leave the queue first in, first out by the time they entered it.
     (
         10,

@@ -10,6 +10,7 @@ Every transaction boundary is here, so both backends commit exactly the same uni
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -131,6 +132,9 @@ RUN_COLUMNS = frozenset(
         "options",
         "attempts",
         "queued_at",
+        "title",
+        "resumes",
+        "forks",
     }
 )
 _JSON_COLUMNS = frozenset({"usage", "options"})
@@ -279,14 +283,27 @@ class SqlRunStore(TokenSql, LeaseSql):
         return record_from_row(RunRecord, rows[0])
 
     async def list_runs(
-        self, status: str | None = None, limit: int = 50, offset: int = 0, owner: str | None = None
+        self,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        owner: str | None = None,
+        search: str | None = None,
     ) -> list[RunRecord]:
-        """Newest first; only `owner`'s runs when given."""
-        conditions, params = [], []
+        """Newest first; only `owner`'s runs when given; with `search`, only runs whose question or title
+        contains it (any case)."""
+        conditions: list[str] = []
+        params: list[Any] = []
         for column, value in (("status", status), ("owner", owner)):
             if value is not None:
                 conditions.append(f"{column} = ?")
                 params.append(value)
+        if search:
+            pattern = "%" + re.sub(r"([\\%_])", r"\\\1", search.lower()) + "%"
+            conditions.append(
+                "(LOWER(question) LIKE ? ESCAPE '\\' OR LOWER(COALESCE(title, '')) LIKE ? ESCAPE '\\')"
+            )
+            params += [pattern, pattern]
         where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
         rows = await self._read(
             f"SELECT * FROM runs {where}ORDER BY created_at DESC, run_id LIMIT ? OFFSET ?",
@@ -325,7 +342,7 @@ class SqlRunStore(TokenSql, LeaseSql):
                 name, value = f"{name}_json", dumps_json(value)
             elif name == "cancel_requested":
                 value = bool(value)
-            elif name == "error":
+            elif name in ("error", "title"):
                 value = self.dialect.text(value)
             assignments.append(f"{name} = ?")
             params.append(value)

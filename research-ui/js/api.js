@@ -136,12 +136,21 @@ export const api = {
   session: () => request("GET", "/api/session", undefined, { signIn: true }),
   signIn: (token) => request("POST", "/api/session", { token }, { signIn: true }),
   signOut: () => request("DELETE", "/api/session", undefined, { signIn: true }),
-  listRuns: ({ status = "", limit = 30, offset = 0 } = {}) => {
+  listRuns: ({ status = "", limit = 30, offset = 0, q = "" } = {}) => {
     const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });
     if (status) query.set("status", status);
+    if (q) query.set("q", q);
     return request("GET", `/api/runs?${query}`);
   },
   getRun: (id) => request("GET", runPath(id)),
+  /** @param {string} id @param {string|null} title null: named by its question again */
+  renameRun: (id, title) => request("PATCH", runPath(id), { title }),
+  deleteRun: (id) => request("DELETE", runPath(id)),
+  /** the evidence passages rendered by the server's report rule: {passages: [{n, html}]} */
+  passages: (id) => request("GET", `${runPath(id)}/passages`),
+  /** the text the run read from `url` (from its fetch's receipt) */
+  sourceText: (id, url) => request("GET", `${runPath(id)}/source-text?url=${enc(url)}`),
+  reportMarkdown: (id) => requestText(`${runPath(id)}/report?format=md`),
   /** what a run could reach from this server now: web search providers and the model */
   providersHealth: () => request("GET", "/api/providers/health"),
   createRun: (question, options) => request("POST", "/api/runs", { question, options }),
@@ -176,4 +185,5 @@ export const urls = {
   events: (id, after) => `${runPath(id)}/events${after ? `?after=${after}` : ""}`,
   artifact: artifactPath,
   report: (id, format) => `${runPath(id)}/report?format=${format}`,
+  docx: (id) => `${runPath(id)}/report.docx`,
 };

@@ -1,53 +1,42 @@
-// The workbench: routing (#run=<id>, #new, #documents), one open run (its model, stream and views), actions.
+// The workbench: boot (the server's configuration), the session, routing (#run=<id>, #new, #documents)
+// and the page's chrome. The open run lives in run-page.js.
 
 import { api } from "./api.js";
 import { DocumentsView } from "./documents.js";
-import { $, ago, between, compact, duration, fill, h, setText, usd } from "./dom.js";
-import { STATUS_LABEL, apply, createModel, isActive, setStages } from "./events.js";
+import { $, fill, h } from "./dom.js";
 import { NewResearchForm } from "./form.js";
-import { forgetHealth } from "./preflight.js";
 import { GraphView } from "./graph.js";
 import { HistoryView } from "./history.js";
-import { describe } from "./progress.js";
+import { setStages } from "./nodes.js";
+import { forgetHealth } from "./preflight.js";
 import { ReportView } from "./report.js";
 import { ResumeView } from "./resume.js";
+import {
+  closeRun,
+  forgetOpening,
+  onMainTab,
+  openRun,
+  openedRun,
+  pause,
+  resume,
+  setBanner,
+  setupRunPage,
+  stopListening,
+  fitTitle,
+  toggleTitle,
+  watchCurrent,
+} from "./run-page.js";
+import { isActive } from "./selectors.js";
 import { SessionGate } from "./session.js";
+import { SourceReader, citePreviews } from "./source-view.js";
 import { SourcesView } from "./sources.js";
-import { RunStream } from "./stream.js";
 import { Tabs } from "./tabs.js";
 import { setupTheme } from "./theme.js";
 import { TimelineView } from "./timeline.js";
 
-/** Files each stage writes that the views read (reloaded when the stage finishes). */
-const STAGE_FILES = {
-  fetch_sources: ["sources-fetched.json"],
-  screen_evidence: ["evidence-table.json"],
-  write_report: ["sources.json", "evidence.json", "deepresearch-report.html"],
-};
-const WATCHED = {
-  "sources-fetched.json": "fetched",
-  "sources.json": "final",
-  "evidence-table.json": "table",
-  "evidence.json": "evidence",
-};
-
-/**
- * @typedef {{id: string, model: ReturnType<typeof createModel>, stream: RunStream, detail: any,
- *   artifacts: {path: string, size: number}[], loaded: Map<string, number>, pausing: boolean}} OpenRun
- */
-
 const app = {
-  /** @type {OpenRun|null} */
-  run: null,
   /** the server's configuration (config.json), loaded once at boot */
   config: null,
-  frame: 0,
-  artifactTimer: 0,
-  ticker: 0,
-  refreshTimer: 0,
-  /** @type {OpenRun|null} */
-  refreshRun: null,
-  openToken: 0,
   /** routing starts with the first session (a server that requires a token shows nothing before) */
   started: false,
 };
@@ -72,20 +61,39 @@ const sources = new SourcesView(
     sourcesCount: $("sources-count"),
     evidenceCount: $("evidence-count"),
   },
-  { onShowSources: () => sideTabs.select("tab-sources") },
+  {
+    onShowSources: () => sideTabs.select("tab-sources"),
+    onRead: (row, opener) => reader.open(row, opener),
+  },
 );
+const reader = new SourceReader({
+  runId: () => openedRun()?.id ?? null,
+  passagesFor: (n) => sources.passagesFor(n),
+});
 const report = new ReportView(
   { tools: $("report-tools"), article: $("report"), files: $("files") },
   { onCite: (n, link) => sources.reveal(n, link) },
 );
+citePreviews($("report"), {
+  titleOf: (n) => sources.titleOf(n),
+  passagesFor: (n) => sources.passagesFor(n),
+});
 const history = new HistoryView(
   {
     list: $("history-list"),
     empty: $("history-empty"),
     more: /** @type {HTMLButtonElement} */ ($("history-more")),
     filter: /** @type {HTMLSelectElement} */ ($("history-filter")),
+    search: /** @type {HTMLInputElement} */ ($("history-search")),
   },
-  { onRuns: (runs) => watchCurrent(runs) },
+  {
+    onRuns: (runs) => watchCurrent(runs),
+    // the open run is gone: nothing of it stays on the page
+    onDeleted: (runId) => {
+      if (openedRun()?.id === runId) location.hash = "#new";
+    },
+    onRenamed: () => {},
+  },
 );
 const form = new NewResearchForm(/** @type {HTMLFormElement} */ ($("new-form")), {
   onStarted: (run) => {
@@ -130,12 +138,10 @@ function signedIn(session) {
  */
 function signedOut(deliberate) {
   history.stop({ clear: deliberate });
-  clearTimeout(app.artifactTimer);
-  app.run?.stream.stop();
-  setBanner(false);
+  stopListening();
   if (!deliberate) return;
   closeRun();
-  app.openToken += 1; // a run still opening is not shown
+  forgetOpening(); // a run still opening is not shown
   timeline.reset();
   sources.reset();
   report.reset();
@@ -187,398 +193,6 @@ function showDocuments() {
   documents.show();
 }
 
-function closeRun() {
-  if (!app.run) return;
-  app.run.stream.close();
-  app.run = null;
-  clearTimeout(app.artifactTimer);
-  clearInterval(app.ticker);
-  app.ticker = 0;
-  setBanner(false);
-}
-
-/** Open a run: fetch its detail, then replay its whole event log from seq 0 and keep tailing it. */
-async function openRun(runId) {
-  if (app.run?.id === runId) return;
-  closeRun();
-  const token = ++app.openToken;
-  history.setCurrent(runId);
-  timeline.reset();
-  sources.reset();
-  report.reset();
-  resumeView.reset();
-  let detail;
-  try {
-    detail = await api.getRun(runId);
-  } catch (error) {
-    if (token !== app.openToken) return;
-    showCannotOpen(runId, error);
-    return;
-  }
-  if (token !== app.openToken) return;
-  const model = createModel(detail); // its status is the detail's until the replay says otherwise
-  /** @type {OpenRun} */
-  const run = {
-    id: runId,
-    model,
-    detail,
-    artifacts: detail.artifacts || [],
-    loaded: new Map(),
-    pausing: false,
-    stream: new RunStream(runId, {
-      onEvent: (event) => onEvent(run, event),
-      onState: (state) => onStreamState(run, state),
-      onClosed: () => onStreamClosed(run),
-    }),
-  };
-  app.run = run;
-  const focusLost =
-    document.activeElement === document.body || $("new-view").contains(document.activeElement);
-  setText($("run-question"), detail.question);
-  showView("run");
-  if (focusLost) $("run-question").focus(); // e.g. the Start button that just disappeared
-  mainTabs.select(detail.status === "completed" ? "tab-report" : "tab-activity", { silent: true });
-  sideTabs.select("tab-sources", { silent: true });
-  setText($("run-error"), "");
-  $("run-error").hidden = true;
-  document.title = `${detail.question.slice(0, 60)} · deepresearch`;
-  run.stream.open(0);
-  app.ticker = setInterval(() => app.run && isActive(app.run.model) && scheduleRender(), 1000);
-  scheduleRender();
-  scheduleArtifacts(0);
-}
-
-// --- events --------------------------------------------------------------------------------------------------
-/** @param {OpenRun} run */
-function onEvent(run, event) {
-  if (app.run !== run || !apply(run.model, event)) return;
-  const stageResult = event.type === "tool_result" && !("parent_call_id" in event) && event.ok;
-  if (stageResult && STAGE_FILES[event.stage]) {
-    for (const name of STAGE_FILES[event.stage]) run.loaded.delete(name);
-    scheduleArtifacts();
-  } else if (event.type === "end") {
-    run.pausing = false;
-    scheduleArtifacts();
-    scheduleRefresh(run);
-  } else if (event.type === "run_status") {
-    scheduleRefresh(null);
-  }
-  scheduleRender();
-}
-
-function onStreamState(run, state) {
-  if (app.run !== run) return;
-  if (state === "reconnecting") {
-    setBanner(true, "Connection lost. Reconnecting… the run goes on on the server.");
-    checkStopped(run);
-  } else if (state === "open" || state === "closed") {
-    setBanner(false);
-  }
-}
-
-/**
- * A stream reopened on a run that has stopped meanwhile (and sent nothing new) is closed by the server
- * without an `end`: that is not a lost connection. Ask the server; if the run is stopped, stop listening.
- */
-async function checkStopped(run) {
-  try {
-    const detail = await api.getRun(run.id);
-    if (app.run !== run || isActive(detail) || run.stream.state !== "reconnecting" || run.stream.final)
-      return;
-    run.detail = detail;
-    run.stream.open(run.model.lastSeq, { final: true }); // read what is left, then stop quietly
-  } catch {
-    /* the server is unreachable: the banner stays and the browser keeps retrying */
-  }
-}
-
-/** The server closed the stream after the run's `end`: reopen only if the run was started again since. */
-function onStreamClosed(run) {
-  if (app.run !== run) return;
-  if (run.stream.final) {
-    // nothing more to read from a run the server says is stopped: trust the server's status
-    if (isActive(run.model) && run.detail && !isActive(run.detail)) {
-      run.model.status = run.detail.status;
-      run.model.rev += 1;
-      scheduleRender();
-    }
-    return;
-  }
-  if (isActive(run.model)) run.stream.open(run.model.lastSeq);
-}
-
-/** History polling doubles as a watch on the open run: another tab or the CLI may have resumed it. */
-function watchCurrent(runs) {
-  const run = app.run;
-  if (!run) return;
-  const listed = runs.find((r) => r.run_id === run.id);
-  if (listed && (listed.status === "queued" || listed.status === "running") && !run.stream.isOpen) {
-    run.stream.open(run.model.lastSeq);
-  }
-}
-
-/** After a status change: the history list (and the run's detail), once the burst of events is over. */
-function scheduleRefresh(run) {
-  if (run) app.refreshRun = run;
-  clearTimeout(app.refreshTimer);
-  app.refreshTimer = setTimeout(() => {
-    const target = app.refreshRun;
-    app.refreshRun = null;
-    history.refresh();
-    if (target && app.run === target) refreshDetail(target);
-  }, 200);
-}
-
-async function refreshDetail(run) {
-  try {
-    const detail = await api.getRun(run.id);
-    if (app.run === run) {
-      run.detail = detail;
-      run.model.options = detail.options || run.model.options;
-      scheduleRender();
-    }
-  } catch {
-    /* keep the last detail */
-  }
-}
-
-// --- files the views read --------------------------------------------------------------------------------------
-function scheduleArtifacts(delay = 250) {
-  clearTimeout(app.artifactTimer);
-  app.artifactTimer = setTimeout(() => loadArtifacts(app.run), delay);
-}
-
-/** @param {OpenRun|null} run */
-async function loadArtifacts(run) {
-  if (!run) return;
-  try {
-    const { artifacts } = await api.artifacts(run.id);
-    if (app.run !== run) return;
-    run.artifacts = artifacts;
-    const files = {};
-    for (const file of artifacts) {
-      const slot = WATCHED[file.path];
-      if (!slot || run.loaded.get(file.path) === file.size) continue;
-      files[slot] = await api.artifactJson(run.id, file.path);
-      run.loaded.set(file.path, file.size);
-    }
-    if (app.run !== run) return;
-    sources.setFiles(files);
-    const citations = await report.load(run.id, run.model.status, artifacts);
-    if (citations) sources.setCitations(citations);
-    if (mainTabs.current === "tab-files") report.renderFiles(run.id, artifacts);
-    scheduleRender();
-  } catch (error) {
-    if (app.run === run) showRunProblem(`Could not load the run's files: ${error.message}`);
-  }
-}
-
-// --- actions ------------------------------------------------------------------------------------------------------
-/** Pause: ask the server to cancel first, then keep listening until it confirms `cancelled`. */
-async function pause() {
-  const run = app.run;
-  if (!run) return;
-  run.pausing = true;
-  showRunProblem("");
-  scheduleRender();
-  try {
-    await api.cancel(run.id);
-  } catch (error) {
-    run.pausing = false;
-    showRunProblem(`Could not pause: ${error.message}`);
-  }
-  if (!run.stream.isOpen) run.stream.open(run.model.lastSeq);
-  scheduleRender();
-}
-
-/** Continue from the latest checkpoint (null) or from a chosen one (an older one forks). */
-async function resume(checkpointId, options) {
-  const run = app.run;
-  if (!run) return;
-  showRunProblem("");
-  try {
-    await api.resume(run.id, checkpointId, options);
-  } catch (error) {
-    showRunProblem(`Could not continue: ${error.message}`);
-    return;
-  }
-  run.pausing = false;
-  run.model.status = "queued"; // until the stream says it runs
-  run.model.rev += 1;
-  if (!run.stream.isOpen) run.stream.open(run.model.lastSeq);
-  mainTabs.select("tab-activity");
-  history.refresh();
-  scheduleRender();
-}
-
-/** Never a blank page: say why the run cannot be shown, and offer to try again when that may help. */
-function showCannotOpen(runId, error) {
-  const missing = error.status === 404;
-  setText(
-    $("missing-title"),
-    missing ? "This run does not exist (any more)" : "The run cannot be opened right now",
-  );
-  setText(
-    $("missing-text"),
-    missing ? "It may have been deleted. Pick another one from the history." : error.message,
-  );
-  const retry = $("missing-retry");
-  retry.hidden = missing;
-  retry.onclick = () => openRun(runId);
-  showView("missing");
-}
-
-function showRunProblem(message) {
-  const box = $("run-error");
-  setText(box, message);
-  box.hidden = !message;
-}
-
-function setBanner(visible, text) {
-  const banner = $("conn-banner");
-  if (text) setText($("conn-banner-text"), text);
-  banner.hidden = !visible;
-}
-
-function onMainTab(tab) {
-  const run = app.run;
-  if (!run) return;
-  if (tab === "tab-files") report.renderFiles(run.id, run.artifacts);
-  if (tab === "tab-checkpoints") resumeView.load(run.detail, run.model);
-}
-
-// --- rendering ------------------------------------------------------------------------------------------------------
-function scheduleRender() {
-  if (app.frame) return;
-  app.frame = requestAnimationFrame(() => {
-    app.frame = 0;
-    if (app.run) render(app.run);
-  });
-}
-
-/** @param {OpenRun} run */
-function render(run) {
-  const model = run.model;
-  if (!isActive(model)) run.pausing = false;
-  const pausing = model.status === "running" && (run.pausing || model.cancelRequested);
-  const pill = $("run-status");
-  pill.dataset.status = pausing ? "pausing" : model.status;
-  history.patch(run.id, model.status);
-  setText(pill, pausing ? "Pausing…" : STATUS_LABEL[model.status] || model.status);
-  renderEngine(model.engine, run.detail?.llm);
-  const when = $("run-when");
-  setText(when, model.createdAt ? `started ${ago(model.createdAt)}` : "");
-  when.title = model.createdAt ? new Date(model.createdAt).toLocaleString() : "";
-  setText($("run-question"), model.question);
-  const progress = describe(model, { pausing });
-  setText($("run-progress"), progress.headline);
-  setText($("run-progress-detail"), progress.detail);
-  renderActions(model, pausing);
-  renderUsage(model);
-  renderModelQuality(model);
-  report.setDraft(model.draft, isActive(model));
-  graph.render(model);
-  timeline.render(model);
-  sources.render(model);
-  if (mainTabs.current === "tab-checkpoints") resumeView.load(run.detail, model);
-}
-
-/** @param {string|null} engine @param {{model: string, structured_output: string|null}|null} [llm] */
-function renderEngine(engine, llm) {
-  const tag = $("run-engine");
-  tag.dataset.engine = engine || "";
-  setText(
-    tag,
-    engine === "extractive" ? "Extractive mode · no language model" : engine === "llm" ? "LLM engine" : "",
-  );
-  // how the server takes structured output, as negotiated with it (null until the first model call)
-  tag.title =
-    engine === "llm" && llm
-      ? `${llm.model}; structured output: ${llm.structured_output || "not negotiated yet"}`
-      : "";
-}
-
-/**
- * What the model did, said plainly, but only when a step could not use its answer: how many answers were
- * unusable and which steps used their extractive method (each reason is on its call in the timeline).
- */
-function renderModelQuality(model) {
-  const box = $("run-model");
-  const u = model.usage;
-  const fallbacks = u.fallbacks || [];
-  const text = fallbacks.length
-    ? `Model: ${plural(u.model_answers, "answer")}, ${u.unusable_answers} unusable — ` +
-      `${plural(fallbacks.length, "step")} used the extractive method: ` +
-      `${fallbacks.map((f) => f.step).join(", ")}. Each reason is on its call in the activity.`
-    : "";
-  if (box.textContent !== text) setText(box, text);
-  box.hidden = !text;
-}
-
-function plural(n, word) {
-  return `${n} ${word}${n === 1 ? "" : "s"}`;
-}
-
-function renderActions(model, pausing) {
-  const pauseButton = /** @type {HTMLButtonElement} */ ($("btn-pause"));
-  const continueButton = /** @type {HTMLButtonElement} */ ($("btn-continue"));
-  const stopped = ["cancelled", "interrupted", "failed"].includes(model.status);
-  pauseButton.hidden = !isActive(model);
-  pauseButton.disabled = pausing || model.status === "queued";
-  setText(pauseButton, pausing ? "Pausing…" : "Pause");
-  continueButton.hidden = !stopped;
-  setText(continueButton, model.budgetStop ? "Raise the limit and continue…" : "Continue research");
-  setText(
-    $("btn-checkpoints"),
-    model.status === "completed" ? "Fork from a checkpoint" : "Checkpoints & resume",
-  );
-}
-
-function renderUsage(model) {
-  const u = model.usage;
-  const elapsed = elapsedMs(model);
-  const facts = [
-    [
-      "Tokens",
-      u.tokens ? compact(u.tokens) : "0",
-      u.tokens_saved ? `${compact(u.tokens_saved)} saved by receipts` : null,
-    ],
-    ["Cost", u.cost_usd ? usd(u.cost_usd) : model.engine === "extractive" ? "$0" : "not priced", null],
-    ["Calls", String(u.calls), u.reused_calls ? `${u.reused_calls} from receipts` : null],
-    ["Time", elapsed ? duration(elapsed) : "–", null],
-  ];
-  const key = JSON.stringify(facts);
-  const dl = $("run-usage");
-  if (dl.dataset.key === key) return;
-  dl.dataset.key = key;
-  fill(
-    dl,
-    ...facts.map(([term, value, note]) =>
-      h(
-        "div",
-        { class: "fact" },
-        h("dt", {}, term),
-        h("dd", {}, value, note ? h("span", { class: "muted" }, ` (${note})`) : null),
-      ),
-    ),
-  );
-}
-
-/** Time spent running, summed over every execution (start, continues, forks). */
-function elapsedMs(model) {
-  let total = 0;
-  let open = null;
-  for (const item of model.items) {
-    if (item.kind === "segment") open = item.ts;
-    else if (item.kind === "end" && open) {
-      total += Math.max(0, between(open, item.ts));
-      open = null;
-    }
-  }
-  if (open)
-    total += Math.max(0, (isActive(model) ? Date.now() : Date.parse(model.lastTs)) - Date.parse(open));
-  return total;
-}
 
 // --- chrome: engine badge, history drawer, skip link ---------------------------------------------------------------------
 function closeHistoryDrawer() {
@@ -607,14 +221,17 @@ function setupChrome() {
     $("main").focus();
   });
   $("btn-pause").addEventListener("click", pause);
+  $("run-question-more").addEventListener("click", toggleTitle);
+  // the title's few lines change with the width: "Show all" is offered only when something is hidden
+  new ResizeObserver(() => fitTitle()).observe($("run-question"));
   $("btn-continue").addEventListener("click", () => {
     // a budget limit stopped it: continuing as it is would stop again, so go where the limit can be raised
-    if (app.run?.model.budgetStop) mainTabs.select("tab-checkpoints", { focus: true });
+    if (openedRun()?.model.budgetStop) mainTabs.select("tab-checkpoints", { focus: true });
     else resume(null);
   });
   $("btn-checkpoints").addEventListener("click", () => mainTabs.select("tab-checkpoints", { focus: true }));
   $("btn-reuse").addEventListener("click", () => {
-    const run = app.run;
+    const run = openedRun();
     if (!run) return;
     form.load(run.detail.question, run.detail.options || run.model.options);
     location.hash = "#new";
@@ -633,8 +250,8 @@ function setupChrome() {
   );
   window.addEventListener("online", () => {
     setBanner(false);
-    if (app.run && !app.run.stream.isOpen && isActive(app.run.model))
-      app.run.stream.open(app.run.model.lastSeq);
+    const run = openedRun();
+    if (run && !run.stream.isOpen && isActive(run.model)) run.stream.open(run.model.lastSeq);
     history.refresh();
   });
 }
@@ -659,6 +276,7 @@ async function loadConfig() {
   }
   setStages(app.config.stages);
   form.configure(app.config);
+  documents.configure(app.config.uploads);
   const badge = $("engine-badge");
   const { engine, model } = app.config;
   badge.hidden = !engine;
@@ -682,6 +300,7 @@ async function boot() {
   resumeView = new ResumeView($("resume"), app.config.limits, {
     onContinue: (checkpointId, options) => resume(checkpointId, options),
   });
+  setupRunPage({ mainTabs, sideTabs, graph, resumeView, timeline, sources, report, history, showView });
   await gate.check(); // signed in → signedIn() routes; else the sign-in dialog
 }
 

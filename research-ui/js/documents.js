@@ -26,6 +26,8 @@ export class DocumentsView {
     this.busy = false;
     /** @type {Collection[]} */
     this.collections = [];
+    /** the server's upload limits (config.json `uploads`); null: the server checks alone */
+    this.limits = /** @type {{max_bytes: number, types: string[]}|null} */ (null);
     this.files.addEventListener("change", () => {
       const chosen = [...(this.files.files || [])];
       this.files.value = ""; // choosing the same file again uploads it again
@@ -250,6 +252,11 @@ export class DocumentsView {
     try {
       for (const [i, file] of files.entries()) {
         const line = lines[i];
+        const problem = this.fileProblem(file);
+        if (problem) {
+          line.refused(problem);
+          continue;
+        }
         line.start();
         try {
           const stored = await api.uploadDocument(name, file, (fraction) => line.progress(fraction));
@@ -274,6 +281,34 @@ export class DocumentsView {
       this.files.disabled = false;
     }
     if (landed) await this.load();
+  }
+
+  /**
+   * The server's upload limits: the file picker offers its types and the hint says its size limit; a file
+   * outside them is refused on its line before anything is sent.
+   * @param {{max_bytes: number, types: string[]}} limits
+   */
+  configure(limits) {
+    this.limits = limits;
+    this.files.accept = limits.types.join(",");
+    setText(
+      $("docs-files-limits"),
+      `Types: ${limits.types.join(" ")}; at most ${bytes(limits.max_bytes)} each.`,
+    );
+  }
+
+  /** Why the server would refuse this file, said before sending it (null: send it). */
+  fileProblem(file) {
+    if (!this.limits) return null;
+    const dot = file.name.lastIndexOf(".");
+    const type = dot === -1 ? "" : file.name.slice(dot).toLowerCase();
+    if (!this.limits.types.includes(type)) {
+      return `'${file.name}': only ${this.limits.types.join(", ")} documents can be searched`;
+    }
+    if (file.size > this.limits.max_bytes) {
+      return `${bytes(file.size)} is more than this server's limit of ${this.limits.max_bytes} bytes`;
+    }
+    return null;
   }
 
   /** Signed out: nothing of the last user's documents stays on the page. */

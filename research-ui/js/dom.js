@@ -142,3 +142,51 @@ export function domainOf(url) {
 export function isWebUrl(url) {
   return typeof url === "string" && /^https?:\/\//i.test(url);
 }
+
+/** "2 Nov 2023" from a day or a timestamp ("" when there is none or it is not a date). */
+export function day(iso) {
+  if (!iso) return "";
+  const text = String(iso);
+  // a bare day is that day everywhere (Date would read it as UTC midnight and shift it west of Greenwich)
+  const bare = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
+  const date = bare ? new Date(Number(bare[1]), Number(bare[2]) - 1, Number(bare[3])) : new Date(text);
+  if (Number.isNaN(date.getTime())) return "";
+  return date.toLocaleDateString(undefined, { day: "numeric", month: "short", year: "numeric" });
+}
+
+/** "1 Dec 2026, 14:02": an absolute time for lists a person comes back to. */
+export function when(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  return date.toLocaleString(undefined, {
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+  });
+}
+
+/** How a source's date reads: a web page's is when it was published, a local document's when it changed. */
+export function sourceDate(row) {
+  const text = day(row.published);
+  if (!text) return "";
+  return row.extractor === "corpus" || String(row.url || "").startsWith("corpus://")
+    ? `file changed ${text}`
+    : `published ${text}`;
+}
+
+/**
+ * A message in plain words: its first line, without an exception's class name or a stage's key in front,
+ * without the option path a budget stop names (the view offers the field), capitalised.
+ */
+export function plainWords(text) {
+  let plain = String(text || "")
+    .trim()
+    .split("\n")[0]
+    .replace(/^([A-Za-z_.]*(Error|Exception|Failure)|[a-z]+(_[a-z]+)+|budget):\s*/, "")
+    .replace(/;\s*resume with a higher options\.budget\.\w+\.?$/, "");
+  plain = plain.replace(/\.$/, "");
+  return plain ? plain[0].toUpperCase() + plain.slice(1) : "";
+}

@@ -11,61 +11,18 @@
 // (`unusable`) and, when the step used its extractive method instead, `fallback: {step, reason}`.
 // `report_delta` events carry the report while the model writes it (`offset` into the text of `attempt`).
 
-/**
- * A node of the graph as the server describes it (config.json `stages`).
- * @typedef {{key: string, title: string, short: string, description: string, headline: string,
- *   business: boolean}} Stage
- */
-
-/** The graph's nodes in order (the business stages plus the reflection loop); filled by setStages. */
-export const NODES = /** @type {Stage[]} */ ([]);
-export const NODE_BY_KEY = /** @type {Map<string, Stage>} */ (new Map());
-export const BUSINESS_STAGES = /** @type {Set<string>} */ (new Set());
-const ORDER = /** @type {Map<string, number>} */ (new Map());
-
-/**
- * Take the server's stages. The tables above are filled in place, so every module that imported them sees
- * the server's list: call it once at boot, before any view or model is built.
- * @param {Stage[]} stages
- */
-export function setStages(stages) {
-  NODES.splice(0, NODES.length, ...stages);
-  NODE_BY_KEY.clear();
-  BUSINESS_STAGES.clear();
-  ORDER.clear();
-  stages.forEach((node, i) => {
-    NODE_BY_KEY.set(node.key, node);
-    ORDER.set(node.key, i);
-    if (node.business) BUSINESS_STAGES.add(node.key);
-  });
-}
-
-export const ACTIVE = new Set(["queued", "running"]);
-export const STATUS_LABEL = {
-  queued: "Queued",
-  running: "Running",
-  cancelled: "Paused",
-  interrupted: "Interrupted",
-  failed: "Failed",
-  completed: "Completed",
-};
-
-const REVIEWER_NAMES = { fact: "Fact reviewer", implication: "Implication reviewer", risk: "Risk reviewer" };
-const PROMPT_NAMES = {
-  plan: "Plan sub-questions and queries",
-  screen: "Screen passages",
-  reflect: "Judge coverage",
-  review: "Reviewer",
-  critic: "Critic",
-  report: "Write the report",
-};
-
-/**
- * @typedef {{id: string, stage: string, tool: string, kind: string, label: string, target: string,
- *   status: string, reused: boolean, tokens?: number, costUsd?: number, durationMs?: number, error?: string,
- *   reason?: string, results?: number, failures?: any[], bytes?: number, title?: string, ts: string,
- *   rev: number}} Call
- */
+import {
+  addItem,
+  current,
+  lastDoneStage,
+  latestAttempt,
+  onStageCall,
+  onStageResult,
+  reflectionAttempt,
+  touch,
+} from "./attempts.js";
+import { onSubCall, onSubResult } from "./event-calls.js";
+import { BUSINESS_STAGES } from "./nodes.js";
 
 /**
  * @param {{run_id: string, question?: string, options?: any, engine?: string, status?: string,
@@ -115,16 +72,6 @@ export function createModel(run) {
     firstTs: null,
     lastTs: null,
   };
-}
-
-function touch(model, item) {
-  item.rev += 1;
-  model.rev += 1;
-}
-
-function addItem(model, item) {
-  model.items.push({ rev: 0, ...item });
-  return model.items[model.items.length - 1];
 }
 
 /**
@@ -276,223 +223,6 @@ function onEnd(model, ev) {
     atStage: lastDoneStage(model),
   });
 }
-
-// --- stages ----------------------------------------------------------------------------------------
-function newAttempt(model, stage, ev) {
-  const node = NODE_BY_KEY.get(stage);
-  const attempt = addItem(model, {
-    kind: "stage",
-    id: `stage-${ev.seq}`,
-    stage,
-    title: ev.title || node?.title || stage,
-    callId: null,
-    status: "running",
-    startTs: ev.ts,
-    endTs: null,
-    round: roundFor(model, stage),
-    summary: "",
-    message: "",
-    error: null,
-    stopReason: null,
-    checkpointId: null,
-    artifactPath: null,
-    calls: [],
-    superseded: false,
-    loopAgain: false,
-  });
-  model.attempts.push(attempt);
-  return attempt;
-}
-
-/** Search rounds: done searches of the current branch (+1 for the one starting). */
-function roundFor(model, stage) {
-  const searches = current(model).filter((a) => a.stage === "search_web");
-  const done = searches.filter((a) => a.status === "done").length;
-  if (stage === "search_web") return done + 1;
-  return Math.max(1, done);
-}
-
-/** Attempts that belong to the run's current branch (not abandoned by a fork). */
-export function current(model) {
-  return model.attempts.filter((a) => !a.superseded);
-}
-
-function latestAttempt(model, stage) {
-  for (let i = model.attempts.length - 1; i >= 0; i -= 1) {
-    const attempt = model.attempts[i];
-    if (attempt.stage === stage && !attempt.superseded) return attempt;
-  }
-  return null;
-}
-
-function lastDoneStage(model) {
-  const done = current(model).filter((a) => a.status === "done");
-  return done.length ? done[done.length - 1].stage : null;
-}
-
-function onStageCall(model, ev) {
-  if (!BUSINESS_STAGES.has(ev.stage)) return;
-  const attempt = newAttempt(model, ev.stage, ev);
-  attempt.callId = ev.call_id;
-  model.byCallId.set(ev.call_id, attempt);
-}
-
-function onStageResult(model, ev) {
-  const attempt = model.byCallId.get(ev.call_id) || latestAttempt(model, ev.stage);
-  if (!attempt) return;
-  attempt.endTs = ev.ts;
-  if (ev.ok) {
-    attempt.status = "done";
-    attempt.summary = ev.summary || attempt.summary;
-    attempt.artifactPath = ev.artifact_path || null;
-    attempt.checkpointId = ev.langgraph_checkpoint_id || attempt.checkpointId;
-  } else if (/^budget:/.test(ev.error || "")) {
-    attempt.status = "stopped";
-    attempt.stopReason = ev.error;
-  } else {
-    attempt.status = "failed";
-    attempt.error = ev.error || "the stage failed";
-  }
-  touch(model, attempt);
-}
-
-/** The reflection is not a business stage: its attempt opens with its first event. */
-function reflectionAttempt(model, ev) {
-  const last = latestAttempt(model, "reflection");
-  if (last && last.status === "running") return last;
-  return newAttempt(model, "reflection", ev);
-}
-
-function attemptFor(model, ev) {
-  const parent = ev.parent_call_id ? model.byCallId.get(ev.parent_call_id) : null;
-  if (parent) return parent;
-  if (ev.stage === "reflection") return reflectionAttempt(model, ev);
-  const latest = latestAttempt(model, ev.stage);
-  if (latest && latest.status === "running") return latest;
-  return newAttempt(model, ev.stage, ev);
-}
-
-// --- sub-tool calls --------------------------------------------------------------------------------
-export function kindOf(tool) {
-  if (tool === "web.search") return "search";
-  if (tool === "web.fetch" || tool === "corpus.read") return "fetch";
-  if (tool === "workspace.write") return "write";
-  if (tool?.startsWith("llm.")) return "llm";
-  return "tool";
-}
-
-function promptOf(ev) {
-  const prompt = ev.args?.prompt || String(ev.label || "").replace(/^llm:\s*/, "");
-  return prompt.split("/")[0];
-}
-
-/** What a call is about, in plain words: the query, the URL, the file, the reviewer. */
-function targetOf(ev, kind) {
-  const args = ev.args || {};
-  const label = String(ev.label || ev.tool_name || "");
-  if (kind === "search") return args.query || label.replace(/^search:\s*/, "");
-  if (kind === "fetch") return args.url || label.replace(/^fetch:\s*/, "");
-  if (kind === "write") return (args.path || label.replace(/^write:\s*/, "")).split("/").pop();
-  if (kind === "llm") {
-    const prompt = promptOf(ev);
-    if (prompt === "review") {
-      // the engine labels each reviewer's call "review: fact reviewer"
-      const who = /^review:\s*(\w+) reviewer/.exec(label);
-      if (who) return REVIEWER_NAMES[who[1]] || `${who[1]} reviewer`;
-    }
-    return PROMPT_NAMES[prompt] || prompt || label;
-  }
-  return label;
-}
-
-function onSubCall(model, ev) {
-  const kind = kindOf(ev.tool_name);
-  const existing = model.calls.get(ev.call_id);
-  if (existing) return;
-  /** @type {Call} */
-  const call = {
-    id: ev.call_id,
-    stage: ev.stage,
-    tool: ev.tool_name,
-    kind,
-    label: ev.label || ev.tool_name,
-    target: targetOf(ev, kind),
-    status: "running",
-    reused: Boolean(ev.reused),
-    ts: ev.ts,
-    rev: 0,
-  };
-  model.calls.set(call.id, call);
-  const attempt = attemptFor(model, ev);
-  attempt.calls.push(call.id);
-  touch(model, attempt);
-  if (kind === "fetch") {
-    model.fetches.set(call.target, {
-      url: call.target,
-      status: "running",
-      reused: call.reused,
-      round: attempt.round,
-    });
-  }
-}
-
-function onSubResult(model, ev) {
-  if (!model.calls.has(ev.call_id)) onSubCall(model, ev); // a result without its call: show it anyway
-  const call = model.calls.get(ev.call_id);
-  const out = ev.output || {};
-  call.reused = Boolean(ev.reused);
-  call.status = ev.ok ? (call.reused ? "reused" : "ok") : "failed";
-  call.tokens = ev.tokens || 0;
-  call.costUsd = ev.cost_usd || 0;
-  call.durationMs = ev.duration_ms;
-  call.error = ev.error || undefined;
-  if (call.kind === "search") {
-    call.results = out.results;
-    call.failures = out.failures || [];
-  } else if (call.kind === "fetch") {
-    if (out.ok === false) {
-      call.status = "failed";
-      call.error = out.error || "not fetched";
-      call.reason = out.reason;
-    }
-    call.bytes = out.bytes;
-    call.title = out.title;
-    const fetch = model.fetches.get(call.target) || { url: call.target };
-    Object.assign(fetch, {
-      status: call.status === "failed" ? "failed" : "ok",
-      reused: call.reused,
-      bytes: out.bytes,
-      title: out.title || fetch.title,
-      error: call.error,
-      reason: call.reason,
-    });
-    model.fetches.set(call.target, fetch);
-  } else if (call.kind === "write") {
-    call.bytes = out.size;
-  }
-  if (ev.fallback && typeof ev.fallback === "object") {
-    call.fallback = { step: String(ev.fallback.step || ""), reason: String(ev.fallback.reason || "") };
-    // as the server counts them: a fallback answered again from its receipt is the same one
-    const known = model.usage.fallbacks.some(
-      (f) => f.step === call.fallback.step && f.reason === call.fallback.reason,
-    );
-    if (!known) model.usage.fallbacks = [...model.usage.fallbacks, call.fallback];
-  }
-  if (call.reused) {
-    model.usage.reused_calls += 1;
-    model.usage.tokens_saved += call.tokens;
-  } else {
-    model.usage.calls += 1;
-    model.usage.tokens += call.tokens;
-    model.usage.cost_usd += call.costUsd;
-    model.usage.model_answers += Number(ev.answers) || 0;
-    model.usage.unusable_answers += Number(ev.unusable) || 0;
-  }
-  call.rev += 1;
-  const attempt = [...model.attempts].reverse().find((a) => a.calls.includes(call.id));
-  if (attempt) touch(model, attempt);
-}
-
 // --- checkpoints, messages, errors -----------------------------------------------------------------
 function recordCheckpoint(model, ev, indexed) {
   model.checkpoints.push({
@@ -610,61 +340,4 @@ function onReportDelta(model, ev) {
   const sameWriting = draft && draft.step === ev.step && draft.attempt === attempt && offset > 0;
   const before = sameWriting ? draft.text.slice(0, offset) : "";
   model.draft = { step: String(ev.step || ""), attempt, text: before + delta };
-}
-
-// --- selectors -----------------------------------------------------------------------------------
-export function isActive(model) {
-  return ACTIVE.has(model.status);
-}
-
-export function runningAttempt(model) {
-  const running = current(model).filter((a) => a.status === "running");
-  return running.length ? running[running.length - 1] : null;
-}
-
-/** Search rounds the current branch has started. */
-export function rounds(model) {
-  return current(model)
-    .filter((a) => a.stage === "search_web")
-    .reduce((n, a) => Math.max(n, a.round), 0);
-}
-
-export function criticEnabled(model) {
-  return model.options?.requires_critic_review !== false;
-}
-
-/**
- * State of each graph node: the latest attempt of its stage in the current branch.
- * @returns {Map<string, {status: string, attempt: any}>}
- */
-export function nodeStates(model) {
-  const states = new Map(NODES.map((n) => [n.key, { status: "pending", attempt: null }]));
-  for (const attempt of current(model)) {
-    states.set(attempt.stage, { status: attempt.status, attempt });
-  }
-  // a later search round resets the nodes after it until they run again
-  const search = states.get("search_web").attempt;
-  if (search) {
-    for (const key of ["fetch_sources", "screen_evidence", "reflection"]) {
-      const state = states.get(key);
-      if (state.attempt && model.attempts.indexOf(state.attempt) < model.attempts.indexOf(search)) {
-        states.set(key, { status: "pending", attempt: state.attempt, previous: state.attempt.status });
-      }
-    }
-  }
-  if (!criticEnabled(model) && states.get("critic_review").status === "pending") {
-    states.set("critic_review", { status: "skipped", attempt: null });
-  }
-  return states;
-}
-
-/** Business stages still to come in the current branch (for the dim "upcoming" rows). */
-export function upcoming(model) {
-  if (model.status === "completed") return [];
-  const last = current(model).at(-1);
-  let position = last ? ORDER.get(last.stage) : -1;
-  if (last && last.stage === "reflection" && last.loopAgain) position = ORDER.get("search_web") - 1;
-  return NODES.filter(
-    (n, i) => i > position && n.key !== "reflection" && (n.key !== "critic_review" || criticEnabled(model)),
-  );
 }

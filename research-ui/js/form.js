@@ -2,15 +2,16 @@
 // will make before anything is spent.
 
 import { api } from "./api.js";
-import { $, fill, h, setText } from "./dom.js";
+import { $, count, fill, h, setText } from "./dom.js";
+import { forgetRemembered, remember, withRemembered } from "./form-memory.js";
 import { providersHealth, renderPreflight } from "./preflight.js";
+import { labelOf, numberProblem, showFieldProblem } from "./validate.js";
 
 // The defaults and bounds of these fields are the server's (config.json): none are written here.
 const NUMBERS = ["max_research_loops", "queries_per_round", "results_per_query", "sources_to_fetch"];
 const BUDGET = ["max_llm_tokens", "max_search_calls", "max_fetches", "deadline_seconds"];
 /** the plan asks the model for at most this many sub-questions; each is screened once per round */
 const MAX_SUB_QUESTIONS = 6;
-
 /**
  * Attributes of a whole-number input (every number the workbench asks for, the deadline in whole seconds)
  * from the JSON Schema bounds the server gives for its option. HTML's `min` is inclusive, so an exclusive
@@ -94,12 +95,13 @@ export class NewResearchForm {
    * Take the server's configuration: its defaults, the bounds of every number, the question limit and the
    * critic stage's name. Start is enabled only now.
    * @param {{engine: string|null, defaults: any, limits: Record<string, any>, max_question_chars: number,
-   *   stages: import("./events.js").Stage[]}} config
+   *   stages: import("./nodes.js").Stage[]}} config
    */
   configure(config) {
     this.engine = config.engine;
     this.limits = config.limits;
-    this.question.maxLength = config.max_question_chars;
+    // never maxLength: the browser would cut a pasted question without a word; the counter says it instead
+    this.maxQuestion = config.max_question_chars;
     for (const name of [...NUMBERS, ...BUDGET]) {
       const input = this.field(name);
       for (const [attr, value] of Object.entries(wholeNumberBounds(config.limits[name]))) {
@@ -107,7 +109,10 @@ export class NewResearchForm {
       }
     }
     setText($("opt-critic-title"), config.stages.find((s) => s.key === "critic_review")?.title);
-    this.setOptions(config.defaults);
+    this.defaults = config.defaults;
+    const last = withRemembered(config.defaults, config.limits, NUMBERS);
+    this.pendingCorpus = last.corpus;
+    this.setOptions(last.options);
     this.startButton.disabled = false;
   }
 
@@ -140,6 +145,14 @@ export class NewResearchForm {
     fill(this.collection, names.length > 1 || this.unavailableCorpus ? choosePrompt() : null, ...options);
     this.collection.value = names.includes(chosen) ? chosen : names.length === 1 ? names[0] : "";
     $("corpus-none").hidden = !none;
+    // the collection the last start searched, once the session says it is still offered
+    const pending = this.pendingCorpus;
+    if (pending && names.includes(pending.corpus) && !this.corpus.checked) {
+      this.pendingCorpus = null;
+      this.corpus.checked = true;
+      this.collection.value = pending.corpus;
+      this.field("corpus_only").checked = pending.only;
+    }
     this.corpus.disabled = none;
     this.field("corpus_only").disabled = none;
     if (none) {
@@ -237,8 +250,10 @@ export class NewResearchForm {
     if (this.authProblem) this.showError("");
   }
 
-  /** Signed out: nothing of the last user's question stays. */
+  /** Signed out: nothing of the last user's question, nor what they used last, stays. */
   clear(defaults) {
+    forgetRemembered();
+    this.pendingCorpus = null;
     this.question.value = "";
     this.showError("");
     this.setOptions(defaults);
@@ -255,16 +270,46 @@ export class NewResearchForm {
     return /** @type {HTMLInputElement[]} */ ([...this.form.querySelectorAll('input[name="reviewer"]')]);
   }
 
-  /** The options as the API wants them (numbers clamped to what the inputs allow). */
+  /**
+   * What is out of the server's bounds, field by field (shown under each field); empty when all is well.
+   * @returns {HTMLElement[]} the fields in error, in the form's order
+   */
+  validate() {
+    const wrong = [];
+    for (const name of [...NUMBERS, ...BUDGET]) {
+      const input = this.field(name);
+      const problem = numberProblem(input.value, this.limits?.[name], {
+        label: labelOf(input),
+        optional: BUDGET.includes(name),
+      });
+      showFieldProblem(input, problem);
+      if (problem) wrong.push(input);
+    }
+    if (this.questionProblem()) wrong.unshift(this.question);
+    return wrong;
+  }
+
+  /** The question's length against the server's limit, shown as the user types (never cut). */
+  questionProblem() {
+    const length = this.question.value.trim().length;
+    const max = this.maxQuestion || Infinity;
+    const over = length > max;
+    const hint = $("question-count");
+    setText(hint, max === Infinity ? "" : `${count(length)} / ${count(max)} characters`);
+    hint.classList.toggle("is-over", over);
+    const problem = over
+      ? `The question is ${count(length)} characters long; this server takes at most ${count(max)}. ` +
+        `Shorten it by ${count(length - max)} characters.`
+      : null;
+    showFieldProblem(this.question, problem);
+    return problem;
+  }
+
+  /** The options as the API wants them (the numbers as typed: validate() said whether they fit). */
   options() {
     /** @type {Record<string, any>} */
     const options = {};
-    for (const name of NUMBERS) {
-      const input = this.field(name);
-      const value = Math.round(Number(input.value) || Number(input.min));
-      const max = input.max === "" ? Infinity : Number(input.max);
-      options[name] = Math.min(max, Math.max(Number(input.min), value));
-    }
+    for (const name of NUMBERS) options[name] = Number(this.field(name).value);
     options.reviewers = this.reviewerBoxes()
       .filter((b) => b.checked)
       .map((b) => b.value);
@@ -292,6 +337,16 @@ export class NewResearchForm {
       /** @type {HTMLElement} */ (part.closest(".field, .check")).hidden = !choice;
     }
     this.renderPreflight();
+    const wrong = this.validate();
+    if (wrong.length) {
+      // no estimate of a run that cannot start
+      fill(
+        this.estimateBox,
+        h("p", { class: "estimate-note muted" }, "Fix the fields marked to see an estimate."),
+      );
+      return;
+    }
+    if (this.error.dataset.kind === "range") this.showError(""); // every field fits again
     const options = this.options();
     const e = estimateCalls(options, this.engine);
     const where = options.corpus_only
@@ -326,8 +381,9 @@ export class NewResearchForm {
     );
   }
 
-  showError(message, { authProblem = false } = {}) {
+  showError(message, { authProblem = false, kind = "" } = {}) {
     this.authProblem = authProblem;
+    this.error.dataset.kind = kind;
     this.error.textContent = message;
     this.error.hidden = !message;
   }
@@ -335,12 +391,25 @@ export class NewResearchForm {
   async submit() {
     if (!this.limits) return; // Ctrl+Enter while Start is disabled
     const question = this.question.value.trim();
-    const options = this.options();
     if (!question) {
       this.showError("Write a question first.");
       this.question.focus();
       return;
     }
+    const wrong = this.validate();
+    if (wrong.length) {
+      this.showError(
+        wrong.length === 1
+          ? "One field is out of this server's range: see the message under it. Nothing was started."
+          : `${wrong.length} fields are out of this server's range: see the messages under them. Nothing was started.`,
+        { kind: "range" },
+      );
+      const first = wrong[0];
+      first.closest("details")?.setAttribute("open", "");
+      first.focus();
+      return;
+    }
+    const options = this.options();
     const fewest = this.limits.reviewers?.minItems || 0;
     if (options.reviewers.length < fewest) {
       this.showError(fewest === 1 ? "Pick at least one reviewer." : `Pick at least ${fewest} reviewers.`);
@@ -362,6 +431,7 @@ export class NewResearchForm {
     button.textContent = "Starting…";
     try {
       const run = await api.createRun(question, options);
+      remember(options, NUMBERS);
       this.question.value = "";
       this.actions.onStarted(run);
     } catch (error) {

@@ -2,7 +2,8 @@
 // as they run. Built once as SVG; each render only changes classes and captions.
 
 import { s, setText } from "./dom.js";
-import { NODES, criticEnabled, nodeStates, rounds } from "./events.js";
+import { NODES } from "./nodes.js";
+import { criticEnabled, nodeStates, rounds } from "./selectors.js";
 
 const WIDTH = 716;
 const NODE_W = 78;

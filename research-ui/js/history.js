@@ -1,17 +1,21 @@
-// Past and current runs, newest first: status, question, when, tokens and cost. Refreshed every few
-// seconds while the page is visible (a run can be started or resumed by another tab or the CLI).
+// Past and current runs, newest first: status, title (or question), when (an absolute date), tokens and
+// cost, badges for waiting, resumed and forked runs (a fork is a branch of its run: it stays under it).
+// Searched on the server (?q=), renamed (PATCH) and deleted (with a confirmation) in place. Refreshed every
+// few seconds while the page is visible (a run can be started or resumed by another tab or the CLI).
 
 import { api } from "./api.js";
-import { ago, compact, fill, h, setText, usd } from "./dom.js";
-import { STATUS_LABEL } from "./events.js";
+import { ago, compact, fill, h, plural, setText, usd, when } from "./dom.js";
+import { STATUS_LABEL } from "./nodes.js";
 
 const PAGE = 30;
 const REFRESH_MS = 4000;
 
 export class HistoryView {
   /**
-   * @param {{list: HTMLElement, empty: HTMLElement, more: HTMLButtonElement, filter: HTMLSelectElement}} els
-   * @param {{onRuns: (runs: any[]) => void}} hooks
+   * @param {{list: HTMLElement, empty: HTMLElement, more: HTMLButtonElement, filter: HTMLSelectElement,
+   *   search: HTMLInputElement}} els
+   * @param {{onRuns: (runs: any[]) => void, onDeleted: (runId: string) => void,
+   *   onRenamed: (run: any) => void}} hooks
    */
   constructor(els, hooks) {
     this.els = els;
@@ -28,6 +32,16 @@ export class HistoryView {
       this.limit = PAGE;
       this.refresh();
     });
+    let typing = 0;
+    els.search.addEventListener("input", () => {
+      clearTimeout(typing);
+      typing = setTimeout(() => {
+        this.limit = PAGE;
+        this.refresh();
+      }, 250);
+    });
+    /** the run being renamed or asked about deleting: its item is not redrawn under the person's hands */
+    this.editing = null;
     els.more.addEventListener("click", () => {
       this.limit += PAGE;
       this.refresh();
@@ -77,7 +91,8 @@ export class HistoryView {
     clearTimeout(this.timer);
     const generation = this.generation;
     try {
-      const page = await api.listRuns({ status: this.els.filter.value, limit: this.limit });
+      const q = this.els.search.value.trim();
+      const page = await api.listRuns({ status: this.els.filter.value, limit: this.limit, q });
       if (generation !== this.generation) return; // signed out while the answer was on its way
       this.runs = page.runs;
       this.render(page);
@@ -99,17 +114,19 @@ export class HistoryView {
     empty.hidden = page.runs.length > 0;
     setText(
       empty,
-      this.els.filter.value ? "No runs with this status." : "No research yet. Ask a question to start.",
+      this.els.search.value.trim()
+        ? "No run matches this search."
+        : this.els.filter.value
+          ? "No runs with this status."
+          : "No research yet. Ask a question to start.",
     );
     more.hidden = page.next_offset === null || page.next_offset === undefined;
     const existing = new Map([...list.children].map((li) => [li.dataset.run, li]));
     const items = page.runs.map((run) => {
       const key = JSON.stringify([run.status, run.updated_at, run.usage?.tokens, run.usage?.cost_usd]);
       let li = existing.get(run.run_id);
-      if (!li || li.dataset.key !== key) li = this.item(run, key);
-      // relative times move on even when nothing else changed
-      const when = li.querySelector(".h-when");
-      if (when) setText(when, ago(run.created_at));
+      const busy = this.editing === run.run_id && li;
+      if (!busy && (!li || li.dataset.key !== key)) li = this.item(run, key);
       return li;
     });
     const same = items.length === list.children.length && items.every((li, i) => list.children[i] === li);
@@ -122,6 +139,11 @@ export class HistoryView {
     const meta = [tokens ? `${compact(tokens)} tokens` : null, cost ? usd(cost) : null]
       .filter(Boolean)
       .join(" · ");
+    const badges = [
+      run.status === "queued" ? h("span", { class: "tag is-waiting", text: "waiting" }) : null,
+      run.resumes ? h("span", { class: "tag", text: run.resumes > 1 ? `resumed ×${run.resumes}` : "resumed" }) : null,
+      run.forks ? h("span", { class: "tag is-fork", text: run.forks > 1 ? `forked ×${run.forks}` : "forked" }) : null,
+    ].filter(Boolean);
     const link = h(
       "a",
       { class: "h-link", href: `#run=${encodeURIComponent(run.run_id)}`, "data-run": run.run_id },
@@ -133,12 +155,167 @@ export class HistoryView {
           "data-status": run.status,
           text: STATUS_LABEL[run.status] || run.status,
         }),
-        h("span", { class: "h-when muted", text: ago(run.created_at) }),
+        h("time", {
+          class: "h-when muted",
+          datetime: run.created_at,
+          title: ago(run.created_at),
+          text: when(run.created_at),
+        }),
       ),
-      h("span", { class: "h-question", text: run.question }),
+      h("span", { class: "h-question", text: run.title || run.question }),
+      run.title ? h("span", { class: "h-asked muted", text: run.question }) : null,
+      badges.length ? h("span", { class: "h-badges" }, badges) : null,
+      run.forks
+        ? h("span", {
+            class: "h-forks muted",
+            text: `↳ ${plural(run.forks, "fork")} of this run, each a branch from an older checkpoint`,
+          })
+        : null,
       meta ? h("span", { class: "h-meta muted", text: meta }) : null,
     );
     if (run.run_id === this.currentId) link.setAttribute("aria-current", "page");
-    return h("li", { "data-run": run.run_id, "data-key": key }, link);
+    const li = h("li", { "data-run": run.run_id, "data-key": key }, link);
+    li.append(this.actionsFor(run, li));
+    return li;
+  }
+
+  /** Rename and delete, under the item. */
+  actionsFor(run, li) {
+    const label = run.title || run.question;
+    return h(
+      "span",
+      { class: "h-actions" },
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link-btn",
+          "aria-label": `Rename “${label.slice(0, 60)}”`,
+          on: { click: () => this.rename(run, li) },
+        },
+        "Rename",
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "link-btn is-danger",
+          "aria-label": `Delete “${label.slice(0, 60)}”`,
+          on: { click: () => this.confirmDelete(run, li) },
+        },
+        "Delete",
+      ),
+    );
+  }
+
+  /** An inline field in place of the title: Enter saves, Escape keeps the old name; empty = the question. */
+  rename(run, li) {
+    this.editing = run.run_id;
+    li.dataset.key = ""; // drawn again when the edit ends
+    const input = /** @type {HTMLInputElement} */ (
+      h("input", {
+        type: "text",
+        class: "h-rename",
+        value: run.title || run.question,
+        maxlength: "200",
+        "aria-label": "New name of the run (empty: its question)",
+      })
+    );
+    const problem = h("span", { class: "field-error", hidden: true });
+    const done = () => {
+      this.editing = null;
+      this.refresh();
+    };
+    const save = async () => {
+      const title = input.value.trim();
+      try {
+        const renamed = await api.renameRun(run.run_id, title && title !== run.question ? title : null);
+        this.hooks.onRenamed(renamed);
+        done();
+      } catch (error) {
+        problem.hidden = false;
+        setText(problem, `Could not rename: ${error.message}`);
+      }
+    };
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault();
+        save();
+      } else if (event.key === "Escape") {
+        event.preventDefault();
+        done();
+      }
+    });
+    fill(
+      li,
+      h(
+        "div",
+        { class: "h-edit" },
+        input,
+        h(
+          "span",
+          { class: "h-actions" },
+          h("button", { type: "button", class: "btn btn-small", on: { click: save } }, "Save"),
+          h("button", { type: "button", class: "link-btn", on: { click: done } }, "Cancel"),
+        ),
+        problem,
+      ),
+    );
+    input.focus();
+    input.select();
+  }
+
+  /** Deleting cannot be undone: the item asks first, in place. */
+  confirmDelete(run, li) {
+    this.editing = run.run_id;
+    li.dataset.key = ""; // drawn again when the question is answered
+    const problem = h("span", { class: "field-error", hidden: true });
+    const keep = h(
+      "button",
+      {
+        type: "button",
+        class: "btn btn-small",
+        on: {
+          click: () => {
+            this.editing = null;
+            this.refresh();
+          },
+        },
+      },
+      "Keep it",
+    );
+    const remove = async () => {
+      try {
+        await api.deleteRun(run.run_id);
+        this.editing = null;
+        li.remove();
+        this.hooks.onDeleted(run.run_id);
+        this.refresh();
+      } catch (error) {
+        problem.hidden = false;
+        setText(problem, `Not deleted: ${error.message}`);
+      }
+    };
+    fill(
+      li,
+      h(
+        "div",
+        { class: "h-confirm", role: "group", "aria-label": "Delete this run?" },
+        h("p", {}, "Delete “", h("strong", { text: (run.title || run.question).slice(0, 120) }), "”?"),
+        h(
+          "p",
+          { class: "muted" },
+          "Its report, sources, events and checkpoints go with it; this cannot be undone.",
+        ),
+        h(
+          "span",
+          { class: "h-actions" },
+          h("button", { type: "button", class: "btn btn-small btn-danger", on: { click: remove } }, "Delete"),
+          keep,
+        ),
+        problem,
+      ),
+    );
+    keep.focus();
   }
 }

@@ -1,7 +1,10 @@
 // Progress in plain language: a headline that changes only when the run moves to another step (it is
 // announced to screen readers), and a detail line with the live counts (not announced).
 
-import { NODE_BY_KEY, current, runningAttempt, upcoming } from "./events.js";
+import { current } from "./attempts.js";
+import { plainWords } from "./dom.js";
+import { NODE_BY_KEY } from "./nodes.js";
+import { runningAttempt, upcoming } from "./selectors.js";
 
 /** What a person is told while a stage runs (the server's words). */
 const stageHeadline = (key) => NODE_BY_KEY.get(key)?.headline;
@@ -29,7 +32,7 @@ export function describe(model, local) {
       return running(model);
     case "cancelled":
       if (model.budgetStop) {
-        return { headline: "Stopped: a budget limit was reached.", detail: `${model.budgetStop}.` };
+        return { headline: "Stopped: a budget limit was reached.", detail: `${plainWords(model.budgetStop)}: raise it to continue.` };
       }
       return {
         headline: `Paused${after}. Nothing finished is lost.`,
@@ -47,7 +50,7 @@ export function describe(model, local) {
       const where = failed ? ` at “${NODE_BY_KEY.get(failed.stage)?.title}”` : "";
       return {
         headline: `Failed${where}.`,
-        detail: `${model.error || "The run stopped with an error."} It can be resumed from its last checkpoint.`,
+        detail: `${model.error ? `${plainWords(model.error)}.` : "The run stopped with an error."} It can be resumed from its last checkpoint.`,
       };
     }
     case "completed": {

@@ -5,6 +5,7 @@
 
 import { api, urls } from "./api.js";
 import { bytes, fill, h } from "./dom.js";
+import { renderReportTools } from "./report-tools.js";
 
 const ALLOWED = new Set([
   "H1",
@@ -51,6 +52,22 @@ const KEEP_ATTRS = new Set(["href", "id", "title", "start", "class"]);
  * @returns {Map<number, number>} how often each source number is cited
  */
 export function insertReport(html, target) {
+  insertHtml(html, target);
+  const citations = new Map();
+  for (const link of target.querySelectorAll("a.cite")) {
+    const n = Number(link.dataset.source);
+    citations.set(n, (citations.get(n) || 0) + 1);
+  }
+  return citations;
+}
+
+/**
+ * Insert server-rendered HTML (a passage, a fetched text: the report's rendering rule) into `target`,
+ * allow-listed element by element as the report is.
+ * @param {string} html
+ * @param {HTMLElement} target
+ */
+export function insertHtml(html, target) {
   const doc = new DOMParser().parseFromString(`<!doctype html><body>${bodyOf(html)}</body>`, "text/html");
   const fragment = document.createDocumentFragment();
   for (const child of [...doc.body.childNodes]) {
@@ -58,12 +75,7 @@ export function insertReport(html, target) {
     if (clean) fragment.append(clean);
   }
   fill(target, fragment);
-  const citations = new Map();
-  for (const link of target.querySelectorAll("a.cite")) {
-    const n = Number(link.dataset.source);
-    citations.set(n, (citations.get(n) || 0) + 1);
-  }
-  return citations;
+  return target;
 }
 
 /**
@@ -242,36 +254,13 @@ export class ReportView {
     this.draftText.textContent = draft.text;
   }
 
+  /** The name the run's downloads carry (its detail's `download_stem`). */
+  setFileName(stem) {
+    this.stem = stem || "deepresearch-report";
+  }
+
   renderTools(runId, names) {
-    const downloads = [
-      ["deepresearch-report.md", "Markdown", urls.report(runId, "md")],
-      ["deepresearch-report.html", "HTML", urls.report(runId, "html")],
-      ["sources.json", "sources.json", urls.artifact(runId, "sources.json")],
-      ["evidence.json", "evidence.json", urls.artifact(runId, "evidence.json")],
-    ].filter(([name]) => names.has(name));
-    if (!downloads.length) {
-      fill(this.els.tools);
-      return;
-    }
-    fill(
-      this.els.tools,
-      h("span", { class: "muted" }, "Download"),
-      ...downloads.map(([name, label, href]) =>
-        h("a", { class: "btn btn-small", href, download: name }, label),
-      ),
-      names.has("deepresearch-report.html")
-        ? h(
-            "a",
-            {
-              class: "btn btn-small btn-quiet",
-              href: urls.report(runId, "html"),
-              target: "_blank",
-              rel: "noopener",
-            },
-            "Open as a page",
-          )
-        : null,
-    );
+    renderReportTools(this.els.tools, runId, names, this.stem || "deepresearch-report");
   }
 
   // --- the run's files -----------------------------------------------------------------------------------

@@ -3,9 +3,11 @@
 // out of the main narrative.
 
 import { api } from "./api.js";
-import { clock, fill, h } from "./dom.js";
-import { NODE_BY_KEY, isActive } from "./events.js";
+import { clock, fill, h, plainWords } from "./dom.js";
+import { NODE_BY_KEY } from "./nodes.js";
+import { isActive } from "./selectors.js";
 import { wholeNumberBounds } from "./form.js";
+import { numberProblem, showFieldProblem } from "./validate.js";
 
 const stageTitle = (key) => NODE_BY_KEY.get(key)?.short || key;
 const STOPPED = new Set(["cancelled", "interrupted", "failed"]);
@@ -114,9 +116,10 @@ export class ResumeView {
     const button = h(
       "button",
       { type: "button", class: "btn btn-primary", id: "cp-continue-latest" },
-      "Continue from where it stopped",
+      "Continue",
     );
     button.addEventListener("click", async () => {
+      if (this.invalidBudget()) return; // nothing starts with a value the server refuses
       button.disabled = true;
       try {
         await this.actions.onContinue(null, this.budgetChange());
@@ -127,7 +130,7 @@ export class ResumeView {
     return h(
       "section",
       { class: "cp-latest", "aria-labelledby": "cp-latest-title" },
-      h("h2", { id: "cp-latest-title", class: "cp-preview-title" }, "Continue from where it stopped"),
+      h("h2", { id: "cp-latest-title", class: "cp-preview-title" }, "Where it stopped"),
       h(
         "p",
         { class: "muted" },
@@ -214,15 +217,16 @@ export class ResumeView {
     const button = h(
       "button",
       { type: "button", class: "btn btn-primary", id: "cp-continue", disabled: active || !resumable },
-      p.fork ? "Fork from this checkpoint" : "Continue from this checkpoint",
+      p.fork ? "Fork from this checkpoint" : "Continue",
     );
     button.addEventListener("click", async () => {
+      if (this.invalidBudget()) return;
       button.disabled = true;
       button.textContent = "Starting…";
       try {
         await this.actions.onContinue(this.selected, this.budgetChange());
       } finally {
-        button.textContent = p.fork ? "Fork from this checkpoint" : "Continue from this checkpoint";
+        button.textContent = p.fork ? "Fork from this checkpoint" : "Continue";
       }
     });
     fill(
@@ -288,15 +292,36 @@ export class ResumeView {
         value: budget[name] ?? "",
       });
       this.budgetInputs.set(name, input);
+      // checked as typed against the server's bounds: never changed to fit
+      input.addEventListener("input", () => this.budgetProblem(name, input, label));
       return h("div", { class: "field" }, h("label", { for: input.id }, label), input);
     });
     return h(
       "details",
       { class: "cp-budget", open: Boolean(this.model.budgetStop) },
       h("summary", {}, "Budget limits for the rest of the run"),
-      this.model.budgetStop ? h("p", { class: "notice" }, this.model.budgetStop) : null,
+      this.model.budgetStop ? h("p", { class: "notice" }, `${plainWords(this.model.budgetStop)}.`) : null,
       h("div", { class: "option-grid" }, fields),
     );
+  }
+
+  budgetProblem(name, input, label) {
+    const problem = numberProblem(input.value, this.limits[name], { label, optional: true });
+    showFieldProblem(input, problem);
+    return problem;
+  }
+
+  /** The first budget field out of the server's bounds (shown under it), or null. */
+  invalidBudget() {
+    for (const [name, input] of this.budgetInputs || []) {
+      const label = BUDGET_FIELDS.find(([n]) => n === name)?.[1] || name;
+      if (this.budgetProblem(name, input, label)) {
+        input.closest("details")?.setAttribute("open", "");
+        input.focus();
+        return input;
+      }
+    }
+    return null;
   }
 
   /** The budget as edited, or undefined when nothing changed. Empty = no limit. */

@@ -3,7 +3,8 @@
 // as they appear: sources-fetched.json (each fetch round), evidence-table.json (screening), and the final
 // sources.json / evidence.json (with the citation check).
 
-import { bytes, domainOf, fill, h, isWebUrl, plural, setText } from "./dom.js";
+import { bytes, domainOf, fill, h, isWebUrl, plural, setText, sourceDate } from "./dom.js";
+import { insertHtml } from "./report.js";
 import { fetchProblem } from "./timeline.js";
 
 /**
@@ -13,7 +14,7 @@ import { fetchProblem } from "./timeline.js";
 export class SourcesView {
   /**
    * @param {{list: HTMLElement, evidence: HTMLElement, sourcesCount: HTMLElement, evidenceCount: HTMLElement}} els
-   * @param {{onShowSources: () => void}} actions
+   * @param {{onShowSources: () => void, onRead: (row: any, opener: HTMLElement) => void}} actions
    */
   constructor(els, actions) {
     this.els = els;
@@ -27,6 +28,9 @@ export class SourcesView {
     /** @type {Map<number, number>} citation number → times cited in the report */
     this.citations = new Map();
     this.target = null;
+    /** the evidence passages rendered by the server (GET …/passages), in the evidence file's order */
+    this.passages = /** @type {{n: number, html: string}[]} */ ([]);
+    this.rows = [];
     this.sourcesKey = "";
     this.evidenceKey = "";
     fill(this.els.list);
@@ -38,6 +42,33 @@ export class SourcesView {
     this.files = { ...this.files, ...files };
   }
 
+  /** @param {{n: number, html: string}[]} passages */
+  setPassages(passages) {
+    this.passages = passages;
+    this.evidenceKey = ""; // drawn again, rendered
+  }
+
+  /**
+   * The passages the run took from source n (rendered when the server's rendering is in).
+   * @returns {import("./source-view.js").Passage[]}
+   */
+  passagesFor(n) {
+    const questions = this.files.table?.sub_questions || [];
+    return evidenceItems(this.files)
+      .map((item, i) => ({ item, i }))
+      .filter(({ item }) => item.n === n)
+      .map(({ item, i }) => ({
+        html: this.passages[i]?.n === n ? this.passages[i].html : null,
+        text: item.passage || "",
+        subQuestion: questions[item.sub_question_index ?? 0] || item.sub_question || "",
+      }));
+  }
+
+  titleOf(n) {
+    const row = this.rows.find((r) => r.n === n);
+    return row ? row.title || row.url : `Source ${n}`;
+  }
+
   /** @param {Map<number, number>} citations */
   setCitations(citations) {
     this.citations = citations;
@@ -46,6 +77,7 @@ export class SourcesView {
   /** @param {ReturnType<import("./events.js").createModel>} model */
   render(model) {
     const rows = sourceRows(model, this.files);
+    this.rows = rows;
     const evidence = evidenceItems(this.files);
     const perSource = new Map();
     for (const item of evidence) perSource.set(item.n, (perSource.get(item.n) || 0) + 1);
@@ -56,6 +88,7 @@ export class SourcesView {
     }
     const evidenceKey = JSON.stringify([
       evidence.length,
+      this.passages.length,
       this.files.evidence?.citation_check,
       this.files.table?.sub_questions,
       model.status,
@@ -85,7 +118,8 @@ export class SourcesView {
       );
       return;
     }
-    fill(list, ...rows.map((row) => sourceCard(row, perSource, this.citations, this.hasFinal())));
+    const read = (row, opener) => this.actions.onRead(row, opener);
+    fill(list, ...rows.map((row) => sourceCard(row, perSource, this.citations, this.hasFinal(), read)));
     if (this.target !== null) this.mark(this.target, false);
   }
 
@@ -133,7 +167,7 @@ export class SourcesView {
           h(
             "ol",
             { class: "ev-list" },
-            items.map((item) => this.evidenceRow(item, titles)),
+            items.map((item) => this.evidenceRow(item, titles, evidence.indexOf(item))),
           ),
         ),
       );
@@ -141,8 +175,12 @@ export class SourcesView {
     fill(box, ...parts);
   }
 
-  evidenceRow(item, titles) {
-    const passage = h("p", { class: "ev-passage is-clamped", text: item.passage });
+  evidenceRow(item, titles, index) {
+    // rendered by the server's report rule once it is in; plain text until then (never parsed here)
+    const rendered = this.passages[index]?.n === item.n ? this.passages[index].html : null;
+    const passage = rendered
+      ? insertHtml(rendered, h("div", { class: "ev-passage is-clamped" }))
+      : h("div", { class: "ev-passage is-clamped", text: item.passage });
     const more = h(
       "button",
       { type: "button", class: "link-btn ev-more", "aria-expanded": "false" },
@@ -259,14 +297,14 @@ function evidenceItems(files) {
   return files.evidence?.evidence || files.table?.evidence || [];
 }
 
-function sourceCard(row, perSource, citations, hasFinal) {
+function sourceCard(row, perSource, citations, hasFinal, read) {
   const title = row.title || row.url;
   const domain = row.domain && row.domain !== "local" ? row.domain : domainOf(row.url);
   const meta = [
     domain,
     row.bytes ? bytes(row.bytes) : null,
-    // a day is what a reader needs (a document's date may be a full timestamp)
-    row.published ? `published ${String(row.published).slice(0, 10)}` : null,
+    // a day is what a reader needs, in words; a local document's date is when its file changed
+    sourceDate(row) || null,
   ].filter(Boolean);
   const tags = [];
   if (row.status === "running") tags.push(h("span", { class: "tag is-running" }, "fetching…"));
@@ -308,7 +346,22 @@ function sourceCard(row, perSource, citations, hasFinal) {
     row.status === "failed"
       ? h("p", { class: "source-error", text: fetchProblem(row.url, row.error, row.reason) })
       : null,
-    h("p", { class: "source-tags" }, tags),
+    h(
+      "p",
+      { class: "source-tags" },
+      tags,
+      row.n && row.status === "ok"
+        ? h(
+            "button",
+            {
+              type: "button",
+              class: "link-btn source-read",
+              on: { click: (event) => read(row, /** @type {HTMLElement} */ (event.currentTarget)) },
+            },
+            "Read the source",
+          )
+        : null,
+    ),
   );
 }
 

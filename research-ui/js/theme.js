@@ -1,7 +1,13 @@
 // Light, dark or the system's choice; remembered in localStorage (theme-init.js applies it before paint).
 
 const KEY = "deepresearch.theme";
-const NEXT = { auto: "light", light: "dark", dark: "auto" };
+/** after "auto" comes the scheme the system is not in, so the first click always changes what is seen */
+function next(choice) {
+  const systemDark = matchMedia("(prefers-color-scheme: dark)").matches;
+  const system = systemDark ? "dark" : "light";
+  const other = systemDark ? "light" : "dark";
+  return { auto: other, [other]: system, [system]: "auto" }[choice];
+}
 const LABEL = { auto: "automatic (follows the system)", light: "light", dark: "dark" };
 
 function stored() {
@@ -24,7 +30,7 @@ export function setupTheme(button) {
   };
   apply(stored());
   button.addEventListener("click", () => {
-    const choice = NEXT[stored()];
+    const choice = next(stored());
     try {
       if (choice === "auto") localStorage.removeItem(KEY);
       else localStorage.setItem(KEY, choice);

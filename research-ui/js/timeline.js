@@ -2,8 +2,10 @@
 // under each stage, its sub-tool calls as they stream. Keyed DOM updates: an element is rebuilt only when
 // its item changed, so focus, selection and expanded/collapsed state survive the stream.
 
-import { bytes, clock, compact, duration, fill, h, setText } from "./dom.js";
-import { NODE_BY_KEY, isActive, upcoming } from "./events.js";
+import { callDetails, plainError } from "./call-details.js";
+import { bytes, clock, compact, duration, fill, h, plainWords, setText } from "./dom.js";
+import { NODE_BY_KEY } from "./nodes.js";
+import { isActive, upcoming } from "./selectors.js";
 
 const STATE_WORD = {
   running: "Running",
@@ -47,12 +49,33 @@ export class TimelineView {
     this.upcoming = h("li", { class: "tl-upcoming" });
     /** @type {Map<string, boolean>} what the person chose with a block's toggle: id → collapsed */
     this.collapsed = new Map();
+    /** call ids whose details the person opened */
+    this.openCalls = new Set();
+    /** @type {import("./call-details.js").CallFiles} */
+    this.files = {};
+    /** @type {Map<string, {el: HTMLElement, call: any}>} every call row, for the details */
+    this.callRows = new Map();
     list.append(this.upcoming);
+  }
+
+  /**
+   * The run's files the call details read; open details are redrawn with what is new.
+   * @param {import("./call-details.js").CallFiles} files
+   */
+  setFiles(files) {
+    for (const [name, value] of Object.entries(files)) if (value !== undefined) this.files[name] = value;
+    for (const id of this.openCalls) {
+      const row = this.callRows.get(id);
+      if (row) this.renderCall(row.el, row.call);
+    }
   }
 
   reset() {
     this.entries.clear();
     this.collapsed.clear();
+    this.openCalls.clear();
+    this.callRows.clear();
+    this.files = {};
     fill(this.list, this.upcoming);
   }
 
@@ -154,9 +177,13 @@ export class TimelineView {
       box.hidden = false;
       box.className = "tl-problem is-error";
       box.setAttribute("role", "alert");
-      box.append(h("p", { class: "tl-problem-text" }, h("strong", {}, "This stage failed. "), attempt.error));
+      const said = plainError(attempt.error);
+      box.append(
+        h("p", { class: "tl-problem-text" }, h("strong", {}, "This stage failed. "), said.plain),
+        ...(said.detail ? [said.detail] : []),
+      );
       if (isLatestFailure && !isActive(model)) {
-        box.append(this.resumeButtons("Resume from the last checkpoint"));
+        box.append(this.resumeButtons());
       }
     } else if (attempt.status === "stopped") {
       box.hidden = false;
@@ -166,21 +193,22 @@ export class TimelineView {
           "p",
           { class: "tl-problem-text" },
           attempt.stopReason
-            ? `Stopped: ${attempt.stopReason}`
+            ? `Stopped: ${plainWords(attempt.stopReason)}. Raise the limit to continue.`
             : "Paused before this stage finished; it runs again when the research continues. Calls that already finished keep their results.",
         ),
       );
     }
   }
 
-  resumeButtons(label) {
+  /** The run's one "Continue" action (as in its header), with another checkpoint as the second choice. */
+  resumeButtons() {
     return h(
       "div",
       { class: "tl-problem-actions" },
       h(
         "button",
         { type: "button", class: "btn btn-small btn-primary", on: { click: () => this.actions.onResume() } },
-        label,
+        "Continue",
       ),
       h(
         "button",
@@ -189,7 +217,7 @@ export class TimelineView {
           class: "btn btn-small btn-quiet",
           on: { click: () => this.actions.onCheckpoints() },
         },
-        "Choose a checkpoint",
+        "From another checkpoint…",
       ),
     );
   }
@@ -202,10 +230,28 @@ export class TimelineView {
         entry.rows.set(call.id, row);
         entry.calls.append(row.el);
       }
+      this.callRows.set(call.id, { el: row.el, call });
       if (row.rev === call.rev) continue;
       row.rev = call.rev;
-      renderCall(row.el, call);
+      this.renderCall(row.el, call);
     }
+  }
+
+  /** One sub-tool call row; its target opens what the call did (call-details.js). */
+  renderCall(el, call) {
+    const open = this.openCalls.has(call.id);
+    const moreId = `call-more-${call.id}`;
+    renderCall(el, call, {
+      open,
+      moreId,
+      onToggle: () => {
+        if (open) this.openCalls.delete(call.id);
+        else this.openCalls.add(call.id);
+        this.renderCall(el, call);
+        /** @type {HTMLElement|null} */ (el.querySelector(".call-target"))?.focus();
+      },
+    });
+    if (open) el.append(Object.assign(callDetails(call, this.files), { id: moreId }));
   }
 
   // --- segments, notes, errors, ends -------------------------------------------------------------------
@@ -243,8 +289,9 @@ export class TimelineView {
         h(
           "div",
           { class: "tl-body tl-problem is-error", role: "alert" },
-          h("p", { class: "tl-problem-text" }, h("strong", {}, "The run failed. "), item.message),
-          model.status === "failed" ? this.resumeButtons("Resume") : null,
+          h("p", { class: "tl-problem-text" }, h("strong", {}, "The run failed. "), plainError(item.message).plain),
+          plainError(item.message).detail,
+          model.status === "failed" ? this.resumeButtons() : null,
         ),
       );
     } else {
@@ -319,7 +366,7 @@ function endNote(item) {
 }
 
 /** One sub-tool call row; an LLM step that used its extractive method says why, under the row. */
-function renderCall(el, call) {
+function renderCall(el, call, { open, moreId, onToggle }) {
   el.dataset.kind = call.kind;
   el.dataset.status = call.status;
   el.toggleAttribute("data-fallback", Boolean(call.fallback));
@@ -327,7 +374,18 @@ function renderCall(el, call) {
   fill(
     el,
     h("span", { class: "call-kind", text: KIND_WORD[call.kind] || call.kind }),
-    h("span", { class: "call-target", title: call.target, text: target }),
+    h(
+      "button",
+      {
+        type: "button",
+        class: "call-target",
+        title: call.target,
+        "aria-expanded": String(open),
+        "aria-controls": moreId,
+        on: { click: onToggle },
+      },
+      target,
+    ),
     h("span", { class: "call-detail", text: callDetail(call) }),
     h("span", {
       class: "call-status",
