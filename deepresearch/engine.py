@@ -23,7 +23,7 @@ from langgraph.types import RunnableConfig
 
 from config import STORED, ResearchOptions, Settings
 from deepresearch.store import (
-    DATABASE_ERRORS,
+    DATABASE_UNAVAILABLE,
     LOCAL_OWNER,
     CheckpointFences,
     CheckpointRecord,
@@ -438,7 +438,7 @@ class ResearchEngine:
                     await runtime.wait_inflight()
         except LeaseLost:
             raise  # another process owns the run now: nothing more is written here (see execute)
-        except DATABASE_ERRORS:
+        except DATABASE_UNAVAILABLE:
             # The database went away mid-run (a restart, a network cut): nothing can be recorded now, and
             # "failed" would be wrong. The run stays `running`; once its lease lapses, a takeover scan
             # (here or on another replica) resumes it from its latest checkpoint.

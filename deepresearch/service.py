@@ -43,6 +43,7 @@ from .run_views import RunViews, public_run, tree_bytes
 from .store import (
     ACTIVE_STATUSES,
     DATABASE_ERRORS,
+    DATABASE_UNAVAILABLE,
     EventRecord,
     RunChanged,
     RunNotFound,
@@ -454,7 +455,7 @@ class RunService(RunViews, ReplicaDuties):
             )
         except asyncio.CancelledError:
             raise  # torn down (a second Ctrl-C, shutdown past its grace): the engine recorded it
-        except DATABASE_ERRORS:
+        except DATABASE_UNAVAILABLE:
             # the run stays `running`: when its lease lapses a takeover scan resumes it (up to
             # DEEPRESEARCH_MAX_ATTEMPTS executions), here or on another replica
             logger.exception("run %s: the database failed during its execution; it will be resumed", run_id)

@@ -33,7 +33,7 @@ from deepresearch.schemas import (
 )
 from deepresearch.screening import passages_of, rank_passages
 from deepresearch.state import QueryTask, ReportState, SearchState
-from deepresearch.store import DATABASE_ERRORS, LeaseLost
+from deepresearch.store import DATABASE_UNAVAILABLE, LeaseLost
 from deepresearch.toolrun import RunCancelled, StageError
 from stages import get_stage
 from tools import ResearchContext
@@ -169,7 +169,7 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
         if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
             raise outcome
         # a budget reached, the run's lease lost to another process, the database gone: the run stops
-        if isinstance(outcome, (StageError, RunCancelled, LeaseLost, *DATABASE_ERRORS)):
+        if isinstance(outcome, (StageError, RunCancelled, LeaseLost, *DATABASE_UNAVAILABLE)):
             raise outcome
     next_n = len(state.get("sources", [])) + 1
     sources, failures = [], []

@@ -40,6 +40,7 @@ from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_pa
 __all__ = [
     "ACTIVE_STATUSES",
     "DATABASE_ERRORS",
+    "DATABASE_UNAVAILABLE",
     "LOCAL_OWNER",
     "RESUMABLE_STATUSES",
     "CheckpointFences",
@@ -71,6 +72,13 @@ __all__ = [
 
 DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error, OSError)
 """What a database that cannot be reached (or answer) raises, on either backend."""
+DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (
+    sqlite3.OperationalError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
+"""The database went away or cannot answer now (a restart, a cut connection, a lock held too long): not
+a bug, and not the run's fault. A narrower class than DATABASE_ERRORS, which also covers any OSError."""
 
 
 class CheckpointFences:
