@@ -525,3 +525,23 @@ def test_the_first_click_on_the_theme_toggle_shows(browser: Any, servers: Server
             page.locator("#theme-toggle").click()  # back to automatic
             expect(page.locator("html")).not_to_have_attribute("data-theme", re.compile("."))
             bench.assert_clean()
+
+
+def test_a_run_waiting_for_a_free_slot_says_so(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    """One slot on the runner: the second run waits as queued, the workbench says so (and how many go
+    first) on its page and in the history, then it starts by itself."""
+    with workbench(browser, servers, tmp_path, max_concurrent_runs=1, stage_delay_seconds=0.6) as bench:
+        page, api = bench.page, bench.api
+        first = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        second = api.post("/api/runs", json={"question": "What limits SQLite WAL throughput?"}).json()
+        assert api.get(f"/api/runs/{second['run_id']}").json()["queue_position"] == 1
+        bench.goto(f"#run={second['run_id']}")
+        expect(page.locator("#run-progress")).to_have_text("Queued: the runner is busy with other runs.")
+        expect(page.locator("#run-progress-detail")).to_contain_text("It is next")
+        expect(
+            page.locator(f'#history-list > li[data-run="{second["run_id"]}"] .tag.is-waiting')
+        ).to_have_text("queued #1")
+        wait_done(api, first)
+        expect(page.locator("#run-progress")).not_to_contain_text("Queued", timeout=20_000)
+        wait_done(api, second["run_id"])
+        assert not bench.problems, bench.problems

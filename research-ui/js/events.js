@@ -36,6 +36,8 @@ export function createModel(run) {
     engine: run.engine || null,
     createdAt: run.created_at || null,
     status: run.status || "queued",
+    /** while the run waits for a free slot on its runner: how many runs go before it (null: not waiting) */
+    queuedAhead: run.queue_position ? run.queue_position - 1 : null,
     lastSeq: 0,
     rev: 0,
     /** timeline entries in order: segment | stage | note | error | end */
@@ -129,6 +131,7 @@ function onRunStatus(model, ev) {
   if (ev.status === "running") {
     startSegment(model, ev);
     model.status = "running";
+    model.queuedAhead = null;
     model.error = null;
     model.budgetStop = null;
     model.end = null;
@@ -281,6 +284,10 @@ function onGraphCheckpoint(model, ev) {
 
 function onMessage(model, ev) {
   const text = String(ev.text || "");
+  if (ev.queued) {
+    model.queuedAhead = Number(ev.ahead) || 0; // the run waits for a slot: said in the headline
+    return;
+  }
   if (BUSINESS_STAGES.has(ev.stage)) {
     const attempt = latestAttempt(model, ev.stage);
     if (!attempt) return;

@@ -140,7 +140,13 @@ export class HistoryView {
       .filter(Boolean)
       .join(" · ");
     const badges = [
-      run.status === "queued" ? h("span", { class: "tag is-waiting", text: "waiting" }) : null,
+      run.status === "queued"
+        ? h("span", {
+            class: "tag is-waiting",
+            text: run.queue_position ? `queued #${run.queue_position}` : "waiting",
+            title: run.queue_position ? "Waiting for a free slot on the runner; 1 goes next" : "",
+          })
+        : null,
       run.resumes ? h("span", { class: "tag", text: run.resumes > 1 ? `resumed ×${run.resumes}` : "resumed" }) : null,
       run.forks ? h("span", { class: "tag is-fork", text: run.forks > 1 ? `forked ×${run.forks}` : "forked" }) : null,
     ].filter(Boolean);

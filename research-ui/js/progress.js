@@ -21,6 +21,13 @@ export function describe(model, local) {
   const after = lastDone ? ` after “${NODE_BY_KEY.get(lastDone.stage)?.title}”` : "";
   switch (model.status) {
     case "queued":
+      if (model.queuedAhead != null) {
+        const ahead = model.queuedAhead;
+        return {
+          headline: "Queued: the runner is busy with other runs.",
+          detail: `${ahead ? `${ahead} ${ahead === 1 ? "run goes" : "runs go"} first; then` : "It is next:"} it starts by itself, first come, first served.`,
+        };
+      }
       return { headline: "Starting…", detail: "The runner picks the run up in a moment." };
     case "running":
       if (local.pausing || model.cancelRequested) {
