@@ -85,6 +85,9 @@ def server_env(peers: Peers, home: Path, database_url: str, **extra: str) -> dic
         "DEEPRESEARCH_MAX_RUNS_PER_MINUTE": "100000",
         "DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER": "100000",
         "DEEPRESEARCH_MAX_STREAMS_PER_CLIENT": "100000",
+        # N runs at once really execute at once: the benchmark measures one process's concurrency, not the
+        # queue in front of it (DEEPRESEARCH_MAX_CONCURRENT_RUNS, 64 by default, would hold 136 of 200)
+        "DEEPRESEARCH_MAX_CONCURRENT_RUNS": "1000",
         "DEEPRESEARCH_LOG_LEVEL": "WARNING",
     }
     return env | extra
