@@ -102,6 +102,9 @@ class ResearchOptions(BaseModel):
         None, description="A folder of documents on the server: from the CLI only (API clients use corpus)."
     )
     corpus_only: bool = Field(False, description="Search only the corpus, never the web.")
+    review_plan: bool = Field(
+        False, description="Stop after planning until a person approves, edits or rejects the plan."
+    )
     budget: RunBudget = Field(default_factory=RunBudget)
 
     @model_validator(mode="after")

@@ -57,6 +57,7 @@ from deepresearch.limits import StreamSlots
 from deepresearch.preflight import llm_public, providers_health
 from deepresearch.rules import QUESTION_PATTERN, question_problem
 from deepresearch.service import RunService
+from deepresearch.steering_routes import steering
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, RunRecord, open_persistence
 from deepresearch.ui import mount_ui
 
@@ -411,6 +412,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
     app.state.access = policy = access_policy(settings, bind_host)
     app.include_router(_create_router(settings))
     app.include_router(runs)
+    app.include_router(steering)
     app.include_router(session)
     app.include_router(collections)
     app.include_router(ops)

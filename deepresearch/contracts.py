@@ -15,7 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from config import ResearchOptions
 
-RunStatus = Literal["queued", "running", "cancelled", "interrupted", "failed", "completed"]
+from .plan_edit import PlanReview
+
+RunStatus = Literal[
+    "queued", "running", "waiting_for_input", "cancelled", "interrupted", "failed", "completed"
+]
 StageStatus = Literal["pending", "running", "done", "failed"]
 ReceiptStatus = Literal["started", "succeeded", "failed"]
 
@@ -66,6 +70,20 @@ class UsagePublic(BaseModel):
     )
 
 
+class PendingInputPublic(_Public):
+    """What a run `waiting_for_input` waits for; answer with POST /api/runs/{run_id}/input."""
+
+    kind: Literal["plan_review"]
+    plan: PlanReview
+    since: str = Field(description="When the run began to wait.")
+    waiting_seconds: float = Field(0.0, description="How long it has waited, when this was read.")
+
+
+class ForkedFromPublic(_Public):
+    run_id: str = Field(description="The run this one was forked from (left untouched).")
+    checkpoint_id: str = Field(description="The checkpoint of that run it started from.")
+
+
 class RunPublic(_Public):
     run_id: str
     thread_id: str = Field(description="The run's LangGraph thread.")
@@ -87,6 +105,9 @@ class RunPublic(_Public):
     lease_owner: str | None = Field(None, description="The process executing the run (host:pid:id), if any.")
     lease_expires_at: str | None = Field(None, description="Until when that process holds the run.")
     attempts: int = Field(0, description="Executions started since the run was last started or resumed.")
+    pending_input: PendingInputPublic | None = Field(None, description="Set while the run waits for you.")
+    forked_from: ForkedFromPublic | None = Field(None, description="A fork: where it started from.")
+    follow_up_of: str | None = Field(None, description="A follow-up: the run whose sources it started with.")
 
 
 class RunsPublic(_Public):
@@ -391,6 +412,16 @@ class ReportDeltaEvent(_Event):
     delta: str
 
 
+class InputRequestedEvent(_Event):
+    """The run stopped to wait for a person (plan review): it holds no process while it waits. The
+    `end` of this execution follows with status `waiting_for_input`."""
+
+    type: Literal["input_requested"]
+    kind: Literal["plan_review"]
+    plan: PlanReview
+    since: str
+
+
 class ErrorEvent(_Event):
     type: Literal["error"]
     message: str = Field(description="What went wrong and what to do, in plain words.")
@@ -416,6 +447,7 @@ EVENT_MODELS: tuple[type[_Event], ...] = (
     GraphCheckpointEvent,
     MessageEvent,
     ReportDeltaEvent,
+    InputRequestedEvent,
     ErrorEvent,
     EndEvent,
 )

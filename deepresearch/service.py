@@ -17,7 +17,7 @@ import os
 import shutil
 import socket
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -107,6 +107,8 @@ class RunService(RunViews):
         self.on_event = on_event
         """Also told of every event this process appends (the CLI's live view)."""
         self._active: dict[str, _Active] = {}
+        self.on_stopped: list[Callable[[RunRecord], Awaitable[None]]] = []
+        """Awaited with the final record when an execution here ends (waiting, completed, failed...)."""
         self.replica_id = f"{_machine()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         """This process, as a lease owner: machine (host and PID namespace), pid, a random part."""
         # Commands on one run (resume, cancel, delete) take turns in this process: a double-clicked resume
@@ -227,6 +229,8 @@ class RunService(RunViews):
         run = await self.visible_run(run_id, principal)
         if run_id in self._active:
             raise RunConflict(f"run {run_id} is {run.status} in this process; cancel it first, then resume")
+        if run.status == "waiting_for_input":
+            raise RunConflict(f"run {run_id} waits for your input: answer it (POST /api/runs/{run_id}/input)")
         if run.status in ACTIVE_STATUSES and not takeover:
             raise RunConflict(
                 f"run {run_id} is {run.status}; cancel it first, then resume. If the process that ran it is "
@@ -266,6 +270,24 @@ class RunService(RunViews):
         self._launch(run_id, config, dead_owner=dead_owner)
         return run
 
+    async def answer_input(
+        self, run_id: str, answer: dict[str, Any], principal: Principal = CLI
+    ) -> RunRecord:
+        """Continue a run `waiting_for_input` with a person's answer (LangGraph's Command(resume=...));
+        the answer is checked by the caller (plan_review.py)."""
+        async with self._command(run_id):
+            run = await self.visible_run(run_id, principal)
+            if run.status != "waiting_for_input" or run_id in self._active:
+                raise RunConflict(f"run {run_id} is {run.status}: it waits for no input")
+            try:
+                run = await self.store.update_run(
+                    run_id, expect_version=run.version, status="queued", pending_input=None, attempts=0
+                )
+            except RunChanged:
+                raise RunConflict(f"run {run_id} was answered or changed meanwhile; read it again") from None
+            self._launch(run_id, None, resume=answer)
+            return run
+
     async def cancel(self, run_id: str, reason: str = "cancel requested") -> RunRecord:
         async with self._command(run_id):
             return await self._cancel(run_id, reason)
@@ -274,6 +296,13 @@ class RunService(RunViews):
         # Taken before any await: a run that finishes meanwhile is not mistaken for an orphan.
         active = self._active.get(run_id)
         run = await self.store.get_run(run_id)
+        if run.status == "waiting_for_input":  # nothing executes it: it simply stops waiting
+            end = {"status": "cancelled", "error": reason, "usage": run.usage, "report_path": None}
+            await self._emit(run_id, "run_status", None, {"status": "cancelled"})
+            await self._emit(run_id, "end", None, end)
+            return await self.store.update_run(
+                run_id, status="cancelled", error=reason, pending_input=None, finished_at=utcnow()
+            )
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
         run = await self.store.request_cancel(run_id)
@@ -452,7 +481,13 @@ class RunService(RunViews):
 
     # --- internals ---------------------------------------------------------------------------------
     def _launch(
-        self, run_id: str, config: Any, *, claimed: bool = False, dead_owner: str | None = None
+        self,
+        run_id: str,
+        config: Any,
+        *,
+        claimed: bool = False,
+        dead_owner: str | None = None,
+        resume: Any = None,
     ) -> None:
         """Execute the run here: under its lease (`claimed`: already taken; `dead_owner`: a process known
         to be gone whose lease may be taken before it expires)."""
@@ -460,7 +495,7 @@ class RunService(RunViews):
             raise RunConflict(f"run {run_id} is already executing in this process")
         cancel = CancelSignal(run_id, self.store)
         claim = None if claimed else dead_owner or ""
-        task = asyncio.create_task(self._execute(run_id, config, cancel, claim), name=f"run-{run_id}")
+        task = asyncio.create_task(self._execute(run_id, config, cancel, claim, resume), name=f"run-{run_id}")
         self._active[run_id] = _Active(task, cancel)
 
     async def _claim(self, run_id: str, dead_owner: str | None = None) -> RunRecord | None:
@@ -468,7 +503,9 @@ class RunService(RunViews):
         expires = _iso(now + timedelta(seconds=self.settings.lease_seconds))
         return await self.store.claim_run(run_id, self.replica_id, expires, _iso(now), dead_owner)
 
-    async def _execute(self, run_id: str, config: Any, cancel: CancelSignal, claim: str | None) -> RunRecord:
+    async def _execute(
+        self, run_id: str, config: Any, cancel: CancelSignal, claim: str | None, resume: Any = None
+    ) -> RunRecord:
         """`claim`: None when the lease is taken already, else the dead owner it may be taken from ("")."""
         heartbeat: asyncio.Task[None] | None = None
         try:
@@ -477,9 +514,12 @@ class RunService(RunViews):
                 logger.warning("run %s is executing in another process; not starting it here", run_id)
                 return await self.store.get_run(run_id)
             heartbeat = asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
-            return await self.engine.execute(
-                run_id, checkpoint_config=config, cancel=cancel, on_event=self._publish
+            final = await self.engine.execute(
+                run_id, checkpoint_config=config, cancel=cancel, on_event=self._publish, resume=resume
             )
+            for hook in self.on_stopped:  # webhooks, metrics: told how the execution ended
+                await hook(final)
+            return final
         except asyncio.CancelledError:
             raise  # torn down (a second Ctrl-C, shutdown past its grace): the engine recorded it
         except Exception:

@@ -23,6 +23,8 @@ SERVICE = {
     "deepresearch.ui",
     "deepresearch.cli_view",
     "deepresearch.preflight",
+    "deepresearch.plan_review",
+    "deepresearch.steering_routes",
 }
 ENGINE = {"deepresearch.engine", "workflow", "tools", "deepresearch.state", "deepresearch.nodes"}
 

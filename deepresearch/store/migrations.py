@@ -120,4 +120,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    # Steering (docs/steering.md): the input a run waits for (plan review), and where a run came from - a
+    # fork of another run's checkpoint, or a follow-up question on a finished run. (7 and 8: other branches.)
+    (
+        9,
+        "pending input, forks and follow-ups",
+        (
+            "ALTER TABLE runs ADD COLUMN pending_input_json TEXT",
+            "ALTER TABLE runs ADD COLUMN forked_from_json TEXT",
+            "ALTER TABLE runs ADD COLUMN follow_up_of TEXT{c}",
+        ),
+    ),
 )
