@@ -454,3 +454,23 @@ EVENT_MODELS: tuple[type[_Event], ...] = (
 RunEvent = Annotated[reduce(or_, EVENT_MODELS), Field(discriminator="type")]
 """Any event of the log, told apart by its `type`."""
 EVENT_TYPES: tuple[str, ...] = tuple(m.model_fields["type"].annotation.__args__[0] for m in EVENT_MODELS)  # type: ignore[union-attr]
+
+
+# --- steering: forks and follow-ups (docs/steering.md) --------------------------------------------
+class ForkPreviewPublic(_Public):
+    """What a fork of this checkpoint with this patch would keep, run again and reuse."""
+
+    run_id: str = Field(description="The run forked from (it is left untouched).")
+    checkpoint_id: str
+    stage: str = Field(description="The checkpoint's stage.")
+    kept_through: str = Field(description="The last stage whose results the fork keeps.")
+    stages_to_run: list[str]
+    changes: list[str] = Field(description="The patch, in words.")
+    receipts_reusable: int = Field(
+        description="Recorded external calls (search, fetch, model) the fork answers from the original's "
+        "receipts whenever it makes the same call with the same arguments: it pays only for what changed."
+    )
+
+
+class ForkedPublic(RunPublic):
+    preview: ForkPreviewPublic

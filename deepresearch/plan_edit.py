@@ -21,7 +21,7 @@ FIXED_SECTIONS_AFTER = ("Disagreements and risks", "Open questions", "Recommenda
 Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_ITEM_CHARS)]
 
 
-def _distinct(items: list[str]) -> list[str]:
+def distinct(items: list[str]) -> list[str]:
     seen: set[str] = set()
     for item in items:
         if item.casefold() in seen:
@@ -30,7 +30,7 @@ def _distinct(items: list[str]) -> list[str]:
     return items
 
 
-def _one_line(items: list[str]) -> list[str]:
+def one_line(items: list[str]) -> list[str]:
     for item in items:
         if any(ch in item for ch in "\r\n\x00"):
             raise ValueError(f"{item[:40]!r}: one line each, no line breaks")
@@ -45,14 +45,14 @@ class PlanEdit(BaseModel):
     sub_questions: Annotated[
         list[Item],
         Field(min_length=1, max_length=MAX_SUB_QUESTIONS, description="Become the report's sections."),
-        AfterValidator(_one_line),
-        AfterValidator(_distinct),
+        AfterValidator(one_line),
+        AfterValidator(distinct),
     ]
     queries: Annotated[
         list[Item],
         Field(min_length=1, max_length=MAX_QUERIES, description="Searched first (at least one)."),
-        AfterValidator(_one_line),
-        AfterValidator(_distinct),
+        AfterValidator(one_line),
+        AfterValidator(distinct),
     ]
 
 

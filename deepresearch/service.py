@@ -180,6 +180,14 @@ class RunService(RunViews):
             await self._check_quota(principal)
         return await self.engine.create_run(question, options, owner=principal.user)
 
+    async def create_with(
+        self, question: str, options: ResearchOptions, principal: Principal = CLI
+    ) -> RunRecord:
+        """A run whose options are merged and checked already (a fork, a follow-up): quota as for any."""
+        if principal != CLI:
+            await self._check_quota(principal)
+        return await self.engine.create_run(question, options, owner=principal.user)
+
     async def _check_quota(self, principal: Principal) -> None:
         limit = self.settings.max_active_runs_per_user
         active = await self.store.count_active(principal.user)

@@ -25,6 +25,10 @@ SERVICE = {
     "deepresearch.preflight",
     "deepresearch.plan_review",
     "deepresearch.steering_routes",
+    "deepresearch.forks",
+    "deepresearch.followups",
+    "deepresearch.metrics",
+    "deepresearch.webhooks",
 }
 ENGINE = {"deepresearch.engine", "workflow", "tools", "deepresearch.state", "deepresearch.nodes"}
 

@@ -3,7 +3,9 @@ at the scripted search, model and web servers."""
 
 from __future__ import annotations
 
+import json
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,3 +131,101 @@ def test_cancel_while_waiting_stops_waiting(api: httpx.Client, servers: Servers)
     run = api.get(f"/api/runs/{run_id}").json()
     assert run["status"] == "cancelled" and run["pending_input"] is None
     assert servers.search.calls == []
+
+
+def repeated_calls(servers: Servers) -> dict[str, list[Any]]:
+    """Calls a scripted peer answered more than once with exactly the same request."""
+    llm = Counter(json.dumps(body.get("messages"), sort_keys=True) for body in servers.llm.calls)
+    return {
+        "llm": [m[:200] for m, n in llm.items() if n > 1],
+        "search": [q for q, n in Counter(servers.search.calls).items() if n > 1],
+        "fetch": [p for p, n in servers.site.hits.items() if n > 1 and p.startswith("/articles/")],
+    }
+
+
+def finished_run(api: httpx.Client) -> str:
+    run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+    assert wait_status(api, run_id, {"completed", "failed"})["status"] == "completed"
+    return run_id
+
+
+def test_fork_with_one_more_query_pays_only_for_what_changed(api: httpx.Client, servers: Servers) -> None:
+    run_id = finished_run(api)
+    before = {
+        "run": api.get(f"/api/runs/{run_id}").json(),
+        "checkpoints": api.get(f"/api/runs/{run_id}/checkpoints").json(),
+        "events": len(list(iter_sse(api, f"/api/runs/{run_id}/events"))),
+        "report": api.get(f"/api/runs/{run_id}/report").text,
+        "receipts": api.get(f"/api/runs/{run_id}/receipts").json(),
+    }
+    screen = next(c for c in before["checkpoints"]["checkpoints"] if c["stage"] == "screen_evidence")
+    searched = [q for _, q in servers.search.calls]
+    extra = "heat pumps cold climate efficiency"
+    body = {"checkpoint_id": screen["checkpoint_id"], "patch": {"add_queries": [extra]}}
+    bad = [
+        ({"checkpoint_id": "nope", "patch": {}}, 404),
+        ({**body, "patch": {"add_queries": [searched[0]]}}, 422),
+        ({**body, "patch": {"drop_sources": ["https://elsewhere.example/x"]}}, 422),
+        ({**body, "patch": {"options": {"reviewers": ["nobody"]}}}, 422),
+    ]
+    for wrong, status in bad:
+        answer = api.post(f"/api/runs/{run_id}/fork", json=wrong)
+        assert answer.status_code == status, (wrong, answer.text)
+    preview = api.post(f"/api/runs/{run_id}/fork/preview", json=body)
+    assert preview.status_code == 200, preview.text
+    assert preview.json()["kept_through"] == "plan_research" and preview.json()["receipts_reusable"] > 0
+    assert preview.json()["stages_to_run"][0] == "search_web"
+    assert len(api.get("/api/runs").json()["runs"]) == 1  # a preview creates nothing
+
+    forked = api.post(f"/api/runs/{run_id}/fork", json=body)
+    assert forked.status_code == 201, forked.text
+    fork = forked.json()
+    assert fork["run_id"] != run_id
+    assert fork["forked_from"] == {"run_id": run_id, "checkpoint_id": screen["checkpoint_id"]}
+    done = wait_status(api, fork["run_id"], {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed", done["error"]
+    assert [q for _, q in servers.search.calls] == [*searched, extra]  # only the new query is searched
+    assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
+    # the new source changes what every later step reads: each of those is a new call, none a repeat
+    assert done["usage"]["calls"] > 0
+    sources = api.get(f"/api/runs/{fork['run_id']}/artifacts/sources.json").json()["sources"]
+    assert any("heat-pumps" in s["url"] for s in sources)
+    # the original is untouched: record, checkpoints, log, report, receipts
+    assert api.get(f"/api/runs/{run_id}").json() == before["run"]
+    assert api.get(f"/api/runs/{run_id}/checkpoints").json() == before["checkpoints"]
+    assert len(list(iter_sse(api, f"/api/runs/{run_id}/events"))) == before["events"]
+    assert api.get(f"/api/runs/{run_id}/report").text == before["report"]
+    assert api.get(f"/api/runs/{run_id}/receipts").json() == before["receipts"]
+    assert "heat" not in before["report"].lower()
+
+    # a second fork, from fetch_sources, with one reviewer fewer: screening and the two reviewers left read
+    # exactly what they read before (answered from receipts); the critic reads other findings (a new call)
+    fetched = next(c for c in before["checkpoints"]["checkpoints"] if c["stage"] == "fetch_sources")
+    calls = {
+        "search": len(servers.search.calls),
+        "llm": len(servers.llm.calls),
+        "site": servers.site.total_hits,
+    }
+    reviewers = {"reviewers": ["fact_reviewer", "risk_reviewer"]}
+    body = {"checkpoint_id": fetched["checkpoint_id"], "patch": {"options": reviewers}}
+    second = api.post(f"/api/runs/{run_id}/fork", json=body).json()
+    done = wait_status(api, second["run_id"], {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed" and done["options"]["reviewers"] == reviewers["reviewers"]
+    assert len(servers.search.calls) == calls["search"] and servers.site.total_hits == calls["site"]
+    assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
+    new_llm = len(servers.llm.calls) - calls["llm"]
+    assert done["usage"]["reused_calls"] >= 4 and new_llm > 0  # (usage.calls counts file writes too)
+
+    # a third, from the earliest checkpoint (plan_research) with one more query: every planned query is
+    # searched again by the graph, and answered from receipts - the search server sees only the new one
+    plan_cp = before["checkpoints"]["checkpoints"][0]
+    assert plan_cp["stage"] == "plan_research"
+    searched = [q for _, q in servers.search.calls]
+    body = {"checkpoint_id": plan_cp["checkpoint_id"], "patch": {"add_queries": ["sqlite wal busy readers"]}}
+    third = api.post(f"/api/runs/{run_id}/fork", json=body).json()
+    assert third["preview"]["kept_through"] == "plan_research"
+    done = wait_status(api, third["run_id"], {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed", done["error"]
+    assert [q for _, q in servers.search.calls] == [*searched, "sqlite wal busy readers"]
+    assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
+    assert done["usage"]["reused_calls"] >= len(searched)
