@@ -1,5 +1,6 @@
-"""What a follow-up run need not search for: the sources it starts with (the original run's) already
-cover a query when the query ran before, or when at least two of them contain every content word of it."""
+"""What a follow-up run need not search for: the sources it starts with (the original run's) cover a
+query when the query ran before, or when one of those pages already holds every content word of it (the
+page a search for it would most likely find again)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .extractive import content_tokens
-
-COVERING_SOURCES = 2
-"""Sources that must contain a query's words for it to count as covered (as reflection's thin test)."""
 
 
 def uncovered_queries(
@@ -20,10 +18,8 @@ def uncovered_queries(
     vocabularies = [set(content_tokens(f"{s.get('title', '')} {s.get('text', '')}")) for s in sources]
     left = []
     for query in queries:
-        if query.casefold() in done:
-            continue
         words = set(content_tokens(query))
-        covering = sum(1 for vocabulary in vocabularies if words and words <= vocabulary)
-        if covering < COVERING_SOURCES:
-            left.append(query)
+        if query.casefold() in done or (words and any(words <= v for v in vocabularies)):
+            continue
+        left.append(query)
     return left

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends
 
 from .contracts import ForkedPublic, ForkPreviewPublic, RunPublic
+from .followups import FollowUpRequest, follow_up
 from .forks import ForkRequest, fork_run, preview_fork
 from .http_access import PrincipalDep, ServiceDep, request_principal
 from .http_errors import error_responses
@@ -58,3 +59,17 @@ async def fork_route(
     a new outline, other options); this run and its history stay as they are."""
     fork, preview = await fork_run(service, run_id, body, principal)
     return ForkedPublic(**public_run(fork).model_dump(), preview=preview)
+
+
+@steering.post(
+    "/{run_id}/follow-up",
+    status_code=201,
+    response_model=RunPublic,
+    responses=error_responses(403, 404, 409, 413, 422, 429),
+)
+async def follow_up_route(
+    run_id: str, body: FollowUpRequest, service: ServiceDep, principal: PrincipalDep
+) -> RunPublic:
+    """A new run for a follow-up question on this completed one: it starts with this run's sources,
+    searches only for what they do not cover and reuses this run's recorded calls."""
+    return public_run(await follow_up(service, run_id, body.question, principal))

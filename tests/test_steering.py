@@ -229,3 +229,39 @@ def test_fork_with_one_more_query_pays_only_for_what_changed(api: httpx.Client, 
     assert [q for _, q in servers.search.calls] == [*searched, "sqlite wal busy readers"]
     assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
     assert done["usage"]["reused_calls"] >= len(searched)
+
+
+def test_follow_up_reads_none_of_the_old_sources_again(api: httpx.Client, servers: Servers) -> None:
+    run_id = finished_run(api)
+    original = api.get(f"/api/runs/{run_id}/artifacts/sources.json").json()["sources"]
+    searched = [q for _, q in servers.search.calls]
+    hits = dict(servers.site.hits)
+    assert api.post(f"/api/runs/{run_id}/follow-up", json={"question": "  "}).status_code == 422
+    asked = api.post(
+        f"/api/runs/{run_id}/follow-up",
+        json={"question": "How do SQLite checkpoints copy write-ahead log frames back into the database?"},
+    )
+    assert asked.status_code == 201, asked.text
+    follow = asked.json()
+    assert follow["follow_up_of"] == run_id and follow["run_id"] != run_id
+    done = wait_status(api, follow["run_id"], {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed", done["error"]
+    sources = api.get(f"/api/runs/{follow['run_id']}/artifacts/sources.json").json()["sources"]
+    assert {s["url"] for s in original} <= {s["url"] for s in sources}
+    # none of the original's pages was fetched again; searches are only queries it never ran
+    for path, count in servers.site.hits.items():
+        if path.startswith("/articles/") and path in hits:
+            assert count == hits[path], path
+    new_queries = [q for _, q in servers.search.calls][len(searched) :]
+    assert not set(new_queries) & set(searched)
+    assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
+    plan = api.get(f"/api/runs/{follow['run_id']}/artifacts/plan.json").json()
+    # the follow-up's own question is answered by a page the original read: not searched again
+    assert plan["queries"][0] not in new_queries and len(new_queries) < len(plan["queries"])
+    events = list(iter_sse(api, f"/api/runs/{follow['run_id']}/events"))
+    assert any("covered by the" in e.data.get("text", "") for e in events if e.type == "message")
+    assert api.get(f"/api/runs/{run_id}").json()["follow_up_of"] is None
+    running = api.post("/api/runs", json={"question": QUESTION, "options": {"review_plan": True}}).json()
+    wait_status(api, running["run_id"], {"waiting_for_input"})
+    refused = api.post(f"/api/runs/{running['run_id']}/follow-up", json={"question": "Why?"})
+    assert refused.status_code == 409 and "completed" in refused.json()["detail"]
