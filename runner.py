@@ -54,6 +54,7 @@ from deepresearch.http_access import (
 )
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
 from deepresearch.limits import StreamSlots
+from deepresearch.metrics import install_metrics, ops_metrics
 from deepresearch.preflight import llm_public, providers_health
 from deepresearch.rules import QUESTION_PATTERN, question_problem
 from deepresearch.service import RunService
@@ -383,6 +384,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             app.state.service = service
             app.state.tokens = Tokens(engine.store)
             app.state.streams = StreamSlots(settings.max_streams_per_client)
+            app.state.metrics = install_metrics(service, app.state.streams.open_count)
             if settings.recover_runs_on_startup:
                 await service.recover()
             # streams wake when any replica appends an event (PostgreSQL LISTEN; SQLite: the 1 s poll)
@@ -416,6 +418,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
     app.include_router(session)
     app.include_router(collections)
     app.include_router(ops)
+    app.include_router(ops_metrics)
     mount_ui(app, settings)
     install_error_handlers(app)
     # documents are uploaded with PUT /api/collections/…: their own, larger limit
