@@ -61,6 +61,7 @@ from deepresearch.service import RunService
 from deepresearch.steering_routes import steering
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, RunRecord, open_persistence
 from deepresearch.ui import mount_ui
+from deepresearch.webhooks import WebhookNotifier
 
 logger = logging.getLogger("deepresearch.runner")
 
@@ -385,6 +386,8 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             app.state.tokens = Tokens(engine.store)
             app.state.streams = StreamSlots(settings.max_streams_per_client)
             app.state.metrics = install_metrics(service, app.state.streams.open_count)
+            webhooks = WebhookNotifier(settings)
+            service.on_stopped.append(webhooks.run_stopped)
             if settings.recover_runs_on_startup:
                 await service.recover()
             # streams wake when any replica appends an event (PostgreSQL LISTEN; SQLite: the 1 s poll)
@@ -401,6 +404,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
                     with suppress(asyncio.CancelledError):
                         await chore
                 await service.shutdown()
+                await webhooks.aclose()
 
     app = FastAPIOffline(
         dependencies=[Depends(single_query_values)],

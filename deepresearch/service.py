@@ -52,6 +52,7 @@ from .store import (
     utcnow,
 )
 from .toolrun import CancelSignal
+from .webhooks import WebhookRefused, check_webhook_url
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +152,11 @@ class RunService(RunViews):
             if len(exc.errors()) == 1:
                 raise InvalidInput(error_message(first), field) from None
             raise InvalidInput(describe_validation_error(exc, "options")) from None
+        if patched(patch, "webhook_url"):
+            try:
+                check_webhook_url(str(options.webhook_url), self.settings)
+            except WebhookRefused as exc:
+                raise InvalidInput(str(exc), "options.webhook_url") from None
         if patched(patch, "corpus"):
             root = self.collections.resolve(options.corpus or "", principal)
             if root is None:

@@ -28,7 +28,6 @@ SERVICE = {
     "deepresearch.forks",
     "deepresearch.followups",
     "deepresearch.metrics",
-    "deepresearch.webhooks",
 }
 ENGINE = {"deepresearch.engine", "workflow", "tools", "deepresearch.state", "deepresearch.nodes"}
 
