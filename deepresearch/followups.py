@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from config import STORED, ResearchOptions
+from config import OptionsPatch
 
 from .auth import CLI, Principal
 from .engine import graph_config
-from .rules import RunConflict, check_question
+from .rules import Patch, RunConflict, check_question
 from .service import RunService
 from .store import RunRecord
 
@@ -22,15 +22,20 @@ class FollowUpRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     question: str = Field(min_length=1, max_length=100_000, description="The follow-up question.")
+    options: OptionsPatch | None = Field(  # type: ignore[valid-type]
+        None, description="Options to change; the rest are the original run's (review_plan included)."
+    )
 
 
-async def follow_up(service: RunService, run_id: str, question: str, principal: Principal = CLI) -> RunRecord:
+async def follow_up(
+    service: RunService, run_id: str, question: str, patch: Patch | None = None, principal: Principal = CLI
+) -> RunRecord:
     original = await service.visible_run(run_id, principal)
     if original.status != "completed":
         raise RunConflict(f"run {run_id} is {original.status}; ask a follow-up once it has completed")
     question = check_question(question, service.settings.max_question_chars)
     values = (await service.engine.graph.aget_state(graph_config(original.thread_id))).values
-    options = ResearchOptions.model_validate(original.options, context=STORED)
+    options = service.options(original.options, patch, principal)
     run = await service.create_with(question, options, principal)
     run = await service.store.update_run(run.run_id, follow_up_of=run_id)
     await service.store.copy_receipts(run_id, run.run_id)

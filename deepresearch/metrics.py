@@ -66,9 +66,9 @@ class RunMetrics:
     def observe(self, event: EventRecord) -> None:
         """Count one event this process appended (RunService.on_event)."""
         data = event.data
-        if event.type == "tool_call" and data.get("title") and not data.get("parent_call_id"):
+        if event.type == "tool_call" and data.get("title") and "parent_call_id" not in data:
             self._stage_started[(event.run_id, str(data.get("call_id")))] = time.monotonic()
-        elif event.type == "tool_result" and data.get("parent_call_id") is not None:
+        elif event.type == "tool_result" and "parent_call_id" in data:  # a sub-tool call (None: no stage)
             reused = bool(data.get("reused"))
             self.tool_calls.labels(tool=str(data.get("tool_name")), reused=str(reused).lower()).inc()
             tokens, cost = int(data.get("tokens") or 0), float(data.get("cost_usd") or 0.0)

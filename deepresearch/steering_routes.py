@@ -72,4 +72,4 @@ async def follow_up_route(
 ) -> RunPublic:
     """A new run for a follow-up question on this completed one: it starts with this run's sources,
     searches only for what they do not cover and reuses this run's recorded calls."""
-    return public_run(await follow_up(service, run_id, body.question, principal))
+    return public_run(await follow_up(service, run_id, body.question, body.options, principal))
