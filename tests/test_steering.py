@@ -23,8 +23,9 @@ QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging k
 
 
 @pytest.fixture
-def api(servers: Servers, tmp_path: Path) -> Iterator[httpx.Client]:
-    settings = servers.settings(tmp_path, llm=True, database_url=f"sqlite:///{tmp_path / 'runs.db'}")
+def api(servers: Servers, tmp_path: Path, database_url: str) -> Iterator[httpx.Client]:
+    """The runner on each backend (SQLite file, PostgreSQL)."""
+    settings = servers.settings(tmp_path, llm=True, database_url=database_url)
     with (
         serve_app(create_app(settings), lifespan="on") as base_url,
         httpx.Client(base_url=base_url, timeout=30) as client,
