@@ -423,7 +423,7 @@ class ResearchEngine:
         if pending_input is not None:
             # stopped at interrupt(): nothing executes it until a person answers (no lease, no task)
             status = "waiting_for_input"
-            await execution.emit("input_requested", pending_input["kind"], pending_input)
+            await execution.emit("input_requested", None, pending_input)
         elif status == "completed" and await self._interrupted_by_cancel(run_id, cancel):
             status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
         # The log gets its terminal events before the status flips, so a reader that sees a stopped run
