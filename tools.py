@@ -331,6 +331,8 @@ class ResearchTools:
         data = content.encode("utf-8")
 
         async def run() -> WrittenFile:
+            # the file is outside the database's transactions: check the lease just before writing it
+            await self.runtime.check_lease()
             return await self.workspace.write_bytes(relative_path, data)
 
         outcome = await self.runtime.call(

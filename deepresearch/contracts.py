@@ -108,6 +108,11 @@ class RunPublic(_Public):
     pending_input: PendingInputPublic | None = Field(None, description="Set while the run waits for you.")
     forked_from: ForkedFromPublic | None = Field(None, description="A fork: where it started from.")
     follow_up_of: str | None = Field(None, description="A follow-up: the run whose sources it started with.")
+    queued_at: str | None = Field(None, description="When the run last entered the queue.")
+    queue_position: int | None = Field(
+        None,
+        description="While the run waits for a runner (queued, not yet claimed): its place, 1 goes next.",
+    )
 
 
 class RunsPublic(_Public):
@@ -399,6 +404,9 @@ class GraphCheckpointEvent(_Event):
 class MessageEvent(_Event):
     type: Literal["message"]
     text: str
+    replica: str | None = Field(None, description="The process that wrote it (takeovers, cancels).")
+    queued: bool | None = Field(None, description="True: the run waits for a free slot on its runner.")
+    ahead: int | None = Field(None, description="With `queued`: runs waiting before this one there.")
 
 
 class ReportDeltaEvent(_Event):

@@ -121,7 +121,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         ),
     ),
     # Steering (docs/steering.md): the input a run waits for (plan review), and where a run came from - a
-    # fork of another run's checkpoint, or a follow-up question on a finished run. (7 and 8: other branches.)
+    # fork of another run's checkpoint, or a follow-up question on a finished run.
     (
         9,
         "pending input, forks and follow-ups",
@@ -129,6 +129,18 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "ALTER TABLE runs ADD COLUMN pending_input_json TEXT",
             "ALTER TABLE runs ADD COLUMN forked_from_json TEXT",
             "ALTER TABLE runs ADD COLUMN follow_up_of TEXT{c}",
+        ),
+    ),
+    # Migrations 7 and 8 are taken by work in flight on other branches (content-addressed texts,
+    # titles); numbers need not be contiguous, only increasing.
+    # Runs waiting for a runner leave the queue first in, first out by the time they entered it.
+    (
+        10,
+        "run queue order",
+        (
+            "ALTER TABLE runs ADD COLUMN queued_at TEXT{c}",
+            "UPDATE runs SET queued_at = created_at WHERE queued_at IS NULL",
+            "CREATE INDEX IF NOT EXISTS runs_status_queued ON runs (status, queued_at)",
         ),
     ),
 )
