@@ -102,6 +102,14 @@ class ResearchOptions(BaseModel):
         None, description="A folder of documents on the server: from the CLI only (API clients use corpus)."
     )
     corpus_only: bool = Field(False, description="Search only the corpus, never the web.")
+    review_plan: bool = Field(
+        False, description="Stop after planning until a person approves, edits or rejects the plan."
+    )
+    webhook_url: str | None = Field(
+        None,
+        max_length=2048,
+        description="Also call this URL (POST, signed) when the run starts waiting, completes or fails.",
+    )
     budget: RunBudget = Field(default_factory=RunBudget)
 
     @model_validator(mode="after")
@@ -357,12 +365,35 @@ class Settings(BaseSettings):
         20_000_000, ge=10_000, le=1_000_000_000, description="Largest document a user may upload."
     )
     max_documents_per_collection: int = Field(1000, ge=1, le=1_000_000)
+    webhook_url: str = Field(
+        "", description="Called (POST, signed) whenever a run starts waiting, completes or fails."
+    )
+    webhook_secret: str = Field(
+        "", description="HMAC-SHA256 key that signs webhook calls; no webhook is called without one."
+    )
+    webhook_allow_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="host[:port] a webhook may call although not public (intranet)."
+    )
+    webhook_max_attempts: int = Field(5, ge=1, le=20, description="Attempts per webhook call.")
+    webhook_backoff_seconds: float = Field(
+        2.0, gt=0, le=600, description="Wait before the 2nd attempt; doubled after each failure."
+    )
+    webhook_timeout_seconds: float = Field(10.0, gt=0, le=120, description="Per attempt.")
+    webhook_max_pending: int = Field(
+        1000, ge=1, le=100_000, description="Webhook calls waiting or retrying at once; more are dropped."
+    )
     retention_days: float | None = Field(
         None, gt=0, le=36_500, description="serve prunes runs finished longer ago than this (unset: never)."
     )
 
     @field_validator(
-        "search_providers", "fetch_allow_hosts", "reviewers", "allowed_hosts", "cors_origins", mode="before"
+        "search_providers",
+        "fetch_allow_hosts",
+        "webhook_allow_hosts",
+        "reviewers",
+        "allowed_hosts",
+        "cors_origins",
+        mode="before",
     )
     @classmethod
     def _csv(cls, value: object) -> object:

@@ -56,13 +56,16 @@ from deepresearch.http_access import (
 )
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
 from deepresearch.limits import StreamSlots
+from deepresearch.metrics import install_metrics, ops_metrics
 from deepresearch.preflight import llm_public, providers_health
 from deepresearch.reading import download_name
 from deepresearch.reading_routes import reading
 from deepresearch.rules import QUESTION_PATTERN, question_problem
 from deepresearch.service import RunService
+from deepresearch.steering_routes import steering
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, open_persistence
 from deepresearch.ui import mount_ui
+from deepresearch.webhooks import WebhookNotifier
 
 logger = logging.getLogger("deepresearch.runner")
 
@@ -376,6 +379,9 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             app.state.service = service
             app.state.tokens = Tokens(engine.store)
             app.state.streams = StreamSlots(settings.max_streams_per_client)
+            app.state.metrics = install_metrics(service, app.state.streams.open_count)
+            webhooks = WebhookNotifier(settings)
+            service.on_stopped.append(webhooks.run_stopped)
             if settings.recover_runs_on_startup:
                 await service.recover()
             # streams wake when any replica appends an event (PostgreSQL LISTEN; SQLite: the 1 s poll)
@@ -396,6 +402,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
                     with suppress(asyncio.CancelledError):
                         await chore
                 await service.shutdown()
+                await webhooks.aclose()
 
     app = FastAPIOffline(
         dependencies=[Depends(single_query_values)],
@@ -410,9 +417,11 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
     app.include_router(_create_router(settings))
     app.include_router(runs)
     app.include_router(reading)
+    app.include_router(steering)
     app.include_router(session)
     app.include_router(collections)
     app.include_router(ops)
+    app.include_router(ops_metrics)
     mount_ui(app, settings)
     install_error_handlers(app)
     # documents are uploaded with PUT /api/collections/…: their own, larger limit

@@ -1,6 +1,6 @@
 """The research graph.
 
-START → plan_research → search_web → fetch_sources → screen_evidence → reflection
+START → plan_research → review_plan → search_web → fetch_sources → screen_evidence → reflection
       → (search_web again with gap-filling queries | analyze_findings)
 analyze_findings → (critic_review | write_report) ; critic_review → write_report → finalize_report → END
 
@@ -85,6 +85,7 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     """Compile the research graph with an injected checkpointer (SQLite, Postgres or in-memory)."""
     builder = StateGraph(ReportState, context_schema=ResearchContext)
     builder.add_node("plan_research", nodes.plan_research)
+    builder.add_node("review_plan", nodes.review_plan)
     builder.add_node("search_web", build_search_subgraph())
     builder.add_node("fetch_sources", nodes.fetch_sources)
     builder.add_node("screen_evidence", nodes.screen_evidence)
@@ -95,7 +96,8 @@ def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStat
     builder.add_node("finalize_report", nodes.finalize_report)
 
     builder.add_edge(START, "plan_research")
-    builder.add_edge("plan_research", "search_web")
+    builder.add_edge("plan_research", "review_plan")
+    builder.add_edge("review_plan", "search_web")
     builder.add_edge("search_web", "fetch_sources")
     builder.add_edge("fetch_sources", "screen_evidence")
     builder.add_edge("screen_evidence", "reflection")

@@ -15,7 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from config import ResearchOptions
 
-RunStatus = Literal["queued", "running", "cancelled", "interrupted", "failed", "completed"]
+from .plan_edit import PlanReview
+
+RunStatus = Literal[
+    "queued", "running", "waiting_for_input", "cancelled", "interrupted", "failed", "completed"
+]
 StageStatus = Literal["pending", "running", "done", "failed"]
 ReceiptStatus = Literal["started", "succeeded", "failed"]
 
@@ -66,6 +70,20 @@ class UsagePublic(BaseModel):
     )
 
 
+class PendingInputPublic(_Public):
+    """What a run `waiting_for_input` waits for; answer with POST /api/runs/{run_id}/input."""
+
+    kind: Literal["plan_review"]
+    plan: PlanReview
+    since: str = Field(description="When the run began to wait.")
+    waiting_seconds: float = Field(0.0, description="How long it has waited, when this was read.")
+
+
+class ForkedFromPublic(_Public):
+    run_id: str = Field(description="The run this one was forked from (left untouched).")
+    checkpoint_id: str = Field(description="The checkpoint of that run it started from.")
+
+
 class RunPublic(_Public):
     run_id: str
     thread_id: str = Field(description="The run's LangGraph thread.")
@@ -87,6 +105,9 @@ class RunPublic(_Public):
     lease_owner: str | None = Field(None, description="The process executing the run (host:pid:id), if any.")
     lease_expires_at: str | None = Field(None, description="Until when that process holds the run.")
     attempts: int = Field(0, description="Executions started since the run was last started or resumed.")
+    pending_input: PendingInputPublic | None = Field(None, description="Set while the run waits for you.")
+    forked_from: ForkedFromPublic | None = Field(None, description="A fork: where it started from.")
+    follow_up_of: str | None = Field(None, description="A follow-up: the run whose sources it started with.")
     queued_at: str | None = Field(None, description="When the run last entered the queue.")
     queue_position: int | None = Field(
         None,
@@ -405,6 +426,16 @@ class ReportDeltaEvent(_Event):
     delta: str
 
 
+class InputRequestedEvent(_Event):
+    """The run stopped to wait for a person (plan review): it holds no process while it waits. The
+    `end` of this execution follows with status `waiting_for_input`."""
+
+    type: Literal["input_requested"]
+    kind: Literal["plan_review"]
+    plan: PlanReview
+    since: str
+
+
 class ErrorEvent(_Event):
     type: Literal["error"]
     message: str = Field(description="What went wrong and what to do, in plain words.")
@@ -430,9 +461,30 @@ EVENT_MODELS: tuple[type[_Event], ...] = (
     GraphCheckpointEvent,
     MessageEvent,
     ReportDeltaEvent,
+    InputRequestedEvent,
     ErrorEvent,
     EndEvent,
 )
 RunEvent = Annotated[reduce(or_, EVENT_MODELS), Field(discriminator="type")]
 """Any event of the log, told apart by its `type`."""
 EVENT_TYPES: tuple[str, ...] = tuple(m.model_fields["type"].annotation.__args__[0] for m in EVENT_MODELS)  # type: ignore[union-attr]
+
+
+# --- steering: forks and follow-ups (docs/steering.md) --------------------------------------------
+class ForkPreviewPublic(_Public):
+    """What a fork of this checkpoint with this patch would keep, run again and reuse."""
+
+    run_id: str = Field(description="The run forked from (it is left untouched).")
+    checkpoint_id: str
+    stage: str = Field(description="The checkpoint's stage.")
+    kept_through: str = Field(description="The last stage whose results the fork keeps.")
+    stages_to_run: list[str]
+    changes: list[str] = Field(description="The patch, in words.")
+    receipts_reusable: int = Field(
+        description="Recorded external calls (search, fetch, model) the fork answers from the original's "
+        "receipts whenever it makes the same call with the same arguments: it pays only for what changed."
+    )
+
+
+class ForkedPublic(RunPublic):
+    preview: ForkPreviewPublic

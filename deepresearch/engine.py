@@ -19,9 +19,10 @@ from typing import Any
 
 from langgraph.errors import GraphDrained
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import RunnableConfig
+from langgraph.types import Command, RunnableConfig
 
 from config import STORED, ResearchOptions, Settings
+from deepresearch.plan_edit import PlanRejected
 from deepresearch.store import (
     DATABASE_UNAVAILABLE,
     LOCAL_OWNER,
@@ -348,12 +349,14 @@ class ResearchEngine:
         checkpoint_config: RunnableConfig | None = None,
         cancel: CancelSignal | None = None,
         on_event: EventSink | None = None,
+        resume: Any = None,
         fence: str | None = None,
     ) -> RunRecord:
-        """Run (or resume) to the end, a cancel or a failure; returns the final run record.
+        """Run (or resume) to the end, a cancel, a failure or a wait for input; returns the final record.
 
         With no ``checkpoint_config`` a run that has checkpoints resumes from its latest one; pass the
-        ``config`` of an earlier StateSnapshot to fork from there. With ``fence`` (the lease owner this
+        ``config`` of an earlier StateSnapshot to fork from there. ``resume`` answers the `interrupt()`
+        the run waits at (LangGraph's ``Command(resume=...)``). With ``fence`` (the lease owner this
         process executes the run as) every write of the execution checks that lease: once another process
         has taken the run over, this one writes nothing more and returns the run as the store has it.
         """
@@ -361,7 +364,7 @@ class ResearchEngine:
         if fence is not None:
             self.fences.hold(thread_id, run_id, fence)
         try:
-            return await self._execute(run_id, checkpoint_config, cancel, on_event, fence)
+            return await self._execute(run_id, checkpoint_config, cancel, on_event, fence, resume)
         except LeaseLost as lost:
             logger.warning("run %s: %s; its new owner continues it, this execution stops", run_id, lost)
             return await self.store.get_run(run_id)
@@ -375,6 +378,7 @@ class ResearchEngine:
         cancel: CancelSignal | None,
         on_event: EventSink | None,
         fence: str | None,
+        resume: Any,
     ) -> RunRecord:
         run = await self.store.get_run(run_id)
         execution = RunExecution(self.store, run, on_event, fence)
@@ -409,17 +413,17 @@ class ResearchEngine:
         try:
             async with open_research_tools(self.settings, options, runtime) as tools:
                 context = ResearchContext(run_id=run_id, settings=self.settings, tools=tools, cancel=cancel)
-                graph_input = (
-                    None
-                    if resume_config
-                    else {
+                graph_input: Any = None  # continue from the latest checkpoint
+                if resume is not None and resume_config:
+                    graph_input = Command(resume=resume)  # the answer to the interrupt() it waits at
+                elif not resume_config:
+                    graph_input = {
                         "run_id": run_id,
                         "question": run.question,
                         "options": options.model_dump(),
                         "engine": run.engine,
                         "artifact_dir": run.artifact_dir,
                     }
-                )
                 config = resume_config or graph_config(run.thread_id)
                 try:
                     async for namespace, mode, payload in self.graph.astream(
@@ -445,7 +449,7 @@ class ResearchEngine:
             raise
         except (RunCancelled, GraphDrained) as exc:
             status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
-            error = exc.reason if isinstance(exc, BudgetExceeded) else None
+            error = exc.reason if isinstance(exc, BudgetExceeded | PlanRejected) else None
             logger.info("run %s cancelled: %s", run_id, exc)
         except StageError as exc:
             status, error, detail = "failed", str(exc), exc.detail
@@ -460,7 +464,12 @@ class ResearchEngine:
         except Exception as exc:  # any other failure must still leave a resumable, explained run
             logger.exception("run %s failed unexpectedly (resumable once the cause is fixed)", run_id)
             status, error = "failed", f"{type(exc).__name__}: {exc}"
-        if status == "completed" and await self._interrupted_by_cancel(run_id, cancel):
+        pending_input = await self._pending_input(run) if status == "completed" else None
+        if pending_input is not None:
+            # stopped at interrupt(): nothing executes it until a person answers (no lease, no task)
+            status = "waiting_for_input"
+            await execution.emit("input_requested", None, pending_input)
+        elif status == "completed" and await self._interrupted_by_cancel(run_id, cancel):
             status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
         # The log gets its terminal events before the status flips, so a reader that sees a stopped run
         # (in any process) has already been able to read its `end`.
@@ -486,10 +495,20 @@ class ResearchEngine:
         }
         if status == "completed":
             final_fields["current_stage"] = None
+        if pending_input is not None:
+            final_fields["pending_input"] = pending_input
         final = await self.store.update_run(run_id, fence=fence, **final_fields)
         if torn_down:
             raise asyncio.CancelledError
         return final
+
+    async def _pending_input(self, run: RunRecord) -> dict[str, Any] | None:
+        """The input the run's graph waits for at an `interrupt()` (kind, payload, since), or None."""
+        snapshot = await self.graph.aget_state(graph_config(run.thread_id))
+        for waiting in snapshot.interrupts:
+            if isinstance(waiting.value, dict) and waiting.value.get("kind"):
+                return {**waiting.value, "since": utcnow()}
+        return None
 
     async def _interrupted_by_cancel(self, run_id: str, cancel: CancelSignal) -> bool:
         # astream can end without raising when a drain lands between the last two steps

@@ -42,6 +42,10 @@ class StreamSlots:
         self.per_client = per_client
         self._open: dict[str, int] = {}
 
+    def open_count(self) -> int:
+        """Streams open now, all clients together (/metrics)."""
+        return sum(self._open.values())
+
     def acquire(self, client: str) -> Callable[[], None]:
         """Take a slot (TooManyRequests if none is free); returns its release, which may be called often."""
         if self._open.get(client, 0) >= self.per_client:

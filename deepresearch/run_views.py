@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from config import STORED, Settings
 from stages import REPORT_STAGES, STAGE_KEYS
@@ -199,7 +201,19 @@ def public_run(run: RunRecord, queue: Mapping[str, int] | None = None) -> RunPub
     if values["options"].get("corpus"):
         # a named collection's folder on the server is the server's business: clients know it by name
         values["options"] = {**values["options"], "corpus_dir": None}
+    if values.get("pending_input"):
+        pending = values["pending_input"]
+        values["pending_input"] = {**pending, "waiting_seconds": waited(pending)}
     return RunPublic.model_validate(values, context=STORED)
+
+
+def waited(pending_input: dict[str, Any]) -> float:
+    """Seconds since a run began to wait for input (0 when unknown)."""
+    try:
+        since = datetime.fromisoformat(str(pending_input.get("since")))
+    except ValueError:
+        return 0.0
+    return round(max(0.0, (datetime.now(UTC) - since).total_seconds()), 3)
 
 
 def public_receipt(receipt: Receipt) -> ReceiptPublic:

@@ -15,7 +15,7 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -48,9 +48,11 @@ from .store import (
     RunChanged,
     RunNotFound,
     RunRecord,
+    utcnow,
     utcnow_precise,
 )
 from .toolrun import CancelSignal
+from .webhooks import WebhookRefused, check_webhook_url
 
 logger = logging.getLogger(__name__)
 
@@ -100,6 +102,8 @@ class RunService(RunViews, ReplicaDuties):
         self.on_event = on_event
         """Also told of every event this process appends (the CLI's live view)."""
         self._active: dict[str, Active] = {}
+        self.on_stopped: list[Callable[[RunRecord], Awaitable[None]]] = []
+        """Awaited with the final record when an execution here ends (waiting, completed, failed...)."""
         self.slots = RunSlots(self.settings.max_concurrent_runs)
         self.replica_id = f"{machine()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         """This process, as a lease owner: machine (host and PID namespace), pid, a random part."""
@@ -144,6 +148,11 @@ class RunService(RunViews, ReplicaDuties):
             if len(exc.errors()) == 1:
                 raise InvalidInput(error_message(first), field) from None
             raise InvalidInput(describe_validation_error(exc, "options")) from None
+        if patched(patch, "webhook_url"):
+            try:
+                check_webhook_url(str(options.webhook_url), self.settings)
+            except WebhookRefused as exc:
+                raise InvalidInput(str(exc), "options.webhook_url") from None
         if patched(patch, "corpus"):
             root = self.collections.resolve(options.corpus or "", principal)
             if root is None:
@@ -170,6 +179,14 @@ class RunService(RunViews, ReplicaDuties):
         question = check_question(question, self.settings.max_question_chars)
         options = self.options(self.settings.default_option_values(), patch, principal)
         if principal != CLI:  # the operator at the console is not rate-limited
+            await self._check_quota(principal)
+        return await self.engine.create_run(question, options, owner=principal.user)
+
+    async def create_with(
+        self, question: str, options: ResearchOptions, principal: Principal = CLI
+    ) -> RunRecord:
+        """A run whose options are merged and checked already (a fork, a follow-up): quota as for any."""
+        if principal != CLI:
             await self._check_quota(principal)
         return await self.engine.create_run(question, options, owner=principal.user)
 
@@ -222,6 +239,8 @@ class RunService(RunViews, ReplicaDuties):
         run = await self.visible_run(run_id, principal)
         if run_id in self._active:
             raise RunConflict(f"run {run_id} is {run.status} in this process; cancel it first, then resume")
+        if run.status == "waiting_for_input":
+            raise RunConflict(f"run {run_id} waits for your input: answer it (POST /api/runs/{run_id}/input)")
         if run.status in ACTIVE_STATUSES and not takeover:
             raise RunConflict(
                 f"run {run_id} is {run.status}; cancel it first, then resume. If the process that ran it is "
@@ -271,6 +290,29 @@ class RunService(RunViews, ReplicaDuties):
         self._launch(run_id, config, dead_owner=dead_owner)
         return run
 
+    async def answer_input(
+        self, run_id: str, answer: dict[str, Any], principal: Principal = CLI
+    ) -> RunRecord:
+        """Continue a run `waiting_for_input` with a person's answer (LangGraph's Command(resume=...));
+        the answer is checked by the caller (plan_review.py)."""
+        async with self._command(run_id):
+            run = await self.visible_run(run_id, principal)
+            if run.status != "waiting_for_input" or run_id in self._active:
+                raise RunConflict(f"run {run_id} is {run.status}: it waits for no input")
+            try:
+                run = await self.store.update_run(
+                    run_id,
+                    expect_version=run.version,
+                    status="queued",
+                    queued_at=utcnow_precise(),
+                    pending_input=None,
+                    attempts=0,
+                )
+            except RunChanged:
+                raise RunConflict(f"run {run_id} was answered or changed meanwhile; read it again") from None
+            self._launch(run_id, None, resume=answer)
+            return run
+
     async def cancel(self, run_id: str, reason: str = "cancel requested") -> RunRecord:
         async with self._command(run_id):
             return await self._cancel(run_id, reason)
@@ -279,6 +321,20 @@ class RunService(RunViews, ReplicaDuties):
         # Taken before any await: a run that finishes meanwhile is not mistaken for an orphan.
         active = self._active.get(run_id)
         run = await self.store.get_run(run_id)
+        if run.status == "waiting_for_input":
+            # nothing executes it: it simply stops waiting. Claimed first, so of two replicas cancelling
+            # at once only one writes the terminal events.
+            if await self._claim(run_id, None, ("waiting_for_input",)) is None:
+                return await self.store.get_run(run_id)
+            me = self.replica_id
+            end = {"status": "cancelled", "error": reason, "usage": run.usage, "report_path": None}
+            await self._emit(run_id, "run_status", None, {"status": "cancelled"}, me)
+            await self._emit(run_id, "end", None, end, me)
+            run = await self.store.update_run(
+                run_id, status="cancelled", error=reason, pending_input=None, finished_at=utcnow(), fence=me
+            )
+            await self.store.release_lease(run_id, me)
+            return run
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
         run = await self.store.request_cancel(run_id)
@@ -416,7 +472,13 @@ class RunService(RunViews, ReplicaDuties):
 
     # --- internals ---------------------------------------------------------------------------------
     def _launch(
-        self, run_id: str, config: Any, *, claimed: bool = False, dead_owner: str | None = None
+        self,
+        run_id: str,
+        config: Any,
+        *,
+        claimed: bool = False,
+        dead_owner: str | None = None,
+        resume: Any = None,
     ) -> None:
         """Execute the run here: under its lease (`claimed`: already taken; `dead_owner`: a process known
         to be gone whose lease may be taken before it expires)."""
@@ -424,10 +486,12 @@ class RunService(RunViews, ReplicaDuties):
             raise RunConflict(f"run {run_id} is already executing in this process")
         cancel = CancelSignal(run_id, self.store)
         claim = None if claimed else dead_owner or ""
-        task = asyncio.create_task(self._execute(run_id, config, cancel, claim), name=f"run-{run_id}")
+        task = asyncio.create_task(self._execute(run_id, config, cancel, claim, resume), name=f"run-{run_id}")
         self._active[run_id] = Active(task, cancel)
 
-    async def _execute(self, run_id: str, config: Any, cancel: CancelSignal, claim: str | None) -> RunRecord:
+    async def _execute(
+        self, run_id: str, config: Any, cancel: CancelSignal, claim: str | None, resume: Any = None
+    ) -> RunRecord:
         """`claim`: None when the lease is taken already, else the dead owner it may be taken from ("").
 
         A run already claimed (a takeover) keeps its lease alive while it waits for a slot; any other run
@@ -450,9 +514,17 @@ class RunService(RunViews, ReplicaDuties):
                     logger.warning("run %s executes elsewhere or has stopped; not starting it here", run_id)
                     return await self.store.get_run(run_id)
                 heartbeat = asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
-            return await self.engine.execute(
-                run_id, checkpoint_config=config, cancel=cancel, on_event=self._publish, fence=self.replica_id
+            final = await self.engine.execute(
+                run_id,
+                checkpoint_config=config,
+                cancel=cancel,
+                on_event=self._publish,
+                fence=self.replica_id,
+                resume=resume,
             )
+            for hook in self.on_stopped:  # webhooks, metrics: told how the execution ended
+                await hook(final)
+            return final
         except asyncio.CancelledError:
             raise  # torn down (a second Ctrl-C, shutdown past its grace): the engine recorded it
         except DATABASE_UNAVAILABLE:

@@ -27,6 +27,11 @@ SERVICE = {
     "deepresearch.preflight",
     "deepresearch.reading",
     "deepresearch.reading_routes",
+    "deepresearch.plan_review",
+    "deepresearch.steering_routes",
+    "deepresearch.forks",
+    "deepresearch.followups",
+    "deepresearch.metrics",
 }
 ENGINE = {"deepresearch.engine", "workflow", "tools", "deepresearch.state", "deepresearch.nodes"}
 

@@ -22,6 +22,7 @@ def test_graph_shape() -> None:
     assert {
         "__start__",
         "plan_research",
+        "review_plan",
         "search_web",
         "fetch_sources",
         "screen_evidence",
@@ -34,7 +35,8 @@ def test_graph_shape() -> None:
     } <= set(graph.nodes)
     for edge in [
         ("__start__", "plan_research"),
-        ("plan_research", "search_web"),
+        ("plan_research", "review_plan"),
+        ("review_plan", "search_web"),
         ("search_web", "fetch_sources"),
         ("fetch_sources", "screen_evidence"),
         ("screen_evidence", "reflection"),

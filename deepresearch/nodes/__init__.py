@@ -12,6 +12,7 @@ from deepresearch.nodes.gather import (
     reflection,
     screen_evidence,
 )
+from deepresearch.nodes.review import review_plan
 from deepresearch.nodes.synthesis import (
     analysis_reviewer,
     critic_review,
@@ -34,6 +35,7 @@ __all__ = [
     "reduce_analysis",
     "reduce_queries",
     "reflection",
+    "review_plan",
     "screen_evidence",
     "write_report",
 ]

@@ -32,6 +32,7 @@ from deepresearch.schemas import (
     ScreeningResult,
 )
 from deepresearch.screening import passages_of, rank_passages
+from deepresearch.seeding import uncovered_queries
 from deepresearch.state import QueryTask, ReportState, SearchState
 from deepresearch.store import DATABASE_UNAVAILABLE, LeaseLost
 from deepresearch.toolrun import RunCancelled, StageError
@@ -75,6 +76,15 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS)
         sub_questions, queries, rationale = keyword.sub_questions, keyword.queries, keyword.rationale
     queries = queries[: options["queries_per_round"]]
+    pending = queries
+    if state.get("sources"):  # a follow-up: search only for what the sources it starts with miss
+        pending = uncovered_queries(queries, state["sources"], state.get("queries_done", []))
+        if len(pending) < len(queries):
+            message(
+                "plan_research",
+                f"{len(queries) - len(pending)} of {len(queries)} queries are covered by the "
+                f"{len(state['sources'])} sources this run starts with; searching {len(pending)}.",
+            )
     plan_out = {
         "sub_questions": sub_questions[:MAX_SUB_QUESTIONS],
         "queries": queries,
@@ -86,7 +96,7 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
     )
     return {
         "plan": plan_out,
-        "pending_queries": queries,
+        "pending_queries": pending,
         "round": 0,
         "stage_notes": {
             "plan_research": f"{len(plan_out['sub_questions'])} sub-questions, {len(queries)} queries"

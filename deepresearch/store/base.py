@@ -15,7 +15,9 @@ from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
 
-RunStatus = Literal["queued", "running", "cancelled", "interrupted", "failed", "completed"]
+RunStatus = Literal[
+    "queued", "running", "waiting_for_input", "cancelled", "interrupted", "failed", "completed"
+]
 ACTIVE_STATUSES: frozenset[str] = frozenset({"queued", "running"})
 RESUMABLE_STATUSES: frozenset[str] = frozenset({"cancelled", "interrupted", "failed"})
 ReceiptStatus = Literal["started", "succeeded", "failed"]
@@ -73,6 +75,12 @@ class RunRecord:
     lease_expires_at: str | None = None
     attempts: int = 0
     """Executions started since the run was last started or resumed by a person."""
+    pending_input: dict[str, Any] | None = None
+    """What a run `waiting_for_input` waits for (kind, plan, since); None otherwise."""
+    forked_from: dict[str, Any] | None = None
+    """A fork: the run and checkpoint it started from."""
+    follow_up_of: str | None = None
+    """A follow-up: the finished run whose sources and evidence it started with."""
     queued_at: str | None = None
     """When the run last entered the queue (created or resumed): runs waiting for a runner go first in,
     first out by it."""
@@ -194,6 +202,8 @@ _JSON_COLUMNS = {
     "next": "next_json",
     "args": "args_json",
     "result": "result_json",
+    "pending_input": "pending_input_json",
+    "forked_from": "forked_from_json",
 }
 _CONVERT: dict[str, Any] = {
     "cancel_requested": bool,
@@ -335,6 +345,10 @@ class RunStore(Protocol):
     async def list_receipts(
         self, run_id: str, receipt_key: str | None = None, status: str | None = None
     ) -> list[Receipt]: ...
+
+    async def copy_receipts(self, from_run: str, to_run: str) -> int: ...
+    async def count_runs_by_status(self) -> dict[str, int]: ...
+    async def receipt_totals(self) -> list[Row]: ...
 
     async def add_token(self, record: TokenRecord) -> None: ...
     async def find_token(self, token_hash: str) -> TokenRecord | None: ...

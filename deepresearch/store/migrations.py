@@ -131,6 +131,17 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "ALTER TABLE runs ADD COLUMN forks {bigint} NOT NULL DEFAULT 0",
         ),
     ),
+    # Steering (docs/steering.md): the input a run waits for (plan review), and where a run came from - a
+    # fork of another run's checkpoint, or a follow-up question on a finished run.
+    (
+        9,
+        "pending input, forks and follow-ups",
+        (
+            "ALTER TABLE runs ADD COLUMN pending_input_json TEXT",
+            "ALTER TABLE runs ADD COLUMN forked_from_json TEXT",
+            "ALTER TABLE runs ADD COLUMN follow_up_of TEXT{c}",
+        ),
+    ),
     # Runs waiting for a runner leave the queue first in, first out by the time they entered it.
     (
         10,

@@ -36,6 +36,7 @@ from .base import (
 )
 from .leases import LeaseSql
 from .migrations import MIGRATIONS
+from .steering import SteeringSql
 from .tokens import TokenSql
 
 logger = logging.getLogger(__name__)
@@ -131,13 +132,16 @@ RUN_COLUMNS = frozenset(
         "cancel_requested",
         "options",
         "attempts",
+        "pending_input",
+        "forked_from",
+        "follow_up_of",
         "queued_at",
         "title",
         "resumes",
         "forks",
     }
 )
-_JSON_COLUMNS = frozenset({"usage", "options"})
+_JSON_COLUMNS = frozenset({"usage", "options", "pending_input", "forked_from"})
 RUN_TABLES = ("run_events", "run_checkpoints", "tool_receipts")
 
 _CHECKPOINT_COLUMNS = (
@@ -152,7 +156,7 @@ class Statements(Protocol):
     async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]: ...
 
 
-class SqlRunStore(TokenSql, LeaseSql):
+class SqlRunStore(TokenSql, LeaseSql, SteeringSql):
     """The RunStore contract on SQL. Subclasses provide `_transaction` and `_serialise`."""
 
     dialect: Dialect
@@ -319,10 +323,11 @@ class SqlRunStore(TokenSql, LeaseSql):
         return int(rows[0]["n"])
 
     async def finished_before(self, cutoff: str, limit: int = 1000) -> list[RunRecord]:
-        """Runs that stopped (any status but queued/running) before `cutoff` (ISO time), oldest first."""
+        """Runs that stopped before `cutoff` (ISO time), oldest first: not queued, running or waiting for
+        input (a run waiting for a person is kept however long it waits)."""
         rows = await self._read(
-            "SELECT * FROM runs WHERE status NOT IN ('queued', 'running') AND COALESCE(finished_at,"
-            " updated_at) < ? ORDER BY created_at, run_id LIMIT ?",
+            "SELECT * FROM runs WHERE status NOT IN ('queued', 'running', 'waiting_for_input')"
+            " AND COALESCE(finished_at, updated_at) < ? ORDER BY created_at, run_id LIMIT ?",
             (cutoff, limit),
         )
         return [record_from_row(RunRecord, row) for row in rows]

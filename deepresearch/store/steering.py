@@ -1,0 +1,48 @@
+"""Steering's SQL (a part of SqlRunStore): receipts a fork or a follow-up takes over from the run it came
+from, and the counts /metrics reads (docs/steering.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .base import Row, utcnow
+
+REUSABLE_TOOLS = ("web.search", "web.fetch", "corpus.read", "llm.structured", "llm.complete")
+"""External calls a new run may answer from another run's receipts (file writes are per run folder)."""
+
+
+class SteeringSql:
+    async def _write(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
+        raise NotImplementedError
+
+    async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
+        raise NotImplementedError
+
+    async def copy_receipts(self, from_run: str, to_run: str) -> int:
+        """Copy `from_run`'s succeeded receipts of external calls to `to_run` (one statement): the same
+        call with the same arguments is then answered from the recorded result. Returns how many."""
+        marks = ", ".join("?" for _ in REUSABLE_TOOLS)
+        now = utcnow()
+        count, _ = await self._write(
+            "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status, args_json,"
+            " result_json, error, tokens, cost_usd, created_at, updated_at)"
+            " SELECT ?, receipt_key, args_hash, tool_name, stage, status, args_json, result_json, error,"
+            " tokens, cost_usd, ?, ? FROM tool_receipts"
+            f" WHERE run_id = ? AND status = 'succeeded' AND tool_name IN ({marks})"
+            " ON CONFLICT DO NOTHING",
+            (to_run, now, now, from_run, *REUSABLE_TOOLS),
+        )
+        return count
+
+    async def count_runs_by_status(self) -> dict[str, int]:
+        rows = await self._read("SELECT status, COUNT(*) AS n FROM runs GROUP BY status")
+        return {str(row["status"]): int(row["n"]) for row in rows}
+
+    async def receipt_totals(self) -> list[Row]:
+        """Per tool: succeeded receipts, and the tokens and cost they recorded (all runs)."""
+        return await self._read(
+            "SELECT tool_name, COUNT(*) AS n, COALESCE(SUM(tokens), 0) AS tokens,"
+            " COALESCE(SUM(cost_usd), 0) AS cost FROM tool_receipts WHERE status = 'succeeded'"
+            " GROUP BY tool_name"
+        )
