@@ -211,6 +211,22 @@ class ReplicaDuties:
                 cancel.request("lease lost: another process took the run over")
                 return
 
+    # --- waiting and failing ---------------------------------------------------------------------
+    async def _record_after_database_error(self, run_id: str) -> RunRecord:
+        for _ in range(10):  # bounded: a caller waiting on the task gets the record once it can be read
+            try:
+                return await self.store.get_run(run_id)
+            except DATABASE_ERRORS:
+                await asyncio.sleep(0.5)
+        return await self.store.get_run(run_id)
+
+    async def _announce_wait(self, run_id: str, ahead: int) -> None:
+        text = (
+            f"Queued: this runner executes {self.slots.limit} runs at once "
+            f"(DEEPRESEARCH_MAX_CONCURRENT_RUNS) and {ahead} more are waiting before this one."
+        )
+        await self._emit(run_id, "message", None, {"text": text, "queued": True, "ahead": ahead})
+
     # --- cancels asked on any replica --------------------------------------------------------------
     async def watch_cancels(self) -> None:
         """Until cancelled: every DEEPRESEARCH_CANCEL_POLL_SECONDS, one query finds the runs executing here

@@ -15,30 +15,26 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from config import ResearchOptions, describe_validation_error, error_message, merge_options
+from config import ResearchOptions
 
 from .auth import CLI, Principal, can_see
 from .contracts import PrunePublic, RunPublic
 from .doc_collections import Collections
 from .engine import EventSink, ResearchEngine, graph_config
 from .limits import StartRate
+from .notifier import EventNotifier
 from .replicas import Active, ReplicaDuties, RunSlots, lease_live, machine
 from .rules import (
-    InvalidInput,
     Patch,
     RunConflict,
     TooManyRequests,
     check_question,
-    patched,
 )
+from .run_options import checked_options
 from .run_views import RunViews, public_run, tree_bytes
 from .store import (
     ACTIVE_STATUSES,
@@ -52,36 +48,8 @@ from .store import (
     utcnow_precise,
 )
 from .toolrun import CancelSignal
-from .webhooks import WebhookRefused, check_webhook_url
 
 logger = logging.getLogger(__name__)
-
-
-class EventNotifier:
-    """Wakes the SSE tails of a run when this process appends one of its events (others poll the log).
-
-    One asyncio.Event per subscriber, never a shared Condition: a thousand clients that go away at once
-    must not be able to leave a lock held that every later notify() waits for."""
-
-    def __init__(self) -> None:
-        self._subscribers: dict[str, set[asyncio.Event]] = {}
-
-    @contextmanager
-    def subscribe(self, run_id: str) -> Iterator[asyncio.Event]:
-        wake = asyncio.Event()
-        self._subscribers.setdefault(run_id, set()).add(wake)
-        try:
-            yield wake
-        finally:
-            subscribers = self._subscribers.get(run_id)
-            if subscribers is not None:
-                subscribers.discard(wake)
-                if not subscribers:
-                    del self._subscribers[run_id]
-
-    def notify(self, run_id: str) -> None:
-        for wake in self._subscribers.get(run_id, ()):
-            wake.set()
 
 
 class RunService(RunViews, ReplicaDuties):
@@ -130,47 +98,8 @@ class RunService(RunViews, ReplicaDuties):
     def options(
         self, base: Mapping[str, Any], patch: Patch | None, principal: Principal = CLI
     ) -> ResearchOptions:
-        """`patch` over `base`, validated, with server-side checks; InvalidInput names the bad option.
-
-        Only the CLI may name a server folder; everyone else chooses a configured document collection,
-        which becomes the run's folder here."""
-        if not principal.server_folders and patched(patch, "corpus_dir"):
-            raise InvalidInput(
-                "a server folder can be chosen only from the CLI; choose a document collection with "
-                f"options.corpus ({self.collections.describe(principal)})",
-                "options.corpus_dir",
-            )
-        try:
-            options = merge_options(base, patch)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(["options", *(str(p) for p in first["loc"])])
-            if len(exc.errors()) == 1:
-                raise InvalidInput(error_message(first), field) from None
-            raise InvalidInput(describe_validation_error(exc, "options")) from None
-        if patched(patch, "webhook_url"):
-            try:
-                check_webhook_url(str(options.webhook_url), self.settings)
-            except WebhookRefused as exc:
-                raise InvalidInput(str(exc), "options.webhook_url") from None
-        if patched(patch, "corpus"):
-            root = self.collections.resolve(options.corpus or "", principal)
-            if root is None:
-                offered = self.collections.describe(principal)
-                raise InvalidInput(
-                    f"no document collection named {options.corpus!r} ({offered})", "options.corpus"
-                )
-            options = options.model_copy(update={"corpus_dir": str(root)})
-        if options.corpus_dir:
-            try:
-                exists = Path(options.corpus_dir).is_dir()
-            except OSError as exc:  # a name too long, a folder the server may not read
-                raise InvalidInput(f"cannot be read: {exc.strerror}", "options.corpus_dir") from None
-            if not exists:
-                raise InvalidInput(
-                    f"folder {options.corpus_dir} does not exist on the server", "options.corpus_dir"
-                )
-        return options
+        """`patch` over `base`, validated, with server-side checks; InvalidInput names the bad option."""
+        return checked_options(base, patch, principal, self.settings, self.collections)
 
     # --- commands ----------------------------------------------------------------------------------
     async def create(
@@ -544,21 +473,6 @@ class RunService(RunViews, ReplicaDuties):
                 # the lease goes back at once (another replica need not wait for it to expire)
                 with contextlib.suppress(*DATABASE_ERRORS):
                     await asyncio.shield(self.store.release_lease(run_id, self.replica_id))
-
-    async def _record_after_database_error(self, run_id: str) -> RunRecord:
-        for _ in range(10):  # bounded: a caller waiting on the task gets the record once it can be read
-            try:
-                return await self.store.get_run(run_id)
-            except DATABASE_ERRORS:
-                await asyncio.sleep(0.5)
-        return await self.store.get_run(run_id)
-
-    async def _announce_wait(self, run_id: str, ahead: int) -> None:
-        text = (
-            f"Queued: this runner executes {self.slots.limit} runs at once "
-            f"(DEEPRESEARCH_MAX_CONCURRENT_RUNS) and {ahead} more are waiting before this one."
-        )
-        await self._emit(run_id, "message", None, {"text": text, "queued": True, "ahead": ahead})
 
     async def _publish(self, event: EventRecord) -> None:
         self.notifier.notify(event.run_id)

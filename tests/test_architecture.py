@@ -14,6 +14,8 @@ SERVICE = {
     "deepresearch.service",
     "deepresearch.run_views",
     "deepresearch.replicas",
+    "deepresearch.run_options",
+    "deepresearch.notifier",
     "deepresearch.auth",
     "deepresearch.http_access",
     "deepresearch.api_docs",
