@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager, suppress
 from typing import Annotated, Literal
 
 import uvicorn
-from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, Header, Path, Query, Request, Response
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi_offline import FastAPIOffline
@@ -34,10 +34,7 @@ from deepresearch.contracts import (
     ArtifactsPublic,
     CancelPublic,
     CheckpointsPublic,
-    HealthPublic,
     PreviewPublic,
-    ProvidersHealthPublic,
-    ReadyPublic,
     ReceiptsPublic,
     ResumedPublic,
     RunDetailPublic,
@@ -57,7 +54,7 @@ from deepresearch.http_access import (
 from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
 from deepresearch.limits import StreamSlots
 from deepresearch.metrics import install_metrics, ops_metrics
-from deepresearch.preflight import llm_public, providers_health
+from deepresearch.ops_routes import ops
 from deepresearch.reading import download_name
 from deepresearch.reading_routes import reading
 from deepresearch.rules import QUESTION_PATTERN, question_problem
@@ -333,39 +330,6 @@ async def delete_run(run: RunDep, service: ServiceDep) -> Response:
     """The run with its events, checkpoints, receipts and artifacts; cancel a running run first."""
     await service.delete(run.run_id)
     return Response(status_code=204)
-
-
-ops = APIRouter(tags=["ops"])
-
-
-@ops.get("/healthz", response_model=HealthPublic)
-async def healthz() -> HealthPublic:
-    """The process answers."""
-    return HealthPublic(status="ok")
-
-
-@ops.get("/readyz", response_model=ReadyPublic, responses=error_responses(503))
-async def readyz(service: ServiceDep) -> ReadyPublic:
-    """The database answers."""
-    try:
-        await service.store.ping()
-    except DATABASE_ERRORS as exc:
-        raise HTTPException(503, f"database not reachable: {type(exc).__name__}") from exc
-    settings = service.engine.settings
-    return ReadyPublic(
-        status="ready", engine=settings.engine_mode, llm=await llm_public(settings, service.store)
-    )
-
-
-@ops.get(
-    "/api/providers/health",
-    response_model=ProvidersHealthPublic,
-    dependencies=[Depends(request_principal)],  # like every /api route: a token where one is required
-    responses=error_responses(401),
-)
-async def providers_health_route(service: ServiceDep) -> ProvidersHealthPublic:
-    """Which search providers and which model this server can reach now (nothing is searched or asked)."""
-    return await providers_health(service.engine.settings, service.store)
 
 
 # --- the app -------------------------------------------------------------------------------------

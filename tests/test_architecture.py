@@ -16,6 +16,7 @@ SERVICE = {
     "deepresearch.replicas",
     "deepresearch.run_options",
     "deepresearch.notifier",
+    "deepresearch.ops_routes",
     "deepresearch.auth",
     "deepresearch.http_access",
     "deepresearch.api_docs",
