@@ -47,7 +47,7 @@ export function renderActions(model, pausing) {
   pauseButton.disabled = pausing || model.status === "queued";
   setText(pauseButton, pausing ? "Pausing…" : "Pause");
   // one way to continue; another checkpoint is the second choice, never a second "continue"
-  continueButton.hidden = !stopped;
+  continueButton.hidden = !stopped || Boolean(model.planRejected); // continuing would reject it again
   setText(continueButton, model.budgetStop ? "Raise the limit and continue…" : "Continue");
   setText(
     $("btn-checkpoints"),
