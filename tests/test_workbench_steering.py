@@ -96,7 +96,10 @@ def test_plan_review_from_the_form_edited_and_approved(
         expect(page.locator("#plan-approve")).to_be_disabled()  # approving would drop the edits
         for width in (1920, 700):
             page.set_viewport_size({"width": width, "height": 1000})
-            editor.scroll_into_view_if_needed()
+            if width < 900:
+                expect(page.locator("#history")).not_to_be_in_viewport()  # a drawer at this width
+                scroll = page.evaluate("document.documentElement.scrollWidth")
+                assert scroll <= width, f"the page scrolls sideways at {width}px ({scroll}px wide)"
             bench.shot(f"plan-review-{width}")
         page.set_viewport_size({"width": 1400, "height": 960})
 

@@ -88,7 +88,7 @@ export class PlanReview {
       h(
         "div",
         { class: "plan-lists" },
-        LISTS.map((list) => this.listEditor(list)),
+        h("div", { class: "plan-edit" }, LISTS.map((list) => this.listEditor(list))),
         this.outline(),
       ),
       this.problem,

@@ -367,7 +367,7 @@ function endNote(item) {
   }
   if (item.status === "interrupted") return "The runner stopped; it continues when the runner starts again.";
   if (item.status === "waiting_for_input")
-    return "for you to review the plan: nothing is searched, and no runner is held, until you answer.";
+    return "to review the plan: nothing is searched, and no runner is held, until you answer.";
   if (item.status === "failed")
     return at ? `after “${at}”. The run can be resumed.` : "The run can be resumed.";
   return "";
