@@ -97,7 +97,13 @@ export class ForkDialog {
           )
         : null,
       field("fork-sources", "Leave out sources", "their URLs, one per line", this.sources, "drop_sources"),
-      h("div", { class: "field" }, h("label", { for: "fork-critic" }, "Critic review"), this.critic),
+      h(
+        "div",
+        { class: "field" },
+        // the stage's name as the server says it (config.json)
+        h("label", { for: "fork-critic" }, NODE_BY_KEY.get("critic_review")?.title || "critic_review"),
+        this.critic,
+      ),
       this.previewBox,
       this.problem,
       h(
