@@ -71,7 +71,11 @@ export class ForkDialog {
       )
     );
     for (const area of [this.add, this.sources]) area.addEventListener("input", () => this.stale());
-    this.previewBox = h("section", { class: "fork-preview", "aria-live": "polite", "aria-label": "What the fork would do" });
+    this.previewBox = h("section", {
+      class: "fork-preview",
+      "aria-live": "polite",
+      "aria-label": "What the fork would do",
+    });
     this.problem = h("p", { class: "form-error", id: "fork-problem", role: "alert", hidden: true });
     this.createButton = /** @type {HTMLButtonElement} */ (
       h("button", { type: "submit", class: "btn btn-primary", id: "fork-create" }, "Create the fork")
@@ -92,7 +96,9 @@ export class ForkDialog {
             "fieldset",
             { class: "fork-drops" },
             h("legend", {}, "Drop queries ", h("span", { class: "muted" }, "(with what only they found)")),
-            this.drops.map((box, i) => h("div", { class: "check" }, box, h("label", { for: box.id }, this.queries[i]))),
+            this.drops.map((box, i) =>
+              h("div", { class: "check" }, box, h("label", { for: box.id }, this.queries[i])),
+            ),
             h("p", { class: "field-error", id: "fork-drop_queries-error", hidden: true }),
           )
         : null,
@@ -110,8 +116,16 @@ export class ForkDialog {
         "div",
         { class: "plan-row fork-buttons" },
         this.createButton,
-        h("button", { type: "button", class: "btn", id: "fork-preview-btn", on: { click: () => this.preview() } }, "Show what it would do"),
-        h("button", { type: "button", class: "link-btn", on: { click: () => this.dialog.close() } }, "Cancel"),
+        h(
+          "button",
+          { type: "button", class: "btn", id: "fork-preview-btn", on: { click: () => this.preview() } },
+          "Show what it would do",
+        ),
+        h(
+          "button",
+          { type: "button", class: "link-btn", on: { click: () => this.dialog.close() } },
+          "Cancel",
+        ),
       ),
     );
     form.addEventListener("submit", (event) => {
@@ -119,7 +133,10 @@ export class ForkDialog {
       this.create();
     });
     fill(this.dialog, form);
-    fill(this.previewBox, h("p", { class: "muted" }, "Change something, then see what the fork would keep and run."));
+    fill(
+      this.previewBox,
+      h("p", { class: "muted" }, "Change something, then see what the fork would keep and run."),
+    );
   }
 
   /** The patch as the API takes it: only what was changed. */

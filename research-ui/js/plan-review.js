@@ -7,7 +7,12 @@ import { fill, h, setText } from "./dom.js";
 
 /** The two lists a person edits, with the words the editor uses for them. */
 const LISTS = [
-  { key: "sub_questions", title: "Sub-questions", one: "sub-question", note: "Each becomes a section of the report." },
+  {
+    key: "sub_questions",
+    title: "Sub-questions",
+    one: "sub-question",
+    note: "Each becomes a section of the report.",
+  },
   { key: "queries", title: "Queries", one: "query", note: "Searched first, in this order." },
 ];
 
@@ -84,7 +89,9 @@ export class PlanReview {
         "Nothing has been searched yet. Change the sub-questions and queries as you like — add, remove, " +
           "reorder or reword them — then continue, or reject the plan.",
       ),
-      plan.rationale ? h("p", { class: "plan-rationale" }, h("strong", {}, "Why this plan: "), plan.rationale) : null,
+      plan.rationale
+        ? h("p", { class: "plan-rationale" }, h("strong", {}, "Why this plan: "), plan.rationale)
+        : null,
       h(
         "div",
         { class: "plan-lists" },
@@ -179,14 +186,18 @@ export class PlanReview {
       const next = Math.min(i, this.draft[key].length - 1);
       this.render({ focus: next >= 0 ? `#plan-${key}-${next}` : `#plan-add-${key}` });
     };
-    const button = (text, aria, click, disabled = false) =>
-      h("button", { type: "button", class: "link-btn", "aria-label": `${aria} ${label}`, disabled, on: { click } }, text);
+    const small = (text, aria, click, disabled = false) =>
+      h(
+        "button",
+        { type: "button", class: "link-btn", "aria-label": `${aria} ${label}`, disabled, on: { click } },
+        text,
+      );
     return h(
       "span",
       { class: "plan-item-actions" },
-      button("↑", "Move up", () => move(i - 1), i === 0),
-      button("↓", "Move down", () => move(i + 1), i === length - 1),
-      button("Remove", "Remove", remove),
+      small("↑", "Move up", () => move(i - 1), i === 0),
+      small("↓", "Move down", () => move(i + 1), i === length - 1),
+      small("Remove", "Remove", remove),
     );
   }
 
@@ -207,39 +218,29 @@ export class PlanReview {
 
   actions(edited) {
     if (this.rejecting) return this.rejectBox();
+    const busy = this.busy;
+    const hint = edited
+      ? "You changed the plan: save your edits to search them, or undo them to approve the plan as it was."
+      : "";
     return h(
       "div",
       { class: "plan-actions" },
-      h(
-        "button",
-        { type: "button", class: "btn btn-primary", id: "plan-save", disabled: !edited || this.busy, on: { click: () => this.send({ action: "edit", plan: this.editedPlan() }) } },
-        "Save edits & continue",
+      button("plan-save", "btn btn-primary", "Save edits & continue", !edited || busy, () =>
+        this.send({ action: "edit", plan: this.editedPlan() }),
       ),
-      h(
-        "button",
-        { type: "button", class: edited ? "btn" : "btn btn-primary", id: "plan-approve", disabled: edited || this.busy, on: { click: () => this.send({ action: "approve" }) } },
-        "Approve",
+      button("plan-approve", edited ? "btn" : "btn btn-primary", "Approve", edited || busy, () =>
+        this.send({ action: "approve" }),
       ),
-      edited
-        ? h("button", { type: "button", class: "link-btn", id: "plan-undo", on: { click: () => this.undo() } }, "Undo my changes")
-        : null,
-      h(
-        "button",
-        { type: "button", class: "btn btn-quiet is-danger", id: "plan-reject", disabled: this.busy, on: { click: () => this.startReject() } },
-        "Reject…",
-      ),
-      h(
-        "p",
-        { class: "muted plan-hint", id: "plan-hint" },
-        edited ? "You changed the plan: save your edits to search them, or undo them to approve the plan as it was." : "",
-      ),
+      edited ? button("plan-undo", "link-btn", "Undo my changes", false, () => this.undo()) : null,
+      button("plan-reject", "btn btn-quiet is-danger", "Reject…", busy, () => this.startReject()),
+      h("p", { class: "muted plan-hint", id: "plan-hint" }, hint),
     );
   }
 
-  /** Typing changes only the buttons (the field keeps its focus and caret). */
+  /** Typing changes only the buttons (the field keeps its focus and caret; a reason being typed stays). */
   refreshActions() {
     const old = this.box.querySelector(".plan-actions");
-    if (old) old.replaceWith(this.actions(this.edited()));
+    if (old && !this.rejecting) old.replaceWith(this.actions(this.edited()));
   }
 
   undo() {
@@ -253,21 +254,30 @@ export class PlanReview {
   }
 
   rejectBox() {
-    const reason = h("textarea", { id: "plan-reason", rows: "2", maxlength: "500" });
+    const reason = /** @type {HTMLTextAreaElement} */ (
+      h("textarea", { id: "plan-reason", rows: "2", maxlength: "500" })
+    );
+    const keep = () => {
+      this.rejecting = false;
+      this.render({ focus: "#plan-reject" });
+    };
     return h(
       "div",
       { class: "plan-actions plan-reject" },
-      h("label", { for: "plan-reason" }, "Why reject it? ", h("span", { class: "muted" }, "(kept as the run's reason; the run ends)")),
+      h(
+        "label",
+        { for: "plan-reason" },
+        "Why reject it? ",
+        h("span", { class: "muted" }, "(kept as the run's reason; the run ends)"),
+      ),
       reason,
       h(
         "div",
         { class: "plan-row" },
-        h(
-          "button",
-          { type: "button", class: "btn btn-danger", id: "plan-reject-confirm", disabled: this.busy, on: { click: () => this.send({ action: "reject", reason: reason.value.trim() || null }) } },
-          "Reject the plan",
+        button("plan-reject-confirm", "btn btn-danger", "Reject the plan", this.busy, () =>
+          this.send({ action: "reject", reason: reason.value.trim() || null }),
         ),
-        h("button", { type: "button", class: "link-btn", on: { click: () => { this.rejecting = false; this.render({ focus: "#plan-reject" }); } } }, "Keep reviewing"),
+        button("plan-keep", "link-btn", "Keep reviewing", false, keep),
       ),
     );
   }
@@ -334,6 +344,10 @@ export class PlanReview {
     this.problem.hidden = false;
     this.box.querySelector('[aria-invalid="true"]')?.focus();
   }
+}
+
+function button(id, cls, label, disabled, click) {
+  return h("button", { type: "button", class: cls, id, disabled, on: { click } }, label);
 }
 
 function capital(word) {
