@@ -168,6 +168,8 @@ def test_a_follow_up_from_the_report_opens_a_new_run(browser: Any, servers: Serv
         assert run["follow_up_of"] == original
         expect(page.locator("#run-status")).to_have_text("Completed", timeout=RUN_MS)
         # under its run in the history, marked as a follow-up
+        expect(page.locator("#run-lineage")).to_have_text("A follow-up of this run")
+        expect(page.locator("#run-parent")).to_have_attribute("href", f"#run={original}")
         item = page.locator(f'#history-list li[data-run="{follow}"]')
         expect(item).to_have_attribute("data-parent", original)
         expect(item.locator(".tag.is-follow-up")).to_have_text("follow-up")
@@ -223,6 +225,7 @@ def test_a_fork_with_one_more_query_from_a_checkpoint(browser: Any, servers: Ser
         assert run["forked_from"] == {"run_id": original, "checkpoint_id": screen["checkpoint_id"]}
         expect(page.locator("#run-status")).to_have_text("Completed", timeout=RUN_MS)
         assert [q for _, q in servers.search.calls] == [*searched, EXTRA]  # only the new query
+        expect(page.locator("#run-lineage")).to_have_text("A fork of this run")
         item = page.locator(f'#history-list li[data-run="{fork}"]')
         expect(item).to_have_attribute("data-parent", original)
         expect(item.locator(".tag.is-fork")).to_have_text("fork")

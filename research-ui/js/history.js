@@ -147,7 +147,13 @@ export class HistoryView {
       .join(" · ");
     const badges = [
       run.status === "waiting_for_input"
-        ? h("span", { class: "tag is-input", text: "waiting for you", title: "Its plan waits for your review" })
+        ? h("span", {
+            class: "tag is-input",
+            text: "waiting for you",
+            title: run.pending_input?.since
+              ? `Its plan waits for your review (it began waiting ${ago(run.pending_input.since)})`
+              : "Its plan waits for your review",
+          })
         : null,
       run.forked_from
         ? h("span", { class: "tag is-fork", text: "fork", title: `A new run forked from ${run.forked_from.run_id}` })

@@ -6,7 +6,13 @@ import { $, ago, setText } from "./dom.js";
 import { apply, createModel } from "./events.js";
 import { statusLabel } from "./nodes.js";
 import { describe } from "./progress.js";
-import { renderActions, renderEngine, renderModelQuality, renderUsage } from "./run-render.js";
+import {
+  renderActions,
+  renderEngine,
+  renderLineage,
+  renderModelQuality,
+  renderUsage,
+} from "./run-render.js";
 import { isActive } from "./selectors.js";
 import { RunStream } from "./stream.js";
 
@@ -373,6 +379,7 @@ function render(run) {
   history.patch(run.id, model.status, model.planRejected);
   setText(pill, pausing ? "Pausing…" : statusLabel(model.status, model.planRejected));
   renderEngine(model.engine, run.detail?.llm);
+  renderLineage(run.detail);
   const when = $("run-when");
   setText(when, model.createdAt ? `started ${ago(model.createdAt)}` : "");
   when.title = model.createdAt ? new Date(model.createdAt).toLocaleString() : "";

@@ -104,3 +104,22 @@ function elapsedMs(model) {
     total += Math.max(0, (isActive(model) ? Date.now() : Date.parse(model.lastTs)) - Date.parse(open));
   return total;
 }
+
+/**
+ * Where a fork or a follow-up came from, with a link to that run (it stays as it was).
+ * @param {{forked_from?: {run_id: string}|null, follow_up_of?: string|null}|null} detail
+ */
+export function renderLineage(detail) {
+  const box = $("run-lineage");
+  const parent = detail?.forked_from?.run_id || detail?.follow_up_of || null;
+  const key = parent ? `${detail?.forked_from ? "fork" : "follow-up"}|${parent}` : "";
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.hidden = !parent;
+  if (!parent) return box.replaceChildren();
+  fill(
+    box,
+    detail.forked_from ? "A fork of " : "A follow-up of ",
+    h("a", { href: `#run=${encodeURIComponent(parent)}`, id: "run-parent" }, "this run"),
+  );
+}
