@@ -61,6 +61,9 @@ def test_plan_review_from_the_form_edited_and_approved(
         assert len(queries) >= 2 and servers.search.calls == []
         editor = page.locator("#plan-review")
         expect(editor).to_be_visible()
+        page.reload()  # the browser closed and came back: the run still waits, its plan is shown again
+        expect(page.locator("#run-status")).to_have_text("Waiting for you")
+        expect(editor).to_be_visible()
         for i, query in enumerate(queries):
             expect(editor.get_by_label(f"Query {i + 1}", exact=True)).to_have_value(query)
         outline = page.locator("#plan-outline li")
@@ -158,6 +161,9 @@ def test_a_follow_up_from_the_report_opens_a_new_run(browser: Any, servers: Serv
         page.get_by_role("button", name="Ask the follow-up").click()
         expect(page.locator("#follow-up-error")).to_contain_text("Type the follow-up question first")
         page.get_by_label("Your follow-up question").fill("How do heat pumps cope with cold climates?")
+        expect(page.locator("#follow-up-error")).to_be_hidden()
+        box.scroll_into_view_if_needed()
+        bench.shot("follow-up")
         page.get_by_role("button", name="Ask the follow-up").click()
         expect(page).not_to_have_url(f"{bench.base_url}/research/#run={original}")
         follow = bench.run_id()
@@ -215,6 +221,7 @@ def test_a_fork_with_one_more_query_from_a_checkpoint(browser: Any, servers: Ser
         expect(preview).to_contain_text("Reusable calls")
         expect(preview).to_contain_text("answered from receipts")
         expect(preview).to_contain_text("1 more query")  # the server's words for the patch
+        bench.shot("fork-dialog")
         assert len(api.get("/api/runs").json()["runs"]) == 1  # a preview creates nothing
         page.get_by_role("button", name="Create the fork").click()
         expect(dialog).to_be_hidden()

@@ -56,6 +56,9 @@ export class FollowUpBox {
       problem,
       h("div", { class: "plan-row" }, button),
     );
+    question.addEventListener("input", () => {
+      if (question.value.trim()) problem.hidden = true; // the request is met: the old error goes
+    });
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const runId = this.runId;
