@@ -75,6 +75,11 @@ CSP_LISTENER = """
 document.addEventListener("securitypolicyviolation", (e) =>
   console.error(`CSP violation: ${e.violatedDirective} blocked ${e.blockedURI || "inline"}`));
 """
+# The browser last started a run without plan review (form-memory.js), unless it chose otherwise since.
+NO_PLAN_REVIEW = """
+if (!localStorage.getItem("deepresearch.last-form"))
+  localStorage.setItem("deepresearch.last-form", JSON.stringify({ shape: { review_plan: false } }));
+"""
 # The texts the status pill and the progress headline ever showed, in order.
 RECORD_TEXTS = """
 () => {
@@ -188,10 +193,12 @@ def workbench(
     dark: bool = False,
     users: tuple[str, ...] = (),
     admins: tuple[str, ...] = (),
+    plan_review: bool = False,
     **overrides: Any,
 ) -> Iterator[Workbench]:
     """The runner and a fresh browser context; `users` and `admins` get API tokens (the test's client uses
-    the first user's)."""
+    the first user's). The form's "Review the plan first" is on by default in the workbench; without
+    `plan_review` this browser starts as if it had last turned it off, so a started run does not wait."""
     settings = servers.settings(tmp_path, llm=True, **{"stage_delay_seconds": 0.4, **overrides})
     tokens = run_aside(_create_tokens(settings, users, admins)) if users or admins else {}
     headers = {"Authorization": f"Bearer {tokens[users[0]]}"} if users else {}
@@ -213,6 +220,8 @@ def workbench(
                 bench.problems.append(f"console.{message.type}: {text}")
 
         page.add_init_script(CSP_LISTENER)
+        if not plan_review:
+            page.add_init_script(NO_PLAN_REVIEW)
         page.on("console", on_console)
         page.on("pageerror", lambda error: bench.problems.append(f"page error: {error}"))
         try:

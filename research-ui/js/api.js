@@ -166,6 +166,15 @@ export const api = {
       ...(checkpointId ? { checkpoint_id: checkpointId } : {}),
       ...(options ? { options } : {}),
     }),
+  /** answer the plan review a run waits for: {action: "approve"|"edit"|"reject", plan?, reason?} */
+  answerInput: (id, answer) => request("POST", `${runPath(id)}/input`, answer),
+  /** what a fork from this checkpoint with this patch would keep, rerun and reuse (creates nothing) */
+  forkPreview: (id, checkpointId, patch) =>
+    request("POST", `${runPath(id)}/fork/preview`, { checkpoint_id: checkpointId, patch }),
+  /** a NEW run from this checkpoint with the patch applied; this run stays as it is */
+  fork: (id, checkpointId, patch) => request("POST", `${runPath(id)}/fork`, { checkpoint_id: checkpointId, patch }),
+  /** a NEW run for a follow-up question on this completed one, seeded with its sources */
+  followUp: (id, question) => request("POST", `${runPath(id)}/follow-up`, { question }),
   checkpoints: (id) => request("GET", `${runPath(id)}/checkpoints`),
   preview: (id, checkpointId) => request("GET", `${runPath(id)}/checkpoints/${enc(checkpointId)}/preview`),
   artifacts: (id) => request("GET", `${runPath(id)}/artifacts`),

@@ -3,8 +3,11 @@
 
 import { api } from "./api.js";
 import { DocumentsView } from "./documents.js";
+import { FollowUpBox } from "./follow-up.js";
+import { ForkDialog } from "./fork-dialog.js";
 import { $, fill, h } from "./dom.js";
 import { NewResearchForm } from "./form.js";
+import { PlanReview } from "./plan-review.js";
 import { GraphView } from "./graph.js";
 import { HistoryView } from "./history.js";
 import { setStages } from "./nodes.js";
@@ -12,6 +15,7 @@ import { forgetHealth } from "./preflight.js";
 import { ReportView } from "./report.js";
 import { ResumeView } from "./resume.js";
 import {
+  answered,
   closeRun,
   forgetOpening,
   onMainTab,
@@ -297,10 +301,31 @@ async function boot() {
   setupChrome();
   if (!(await loadConfig())) return;
   graph = new GraphView($("graph"), $("graph-caption"));
+  // forks and follow-ups are new runs: each opens on its own page
+  const openNew = (run) => {
+    history.refresh();
+    location.hash = `#run=${encodeURIComponent(run.run_id)}`;
+  };
+  const forkDialog = new ForkDialog({ onForked: openNew });
   resumeView = new ResumeView($("resume"), app.config.limits, {
     onContinue: (checkpointId, options) => resume(checkpointId, options),
+    onForkWithChanges: (runId, checkpoint, opener) => forkDialog.open(runId, checkpoint, opener),
   });
-  setupRunPage({ mainTabs, sideTabs, graph, resumeView, timeline, sources, report, history, showView });
+  const planReview = new PlanReview($("plan-review"), { onAnswered: answered });
+  const followUp = new FollowUpBox($("follow-up"), { onStarted: openNew });
+  setupRunPage({
+    mainTabs,
+    sideTabs,
+    graph,
+    resumeView,
+    timeline,
+    sources,
+    report,
+    history,
+    planReview,
+    followUp,
+    showView,
+  });
   await gate.check(); // signed in → signedIn() routes; else the sign-in dialog
 }
 

@@ -22,11 +22,11 @@ import {
   touch,
 } from "./attempts.js";
 import { onSubCall, onSubResult } from "./event-calls.js";
-import { BUSINESS_STAGES } from "./nodes.js";
+import { BUSINESS_STAGES, planRejection } from "./nodes.js";
 
 /**
  * @param {{run_id: string, question?: string, options?: any, engine?: string, status?: string,
- *   created_at?: string}} run
+ *   created_at?: string, queue_position?: number|null, pending_input?: any}} run
  */
 export function createModel(run) {
   return {
@@ -56,6 +56,10 @@ export function createModel(run) {
     error: null,
     budgetStop: null,
     end: null,
+    /** what the run waits for (input_requested): {kind, plan, since}; shown only while it waits */
+    pendingInput: run.pending_input || null,
+    /** the reason, when the run ended because its plan was rejected */
+    planRejected: null,
     usage: {
       tokens: 0,
       cost_usd: 0,
@@ -117,6 +121,10 @@ export function apply(model, ev) {
       break;
     case "end":
       onEnd(model, ev);
+      break;
+    case "input_requested":
+      // the plan the run waits on; the page shows it while the status is waiting_for_input
+      model.pendingInput = { kind: ev.kind, plan: ev.plan, since: ev.since };
       break;
     default:
       break;
@@ -213,6 +221,8 @@ function stopOpenAttempts(model, status, ts) {
 function onEnd(model, ev) {
   model.end = ev;
   model.status = ev.status;
+  // a rejected plan stays rejected (continuing rejects it again): the server's reason says so
+  model.planRejected = planRejection(ev.status, ev.error);
   if (ev.usage) model.usage = { ...model.usage, ...ev.usage };
   stopOpenAttempts(model, ev.status, ev.ts);
   const segment = model.segment;

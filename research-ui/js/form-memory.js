@@ -1,5 +1,5 @@
 // What the last start used, for the next form (this browser only, forgotten at sign-out): the shape of the
-// run, its collection and "only my documents". Applied over the server's defaults; a remembered number the
+// run (plan review included), its collection and "only my documents". Applied over the server's defaults; a remembered number the
 // server's bounds no longer allow is left at the default, never changed to fit.
 
 import { numberProblem } from "./validate.js";
@@ -25,8 +25,10 @@ function remembered() {
  */
 export function withRemembered(defaults, limits, numbers) {
   const last = remembered();
-  if (!last?.shape) return { options: defaults, corpus: null };
-  const options = { ...defaults };
+  // the workbench reviews the plan unless this browser last chose not to (the API's default is off)
+  const reviewPlan = typeof last?.shape?.review_plan === "boolean" ? last.shape.review_plan : true;
+  if (!last?.shape) return { options: { ...defaults, review_plan: reviewPlan }, corpus: null };
+  const options = { ...defaults, review_plan: reviewPlan };
   for (const name of numbers) {
     const value = last.shape[name];
     if (value !== undefined && !numberProblem(String(value), limits[name], { label: name })) {
@@ -48,6 +50,7 @@ export function remember(options, numbers) {
   const shape = Object.fromEntries(numbers.map((name) => [name, options[name]]));
   shape.reviewers = options.reviewers;
   shape.requires_critic_review = options.requires_critic_review;
+  shape.review_plan = options.review_plan;
   try {
     localStorage.setItem(
       REMEMBERED,

@@ -173,6 +173,7 @@ export class NewResearchForm {
     for (const name of NUMBERS) this.field(name).value = String(options[name]);
     for (const name of BUDGET) this.field(name).value = String(options.budget?.[name] ?? "");
     this.field("requires_critic_review").checked = options.requires_critic_review;
+    this.field("review_plan").checked = Boolean(options.review_plan);
     for (const box of this.reviewerBoxes()) box.checked = options.reviewers.includes(box.value);
     const offered = Boolean(options.corpus) && this.collections.includes(options.corpus);
     const searched = Boolean(options.corpus || options.corpus_dir);
@@ -314,6 +315,7 @@ export class NewResearchForm {
       .filter((b) => b.checked)
       .map((b) => b.value);
     options.requires_critic_review = this.field("requires_critic_review").checked;
+    options.review_plan = this.field("review_plan").checked;
     const name = this.collection.value;
     options.corpus = this.corpus.checked && this.collections.includes(name) ? name : null;
     options.corpus_only = Boolean(options.corpus) && this.field("corpus_only").checked;

@@ -5,7 +5,7 @@
 
 import { api } from "./api.js";
 import { ago, compact, fill, h, plural, setText, usd, when } from "./dom.js";
-import { STATUS_LABEL } from "./nodes.js";
+import { statusLabel } from "./nodes.js";
 
 const PAGE = 30;
 const REFRESH_MS = 4000;
@@ -79,11 +79,11 @@ export class HistoryView {
   }
 
   /** The open run's status as its stream tells it, ahead of the next poll. */
-  patch(runId, status) {
+  patch(runId, status, error = null) {
     const pill = this.els.list.querySelector(`li[data-run="${CSS.escape(runId)}"] .status-pill`);
     if (!pill || pill.dataset.status === status) return;
     pill.dataset.status = status;
-    setText(pill, STATUS_LABEL[status] || status);
+    setText(pill, statusLabel(status, error));
   }
 
   async refresh() {
@@ -122,8 +122,14 @@ export class HistoryView {
     );
     more.hidden = page.next_offset === null || page.next_offset === undefined;
     const existing = new Map([...list.children].map((li) => [li.dataset.run, li]));
-    const items = page.runs.map((run) => {
-      const key = JSON.stringify([run.status, run.updated_at, run.usage?.tokens, run.usage?.cost_usd]);
+    const items = underTheirRun(page.runs).map((run) => {
+      const key = JSON.stringify([
+        run.status,
+        run.updated_at,
+        run.usage?.tokens,
+        run.usage?.cost_usd,
+        run.parentShown,
+      ]);
       let li = existing.get(run.run_id);
       const busy = this.editing === run.run_id && li;
       if (!busy && (!li || li.dataset.key !== key)) li = this.item(run, key);
@@ -140,6 +146,21 @@ export class HistoryView {
       .filter(Boolean)
       .join(" · ");
     const badges = [
+      run.status === "waiting_for_input"
+        ? h("span", {
+            class: "tag is-input",
+            text: "waiting for you",
+            title: run.pending_input?.since
+              ? `Its plan waits for your review (it began waiting ${ago(run.pending_input.since)})`
+              : "Its plan waits for your review",
+          })
+        : null,
+      run.forked_from
+        ? h("span", { class: "tag is-fork", text: "fork", title: `A new run forked from ${run.forked_from.run_id}` })
+        : null,
+      run.follow_up_of
+        ? h("span", { class: "tag is-follow-up", text: "follow-up", title: `A follow-up of ${run.follow_up_of}` })
+        : null,
       run.status === "queued"
         ? h("span", {
             class: "tag is-waiting",
@@ -159,7 +180,7 @@ export class HistoryView {
         h("span", {
           class: "status-pill is-small",
           "data-status": run.status,
-          text: STATUS_LABEL[run.status] || run.status,
+          text: statusLabel(run.status, run.error),
         }),
         h("time", {
           class: "h-when muted",
@@ -181,6 +202,10 @@ export class HistoryView {
     );
     if (run.run_id === this.currentId) link.setAttribute("aria-current", "page");
     const li = h("li", { "data-run": run.run_id, "data-key": key }, link);
+    if (run.parentShown) {
+      li.classList.add("is-branch");
+      li.dataset.parent = run.parentShown;
+    }
     li.append(this.actionsFor(run, li));
     return li;
   }
@@ -324,4 +349,38 @@ export class HistoryView {
     );
     keep.focus();
   }
+}
+
+/** The run a fork or a follow-up came from. */
+export function parentOf(run) {
+  return run.forked_from?.run_id || run.follow_up_of || null;
+}
+
+/**
+ * Forks and follow-ups stay under their run (when it is on the page), in the server's order among
+ * themselves; `parentShown` marks them so they are drawn as its branches.
+ * @param {any[]} runs newest first
+ */
+export function underTheirRun(runs) {
+  const ids = new Set(runs.map((r) => r.run_id));
+  const children = new Map();
+  const roots = [];
+  for (const run of runs) {
+    const parent = parentOf(run);
+    if (parent && ids.has(parent) && parent !== run.run_id) {
+      if (!children.has(parent)) children.set(parent, []);
+      children.get(parent).push({ ...run, parentShown: parent });
+    } else roots.push({ ...run, parentShown: null });
+  }
+  const out = [];
+  const seen = new Set();
+  const visit = (run, depth) => {
+    if (seen.has(run.run_id) || depth > 20) return; // a cycle cannot happen, but a loop stays bounded
+    seen.add(run.run_id);
+    out.push(run);
+    for (const child of children.get(run.run_id) || []) visit(child, depth + 1);
+  };
+  for (const run of roots) visit(run, 0);
+  for (const run of runs) if (!seen.has(run.run_id)) out.push({ ...run, parentShown: null });
+  return out;
 }

@@ -38,4 +38,15 @@ export const STATUS_LABEL = {
   interrupted: "Interrupted",
   failed: "Failed",
   completed: "Completed",
+  waiting_for_input: "Waiting for you",
 };
+
+/** A run that ended because its plan was rejected (the server's reason starts so, nodes/review.py). */
+export function planRejection(status, error) {
+  return status === "cancelled" && /^plan rejected/i.test(error || "") ? error : null;
+}
+
+/** The status in words; a rejected plan is not a pause (continuing would reject it again). */
+export function statusLabel(status, error = null) {
+  return planRejection(status, error) ? "Plan rejected" : STATUS_LABEL[status] || status;
+}

@@ -38,12 +38,25 @@ export function describe(model, local) {
       }
       return running(model);
     case "cancelled":
+      if (model.planRejected) {
+        return {
+          headline: "Ended: you rejected the plan.",
+          detail: `${capitalise(plainWords(model.planRejected))}. To try another plan, fork the run from its plan checkpoint.`,
+        };
+      }
       if (model.budgetStop) {
         return { headline: "Stopped: a budget limit was reached.", detail: `${plainWords(model.budgetStop)}: raise it to continue.` };
       }
       return {
         headline: `Paused${after}. Nothing finished is lost.`,
         detail: "Continue whenever you like, or pick an earlier checkpoint to fork from.",
+      };
+    case "waiting_for_input":
+      return {
+        headline: "Waiting for you: review the plan.",
+        detail:
+          "Approve it, change its sub-questions and queries, or reject it. Nothing is searched until you answer; " +
+          "the run can wait as long as you like.",
       };
     case "interrupted":
       return {

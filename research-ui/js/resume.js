@@ -22,7 +22,8 @@ export class ResumeView {
   /**
    * @param {HTMLElement} box
    * @param {Record<string, any>} limits the server's option bounds (config.json), for the budget fields
-   * @param {{onContinue: (checkpointId: string|null, options?: object) => Promise<void>}} actions
+   * @param {{onContinue: (checkpointId: string|null, options?: object) => Promise<void>,
+   *   onForkWithChanges?: (runId: string, checkpoint: any, opener: HTMLElement) => void}} actions
    */
   constructor(box, limits, actions) {
     this.box = box;
@@ -274,9 +275,22 @@ export class ResumeView {
         "div",
         { class: "cp-actions" },
         button,
+        this.forkButton(cp, active),
         active ? h("span", { class: "muted" }, "Pause the run first.") : null,
       ),
     );
+  }
+
+  /** A NEW run from this checkpoint with changes (fork-dialog.js); this run stays as it is. */
+  forkButton(cp, active) {
+    if (!cp || !this.actions.onForkWithChanges) return null;
+    const button = h(
+      "button",
+      { type: "button", class: "btn", id: "cp-fork-changes", disabled: active },
+      "Continue from here with changes…",
+    );
+    button.addEventListener("click", () => this.actions.onForkWithChanges(this.runId, cp, button));
+    return button;
   }
 
   /** Limits for the rest of the run (open when a limit stopped it): a run resumes with what it had. */

@@ -4,9 +4,15 @@
 import { api } from "./api.js";
 import { $, ago, setText } from "./dom.js";
 import { apply, createModel } from "./events.js";
-import { STATUS_LABEL } from "./nodes.js";
+import { statusLabel } from "./nodes.js";
 import { describe } from "./progress.js";
-import { renderActions, renderEngine, renderModelQuality, renderUsage } from "./run-render.js";
+import {
+  renderActions,
+  renderEngine,
+  renderLineage,
+  renderModelQuality,
+  renderUsage,
+} from "./run-render.js";
 import { isActive } from "./selectors.js";
 import { RunStream } from "./stream.js";
 
@@ -44,16 +50,16 @@ const state = {
 /**
  * The views the run page draws into (built by app.js at boot).
  * @typedef {{mainTabs: any, sideTabs: any, graph: any, resumeView: any, timeline: any, sources: any,
- *   report: any, history: any, showView: (name: string) => void}} RunViews
+ *   report: any, history: any, planReview: any, followUp: any, showView: (name: string) => void}} RunViews
  */
 /** @type {RunViews} */
 let views;
-let mainTabs, sideTabs, graph, resumeView, timeline, sources, report, history;
+let mainTabs, sideTabs, graph, resumeView, timeline, sources, report, history, planReview, followUp;
 
 /** @param {RunViews} given */
 export function setupRunPage(given) {
   views = given;
-  ({ mainTabs, sideTabs, graph, resumeView, timeline, sources, report, history } = given);
+  ({ mainTabs, sideTabs, graph, resumeView, timeline, sources, report, history, planReview, followUp } = given);
 }
 
 /** @returns {OpenRun|null} */
@@ -305,6 +311,19 @@ export async function resume(checkpointId, options) {
   scheduleRender();
 }
 
+/** The plan review was answered (plan-review.js): the run goes on (or ends, rejected) — follow it live. */
+export function answered(runId, detail) {
+  const run = state.run;
+  if (!run || run.id !== runId) return;
+  run.detail = detail;
+  run.model.status = detail.status;
+  run.model.pendingInput = null;
+  run.model.rev += 1;
+  if (!run.stream.isOpen) run.stream.open(run.model.lastSeq);
+  history.refresh();
+  scheduleRender();
+}
+
 /** Never a blank page: say why the run cannot be shown, and offer to try again when that may help. */
 function showCannotOpen(runId, error) {
   const missing = error.status === 404;
@@ -357,9 +376,10 @@ function render(run) {
   const pausing = model.status === "running" && (run.pausing || model.cancelRequested);
   const pill = $("run-status");
   pill.dataset.status = pausing ? "pausing" : model.status;
-  history.patch(run.id, model.status);
-  setText(pill, pausing ? "Pausing…" : STATUS_LABEL[model.status] || model.status);
+  history.patch(run.id, model.status, model.planRejected);
+  setText(pill, pausing ? "Pausing…" : statusLabel(model.status, model.planRejected));
   renderEngine(model.engine, run.detail?.llm);
+  renderLineage(run.detail);
   const when = $("run-when");
   setText(when, model.createdAt ? `started ${ago(model.createdAt)}` : "");
   when.title = model.createdAt ? new Date(model.createdAt).toLocaleString() : "";
@@ -369,6 +389,8 @@ function render(run) {
   setText($("run-progress"), progress.headline);
   setText($("run-progress-detail"), progress.detail);
   renderActions(model, pausing);
+  planReview.update(run.id, model.status, run.detail?.pending_input || model.pendingInput);
+  followUp.update(run.id, model.status);
   renderUsage(model);
   renderModelQuality(model);
   report.setDraft(model.draft, isActive(model));

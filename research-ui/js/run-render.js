@@ -47,7 +47,7 @@ export function renderActions(model, pausing) {
   pauseButton.disabled = pausing || model.status === "queued";
   setText(pauseButton, pausing ? "Pausing…" : "Pause");
   // one way to continue; another checkpoint is the second choice, never a second "continue"
-  continueButton.hidden = !stopped;
+  continueButton.hidden = !stopped || Boolean(model.planRejected); // continuing would reject it again
   setText(continueButton, model.budgetStop ? "Raise the limit and continue…" : "Continue");
   setText(
     $("btn-checkpoints"),
@@ -103,4 +103,23 @@ function elapsedMs(model) {
   if (open)
     total += Math.max(0, (isActive(model) ? Date.now() : Date.parse(model.lastTs)) - Date.parse(open));
   return total;
+}
+
+/**
+ * Where a fork or a follow-up came from, with a link to that run (it stays as it was).
+ * @param {{forked_from?: {run_id: string}|null, follow_up_of?: string|null}|null} detail
+ */
+export function renderLineage(detail) {
+  const box = $("run-lineage");
+  const parent = detail?.forked_from?.run_id || detail?.follow_up_of || null;
+  const key = parent ? `${detail?.forked_from ? "fork" : "follow-up"}|${parent}` : "";
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
+  box.hidden = !parent;
+  if (!parent) return box.replaceChildren();
+  fill(
+    box,
+    detail.forked_from ? "A fork of " : "A follow-up of ",
+    h("a", { href: `#run=${encodeURIComponent(parent)}`, id: "run-parent" }, "this run"),
+  );
 }

@@ -346,7 +346,13 @@ function segmentNote(item) {
 
 function endTitle(item) {
   return (
-    { completed: "Completed", cancelled: "Paused", failed: "Failed", interrupted: "Interrupted" }[
+    {
+      completed: "Completed",
+      cancelled: "Paused",
+      failed: "Failed",
+      interrupted: "Interrupted",
+      waiting_for_input: "Waiting for you",
+    }[
       item.status
     ] || item.status
   );
@@ -360,6 +366,8 @@ function endNote(item) {
     return item.error ? `${where} ${item.error}` : `${where} Nothing finished is lost.`;
   }
   if (item.status === "interrupted") return "The runner stopped; it continues when the runner starts again.";
+  if (item.status === "waiting_for_input")
+    return "to review the plan: nothing is searched, and no runner is held, until you answer.";
   if (item.status === "failed")
     return at ? `after “${at}”. The run can be resumed.` : "The run can be resumed.";
   return "";
