@@ -58,12 +58,9 @@ class FetchOutcome:
     reason: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "url": self.url,
-            "page": self.page.to_dict() if self.page else None,
-            "error": self.error,
-            "reason": self.reason,
-        }
+        """What the receipt keeps: the page without its text when the text is stored by hash."""
+        page = self.page.to_dict(with_text=self.page.text_sha256 is None) if self.page else None
+        return {"url": self.url, "page": page, "error": self.error, "reason": self.reason}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FetchOutcome:
@@ -188,11 +185,11 @@ class ResearchTools:
                 if self.corpus is None:
                     return FetchOutcome(url, None, "no corpus is configured for this run", "corpus")
                 try:
-                    return FetchOutcome(url, _corpus_page(await self.corpus.read(url)))
+                    return FetchOutcome(url, await self._stored(_corpus_page(await self.corpus.read(url))))
                 except CorpusError as exc:
                     return FetchOutcome(url, None, str(exc), "corpus")
             try:
-                return FetchOutcome(url, await self.fetcher.fetch(url))
+                return FetchOutcome(url, await self._stored(await self.fetcher.fetch(url)))
             except FetchError as exc:
                 transient_status = exc.status_code is not None and (
                     exc.status_code >= 500 or exc.status_code == 429
@@ -212,7 +209,36 @@ class ResearchTools:
             label=f"fetch: {url}",
             summarize=_summarize_fetch,
         )
-        return outcome.value
+        value: FetchOutcome = outcome.value
+        if value.page is not None and value.page.text_sha256 is None:
+            # a receipt from before the text store holds the text itself: store it, so the state refers to it
+            await self._stored(value.page)
+        return value
+
+    async def _stored(self, page: FetchedPage) -> FetchedPage:
+        """Store the page's text once (content-addressed) and note its hash on the page."""
+        page.text_sha256 = await self.runtime.store.put_text(self.runtime.run_id, page.text)
+        return page
+
+    async def source_texts(self, stage: str, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The state's sources with their ``text`` filled in from the text store (sources in a state from
+        before the store carry it inline). A text that is not stored fails the stage: the run's database
+        lost it, and only re-fetching (a new run) can bring it back."""
+        missing = {s["text_sha256"] for s in sources if "text" not in s and s.get("text_sha256")}
+        texts = await self.runtime.store.get_texts(missing) if missing else {}
+        filled = []
+        for source in sources:
+            if "text" not in source:
+                text = texts.get(source.get("text_sha256") or "")
+                if text is None:
+                    raise StageError(
+                        stage,
+                        f"the stored text of source {source.get('id')} ({source['url']}) is missing from the "
+                        "database; start a new run",
+                    )
+                source = {**source, "text": text}
+            filled.append(source)
+        return filled
 
     async def llm_structured(
         self,
@@ -412,7 +438,7 @@ def _summarize_fetch(outcome: FetchOutcome) -> dict[str, Any]:
         "ok": True,
         "title": outcome.page.title,
         "bytes": outcome.page.byte_size,
-        "chars": len(outcome.page.text),
+        "chars": outcome.page.chars,
         "status_code": outcome.page.status_code,
     }
 

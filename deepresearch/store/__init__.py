@@ -33,6 +33,7 @@ from .base import (
 )
 from .pg_connection import PostgresUnavailable, open_postgres_pool, redact_dsn, session_advisory_lock
 from .postgres import CHECKPOINTER_SETUP_LOCK_KEY, PostgresRunStore, open_postgres_store
+from .serde import CompressedSerializer
 from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_path_from_url
 
 __all__ = [
@@ -109,6 +110,7 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
             store = SqliteRunStore(conn)
             await store.setup()
             saver = ShieldedSqliteSaver(conn)
+            saver.serde = CompressedSerializer(saver.serde)
             # one lock for both: a commit must never land while the other's statement is half-stepped
             saver.lock = store.lock
             await saver.setup()
@@ -131,6 +133,7 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
             async with pool.connection() as conn, session_advisory_lock(conn, CHECKPOINTER_SETUP_LOCK_KEY):
                 await AsyncPostgresSaver(conn).setup()
             saver = AsyncPostgresSaver(pool)
+            saver.serde = CompressedSerializer(saver.serde)
             yield Persistence(store=store, checkpointer=saver, database_url=database_url)
         return
     raise UnsupportedDatabase(

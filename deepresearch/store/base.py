@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, TypeVar
@@ -279,6 +279,10 @@ class RunStore(Protocol):
     async def list_receipts(
         self, run_id: str, receipt_key: str | None = None, status: str | None = None
     ) -> list[Receipt]: ...
+
+    async def put_text(self, run_id: str, text: str) -> str: ...
+    async def get_texts(self, digests: Iterable[str]) -> dict[str, str]: ...
+    async def run_text_digests(self, run_id: str) -> list[str]: ...
 
     async def add_token(self, record: TokenRecord) -> None: ...
     async def find_token(self, token_hash: str) -> TokenRecord | None: ...

@@ -120,4 +120,24 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    # Fetched texts once, content-addressed; the graph state and the receipts refer to them by hash
+    # (deepresearch/store/texts.py). run_texts: which run uses which text, for deleting unused ones.
+    (
+        7,
+        "content-addressed source texts",
+        (
+            """CREATE TABLE IF NOT EXISTS source_texts (
+                sha256 TEXT{c} PRIMARY KEY,
+                text TEXT NOT NULL,
+                chars {bigint} NOT NULL,
+                created_at TEXT NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS run_texts (
+                run_id TEXT{c} NOT NULL,
+                sha256 TEXT{c} NOT NULL,
+                PRIMARY KEY (run_id, sha256)
+            )""",
+            "CREATE INDEX IF NOT EXISTS run_texts_sha256 ON run_texts (sha256)",
+        ),
+    ),
 )

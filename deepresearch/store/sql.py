@@ -33,6 +33,7 @@ from .base import (
 )
 from .leases import LeaseSql
 from .migrations import MIGRATIONS
+from .texts import TextSql
 from .tokens import TokenSql
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,10 @@ class Dialect:
         if all(not isinstance(p, str) or (p.isascii() and "\x00" not in p) for p in params):
             return params
         return [_storable(p, self.name) if isinstance(p, str) else p for p in params]
+
+    def storable(self, value: str) -> str:
+        """`value` as this database stores it (PostgreSQL: no NUL; both: valid UTF-8)."""
+        return _storable(value, self.name)
 
     def text(self, value: str | None) -> str | None:
         # PostgreSQL TEXT cannot hold NUL (SQLite can): an exception message quoting a scraped page must
@@ -139,7 +144,7 @@ class Statements(Protocol):
     async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]: ...
 
 
-class SqlRunStore(TokenSql, LeaseSql):
+class SqlRunStore(TokenSql, LeaseSql, TextSql):
     """The RunStore contract on SQL. Subclasses provide `_transaction` and `_serialise`."""
 
     dialect: Dialect
@@ -311,6 +316,7 @@ class SqlRunStore(TokenSql, LeaseSql):
                 raise RunNotFound(run_id)
             for table in RUN_TABLES:
                 await tx.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            await self.forget_run_texts(tx, run_id)
 
         await self._atomic(body)
 

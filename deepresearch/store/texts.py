@@ -1,0 +1,97 @@
+"""Fetched texts, stored once and content-addressed (a part of SqlRunStore).
+
+A page's text is the bulkiest value a run has. It used to ride in the graph state (so every checkpoint
+re-serialised every source's text) and in the fetch receipt. Now it is written once here, keyed by the
+SHA-256 of its UTF-8 bytes; the state and the receipts carry only the hash. ``run_texts`` says which runs
+use which text, so deleting (or pruning) a run removes the texts no other run uses, in the same transaction.
+
+Concurrent writers and deleters of one text (two runs that fetched the same page, one being deleted):
+``put_text`` upserts the text row (taking its row lock) before linking it; ``forget_run_texts`` locks the
+run's text rows before deleting those no other run links. Whichever comes second sees the other's commit,
+so a linked text is never deleted (on SQLite, transactions are serial anyway).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from .base import Row, utcnow
+
+T = TypeVar("T")
+
+
+class _Tx(Protocol):
+    async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]: ...
+
+
+class _Dialect(Protocol):
+    name: str
+
+    def storable(self, value: str) -> str: ...
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class TextSql:
+    dialect: _Dialect  # the store's Dialect (sql.py)
+
+    async def _atomic(self, body: Callable[[Any], Awaitable[T]]) -> T:
+        raise NotImplementedError
+
+    async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
+        raise NotImplementedError
+
+    async def put_text(self, run_id: str, text: str) -> str:
+        """Store `text` for `run_id` (once, whoever stored it first) and return its SHA-256 hex digest."""
+        stored = self.dialect.storable(text)  # what this database can hold (PostgreSQL: no NUL)
+        digest = text_sha256(stored)
+
+        async def body(tx: _Tx) -> None:
+            # DO UPDATE, not DO NOTHING: it takes the row lock a concurrent forget_run_texts waits on
+            await tx.execute(
+                "INSERT INTO source_texts (sha256, text, chars, created_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (sha256) DO UPDATE SET chars = excluded.chars",
+                (digest, stored, len(stored), utcnow()),
+            )
+            await tx.execute(
+                "INSERT INTO run_texts (run_id, sha256) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                (run_id, digest),
+            )
+
+        await self._atomic(body)
+        return digest
+
+    async def get_texts(self, digests: Iterable[str]) -> dict[str, str]:
+        """The stored texts of these digests (a digest that is not stored is absent from the answer)."""
+        wanted = sorted(set(digests))
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), 200):  # bounded IN lists
+            chunk = wanted[start : start + 200]
+            marks = ", ".join("?" for _ in chunk)
+            rows = await self._read(f"SELECT sha256, text FROM source_texts WHERE sha256 IN ({marks})", chunk)
+            found.update({row["sha256"]: row["text"] for row in rows})
+        return found
+
+    async def run_text_digests(self, run_id: str) -> list[str]:
+        rows = await self._read("SELECT sha256 FROM run_texts WHERE run_id = ? ORDER BY sha256", (run_id,))
+        return [row["sha256"] for row in rows]
+
+    async def forget_run_texts(self, tx: _Tx, run_id: str) -> None:
+        """Inside the transaction deleting `run_id`: unlink its texts and delete those no other run uses."""
+        if self.dialect.name == "postgres":
+            await tx.execute(
+                "SELECT sha256 FROM source_texts WHERE sha256 IN"
+                " (SELECT sha256 FROM run_texts WHERE run_id = ?) ORDER BY sha256 FOR UPDATE",
+                (run_id,),
+            )
+        await tx.execute(
+            "DELETE FROM source_texts WHERE sha256 IN (SELECT sha256 FROM run_texts WHERE run_id = ?)"
+            " AND NOT EXISTS (SELECT 1 FROM run_texts other"
+            " WHERE other.sha256 = source_texts.sha256 AND other.run_id <> ?)",
+            (run_id, run_id),
+        )
+        await tx.execute("DELETE FROM run_texts WHERE run_id = ?", (run_id,))
