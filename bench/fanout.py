@@ -54,11 +54,8 @@ async def measure(servers: Servers, queries: int, latency: float) -> dict[str, f
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--latency", type=float, default=0.5)
-    parser.add_argument("--queries", type=int, nargs="+", default=[1, 2, 4, 8])
-    args = parser.parse_args()
+def measure_all(queries: list[int], latency: float) -> list[dict[str, float]]:
+    """The search stage's wall time for each query count, against scripted servers on 127.0.0.1."""
     site, llm, responder = make_static_site(), make_openai_server(), ResearchResponder()
     llm.responder = responder
     rows = []
@@ -66,8 +63,17 @@ def main() -> None:
         search = make_search_server(site_base_url=site_url)
         with serve_app(search.app) as search_url, serve_app(llm) as llm_url:
             servers = Servers(site, site_url, search, search_url, llm, llm_url, responder)
-            for n in args.queries:
-                rows.append(asyncio.run(measure(servers, n, args.latency)))
+            for n in queries:
+                rows.append(asyncio.run(measure(servers, n, latency)))
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--latency", type=float, default=0.5)
+    parser.add_argument("--queries", type=int, nargs="+", default=[1, 2, 4, 8])
+    args = parser.parse_args()
+    rows = measure_all(args.queries, args.latency)
     for row in rows:
         print(
             f"{row['queries']:>3} queries × {row['latency_s']}s: search stage {row['search_stage_s']:.3f}s "

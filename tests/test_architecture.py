@@ -8,7 +8,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 # rank: a module may import modules of its own rank or lower, never higher
-FRONT_ENDS = {"agent", "runner", "e2e_http", "pg_smoke"}
+# deepresearch.platform_graph: the entry point of LangGraph's server (langgraph.json), as runner is ours
+FRONT_ENDS = {"agent", "runner", "e2e_http", "pg_smoke", "deepresearch.platform_graph"}
 SERVICE = {
     "deepresearch.service",
     "deepresearch.run_views",
