@@ -7,6 +7,7 @@ store; a call that already succeeded for this run returns its recorded result (s
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -262,16 +263,18 @@ class ResearchTools:
             result = await llm.structured(messages, schema, context)
             return _call_result(result.value, result.responses, len(result.problems))
 
+        args = {
+            "prompt": prompt_id,
+            "model": self.settings.openai_model_name,
+            "messages": messages,
+            "schema": schema.__name__,
+        }
         outcome = await self.runtime.call(
             stage=stage,
             receipt_key=receipt_key,
             tool_name="llm.structured",
-            args={
-                "prompt": prompt_id,
-                "model": self.settings.openai_model_name,
-                "messages": messages,
-                "schema": schema.__name__,
-            },
+            args=args,
+            recorded_args=lambda: self._recorded_llm_args(args),
             run=lambda: self._or_fallback(stage, step, ask, fallback),
             encode=lambda r: r.to_dict(r.value.model_dump(mode="json")),
             decode=lambda d: LLMCallResult.from_dict(d, schema.model_validate(d["value"])),
@@ -308,11 +311,13 @@ class ResearchTools:
                 await streamer.flush()
             return _call_result(result.value, result.responses, len(result.problems))
 
+        args = {"prompt": prompt_id, "model": self.settings.openai_model_name, "messages": messages}
         outcome = await self.runtime.call(
             stage=stage,
             receipt_key=receipt_key,
             tool_name="llm.complete",
-            args={"prompt": prompt_id, "model": self.settings.openai_model_name, "messages": messages},
+            args=args,
+            recorded_args=lambda: self._recorded_llm_args(args),
             run=lambda: self._or_fallback(stage, step, ask, fallback),
             encode=lambda r: r.to_dict(r.value),
             decode=lambda d: LLMCallResult.from_dict(d, d["value"]),
@@ -323,6 +328,17 @@ class ResearchTools:
             annotate=LLMCallResult.event_fields,
         )
         return outcome.value
+
+    async def _recorded_llm_args(self, args: dict[str, Any]) -> dict[str, Any]:
+        """What an LLM receipt keeps of its arguments: the prompt's messages (which quote whole passages)
+        stored once by hash in the text store (``RunStore.get_texts`` reads them back), the rest as is."""
+        messages = json.dumps(args["messages"], ensure_ascii=False)
+        digest = await self.runtime.store.put_text(self.runtime.run_id, messages)
+        kept = {key: value for key, value in args.items() if key != "messages"}
+        return kept | {
+            "messages_sha256": digest,
+            "prompt_chars": sum(len(m["content"]) for m in args["messages"]),
+        }
 
     async def _or_fallback(
         self,

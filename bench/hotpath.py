@@ -145,9 +145,27 @@ def main() -> None:
     parser.add_argument("--llm-latency", type=float, default=0.4)
     parser.add_argument("--search-latency", type=float, default=0.15)
     parser.add_argument("--peers-process", action="store_true", help="scripted peers in a child process")
+    parser.add_argument("--bench-peers", action="store_true", help="python -m bench's peers (80 KB pages)")
     args = parser.parse_args()
     if args.what == "extract":
         print(json.dumps(extract_cpu(args.pages), indent=2))
+        return
+    if args.what in ("batch", "resume") and args.bench_peers:
+        # python -m bench's peers: 400 distinct ~80 KB pages, fetch latency too (its own process)
+        from bench.peers import peers_process
+
+        with peers_process() as bench_peers:
+            bench_peers.set_latencies(llm=args.llm_latency, search=args.search_latency, fetch=0.1)
+            urls = bench_peers.urls
+            site, llm, search = make_static_site(), make_openai_server(), make_search_server()
+            servers = Servers(
+                site, urls["site"], search, urls["search"], llm, urls["llm"], ResearchResponder()
+            )
+            if args.what == "batch":
+                result = asyncio.run(batch(servers, args.runs, args.llm_latency, args.search_latency))
+            else:
+                result = asyncio.run(resume_latency(servers))
+        print(json.dumps(result, indent=2))
         return
     if args.what == "batch" and args.peers_process:
         # The peers in a process of their own: the profile of this one shows only the engine.

@@ -120,15 +120,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
-    # Fetched texts once, content-addressed; the graph state and the receipts refer to them by hash
-    # (deepresearch/store/texts.py). run_texts: which run uses which text, for deleting unused ones.
+    # Bulky texts (fetched pages, LLM prompts) once, content-addressed and zlib-compressed; the graph state
+    # and the receipts refer to them by hash (store/texts.py). run_texts: which run uses which text.
     (
         7,
-        "content-addressed source texts",
+        "content-addressed texts",
         (
-            """CREATE TABLE IF NOT EXISTS source_texts (
+            """CREATE TABLE IF NOT EXISTS texts (
                 sha256 TEXT{c} PRIMARY KEY,
-                text TEXT NOT NULL,
+                data {blob} NOT NULL,
                 chars {bigint} NOT NULL,
                 created_at TEXT NOT NULL
             )""",

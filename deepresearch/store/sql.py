@@ -88,7 +88,7 @@ def _storable(value: str, dialect: str) -> str:
 SQLITE = Dialect(
     "sqlite",
     "?",
-    {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL"},
+    {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL", "blob": "BLOB"},
     "SELECT page_count * page_size AS size FROM pragma_page_count(), pragma_page_size()",
 )
 # COLLATE "C" makes ORDER BY match SQLite's byte order whatever the database locale is.
@@ -101,6 +101,7 @@ POSTGRES = Dialect(
         "bool": "BOOLEAN",
         "false": "FALSE",
         "double": "DOUBLE PRECISION",
+        "blob": "BYTEA",
     },
     "SELECT pg_database_size(current_database()) AS size",
 )

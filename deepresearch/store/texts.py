@@ -1,9 +1,10 @@
-"""Fetched texts, stored once and content-addressed (a part of SqlRunStore).
+"""Bulky texts, stored once and content-addressed (a part of SqlRunStore).
 
 A page's text is the bulkiest value a run has. It used to ride in the graph state (so every checkpoint
-re-serialised every source's text) and in the fetch receipt. Now it is written once here, keyed by the
-SHA-256 of its UTF-8 bytes; the state and the receipts carry only the hash. ``run_texts`` says which runs
-use which text, so deleting (or pruning) a run removes the texts no other run uses, in the same transaction.
+re-serialised every source's text) and in the fetch receipt; an LLM call's prompt (which quotes passages of
+those pages) sat whole in its receipt. Now each is written once here, keyed by the SHA-256 of its UTF-8
+bytes and zlib-compressed; the state and the receipts carry only the hash. ``run_texts`` says which runs use
+which text, so deleting (or pruning) a run removes the texts no other run uses, in the same transaction.
 
 Concurrent writers and deleters of one text (two runs that fetched the same page, one being deleted):
 ``put_text`` upserts the text row (taking its row lock) before linking it; ``forget_run_texts`` locks the
@@ -13,7 +14,9 @@ so a linked text is never deleted (on SQLite, transactions are serial anyway).
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
+import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -32,8 +35,18 @@ class _Dialect(Protocol):
     def storable(self, value: str) -> str: ...
 
 
+_LEVEL = 6
+_OFF_LOOP_BYTES = 64_000  # zlib releases the GIL: bigger texts compress in a worker thread
+
+
 def text_sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+async def _packed(data: bytes) -> bytes:
+    if len(data) >= _OFF_LOOP_BYTES:
+        return await asyncio.to_thread(zlib.compress, data, _LEVEL)
+    return zlib.compress(data, _LEVEL)
 
 
 class TextSql:
@@ -47,15 +60,17 @@ class TextSql:
 
     async def put_text(self, run_id: str, text: str) -> str:
         """Store `text` for `run_id` (once, whoever stored it first) and return its SHA-256 hex digest."""
-        stored = self.dialect.storable(text)  # what this database can hold (PostgreSQL: no NUL)
-        digest = text_sha256(stored)
+        stored = self.dialect.storable(text)  # valid UTF-8 (PostgreSQL: and no NUL) like every TEXT
+        raw = stored.encode("utf-8")
+        digest = hashlib.sha256(raw).hexdigest()
+        packed = await _packed(raw)
 
         async def body(tx: _Tx) -> None:
             # DO UPDATE, not DO NOTHING: it takes the row lock a concurrent forget_run_texts waits on
             await tx.execute(
-                "INSERT INTO source_texts (sha256, text, chars, created_at) VALUES (?, ?, ?, ?)"
+                "INSERT INTO texts (sha256, data, chars, created_at) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (sha256) DO UPDATE SET chars = excluded.chars",
-                (digest, stored, len(stored), utcnow()),
+                (digest, packed, len(stored), utcnow()),
             )
             await tx.execute(
                 "INSERT INTO run_texts (run_id, sha256) VALUES (?, ?) ON CONFLICT DO NOTHING",
@@ -72,8 +87,8 @@ class TextSql:
         for start in range(0, len(wanted), 200):  # bounded IN lists
             chunk = wanted[start : start + 200]
             marks = ", ".join("?" for _ in chunk)
-            rows = await self._read(f"SELECT sha256, text FROM source_texts WHERE sha256 IN ({marks})", chunk)
-            found.update({row["sha256"]: row["text"] for row in rows})
+            rows = await self._read(f"SELECT sha256, data FROM texts WHERE sha256 IN ({marks})", chunk)
+            found.update({row["sha256"]: zlib.decompress(bytes(row["data"])).decode("utf-8") for row in rows})
         return found
 
     async def run_text_digests(self, run_id: str) -> list[str]:
@@ -84,14 +99,14 @@ class TextSql:
         """Inside the transaction deleting `run_id`: unlink its texts and delete those no other run uses."""
         if self.dialect.name == "postgres":
             await tx.execute(
-                "SELECT sha256 FROM source_texts WHERE sha256 IN"
+                "SELECT sha256 FROM texts WHERE sha256 IN"
                 " (SELECT sha256 FROM run_texts WHERE run_id = ?) ORDER BY sha256 FOR UPDATE",
                 (run_id,),
             )
         await tx.execute(
-            "DELETE FROM source_texts WHERE sha256 IN (SELECT sha256 FROM run_texts WHERE run_id = ?)"
+            "DELETE FROM texts WHERE sha256 IN (SELECT sha256 FROM run_texts WHERE run_id = ?)"
             " AND NOT EXISTS (SELECT 1 FROM run_texts other"
-            " WHERE other.sha256 = source_texts.sha256 AND other.run_id <> ?)",
+            " WHERE other.sha256 = texts.sha256 AND other.run_id <> ?)",
             (run_id, run_id),
         )
         await tx.execute("DELETE FROM run_texts WHERE run_id = ?", (run_id,))
