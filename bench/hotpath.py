@@ -62,9 +62,12 @@ async def batch(servers: Servers, runs: int, llm_latency: float, search_latency:
             created = [
                 await engine.create_run(f"How do durable checkpoints work? ({i})") for i in range(runs)
             ]
+            lags: list[float] = []
+            probe = asyncio.create_task(_loop_lag(lags))
             wall0, cpu0 = time.perf_counter(), time.process_time()
             finals = await asyncio.gather(*(engine.execute(r.run_id) for r in created))
             wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+            probe.cancel()
         for final in finals:
             assert final.status == "completed", final.error
         db = settings.home / "deepresearch.db"
@@ -76,9 +79,28 @@ async def batch(servers: Servers, runs: int, llm_latency: float, search_latency:
         "runs": runs,
         "wall_s": round(wall, 3),
         "cpu_s": round(cpu, 3),
+        "loop_lag_ms": _percentiles(lags),
         "db_bytes_per_run": file_bytes // runs,
         "table_bytes_per_run": {k: v // runs for k, v in sorted(per_table.items(), key=lambda kv: -kv[1])},
     }
+
+
+async def _loop_lag(lags: list[float], every: float = 0.01) -> None:
+    """How late the event loop wakes a 10 ms sleeper: what CPU work on (or GIL contention with) the loop
+    costs every other task, SSE delivery included."""
+    loop = asyncio.get_running_loop()
+    while True:
+        start = loop.time()
+        await asyncio.sleep(every)
+        lags.append(loop.time() - start - every)
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    ordered = sorted(values)
+    pick = lambda q: round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 1)  # noqa: E731
+    return {"p50": pick(0.5), "p95": pick(0.95), "p99": pick(0.99), "max": round(ordered[-1] * 1000, 1)}
 
 
 async def resume_latency(servers: Servers) -> dict[str, Any]:
@@ -137,6 +159,12 @@ def _big_page() -> str:
     return html.replace("</article>", f"{more}</article>").replace("<nav><ul>", f"<nav><ul>{menu}")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU of a process (Linux /proc), to see whether the peers were the bottleneck."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("what", choices=["batch", "extract", "resume", "peers"])
@@ -161,10 +189,12 @@ def main() -> None:
             servers = Servers(
                 site, urls["site"], search, urls["search"], llm, urls["llm"], ResearchResponder()
             )
+            peers_cpu = _cpu_seconds(bench_peers.process.pid)
             if args.what == "batch":
                 result = asyncio.run(batch(servers, args.runs, args.llm_latency, args.search_latency))
             else:
                 result = asyncio.run(resume_latency(servers))
+            result["peers_cpu_s"] = round(_cpu_seconds(bench_peers.process.pid) - peers_cpu, 3)
         print(json.dumps(result, indent=2))
         return
     if args.what == "batch" and args.peers_process:
