@@ -11,7 +11,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -33,6 +33,7 @@ from deepresearch.search import (
 from deepresearch.search.health import explain_failures
 from deepresearch.store import LLMCapability, RunStore, utcnow
 from deepresearch.streaming import DeltaStream
+from deepresearch.tool_results import FetchOutcome, LLMCallResult, StepFallback
 from deepresearch.toolrun import CancelSignal, StageError, ToolRuntime
 from deepresearch.workspace import Workspace, WrittenFile, sha256_bytes
 from llm_client import LLMClient, LLMError, LLMResponse, StructuredOutputError, endpoint_of
@@ -49,82 +50,6 @@ PERMANENT_FETCH_FAILURES = frozenset(
 # The receipt keeps what the model said (so a resume neither asks again nor loses the evidence of why a
 # step fell back); capped per answer so a runaway answer cannot bloat the database.
 ANSWER_RECORD_MAX_CHARS = 4_000
-
-
-@dataclass(slots=True)
-class FetchOutcome:
-    url: str
-    page: FetchedPage | None
-    error: str | None = None
-    reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """What the receipt keeps: the page without its text when the text is stored by hash."""
-        page = self.page.to_dict(with_text=self.page.text_sha256 is None) if self.page else None
-        return {"url": self.url, "page": page, "error": self.error, "reason": self.reason}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FetchOutcome:
-        page = FetchedPage.from_dict(data["page"]) if data.get("page") else None
-        return cls(url=data["url"], page=page, error=data.get("error"), reason=data.get("reason"))
-
-
-@dataclass(frozen=True, slots=True)
-class StepFallback:
-    """A step whose model answer stayed unusable and which used its extractive method instead."""
-
-    step: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"step": self.step, "reason": self.reason}
-
-
-@dataclass(slots=True)
-class LLMCallResult:
-    value: Any
-    tokens: int
-    cost_usd: float
-    model: str
-    answers: list[str] = field(default_factory=list)
-    """What the model answered (capped), first answer and re-ask."""
-    unusable: int = 0
-    """How many of those answers could not be used."""
-    fallback: StepFallback | None = None
-
-    def to_dict(self, value: Any) -> dict[str, Any]:
-        return {
-            "value": value,
-            "tokens": self.tokens,
-            "cost_usd": self.cost_usd,
-            "model": self.model,
-            "answers": self.answers,
-            "unusable": self.unusable,
-            "fallback": self.fallback.to_dict() if self.fallback else None,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], value: Any) -> LLMCallResult:
-        fallback = data.get("fallback")
-        return cls(
-            value,
-            data["tokens"],
-            data["cost_usd"],
-            data["model"],
-            list(data.get("answers", [])),
-            int(data.get("unusable", 0)),
-            StepFallback(fallback["step"], fallback["reason"]) if fallback else None,
-        )
-
-    def event_fields(self) -> dict[str, Any]:
-        """What the call's tool_result event says about the model's answers."""
-        fields: dict[str, Any] = {"answers": len(self.answers), "unusable": self.unusable}
-        if self.fallback is not None:
-            fields["fallback"] = self.fallback.to_dict()
-        return fields
-
-    def summary(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "model": self.model, **self.event_fields()}
 
 
 class ResearchTools:
@@ -518,6 +443,7 @@ async def open_llm_client(settings: Settings, store: RunStore) -> LLMClient:
 __all__ = [
     "CancelSignal",
     "FetchOutcome",
+    "LLMCallResult",
     "ResearchContext",
     "ResearchTools",
     "ToolRuntime",
