@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
 import math
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -267,6 +269,21 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_USAGE
 
 
+def _port_problem(host: str, port: int) -> str | None:
+    """Why the server could not listen on host:port (taken, not an address of this machine), or None.
+    Checked before starting so the message names the fix; uvicorn would only log and exit."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is already in use (another server?); choose one with --port"
+            return f"cannot listen on {host}:{port}: {exc.strerror}; check --host and --port"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -282,6 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             asyncio.run(_check_database(settings))  # fail fast with a message, not a lifespan traceback
             if problem := serve_problem(settings, args.host):
+                print(f"error: {problem}", file=sys.stderr)
+                return EXIT_USAGE
+            if problem := _port_problem(args.host, args.port):
                 print(f"error: {problem}", file=sys.stderr)
                 return EXIT_USAGE
             shown = f"[{args.host}]" if ":" in args.host else args.host

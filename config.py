@@ -313,6 +313,18 @@ class Settings(BaseSettings):
     max_attempts: int = Field(
         5, ge=1, le=1000, description="Executions of a run taken over automatically before it fails."
     )
+    max_concurrent_runs: int = Field(
+        64,
+        ge=1,
+        le=10_000,
+        description="Runs one process executes at once; more wait as `queued`, first in, first out.",
+    )
+    cancel_poll_seconds: float = Field(
+        0.5,
+        gt=0,
+        le=60,
+        description="How often a process looks for cancels of its runs asked on any replica.",
+    )
     sse_heartbeat_seconds: float = Field(15.0, gt=0, le=300, description="SSE comment ping interval.")
     max_question_chars: int = Field(2000, ge=10, le=100_000)
     max_request_bytes: int = Field(

@@ -47,6 +47,7 @@ from deepresearch.contracts import (
 from deepresearch.engine import open_engine
 from deepresearch.http_access import (
     BrowserGuard,
+    HeadAsGet,
     PrincipalDep,
     ServiceDep,
     access_policy,
@@ -385,7 +386,11 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             if settings.recover_runs_on_startup:
                 await service.recover()
             # streams wake when any replica appends an event (PostgreSQL LISTEN; SQLite: the 1 s poll)
-            chores = [asyncio.create_task(service.store.watch_events(service.notifier.notify))]
+            chores = [
+                asyncio.create_task(service.store.watch_events(service.notifier.notify)),
+                # a cancel asked on another replica reaches this one's runs within a poll
+                asyncio.create_task(service.watch_cancels(), name="deliver cancels"),
+            ]
             if settings.recover_runs_on_startup:
                 chores.append(asyncio.create_task(service.watch_orphans(), name="take over orphaned runs"))
             if settings.retention_days:
@@ -429,6 +434,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type", "X-Requested-With", "Last-Event-ID"],
         )
+    app.add_middleware(HeadAsGet)
     # outermost: a foreign Host or a cross-site write is refused before anything else reads the request
     app.add_middleware(BrowserGuard, policy=policy)
     document_api(app)

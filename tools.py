@@ -143,7 +143,9 @@ class ResearchTools:
 
     async def _stored(self, page: FetchedPage) -> FetchedPage:
         """Store the page's text once (content-addressed) and note its hash on the page."""
-        page.text_sha256 = await self.runtime.store.put_text(self.runtime.run_id, page.text)
+        page.text_sha256 = await self.runtime.store.put_text(
+            self.runtime.run_id, page.text, fence=self.runtime.fence
+        )
         return page
 
     async def source_texts(self, stage: str, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -258,7 +260,7 @@ class ResearchTools:
         """What an LLM receipt keeps of its arguments: the prompt's messages (which quote whole passages)
         stored once by hash in the text store (``RunStore.get_texts`` reads them back), the rest as is."""
         messages = json.dumps(args["messages"], ensure_ascii=False)
-        digest = await self.runtime.store.put_text(self.runtime.run_id, messages)
+        digest = await self.runtime.store.put_text(self.runtime.run_id, messages, fence=self.runtime.fence)
         kept = {key: value for key, value in args.items() if key != "messages"}
         return kept | {
             "messages_sha256": digest,
@@ -298,6 +300,8 @@ class ResearchTools:
         data = content.encode("utf-8")
 
         async def run() -> WrittenFile:
+            # the file is outside the database's transactions: check the lease just before writing it
+            await self.runtime.check_lease()
             return await self.workspace.write_bytes(relative_path, data)
 
         outcome = await self.runtime.call(

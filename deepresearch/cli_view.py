@@ -20,7 +20,8 @@ _ICONS = {"pending": "·", "running": "▶", "done": "✔", "failed": "✖"}
 class ProgressView:
     def __init__(self, run: RunRecord, *, live: bool, console: Console | None = None) -> None:
         self.run = run
-        self.console = console or Console(highlight=False)
+        # not live (--plain, a pipe, a log): one line per event, never wrapped at the console's width
+        self.console = console or Console(highlight=False, soft_wrap=not live)
         self.live_enabled = live
         self.stages: dict[str, dict[str, Any]] = {
             s.key: {"status": "pending", "note": "", "title": s.title} for s in REPORT_STAGES
@@ -81,10 +82,11 @@ class ProgressView:
         self._refresh()
 
     def summary(self, run: RunRecord) -> None:
+        """This execution's calls (a resume makes only the missing ones), then the whole run's totals."""
         usage = run.usage or {}
         self.console.print(
-            f"Status: {run.status} · tool calls made: {usage.get('calls', 0)}, reused from receipts: "
-            f"{usage.get('reused_calls', 0)} · tokens: {usage.get('tokens', 0)}"
+            f"Status: {run.status} · this time: {self.calls} tool calls made, {self.reused} answered from "
+            f"receipts · whole run: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens"
             f" (saved by receipts: {usage.get('tokens_saved', 0)})"
         )
 

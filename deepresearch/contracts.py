@@ -87,6 +87,11 @@ class RunPublic(_Public):
     lease_owner: str | None = Field(None, description="The process executing the run (host:pid:id), if any.")
     lease_expires_at: str | None = Field(None, description="Until when that process holds the run.")
     attempts: int = Field(0, description="Executions started since the run was last started or resumed.")
+    queued_at: str | None = Field(None, description="When the run last entered the queue.")
+    queue_position: int | None = Field(
+        None,
+        description="While the run waits for a runner (queued, not yet claimed): its place, 1 goes next.",
+    )
 
 
 class RunsPublic(_Public):
@@ -378,6 +383,9 @@ class GraphCheckpointEvent(_Event):
 class MessageEvent(_Event):
     type: Literal["message"]
     text: str
+    replica: str | None = Field(None, description="The process that wrote it (takeovers, cancels).")
+    queued: bool | None = Field(None, description="True: the run waits for a free slot on its runner.")
+    ahead: int | None = Field(None, description="With `queued`: runs waiting before this one there.")
 
 
 class ReportDeltaEvent(_Event):

@@ -23,12 +23,16 @@ from langgraph.types import RunnableConfig
 
 from config import STORED, ResearchOptions, Settings
 from deepresearch.store import (
+    DATABASE_ERRORS,
     LOCAL_OWNER,
+    CheckpointFences,
     CheckpointRecord,
     EventRecord,
+    LeaseLost,
     RunRecord,
     RunStore,
     open_persistence,
+    thread_id_for,
     utcnow,
 )
 from deepresearch.toolrun import BudgetExceeded, CancelSignal, RunCancelled, StageError, ToolRuntime
@@ -120,10 +124,14 @@ class _Usage:
 class RunExecution:
     """One pass of a run through the graph (a fresh start, a resume, or a fork)."""
 
-    def __init__(self, store: RunStore, run: RunRecord, on_event: EventSink | None) -> None:
+    def __init__(
+        self, store: RunStore, run: RunRecord, on_event: EventSink | None, fence: str | None = None
+    ) -> None:
         self.run = run
         self.store = store
         self.on_event = on_event
+        self.fence = fence
+        """The lease owner this execution writes as (fencing: LeaseLost once another process took over)."""
         self.usage = _Usage.from_dict(run.usage)
         self._pending_results: list[dict[str, Any]] = []
         self._stage_calls: dict[str, str] = {}
@@ -132,7 +140,7 @@ class RunExecution:
         """Fault injection (DEEPRESEARCH_CRASH_AFTER_CHECKPOINT): die here, like a kill -9."""
 
     async def emit(self, type_: str, stage: str | None, data: dict[str, Any]) -> EventRecord:
-        record = await self.store.append_event(self.run.run_id, type_, stage, data)
+        record = await self.store.append_event(self.run.run_id, type_, stage, data, fence=self.fence)
         if self.on_event is not None:
             maybe = self.on_event(record)
             if maybe is not None:
@@ -156,7 +164,7 @@ class RunExecution:
         name = task.get("name", "")
         stage = STAGES_BY_KEY.get(name)
         if "result" not in task and "error" not in task:  # a task starts
-            await self.store.update_run(self.run.run_id, current_stage=name)
+            await self.store.update_run(self.run.run_id, current_stage=name, fence=self.fence)
             if stage is not None:
                 self._stage_calls[name] = task["id"]
                 await self.emit(
@@ -223,8 +231,8 @@ class RunExecution:
         if self.crash_after_checkpoint == stage.key:
             # the window a kill -9 can hit: LangGraph saved the checkpoint, nobody indexed or announced it
             os.kill(os.getpid(), signal.SIGKILL)
-        await self.store.add_checkpoint(record)
-        await self.store.update_run(self.run.run_id, usage=self.usage.to_dict())
+        await self.store.add_checkpoint(record, fence=self.fence)
+        await self.store.update_run(self.run.run_id, usage=self.usage.to_dict(), fence=self.fence)
         await self.emit("checkpoint", stage.key, {**record.to_dict(), "resumable": True, "indexed": True})
         artifact_dir = values.get("artifact_dir", "")
         artifact = (
@@ -252,11 +260,16 @@ class ResearchEngine:
     """The engine of one process: settings, store, checkpointer and the compiled graph."""
 
     def __init__(
-        self, settings: Settings, store: RunStore, graph: CompiledStateGraph[Any, Any, Any, Any]
+        self,
+        settings: Settings,
+        store: RunStore,
+        graph: CompiledStateGraph[Any, Any, Any, Any],
+        fences: CheckpointFences | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.graph = graph
+        self.fences = fences or CheckpointFences(store)
 
     async def create_run(
         self, question: str, options: ResearchOptions | None = None, owner: str = LOCAL_OWNER
@@ -305,7 +318,8 @@ class ResearchEngine:
                 parent_checkpoint_id=parent_id,
                 fork_of=None,
             )
-            await self.store.add_checkpoint(record)  # a no-op if it was indexed before the kill
+            # a no-op if it was indexed before the kill
+            await self.store.add_checkpoint(record, fence=execution.fence)
             data = {**record.to_dict(), "resumable": True, "indexed": True, "recovered": True}
             await execution.emit("checkpoint", stage.key, data)
 
@@ -334,22 +348,45 @@ class ResearchEngine:
         checkpoint_config: RunnableConfig | None = None,
         cancel: CancelSignal | None = None,
         on_event: EventSink | None = None,
+        fence: str | None = None,
     ) -> RunRecord:
         """Run (or resume) to the end, a cancel or a failure; returns the final run record.
 
         With no ``checkpoint_config`` a run that has checkpoints resumes from its latest one; pass the
-        ``config`` of an earlier StateSnapshot to fork from there.
+        ``config`` of an earlier StateSnapshot to fork from there. With ``fence`` (the lease owner this
+        process executes the run as) every write of the execution checks that lease: once another process
+        has taken the run over, this one writes nothing more and returns the run as the store has it.
         """
+        thread_id = thread_id_for(run_id)
+        if fence is not None:
+            self.fences.hold(thread_id, run_id, fence)
+        try:
+            return await self._execute(run_id, checkpoint_config, cancel, on_event, fence)
+        except LeaseLost as lost:
+            logger.warning("run %s: %s; its new owner continues it, this execution stops", run_id, lost)
+            return await self.store.get_run(run_id)
+        finally:
+            self.fences.drop(thread_id)
+
+    async def _execute(
+        self,
+        run_id: str,
+        checkpoint_config: RunnableConfig | None,
+        cancel: CancelSignal | None,
+        on_event: EventSink | None,
+        fence: str | None,
+    ) -> RunRecord:
         run = await self.store.get_run(run_id)
-        execution = RunExecution(self.store, run, on_event)
+        execution = RunExecution(self.store, run, on_event, fence)
         execution.crash_after_checkpoint = self.settings.crash_after_checkpoint
         cancel = cancel or CancelSignal(run_id, self.store)
         resume_config = await self._resume_config(run, checkpoint_config)
         execution.fork_of = _checkpoint_id(resume_config)  # set only when addressing an older checkpoint
         options = ResearchOptions.model_validate(run.options, context=STORED)
-        runtime = ToolRuntime(run_id, self.store, cancel, options.budget, run.started_at)
+        runtime = ToolRuntime(run_id, self.store, cancel, options.budget, run.started_at, fence)
         await self.store.update_run(
             run_id,
+            fence=fence,
             status="running",
             error=None,
             started_at=run.started_at or utcnow(),
@@ -399,6 +436,13 @@ class ResearchEngine:
                     # shielded calls still in flight finish (and record their receipts) while their
                     # clients are open: the tools close when this block ends
                     await runtime.wait_inflight()
+        except LeaseLost:
+            raise  # another process owns the run now: nothing more is written here (see execute)
+        except DATABASE_ERRORS:
+            # The database went away mid-run (a restart, a network cut): nothing can be recorded now, and
+            # "failed" would be wrong. The run stays `running`; once its lease lapses, a takeover scan
+            # (here or on another replica) resumes it from its latest checkpoint.
+            raise
         except (RunCancelled, GraphDrained) as exc:
             status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
             error = exc.reason if isinstance(exc, BudgetExceeded) else None
@@ -442,7 +486,7 @@ class ResearchEngine:
         }
         if status == "completed":
             final_fields["current_stage"] = None
-        final = await self.store.update_run(run_id, **final_fields)
+        final = await self.store.update_run(run_id, fence=fence, **final_fields)
         if torn_down:
             raise asyncio.CancelledError
         return final
@@ -469,4 +513,5 @@ def _checkpoint_id(config: RunnableConfig | None) -> str | None:
 async def open_engine(settings: Settings) -> AsyncIterator[ResearchEngine]:
     """Open the store and checkpointer (set up, idempotent) and compile the graph on them."""
     async with open_persistence(settings.resolved_database_url) as persistence:
-        yield ResearchEngine(settings, persistence.store, build_graph(persistence.checkpointer))
+        graph = build_graph(persistence.checkpointer)
+        yield ResearchEngine(settings, persistence.store, graph, persistence.fences)

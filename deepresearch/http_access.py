@@ -174,3 +174,30 @@ def _host_name(host: str) -> str:
         return (parsed.hostname or "").lower()
     except ValueError:
         return ""
+
+
+class HeadAsGet:
+    """HEAD answers like GET without the body (RFC 9110 9.3.2), for health checkers and link probes;
+    FastAPI's GET routes alone answer HEAD with 405. An event stream has no end to measure: not for it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD" or scope["path"].endswith("/events"):
+            await self.app(scope, receive, send)
+            return
+        finished = False
+
+        async def headers_only(message: Message) -> None:
+            nonlocal finished
+            if finished:
+                return
+            if message["type"] == "http.response.body":
+                finished = not message.get("more_body", False)
+                if finished:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, headers_only)

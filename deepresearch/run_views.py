@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Mapping
 from pathlib import Path
 
 from config import STORED, Settings
@@ -68,7 +69,7 @@ class RunViews:
         artifacts = await self.artifacts(run)
         report = REPORT_FILE if any(a.path == REPORT_FILE for a in artifacts) else None
         return RunDetailPublic(
-            **public_run(run).model_dump(),
+            **public_run(run, await self._queue(run)).model_dump(),
             llm=await llm_public(self.engine.settings, self.store) if run.engine == "llm" else None,
             stages=stages,
             checkpoint_count=len(checkpoints),
@@ -76,6 +77,12 @@ class RunViews:
             report_path=report,
             active_here=self.is_active_here(run.run_id),
         )
+
+    async def _queue(self, *runs: RunRecord) -> dict[str, int]:
+        """Places in the queue, read only when one of `runs` is waiting for a runner."""
+        if any(run.status == "queued" and run.lease_owner is None for run in runs):
+            return await self.store.queue_positions()
+        return {}
 
     async def checkpoints(self, run_id: str) -> list[CheckpointPublic]:
         run = await self.store.get_run(run_id)
@@ -183,8 +190,9 @@ def tree_bytes(root: Path) -> int:
     return total
 
 
-def public_run(run: RunRecord) -> RunPublic:
-    values = run.to_dict()
+def public_run(run: RunRecord, queue: Mapping[str, int] | None = None) -> RunPublic:
+    """The run as clients see it; `queue`: places in the queue (RunStore.queue_positions)."""
+    values = run.to_dict() | {"queue_position": (queue or {}).get(run.run_id)}
     if values["options"].get("corpus"):
         # a named collection's folder on the server is the server's business: clients know it by name
         values["options"] = {**values["options"], "corpus_dir": None}

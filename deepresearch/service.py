@@ -11,15 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 import shutil
-import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ from .contracts import PrunePublic, RunPublic
 from .doc_collections import Collections
 from .engine import EventSink, ResearchEngine, graph_config
 from .limits import StartRate
+from .replicas import Active, ReplicaDuties, RunSlots, lease_live, machine
 from .rules import (
     InvalidInput,
     Patch,
@@ -50,16 +48,11 @@ from .store import (
     RunNotFound,
     RunRecord,
     utcnow,
+    utcnow_precise,
 )
 from .toolrun import CancelSignal
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(slots=True)
-class _Active:
-    task: asyncio.Task[RunRecord]
-    cancel: CancelSignal
 
 
 class EventNotifier:
@@ -89,7 +82,7 @@ class EventNotifier:
             wake.set()
 
 
-class RunService(RunViews):
+class RunService(RunViews, ReplicaDuties):
     def __init__(
         self,
         engine: ResearchEngine,
@@ -106,11 +99,13 @@ class RunService(RunViews):
         self.shutdown_grace_seconds = shutdown_grace_seconds
         self.on_event = on_event
         """Also told of every event this process appends (the CLI's live view)."""
-        self._active: dict[str, _Active] = {}
-        self.replica_id = f"{_machine()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._active: dict[str, Active] = {}
+        self.slots = RunSlots(self.settings.max_concurrent_runs)
+        self.replica_id = f"{machine()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         """This process, as a lease owner: machine (host and PID namespace), pid, a random part."""
         # Commands on one run (resume, cancel, delete) take turns in this process: a double-clicked resume
-        # must find the first one's execution, never start a second. (Across processes: leases, later.)
+        # must find the first one's execution, never start a second. (Across processes: the version's
+        # compare-and-set, then the lease.)
         self._commands: dict[str, tuple[asyncio.Lock, int]] = {}
 
     @contextlib.asynccontextmanager
@@ -232,13 +227,13 @@ class RunService(RunViews):
                 f"run {run_id} is {run.status}; cancel it first, then resume. If the process that ran it is "
                 "gone (killed, crashed), take it over (CLI --takeover, API takeover=true)"
             )
-        if run.status in ACTIVE_STATUSES and _lease_live(run) and run.lease_owner != self.replica_id:
+        if run.status in ACTIVE_STATUSES and lease_live(run) and run.lease_owner != self.replica_id:
             raise RunConflict(
                 f"run {run_id} is executing in another process (its lease runs until "
                 f"{run.lease_expires_at}); cancel it instead, or wait: a dead process's runs are taken over"
             )
         # its lease, if its process is known to be gone (killed on this machine) before the lease expires
-        dead_owner = run.lease_owner if run.lease_owner and not _lease_live(run) else None
+        dead_owner = run.lease_owner if run.lease_owner and not lease_live(run) else None
         if run.status == "completed" and checkpoint_id is None:
             raise RunConflict(
                 f"run {run_id} is already completed; fork it from one of its checkpoints "
@@ -249,7 +244,13 @@ class RunService(RunViews):
             record = await self.checkpoint(run_id, checkpoint_id)
             config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
         # a person resumes: the count of automatic takeovers starts again
-        fields: dict[str, Any] = {"status": "queued", "error": None, "cancel_requested": False, "attempts": 0}
+        fields: dict[str, Any] = {
+            "status": "queued",
+            "queued_at": utcnow_precise(),
+            "error": None,
+            "cancel_requested": False,
+            "attempts": 0,
+        }
         # the options it will run with must validate now, not in the execution (a stuck `queued` run)
         options = self.options(run.options, patch, principal)
         if patch is not None:
@@ -277,7 +278,12 @@ class RunService(RunViews):
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
         run = await self.store.request_cancel(run_id)
-        if active is None and _lease_live(run):
+        if active is not None and not active.started:
+            # waiting for a slot here: it has executed nothing and holds no lease, so it stops at once
+            active.task.cancel()
+            await asyncio.wait([active.task])
+            active = None
+        if active is None and lease_live(run):
             # another process executes it: it reads the intent at its next tool boundary and stops
             text = "Cancel requested: the process executing the run stops at its nearest checkpoint."
             await self._emit(run_id, "message", None, {"text": text})
@@ -335,7 +341,8 @@ class RunService(RunViews):
 
     # --- queries -----------------------------------------------------------------------------------
     async def get(self, run_id: str) -> RunPublic:
-        return public_run(await self.store.get_run(run_id))
+        run = await self.store.get_run(run_id)
+        return public_run(run, await self._queue(run))
 
     async def visible_run(self, run_id: str, principal: Principal) -> RunRecord:
         """The run, if `principal` may see it; RunNotFound otherwise (another user's run does not exist)."""
@@ -350,69 +357,13 @@ class RunService(RunViews):
         """One page of the runs `principal` may see, newest first, and whether another page follows."""
         owner = None if principal.admin else principal.user
         records = await self.store.list_runs(status=status, limit=limit + 1, offset=offset, owner=owner)
-        return [public_run(r) for r in records[:limit]], len(records) > limit
+        queue = await self._queue(*records[:limit])
+        return [public_run(r, queue) for r in records[:limit]], len(records) > limit
 
     def is_active_here(self, run_id: str) -> bool:
         return run_id in self._active
 
     # --- lifecycle ---------------------------------------------------------------------------------
-    async def recover(self) -> list[str]:
-        """Start-up: resume runs whose process is gone (no live lease): left queued/running by a crash or
-        interrupted by a shutdown. A run another process is executing keeps running there."""
-        return await self._take_over(("running", "queued", "interrupted"), "The runner restarted")
-
-    async def take_over_orphans(self) -> list[str]:
-        """Runs left queued/running whose lease expired (their process died): resumed here, once."""
-        return await self._take_over(("running", "queued"), "The process executing it stopped answering")
-
-    async def watch_orphans(self) -> None:
-        """serve: take over orphaned runs every DEEPRESEARCH_TAKEOVER_SCAN_SECONDS, until cancelled."""
-        while True:
-            await asyncio.sleep(self.settings.takeover_scan_seconds)
-            try:
-                await self.take_over_orphans()
-            except DATABASE_ERRORS:
-                logger.exception("looking for orphaned runs failed; trying again")
-
-    async def _take_over(self, statuses: tuple[str, ...], why: str) -> list[str]:
-        now = datetime.now(UTC)
-        idle_before = _iso(now - timedelta(seconds=self.settings.lease_seconds))
-        taken = []
-        for run in await self.store.unclaimed_runs(statuses, idle_before):
-            if run.run_id in self._active or _lease_live(run):
-                continue
-            claimed = await self._claim(run.run_id, run.lease_owner)
-            if claimed is None:
-                continue  # another replica was faster
-            if claimed.attempts > self.settings.max_attempts:
-                await self._give_up(claimed)
-                continue
-            await self._emit(
-                run.run_id,
-                "message",
-                None,
-                {
-                    "text": f"{why}; resuming from the latest checkpoint (attempt {claimed.attempts}).",
-                    "replica": self.replica_id,
-                },
-            )
-            self._launch(run.run_id, None, claimed=True)
-            taken.append(run.run_id)
-        if taken:
-            logger.info("took over %s run(s) whose process was gone: %s", len(taken), why)
-        return taken
-
-    async def _give_up(self, run: RunRecord) -> None:
-        error = (
-            f"gave up after {run.attempts - 1} executions that each ended with their process gone "
-            "(DEEPRESEARCH_MAX_ATTEMPTS); fix the cause (see the server log), then resume the run"
-        )
-        await self._emit(run.run_id, "error", None, {"error": error})
-        run = await self.store.update_run(run.run_id, status="failed", error=error, finished_at=utcnow())
-        await self.store.release_lease(run.run_id, self.replica_id)
-        end = {"status": "failed", "error": error, "usage": run.usage, "report_path": None}
-        await self._emit(run.run_id, "end", None, end)
-
     async def prune(self, older_than_days: float) -> PrunePublic:
         """Delete every run that stopped more than `older_than_days` ago (events, checkpoints, receipts,
         files), and report what the database and the workspace hold afterwards."""
@@ -438,7 +389,13 @@ class RunService(RunViews):
         )
 
     async def shutdown(self) -> None:
-        """SIGTERM: every run here stops at its next tool boundary as `interrupted` (resumable)."""
+        """SIGTERM: every run here stops at its next tool boundary as `interrupted` (resumable); runs still
+        waiting for a slot stay `queued` in the database, for another replica or the next start."""
+        waiting = [a.task for a in self._active.values() if not a.started]
+        for task in waiting:
+            task.cancel()
+        if waiting:
+            await asyncio.wait(waiting)
         for active in self._active.values():
             active.cancel.request("shutdown", kind="shutdown")
         tasks = [a.task for a in self._active.values()]
@@ -461,53 +418,68 @@ class RunService(RunViews):
         cancel = CancelSignal(run_id, self.store)
         claim = None if claimed else dead_owner or ""
         task = asyncio.create_task(self._execute(run_id, config, cancel, claim), name=f"run-{run_id}")
-        self._active[run_id] = _Active(task, cancel)
-
-    async def _claim(self, run_id: str, dead_owner: str | None = None) -> RunRecord | None:
-        now = datetime.now(UTC)
-        expires = _iso(now + timedelta(seconds=self.settings.lease_seconds))
-        return await self.store.claim_run(run_id, self.replica_id, expires, _iso(now), dead_owner)
+        self._active[run_id] = Active(task, cancel)
 
     async def _execute(self, run_id: str, config: Any, cancel: CancelSignal, claim: str | None) -> RunRecord:
-        """`claim`: None when the lease is taken already, else the dead owner it may be taken from ("")."""
+        """`claim`: None when the lease is taken already, else the dead owner it may be taken from ("").
+
+        A run already claimed (a takeover) keeps its lease alive while it waits for a slot; any other run
+        waits for its slot first, holding nothing, then claims."""
         heartbeat: asyncio.Task[None] | None = None
+        slot = False
         try:
-            if claim is not None and await self._claim(run_id, claim or None) is None:
-                # another process holds a live lease: it executes the run, this one must not
-                logger.warning("run %s is executing in another process; not starting it here", run_id)
-                return await self.store.get_run(run_id)
-            heartbeat = asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
+            if claim is None:
+                heartbeat = asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
+            ahead = self.slots.waiting
+            turn = self.slots.enter()
+            if turn is not None:
+                await self._announce_wait(run_id, ahead)
+                await self.slots.wait(turn)
+            slot = True
+            self._active[run_id].started = True
+            if claim is not None:
+                if await self._claim(run_id, claim or None) is None:
+                    # another process holds a live lease, or ran the run while it waited here
+                    logger.warning("run %s executes elsewhere or has stopped; not starting it here", run_id)
+                    return await self.store.get_run(run_id)
+                heartbeat = asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
             return await self.engine.execute(
-                run_id, checkpoint_config=config, cancel=cancel, on_event=self._publish
+                run_id, checkpoint_config=config, cancel=cancel, on_event=self._publish, fence=self.replica_id
             )
         except asyncio.CancelledError:
             raise  # torn down (a second Ctrl-C, shutdown past its grace): the engine recorded it
+        except DATABASE_ERRORS:
+            # the run stays `running`: when its lease lapses a takeover scan resumes it (up to
+            # DEEPRESEARCH_MAX_ATTEMPTS executions), here or on another replica
+            logger.exception("run %s: the database failed during its execution; it will be resumed", run_id)
+            return await self._record_after_database_error(run_id)
         except Exception:
             logger.exception("run %s crashed outside the engine", run_id)
             raise
         finally:
             self._active.pop(run_id, None)
+            if slot:
+                self.slots.release()
             if heartbeat is not None:
                 heartbeat.cancel()
                 # the lease goes back at once (another replica need not wait for it to expire)
                 with contextlib.suppress(*DATABASE_ERRORS):
                     await asyncio.shield(self.store.release_lease(run_id, self.replica_id))
 
-    async def _keep_lease(self, run_id: str, cancel: CancelSignal) -> None:
-        """Renew the run's lease every third of its length while it executes here. Lost (this process
-        stalled past the expiry and another took the run over): stop at the next tool boundary."""
-        while True:
-            await asyncio.sleep(self.settings.lease_seconds / 3)
-            expires = _iso(datetime.now(UTC) + timedelta(seconds=self.settings.lease_seconds))
+    async def _record_after_database_error(self, run_id: str) -> RunRecord:
+        for _ in range(10):  # bounded: a caller waiting on the task gets the record once it can be read
             try:
-                kept = await self.store.renew_lease(run_id, self.replica_id, expires)
+                return await self.store.get_run(run_id)
             except DATABASE_ERRORS:
-                logger.warning("run %s: renewing its lease failed; retrying", run_id, exc_info=True)
-                continue
-            if not kept:
-                logger.error("run %s: lease lost to another process; stopping here", run_id)
-                cancel.request("lease lost: another process took the run over")
-                return
+                await asyncio.sleep(0.5)
+        return await self.store.get_run(run_id)
+
+    async def _announce_wait(self, run_id: str, ahead: int) -> None:
+        text = (
+            f"Queued: this runner executes {self.slots.limit} runs at once "
+            f"(DEEPRESEARCH_MAX_CONCURRENT_RUNS) and {ahead} more are waiting before this one."
+        )
+        await self._emit(run_id, "message", None, {"text": text, "queued": True, "ahead": ahead})
 
     async def _publish(self, event: EventRecord) -> None:
         self.notifier.notify(event.run_id)
@@ -518,35 +490,3 @@ class RunService(RunViews):
 
     async def _emit(self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]) -> None:
         await self._publish(await self.store.append_event(run_id, type_, stage, data))
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat(timespec="milliseconds")
-
-
-@functools.cache
-def _machine() -> str:
-    """This host and PID namespace: processes that share it can tell whether a pid is alive."""
-    try:
-        namespace = str(os.stat("/proc/self/ns/pid").st_ino)
-    except OSError:
-        namespace = "-"
-    return f"{socket.gethostname()}:{namespace}"
-
-
-def _lease_live(run: RunRecord) -> bool:
-    """Some process holds the run's lease, it has not expired, and — when that process ran on this machine —
-    it is still alive (a run whose process was killed here is an orphan at once, not after the expiry)."""
-    if not (run.lease_owner and run.lease_expires_at and run.lease_expires_at > utcnow()):
-        return False
-    process = run.lease_owner.rpartition(":")[0]  # host:namespace:pid (without the random part)
-    machine, _, pid = process.rpartition(":")
-    if machine != _machine() or not pid.isdigit() or int(pid) == os.getpid():
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # alive, another user's
-    return True

@@ -107,9 +107,12 @@ class ToolRuntime:
         cancel: CancelSignal,
         budget: RunBudget | None = None,
         started_at: str | None = None,
+        fence: str | None = None,
     ) -> None:
         self.run_id = run_id
         self.store = store
+        self.fence = fence
+        """The lease owner this execution runs under: every receipt write checks it (LeaseLost)."""
         self.cancel = cancel
         self.budget = budget or RunBudget()
         self.started_at = datetime.fromisoformat(started_at) if started_at else datetime.now(UTC)
@@ -177,8 +180,11 @@ class ToolRuntime:
             # Everything from here runs as one shielded task: once a call has passed the cancel and
             # budget checks it is "in flight" and finishes, records its receipt and reports its result
             # even if the graph cancels the branch that asked for it (a sibling failed, or a cancel).
+            # fenced: a process that lost the run's lease fails here, before making the call
             kept = args if recorded_args is None else await recorded_args()
-            await self.store.start_receipt(self.run_id, receipt_key, hash_, tool_name, stage, kept)
+            await self.store.start_receipt(
+                self.run_id, receipt_key, hash_, tool_name, stage, kept, fence=self.fence
+            )
             emit({"event": "tool_call", **base, "args": shown, "reused": False})
             started = time.monotonic()
             try:
@@ -189,7 +195,7 @@ class ToolRuntime:
                     if isinstance(exc, asyncio.CancelledError)
                     else f"{type(exc).__name__}: {exc}"
                 )
-                await self.store.fail_receipt(self.run_id, receipt_key, hash_, error)
+                await self.store.fail_receipt(self.run_id, receipt_key, hash_, error, fence=self.fence)
                 emit(
                     {
                         "event": "tool_result",
@@ -204,7 +210,9 @@ class ToolRuntime:
             tokens, cost = usage(value)
             if self._spent is not None:
                 self._spent["tokens"] += tokens
-            await self.store.finish_receipt(self.run_id, receipt_key, hash_, encode(value), tokens, cost)
+            await self.store.finish_receipt(
+                self.run_id, receipt_key, hash_, encode(value), tokens, cost, fence=self.fence
+            )
             emit(
                 {
                     "event": "tool_result",
@@ -225,6 +233,11 @@ class ToolRuntime:
         task.add_done_callback(self._settled)
         value, tokens, cost = await asyncio.shield(task)
         return CallOutcome(value, reused=False, tokens=tokens, cost_usd=cost)
+
+    async def check_lease(self) -> None:
+        """Before a write outside the database (a file): LeaseLost if another process took the run over."""
+        if self.fence is not None:
+            await self.store.check_lease(self.run_id, self.fence)
 
     def _settled(self, task: asyncio.Task[Any]) -> None:
         self._inflight.discard(task)

@@ -13,6 +13,7 @@ FRONT_ENDS = {"agent", "runner", "e2e_http", "pg_smoke", "deepresearch.platform_
 SERVICE = {
     "deepresearch.service",
     "deepresearch.run_views",
+    "deepresearch.replicas",
     "deepresearch.auth",
     "deepresearch.http_access",
     "deepresearch.api_docs",

@@ -14,6 +14,7 @@ import os
 import queue
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -207,6 +208,9 @@ def test_run_extractive_writes_the_final_artifacts(servers: Servers, tmp_path: P
     report = folder / "deepresearch-report.md"
     assert f"Report: {report}" in result.stdout.splitlines(), result.stdout
     assert "Status: completed" in result.stdout
+    # one line per event however long (a log is not an 80-column terminal), and the path only once
+    assert all(len(line) < 500 for line in result.stdout.splitlines())
+    assert result.stdout.count("Report: ") == 1, result.stdout
     assert "Engine: **extractive**" in report.read_text(encoding="utf-8")
     sources = json.loads((folder / "sources.json").read_text(encoding="utf-8"))["sources"]
     assert sources and all(s["url"].startswith(servers.site_url) for s in sources)
@@ -399,3 +403,14 @@ def test_a_run_left_running_by_a_dead_process_is_taken_over(servers: Servers, tm
     taken = cli(["resume", run_id, "--takeover", "--plain"], env, tmp_path)
     assert taken.code == 0, str(taken)
     assert_final_artifacts(folder)
+
+
+def test_serve_on_a_taken_port_names_the_fix(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = {k: v for k, v in os.environ.items() if not k.startswith("DEEPRESEARCH_")}
+        result = cli(["serve", "--port", str(port)], env | {"DEEPRESEARCH_HOME": str(tmp_path)}, tmp_path)
+    assert result.code == 2, str(result)
+    assert f"port {port} on 127.0.0.1 is already in use" in result.stderr and "--port" in result.stderr

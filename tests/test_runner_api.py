@@ -233,3 +233,14 @@ def test_client_errors_are_4xx_with_messages(api: httpx.Client) -> None:
     assert api.get("/api/runs", params={"limit": 0}).status_code == 422
     assert api.get("/healthz").json() == {"status": "ok"}
     assert api.get("/readyz").json()["status"] == "ready"
+
+
+def test_head_answers_like_get_without_a_body(api: httpx.Client) -> None:
+    for path in ("/healthz", "/readyz", "/api/runs", "/research/config.json", "/docs"):
+        got = api.get(path)
+        head = api.head(path)
+        assert (head.status_code, head.content) == (got.status_code, b""), path
+        assert head.headers["content-type"] == got.headers["content-type"], path
+        assert head.headers.get("content-length") == got.headers.get("content-length"), path
+    assert api.head("/api/runs/nope").status_code == 404
+    assert api.post("/healthz").status_code == 405  # only HEAD borrows GET

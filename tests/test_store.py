@@ -17,6 +17,7 @@ import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -27,6 +28,7 @@ from langgraph.graph import END, START, StateGraph
 
 from deepresearch.store import (
     CheckpointRecord,
+    LeaseLost,
     LLMCapability,
     PostgresUnavailable,
     RunNotFound,
@@ -344,6 +346,58 @@ async def test_receipts_lifecycle(store: RunStore) -> None:
     assert [r.args_hash for r in await store.list_receipts(rid, "fetch", "started")] == ["h2", "h3"]
     assert await store.list_receipts(rid, receipt_key="fetch", status="succeeded") == []
     assert done.to_dict()["status"] == "succeeded" and "result" not in done.to_dict()
+
+
+def _iso_in(seconds: float) -> str:
+    return (datetime.now(UTC) + timedelta(seconds=seconds)).isoformat(timespec="milliseconds")
+
+
+async def test_a_replica_that_lost_the_lease_can_write_nothing(store: RunStore) -> None:
+    """Fencing: after B takes the run over from A, every write A makes as the run's executor fails with
+    LeaseLost and leaves nothing behind; B's writes and unfenced commands go through."""
+    run = await store.create_run("q", {}, "extractive")
+    rid, now = run.run_id, _iso_in(0)
+    assert await store.claim_run(rid, "A", _iso_in(30), now) is not None
+    await store.append_event(rid, "message", None, {"text": "A"}, fence="A")
+    await store.start_receipt(rid, "search", "h1", "web.search", "search", {"q": 1}, fence="A")
+    # B cannot take a live lease; it can once A is known dead (or its lease expired)
+    assert await store.claim_run(rid, "B", _iso_in(30), now) is None
+    assert await store.claim_run(rid, "B", _iso_in(30), now, dead_owner="A") is not None
+    writes = {
+        "event": store.append_event(rid, "message", None, {"text": "zombie"}, fence="A"),
+        "status": store.update_run(rid, status="failed", fence="A"),
+        "start receipt": store.start_receipt(rid, "fetch", "h2", "web.fetch", "fetch", {"u": 1}, fence="A"),
+        "finish receipt": store.finish_receipt(rid, "search", "h1", {"hits": []}, fence="A"),
+        "fail receipt": store.fail_receipt(rid, "search", "h1", "late", fence="A"),
+        "checkpoint": store.add_checkpoint(checkpoint(rid, "c1", now), fence="A"),
+        "lease check": store.check_lease(rid, "A"),
+    }
+    for name, write in writes.items():
+        with pytest.raises(LeaseLost):
+            await write
+            pytest.fail(f"the {name} write went through")
+    assert [e.data["text"] for e in await store.list_events(rid)] == ["A"]
+    current = await store.get_run(rid)
+    assert (current.status, current.lease_owner) == ("queued", "B")
+    assert [r.status for r in await store.list_receipts(rid)] == ["started"]
+    assert await store.list_checkpoints(rid) == []
+    await store.append_event(rid, "message", None, {"text": "B"}, fence="B")
+    await store.finish_receipt(rid, "search", "h1", {"hits": []}, fence="B")
+    await store.request_cancel(rid)  # a command (unfenced) from any replica
+    assert await store.cancel_requested_among("B") == [rid] and await store.cancel_requested_among("A") == []
+
+
+async def test_the_queue_is_first_in_first_out_and_claims_only_active_runs(store: RunStore) -> None:
+    runs = [await store.create_run(f"q{i}", {}, "extractive") for i in range(3)]
+    await store.update_run(runs[0].run_id, queued_at=_iso_in(5))  # resumed later: goes to the back
+    positions = await store.queue_positions()
+    assert [positions[r.run_id] for r in runs] == [3, 1, 2]
+    assert await store.claim_run(runs[1].run_id, "A", _iso_in(30), _iso_in(0)) is not None
+    positions = await store.queue_positions()  # a claimed run has left the queue
+    assert runs[1].run_id not in positions and positions[runs[2].run_id] == 1
+    await store.update_run(runs[2].run_id, status="completed")
+    # a run that stopped meanwhile is not claimed (a waiter here must not run it again)
+    assert await store.claim_run(runs[2].run_id, "A", _iso_in(30), _iso_in(0)) is None
 
 
 async def test_delete_run_removes_everything(store: RunStore) -> None:

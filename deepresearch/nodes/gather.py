@@ -33,6 +33,7 @@ from deepresearch.schemas import (
 )
 from deepresearch.screening import passages_of, rank_passages
 from deepresearch.state import QueryTask, ReportState, SearchState
+from deepresearch.store import DATABASE_ERRORS, LeaseLost
 from deepresearch.toolrun import RunCancelled, StageError
 from stages import get_stage
 from tools import ResearchContext
@@ -167,7 +168,8 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
     for outcome in outcomes:  # a cancel or a stage error stops the stage; a failed URL does not
         if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
             raise outcome
-        if isinstance(outcome, StageError | RunCancelled):  # incl. a budget reached: the run stops
+        # a budget reached, the run's lease lost to another process, the database gone: the run stops
+        if isinstance(outcome, (StageError, RunCancelled, LeaseLost, *DATABASE_ERRORS)):
             raise outcome
     next_n = len(state.get("sources", [])) + 1
     sources, failures = [], []

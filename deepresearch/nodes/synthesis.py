@@ -204,5 +204,6 @@ async def finalize_report(state: ReportState, runtime: Runtime[ResearchContext])
             f"artifacts changed or missing on disk: {', '.join(bad)}; "
             "resume from the checkpoint before write_report to write them again",
         )
-    message("finalize_report", f"Done. Report: {report.get('report_path')}")
+    checked = len(report.get("files", {}))
+    message("finalize_report", f"Done: the {checked} final files match the digests recorded when written.")
     return {"report": {**report, "verified": True}}

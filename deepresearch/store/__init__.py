@@ -19,6 +19,7 @@ from .base import (
     RESUMABLE_STATUSES,
     CheckpointRecord,
     EventRecord,
+    LeaseLost,
     LLMCapability,
     Receipt,
     RunChanged,
@@ -30,6 +31,7 @@ from .base import (
     new_run_id,
     thread_id_for,
     utcnow,
+    utcnow_precise,
 )
 from .pg_connection import PostgresUnavailable, open_postgres_pool, redact_dsn, session_advisory_lock
 from .postgres import CHECKPOINTER_SETUP_LOCK_KEY, PostgresRunStore, open_postgres_store
@@ -41,9 +43,11 @@ __all__ = [
     "DATABASE_ERRORS",
     "LOCAL_OWNER",
     "RESUMABLE_STATUSES",
+    "CheckpointFences",
     "CheckpointRecord",
     "EventRecord",
     "LLMCapability",
+    "LeaseLost",
     "Persistence",
     "PostgresRunStore",
     "PostgresUnavailable",
@@ -62,11 +66,49 @@ __all__ = [
     "redact_dsn",
     "thread_id_for",
     "utcnow",
+    "utcnow_precise",
 ]
 
 
 DATABASE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, psycopg.Error, OSError)
 """What a database that cannot be reached (or answer) raises, on either backend."""
+
+
+class CheckpointFences:
+    """Which threads this process checkpoints under a lease: LangGraph's saver writes outside the store's
+    transactions, so before each of its writes for such a thread the lease is checked (LeaseLost): a
+    process that lost a run to another one cannot add checkpoints to the run's thread."""
+
+    def __init__(self, store: RunStore) -> None:
+        self.store = store
+        self._held: dict[str, tuple[str, str]] = {}
+
+    def hold(self, thread_id: str, run_id: str, owner: str) -> None:
+        self._held[thread_id] = (run_id, owner)
+
+    def drop(self, thread_id: str) -> None:
+        self._held.pop(thread_id, None)
+
+    async def check(self, config: Any) -> None:
+        thread_id = (config or {}).get("configurable", {}).get("thread_id")
+        held = self._held.get(thread_id) if thread_id else None
+        if held is not None:
+            await self.store.check_lease(*held)
+
+
+class FencedSaver:
+    """Checks the thread's fence before LangGraph writes a checkpoint or a task's writes (a mixin: first in
+    the bases, so the check runs before the saver's own write)."""
+
+    fences: CheckpointFences
+
+    async def aput(self, config: Any, *args: Any, **kwargs: Any) -> Any:
+        await self.fences.check(config)
+        return await super().aput(config, *args, **kwargs)  # type: ignore[misc]
+
+    async def aput_writes(self, config: Any, *args: Any, **kwargs: Any) -> None:
+        await self.fences.check(config)
+        await super().aput_writes(config, *args, **kwargs)  # type: ignore[misc]
 
 
 class ShieldedSqliteSaver(AsyncSqliteSaver):
@@ -87,11 +129,16 @@ class ShieldedSqliteSaver(AsyncSqliteSaver):
         await asyncio.shield(super().adelete_thread(*args, **kwargs))
 
 
+class FencedSqliteSaver(FencedSaver, ShieldedSqliteSaver):
+    pass
+
+
 @dataclass(slots=True)
 class Persistence:
     store: RunStore
     checkpointer: BaseCheckpointSaver
     database_url: str
+    fences: CheckpointFences
 
 
 class UnsupportedDatabase(ValueError):
@@ -109,12 +156,13 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
         try:
             store = SqliteRunStore(conn)
             await store.setup()
-            saver = ShieldedSqliteSaver(conn)
+            saver = FencedSqliteSaver(conn)
+            saver.fences = CheckpointFences(store)
             saver.serde = CompressedSerializer(saver.serde)
             # one lock for both: a commit must never land while the other's statement is half-stepped
             saver.lock = store.lock
             await saver.setup()
-            yield Persistence(store=store, checkpointer=saver, database_url=database_url)
+            yield Persistence(store, saver, database_url, saver.fences)
         finally:
             await conn.close()
         return
@@ -132,9 +180,14 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
             # the connection holding the lock (a second pool connection could deadlock a max_size=1 pool).
             async with pool.connection() as conn, session_advisory_lock(conn, CHECKPOINTER_SETUP_LOCK_KEY):
                 await AsyncPostgresSaver(conn).setup()
-            saver = AsyncPostgresSaver(pool)
-            saver.serde = CompressedSerializer(saver.serde)
-            yield Persistence(store=store, checkpointer=saver, database_url=database_url)
+
+            class FencedPostgresSaver(FencedSaver, AsyncPostgresSaver):  # here: imported lazily
+                pass
+
+            pg_saver = FencedPostgresSaver(pool)
+            pg_saver.fences = CheckpointFences(store)
+            pg_saver.serde = CompressedSerializer(pg_saver.serde)
+            yield Persistence(store, pg_saver, database_url, pg_saver.fences)
         return
     raise UnsupportedDatabase(
         f"unsupported DEEPRESEARCH_DATABASE_URL {database_url.split('://')[0]!r}://...; "

@@ -27,6 +27,11 @@ def utcnow() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
+def utcnow_precise() -> str:
+    """To the microsecond: orders runs queued within one millisecond (first in, first out)."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
 def new_run_id() -> str:
     return uuid.uuid4().hex
 
@@ -68,6 +73,9 @@ class RunRecord:
     lease_expires_at: str | None = None
     attempts: int = 0
     """Executions started since the run was last started or resumed by a person."""
+    queued_at: str | None = None
+    """When the run last entered the queue (created or resumed): runs waiting for a runner go first in,
+    first out by it."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -212,6 +220,16 @@ class RunNotFound(LookupError):
         self.run_id = run_id
 
 
+class LeaseLost(Exception):
+    """A fenced write found that the writer no longer holds the run's lease: another process took the run
+    over (this one stalled past the expiry). Nothing was written; the writer must stop executing the run."""
+
+    def __init__(self, run_id: str, owner: str) -> None:
+        super().__init__(f"run {run_id!r} is no longer leased to {owner}")
+        self.run_id = run_id
+        self.owner = owner
+
+
 class RunChanged(Exception):
     """A compare-and-set update found the run changed since it was read (another request or process)."""
 
@@ -243,11 +261,20 @@ class RunStore(Protocol):
     async def finished_before(self, cutoff: str, limit: int = 1000) -> list[RunRecord]: ...
     async def count_active(self, owner: str) -> int: ...
     async def update_run(
-        self, run_id: str, *, expect_version: int | None = None, **fields: Any
+        self, run_id: str, *, expect_version: int | None = None, fence: str | None = None, **fields: Any
     ) -> RunRecord: ...
     async def claim_run(
-        self, run_id: str, owner: str, expires_at: str, now: str, dead_owner: str | None = None
+        self,
+        run_id: str,
+        owner: str,
+        expires_at: str,
+        now: str,
+        dead_owner: str | None = None,
+        statuses: Sequence[str] = ("queued", "running"),
     ) -> RunRecord | None: ...
+    async def check_lease(self, run_id: str, owner: str) -> None: ...
+    async def cancel_requested_among(self, owner: str) -> list[str]: ...
+    async def queue_positions(self, limit: int = 10_000) -> dict[str, int]: ...
     async def renew_lease(self, run_id: str, owner: str, expires_at: str) -> bool: ...
     async def release_lease(self, run_id: str, owner: str) -> None: ...
     async def unclaimed_runs(
@@ -258,29 +285,47 @@ class RunStore(Protocol):
     async def delete_run(self, run_id: str) -> None: ...
 
     async def append_event(
-        self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]
+        self, run_id: str, type_: str, stage: str | None, data: dict[str, Any], *, fence: str | None = None
     ) -> EventRecord: ...
     async def list_events(self, run_id: str, after: int = 0, limit: int = 10_000) -> list[EventRecord]: ...
     async def watch_events(self, wake: Callable[[str], None]) -> None: ...
 
-    async def add_checkpoint(self, record: CheckpointRecord) -> bool: ...
+    async def add_checkpoint(self, record: CheckpointRecord, *, fence: str | None = None) -> bool: ...
     async def list_checkpoints(self, run_id: str) -> list[CheckpointRecord]: ...
 
     async def get_receipt(self, run_id: str, receipt_key: str, hash_: str) -> Receipt | None: ...
     async def start_receipt(
-        self, run_id: str, receipt_key: str, hash_: str, tool_name: str, stage: str | None, args: Any
+        self,
+        run_id: str,
+        receipt_key: str,
+        hash_: str,
+        tool_name: str,
+        stage: str | None,
+        args: Any,
+        *,
+        fence: str | None = None,
     ) -> None: ...
     async def finish_receipt(
-        self, run_id: str, receipt_key: str, hash_: str, result: Any, tokens: int = 0, cost_usd: float = 0.0
+        self,
+        run_id: str,
+        receipt_key: str,
+        hash_: str,
+        result: Any,
+        tokens: int = 0,
+        cost_usd: float = 0.0,
+        *,
+        fence: str | None = None,
     ) -> None: ...
-    async def fail_receipt(self, run_id: str, receipt_key: str, hash_: str, error: str) -> None: ...
+    async def fail_receipt(
+        self, run_id: str, receipt_key: str, hash_: str, error: str, *, fence: str | None = None
+    ) -> None: ...
     async def get_llm_capability(self, endpoint: str, model: str) -> LLMCapability | None: ...
     async def put_llm_capability(self, capability: LLMCapability) -> None: ...
     async def list_receipts(
         self, run_id: str, receipt_key: str | None = None, status: str | None = None
     ) -> list[Receipt]: ...
 
-    async def put_text(self, run_id: str, text: str) -> str: ...
+    async def put_text(self, run_id: str, text: str, *, fence: str | None = None) -> str: ...
     async def get_texts(self, digests: Iterable[str]) -> dict[str, str]: ...
     async def run_text_digests(self, run_id: str) -> list[str]: ...
 

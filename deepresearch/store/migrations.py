@@ -140,4 +140,16 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS run_texts_sha256 ON run_texts (sha256)",
         ),
     ),
+    # Migrations 8 and 9 are taken by work in flight on other branches (titles, human input); numbers
+    # need not be contiguous, only increasing.
+    # Runs waiting for a runner leave the queue first in, first out by the time they entered it.
+    (
+        10,
+        "run queue order",
+        (
+            "ALTER TABLE runs ADD COLUMN queued_at TEXT{c}",
+            "UPDATE runs SET queued_at = created_at WHERE queued_at IS NULL",
+            "CREATE INDEX IF NOT EXISTS runs_status_queued ON runs (status, queued_at)",
+        ),
+    ),
 )

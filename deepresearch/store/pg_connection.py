@@ -83,6 +83,17 @@ def _connect_kwargs(dsn: str, connect_timeout: int) -> dict[str, Any]:
     return kwargs
 
 
+IDLE_IN_TRANSACTION_TIMEOUT = "10s"
+"""A process frozen in the middle of a transaction (SIGSTOP, a paused VM) would hold its row and advisory
+locks, and every replica's writes to that run would wait for it; the server ends such a session after this
+long (our transactions last milliseconds). Set with SET rather than a startup option, which pgbouncer
+refuses."""
+
+
+async def _configure(conn: AsyncConnection[Any]) -> None:
+    await conn.execute(f"SET idle_in_transaction_session_timeout = '{IDLE_IN_TRANSACTION_TIMEOUT}'")
+
+
 async def probe(dsn: str, connect_timeout: int = 5) -> None:
     """One direct connection attempt, so an unreachable server fails now with libpq's own reason
     (a pool would retry in the background and only report a timeout)."""
@@ -110,6 +121,7 @@ async def open_postgres_pool(
         connection_class=AsyncConnection[DictRow],
         # A replica outlives server restarts and failovers: hand out only connections that still work.
         check=AsyncConnectionPool.check_connection,
+        configure=_configure,
         name="deepresearch",
         open=False,
     )

@@ -19,6 +19,7 @@ from .base import (
     LOCAL_OWNER,
     CheckpointRecord,
     EventRecord,
+    LeaseLost,
     LLMCapability,
     Receipt,
     Row,
@@ -30,6 +31,7 @@ from .base import (
     record_from_row,
     thread_id_for,
     utcnow,
+    utcnow_precise,
 )
 from .leases import LeaseSql
 from .migrations import MIGRATIONS
@@ -48,6 +50,10 @@ class Dialect:
     types: dict[str, str]
     size_sql: str
     """One row, column `size`: the database's size in bytes."""
+    row_lock: str
+    """Appended to a SELECT of a run inside a write transaction: holds the row until the commit, so a
+    claim of the run by another process waits (PostgreSQL). SQLite's BEGIN IMMEDIATE already holds the
+    whole file."""
 
     def sql(self, statement: str) -> str:
         """``?`` placeholders in this dialect's spelling (no statement here contains a literal ? or %)."""
@@ -90,6 +96,7 @@ SQLITE = Dialect(
     "?",
     {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL", "blob": "BLOB"},
     "SELECT page_count * page_size AS size FROM pragma_page_count(), pragma_page_size()",
+    "",
 )
 # COLLATE "C" makes ORDER BY match SQLite's byte order whatever the database locale is.
 POSTGRES = Dialect(
@@ -104,6 +111,7 @@ POSTGRES = Dialect(
         "blob": "BYTEA",
     },
     "SELECT pg_database_size(current_database()) AS size",
+    " FOR SHARE",
 )
 
 SCHEMA_LOCK = "deepresearch schema"
@@ -128,6 +136,7 @@ RUN_COLUMNS = frozenset(
         "cancel_requested",
         "options",
         "attempts",
+        "queued_at",
     }
 )
 _JSON_COLUMNS = frozenset({"usage", "options"})
@@ -183,6 +192,35 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
         async with self._transaction(write=False) as tx:
             return (await tx.execute(statement, params))[1]
 
+    async def _fenced_write(
+        self, run_id: str, fence: str | None, statement: str, params: Sequence[Any]
+    ) -> tuple[int, list[Row]]:
+        """One writing statement, in the same transaction as the check that `fence` (a lease owner)
+        still holds the run's lease; None: unfenced (a command, not an execution)."""
+
+        async def body(tx: Statements) -> tuple[int, list[Row]]:
+            await self._hold_lease(tx, run_id, fence)
+            return await tx.execute(statement, params)
+
+        return await self._atomic(body)
+
+    async def _hold_lease(self, tx: Statements, run_id: str, fence: str | None) -> None:
+        """Fencing: inside `tx`, LeaseLost unless `fence` holds the run's lease. The row stays locked until
+        the commit, so a takeover cannot slip in between this check and the write it guards."""
+        if fence is None:
+            return
+        _, rows = await tx.execute(
+            f"SELECT lease_owner FROM runs WHERE run_id = ?{self.dialect.row_lock}", (run_id,)
+        )
+        if not rows or rows[0]["lease_owner"] != fence:
+            raise LeaseLost(run_id, fence)
+
+    async def check_lease(self, run_id: str, owner: str) -> None:
+        """LeaseLost unless `owner` holds the run's lease now (before a write outside the database)."""
+        rows = await self._read("SELECT lease_owner FROM runs WHERE run_id = ?", (run_id,))
+        if not rows or rows[0]["lease_owner"] != owner:
+            raise LeaseLost(run_id, owner)
+
     # --- schema --------------------------------------------------------------------------------
     async def setup(self) -> None:
         """Create or upgrade the schema. Idempotent, and safe when several processes run it at once: they
@@ -225,8 +263,18 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
         now = utcnow()
         _, rows = await self._write(
             "INSERT INTO runs (run_id, thread_id, question, options_json, status, engine, created_at,"
-            " updated_at, owner) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?) RETURNING *",
-            (run_id, thread_id_for(run_id), question, dumps_json(options), engine, now, now, owner),
+            " updated_at, owner, queued_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING *",
+            (
+                run_id,
+                thread_id_for(run_id),
+                question,
+                dumps_json(options),
+                engine,
+                now,
+                now,
+                owner,
+                utcnow_precise(),
+            ),
         )
         return record_from_row(RunRecord, rows[0])
 
@@ -268,10 +316,12 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
         )
         return [record_from_row(RunRecord, row) for row in rows]
 
-    async def update_run(self, run_id: str, *, expect_version: int | None = None, **fields: Any) -> RunRecord:
+    async def update_run(
+        self, run_id: str, *, expect_version: int | None = None, fence: str | None = None, **fields: Any
+    ) -> RunRecord:
         """Set these fields (and bump the run's version). With `expect_version`, only if nobody changed the
         run since it was read at that version: a compare-and-set, atomic across processes; RunChanged if
-        somebody did."""
+        somebody did. With `fence`, only while that lease owner holds the run (LeaseLost otherwise)."""
         unknown = set(fields) - RUN_COLUMNS
         if unknown:
             raise ValueError(f"cannot update run fields {sorted(unknown)}")
@@ -289,7 +339,9 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
             ("AND version = ? ", [expect_version]) if expect_version is not None else ("", [])
         )
         # column names come from RUN_COLUMNS, values are bound
-        _, rows = await self._write(
+        _, rows = await self._fenced_write(
+            run_id,
+            fence,
             f"UPDATE runs SET {', '.join(assignments)}, updated_at = ?, version = version + 1"
             f" WHERE run_id = ? {condition}RETURNING *",
             [*params, utcnow(), run_id, *expected],
@@ -323,7 +375,7 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
 
     # --- events --------------------------------------------------------------------------------
     async def append_event(
-        self, run_id: str, type_: str, stage: str | None, data: dict[str, Any]
+        self, run_id: str, type_: str, stage: str | None, data: dict[str, Any], *, fence: str | None = None
     ) -> EventRecord:
         ts = utcnow()
 
@@ -331,6 +383,7 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
             # Writers of one run (from any process) queue until the previous one commits, so the seq taken
             # inside the INSERT is never taken twice and the log has no gaps.
             await self._serialise(tx, run_id)
+            await self._hold_lease(tx, run_id, fence)
             _, rows = await tx.execute(
                 (
                     "INSERT INTO run_events (run_id, seq, type, stage, ts, data_json)"
@@ -353,8 +406,10 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
         return [_current(record_from_row(EventRecord, row)) for row in rows]
 
     # --- checkpoint index ---------------------------------------------------------------------
-    async def add_checkpoint(self, record: CheckpointRecord) -> bool:
-        count, _ = await self._write(
+    async def add_checkpoint(self, record: CheckpointRecord, *, fence: str | None = None) -> bool:
+        count, _ = await self._fenced_write(
+            record.run_id,
+            fence,
             f"INSERT INTO run_checkpoints ({_CHECKPOINT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT DO NOTHING",
             (
@@ -388,11 +443,21 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
         return record_from_row(Receipt, rows[0]) if rows else None
 
     async def start_receipt(
-        self, run_id: str, receipt_key: str, hash_: str, tool_name: str, stage: str | None, args: Any
+        self,
+        run_id: str,
+        receipt_key: str,
+        hash_: str,
+        tool_name: str,
+        stage: str | None,
+        args: Any,
+        *,
+        fence: str | None = None,
     ) -> None:
         now = utcnow()
         # A succeeded receipt is never downgraded; a failed or stale started one is restarted.
-        await self._write(
+        await self._fenced_write(
+            run_id,
+            fence,
             "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status, args_json,"
             " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'started', ?, ?, ?)"
             " ON CONFLICT (run_id, receipt_key, args_hash) DO UPDATE SET status = 'started', error = NULL,"
@@ -401,16 +466,30 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
         )
 
     async def finish_receipt(
-        self, run_id: str, receipt_key: str, hash_: str, result: Any, tokens: int = 0, cost_usd: float = 0.0
+        self,
+        run_id: str,
+        receipt_key: str,
+        hash_: str,
+        result: Any,
+        tokens: int = 0,
+        cost_usd: float = 0.0,
+        *,
+        fence: str | None = None,
     ) -> None:
-        await self._write(
+        await self._fenced_write(
+            run_id,
+            fence,
             "UPDATE tool_receipts SET status = 'succeeded', result_json = ?, tokens = ?, cost_usd = ?,"
             " error = NULL, updated_at = ? WHERE run_id = ? AND receipt_key = ? AND args_hash = ?",
             (dumps_json(result), tokens, cost_usd, utcnow(), run_id, receipt_key, hash_),
         )
 
-    async def fail_receipt(self, run_id: str, receipt_key: str, hash_: str, error: str) -> None:
-        await self._write(
+    async def fail_receipt(
+        self, run_id: str, receipt_key: str, hash_: str, error: str, *, fence: str | None = None
+    ) -> None:
+        await self._fenced_write(
+            run_id,
+            fence,
             "UPDATE tool_receipts SET status = 'failed', error = ?, updated_at = ?"
             " WHERE run_id = ? AND receipt_key = ? AND args_hash = ? AND status <> 'succeeded'",
             (self.dialect.text(error), utcnow(), run_id, receipt_key, hash_),

@@ -58,14 +58,20 @@ class TextSql:
     async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
         raise NotImplementedError
 
-    async def put_text(self, run_id: str, text: str) -> str:
-        """Store `text` for `run_id` (once, whoever stored it first) and return its SHA-256 hex digest."""
+    async def _hold_lease(self, tx: Any, run_id: str, fence: str | None) -> None:
+        raise NotImplementedError
+
+    async def put_text(self, run_id: str, text: str, *, fence: str | None = None) -> str:
+        """Store `text` for `run_id` (once, whoever stored it first) and return its SHA-256 hex digest.
+        With `fence`, only while that lease owner holds the run (LeaseLost otherwise), like every write of
+        an execution."""
         stored = self.dialect.storable(text)  # valid UTF-8 (PostgreSQL: and no NUL) like every TEXT
         raw = stored.encode("utf-8")
         digest = hashlib.sha256(raw).hexdigest()
         packed = await _packed(raw)
 
         async def body(tx: _Tx) -> None:
+            await self._hold_lease(tx, run_id, fence)
             # DO UPDATE, not DO NOTHING: it takes the row lock a concurrent forget_run_texts waits on
             await tx.execute(
                 "INSERT INTO texts (sha256, data, chars, created_at) VALUES (?, ?, ?, ?)"
