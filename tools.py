@@ -256,16 +256,14 @@ class ResearchTools:
         )
         return outcome.value
 
-    async def _recorded_llm_args(self, args: dict[str, Any]) -> dict[str, Any]:
+    @staticmethod
+    def _recorded_llm_args(args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
         """What an LLM receipt keeps of its arguments: the prompt's messages (which quote whole passages)
-        stored once by hash in the text store (``RunStore.get_texts`` reads them back), the rest as is."""
-        messages = json.dumps(args["messages"], ensure_ascii=False)
-        digest = await self.runtime.store.put_text(self.runtime.run_id, messages, fence=self.runtime.fence)
+        stored once by hash with the receipt (``messages_sha256``; ``RunStore.get_texts`` reads them back),
+        the rest as is."""
         kept = {key: value for key, value in args.items() if key != "messages"}
-        return kept | {
-            "messages_sha256": digest,
-            "prompt_chars": sum(len(m["content"]) for m in args["messages"]),
-        }
+        kept["prompt_chars"] = sum(len(m["content"]) for m in args["messages"])
+        return kept, {"messages_sha256": json.dumps(args["messages"], ensure_ascii=False)}
 
     async def _or_fallback(
         self,

@@ -304,6 +304,7 @@ class RunStore(Protocol):
         args: Any,
         *,
         fence: str | None = None,
+        texts: Mapping[str, str] | None = None,
     ) -> None: ...
     async def finish_receipt(
         self,

@@ -10,7 +10,7 @@ Every transaction boundary is here, so both backends commit exactly the same uni
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -452,18 +452,29 @@ class SqlRunStore(TokenSql, LeaseSql, TextSql):
         args: Any,
         *,
         fence: str | None = None,
+        texts: Mapping[str, str] | None = None,
     ) -> None:
+        """`texts`: args fields whose value is a text to store once (texts.py): the field gets its
+        SHA-256, and the text is stored in the same transaction as the receipt."""
         now = utcnow()
-        # A succeeded receipt is never downgraded; a failed or stale started one is restarted.
-        await self._fenced_write(
-            run_id,
-            fence,
-            "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status, args_json,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'started', ?, ?, ?)"
-            " ON CONFLICT (run_id, receipt_key, args_hash) DO UPDATE SET status = 'started', error = NULL,"
-            " updated_at = excluded.updated_at WHERE tool_receipts.status <> 'succeeded'",
-            (run_id, receipt_key, hash_, tool_name, stage, dumps_json(args), now, now),
-        )
+        prepared = {field: await self._prepare_text(text) for field, text in (texts or {}).items()}
+        if prepared:
+            args = {**args, **{field: p[0] for field, p in prepared.items()}}
+
+        async def body(tx: Statements) -> None:
+            await self._hold_lease(tx, run_id, fence)
+            for p in prepared.values():
+                await self._store_text(tx, run_id, p)
+            # A succeeded receipt is never downgraded; a failed or stale started one is restarted.
+            await tx.execute(
+                "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status,"
+                " args_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'started', ?, ?, ?)"
+                " ON CONFLICT (run_id, receipt_key, args_hash) DO UPDATE SET status = 'started',"
+                " error = NULL, updated_at = excluded.updated_at WHERE tool_receipts.status <> 'succeeded'",
+                (run_id, receipt_key, hash_, tool_name, stage, dumps_json(args), now, now),
+            )
+
+        await self._atomic(body)
 
     async def finish_receipt(
         self,

@@ -65,26 +65,33 @@ class TextSql:
         """Store `text` for `run_id` (once, whoever stored it first) and return its SHA-256 hex digest.
         With `fence`, only while that lease owner holds the run (LeaseLost otherwise), like every write of
         an execution."""
-        stored = self.dialect.storable(text)  # valid UTF-8 (PostgreSQL: and no NUL) like every TEXT
-        raw = stored.encode("utf-8")
-        digest = hashlib.sha256(raw).hexdigest()
-        packed = await _packed(raw)
+        prepared = await self._prepare_text(text)
 
         async def body(tx: _Tx) -> None:
             await self._hold_lease(tx, run_id, fence)
-            # DO UPDATE, not DO NOTHING: it takes the row lock a concurrent forget_run_texts waits on
-            await tx.execute(
-                "INSERT INTO texts (sha256, data, chars, created_at) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (sha256) DO UPDATE SET chars = excluded.chars",
-                (digest, packed, len(stored), utcnow()),
-            )
-            await tx.execute(
-                "INSERT INTO run_texts (run_id, sha256) VALUES (?, ?) ON CONFLICT DO NOTHING",
-                (run_id, digest),
-            )
+            await self._store_text(tx, run_id, prepared)
 
         await self._atomic(body)
-        return digest
+        return prepared[0]
+
+    async def _prepare_text(self, text: str) -> tuple[str, int, bytes]:
+        """(digest, chars, compressed bytes) of `text` as this database stores it: valid UTF-8 (and on
+        PostgreSQL no NUL) like every TEXT; the digest names what is stored."""
+        stored = self.dialect.storable(text)
+        raw = stored.encode("utf-8")
+        return hashlib.sha256(raw).hexdigest(), len(stored), await _packed(raw)
+
+    async def _store_text(self, tx: _Tx, run_id: str, prepared: tuple[str, int, bytes]) -> None:
+        digest, chars, packed = prepared
+        # DO UPDATE, not DO NOTHING: it takes the row lock a concurrent forget_run_texts waits on
+        await tx.execute(
+            "INSERT INTO texts (sha256, data, chars, created_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (sha256) DO UPDATE SET chars = excluded.chars",
+            (digest, packed, chars, utcnow()),
+        )
+        await tx.execute(
+            "INSERT INTO run_texts (run_id, sha256) VALUES (?, ?) ON CONFLICT DO NOTHING", (run_id, digest)
+        )
 
     async def get_texts(self, digests: Iterable[str]) -> dict[str, str]:
         """The stored texts of these digests (a digest that is not stored is absent from the answer)."""
