@@ -50,6 +50,7 @@ from deepresearch.llm_wire import (
     server_message,
     status_hint,
 )
+from deepresearch.tls import shared_ssl_context
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +101,9 @@ class LLMClient:
         self._api_key = settings.openai_api_key
         timeout = settings.llm_timeout_seconds
         # trust_env=False: no proxy/netrc surprises; the endpoint is exactly what the settings say.
-        self._http = httpx.AsyncClient(trust_env=False, timeout=httpx.Timeout(timeout))
+        self._http = httpx.AsyncClient(
+            trust_env=False, timeout=httpx.Timeout(timeout), verify=shared_ssl_context()
+        )
         self._client = AsyncOpenAI(
             api_key=settings.openai_api_key or PLACEHOLDER_API_KEY,
             base_url=base_url or DEFAULT_OPENAI_BASE_URL,

@@ -7,10 +7,11 @@ store; a call that already succeeded for this run returns its recorded result (s
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -32,6 +33,7 @@ from deepresearch.search import (
 from deepresearch.search.health import explain_failures
 from deepresearch.store import LLMCapability, RunStore, utcnow
 from deepresearch.streaming import DeltaStream
+from deepresearch.tool_results import FetchOutcome, LLMCallResult, StepFallback
 from deepresearch.toolrun import CancelSignal, StageError, ToolRuntime
 from deepresearch.workspace import Workspace, WrittenFile, sha256_bytes
 from llm_client import LLMClient, LLMError, LLMResponse, StructuredOutputError, endpoint_of
@@ -48,85 +50,6 @@ PERMANENT_FETCH_FAILURES = frozenset(
 # The receipt keeps what the model said (so a resume neither asks again nor loses the evidence of why a
 # step fell back); capped per answer so a runaway answer cannot bloat the database.
 ANSWER_RECORD_MAX_CHARS = 4_000
-
-
-@dataclass(slots=True)
-class FetchOutcome:
-    url: str
-    page: FetchedPage | None
-    error: str | None = None
-    reason: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "url": self.url,
-            "page": self.page.to_dict() if self.page else None,
-            "error": self.error,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> FetchOutcome:
-        page = FetchedPage.from_dict(data["page"]) if data.get("page") else None
-        return cls(url=data["url"], page=page, error=data.get("error"), reason=data.get("reason"))
-
-
-@dataclass(frozen=True, slots=True)
-class StepFallback:
-    """A step whose model answer stayed unusable and which used its extractive method instead."""
-
-    step: str
-    reason: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"step": self.step, "reason": self.reason}
-
-
-@dataclass(slots=True)
-class LLMCallResult:
-    value: Any
-    tokens: int
-    cost_usd: float
-    model: str
-    answers: list[str] = field(default_factory=list)
-    """What the model answered (capped), first answer and re-ask."""
-    unusable: int = 0
-    """How many of those answers could not be used."""
-    fallback: StepFallback | None = None
-
-    def to_dict(self, value: Any) -> dict[str, Any]:
-        return {
-            "value": value,
-            "tokens": self.tokens,
-            "cost_usd": self.cost_usd,
-            "model": self.model,
-            "answers": self.answers,
-            "unusable": self.unusable,
-            "fallback": self.fallback.to_dict() if self.fallback else None,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], value: Any) -> LLMCallResult:
-        fallback = data.get("fallback")
-        return cls(
-            value,
-            data["tokens"],
-            data["cost_usd"],
-            data["model"],
-            list(data.get("answers", [])),
-            int(data.get("unusable", 0)),
-            StepFallback(fallback["step"], fallback["reason"]) if fallback else None,
-        )
-
-    def event_fields(self) -> dict[str, Any]:
-        """What the call's tool_result event says about the model's answers."""
-        fields: dict[str, Any] = {"answers": len(self.answers), "unusable": self.unusable}
-        if self.fallback is not None:
-            fields["fallback"] = self.fallback.to_dict()
-        return fields
-
-    def summary(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "model": self.model, **self.event_fields()}
 
 
 class ResearchTools:
@@ -188,11 +111,11 @@ class ResearchTools:
                 if self.corpus is None:
                     return FetchOutcome(url, None, "no corpus is configured for this run", "corpus")
                 try:
-                    return FetchOutcome(url, _corpus_page(await self.corpus.read(url)))
+                    return FetchOutcome(url, await self._stored(_corpus_page(await self.corpus.read(url))))
                 except CorpusError as exc:
                     return FetchOutcome(url, None, str(exc), "corpus")
             try:
-                return FetchOutcome(url, await self.fetcher.fetch(url))
+                return FetchOutcome(url, await self._stored(await self.fetcher.fetch(url)))
             except FetchError as exc:
                 transient_status = exc.status_code is not None and (
                     exc.status_code >= 500 or exc.status_code == 429
@@ -212,7 +135,38 @@ class ResearchTools:
             label=f"fetch: {url}",
             summarize=_summarize_fetch,
         )
-        return outcome.value
+        value: FetchOutcome = outcome.value
+        if value.page is not None and value.page.text_sha256 is None:
+            # a receipt from before the text store holds the text itself: store it, so the state refers to it
+            await self._stored(value.page)
+        return value
+
+    async def _stored(self, page: FetchedPage) -> FetchedPage:
+        """Store the page's text once (content-addressed) and note its hash on the page."""
+        page.text_sha256 = await self.runtime.store.put_text(
+            self.runtime.run_id, page.text, fence=self.runtime.fence
+        )
+        return page
+
+    async def source_texts(self, stage: str, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The state's sources with their ``text`` filled in from the text store (sources in a state from
+        before the store carry it inline). A text that is not stored fails the stage: the run's database
+        lost it, and only re-fetching (a new run) can bring it back."""
+        missing = {s["text_sha256"] for s in sources if "text" not in s and s.get("text_sha256")}
+        texts = await self.runtime.store.get_texts(missing) if missing else {}
+        filled = []
+        for source in sources:
+            if "text" not in source:
+                text = texts.get(source.get("text_sha256") or "")
+                if text is None:
+                    raise StageError(
+                        stage,
+                        f"the stored text of source {source.get('id')} ({source['url']}) is missing from the "
+                        "database; start a new run",
+                    )
+                source = {**source, "text": text}
+            filled.append(source)
+        return filled
 
     async def llm_structured(
         self,
@@ -236,16 +190,18 @@ class ResearchTools:
             result = await llm.structured(messages, schema, context)
             return _call_result(result.value, result.responses, len(result.problems))
 
+        args = {
+            "prompt": prompt_id,
+            "model": self.settings.openai_model_name,
+            "messages": messages,
+            "schema": schema.__name__,
+        }
         outcome = await self.runtime.call(
             stage=stage,
             receipt_key=receipt_key,
             tool_name="llm.structured",
-            args={
-                "prompt": prompt_id,
-                "model": self.settings.openai_model_name,
-                "messages": messages,
-                "schema": schema.__name__,
-            },
+            args=args,
+            recorded_args=lambda: self._recorded_llm_args(args),
             run=lambda: self._or_fallback(stage, step, ask, fallback),
             encode=lambda r: r.to_dict(r.value.model_dump(mode="json")),
             decode=lambda d: LLMCallResult.from_dict(d, schema.model_validate(d["value"])),
@@ -282,11 +238,13 @@ class ResearchTools:
                 await streamer.flush()
             return _call_result(result.value, result.responses, len(result.problems))
 
+        args = {"prompt": prompt_id, "model": self.settings.openai_model_name, "messages": messages}
         outcome = await self.runtime.call(
             stage=stage,
             receipt_key=receipt_key,
             tool_name="llm.complete",
-            args={"prompt": prompt_id, "model": self.settings.openai_model_name, "messages": messages},
+            args=args,
+            recorded_args=lambda: self._recorded_llm_args(args),
             run=lambda: self._or_fallback(stage, step, ask, fallback),
             encode=lambda r: r.to_dict(r.value),
             decode=lambda d: LLMCallResult.from_dict(d, d["value"]),
@@ -297,6 +255,15 @@ class ResearchTools:
             annotate=LLMCallResult.event_fields,
         )
         return outcome.value
+
+    @staticmethod
+    def _recorded_llm_args(args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+        """What an LLM receipt keeps of its arguments: the prompt's messages (which quote whole passages)
+        stored once by hash with the receipt (``messages_sha256``; ``RunStore.get_texts`` reads them back),
+        the rest as is."""
+        kept = {key: value for key, value in args.items() if key != "messages"}
+        kept["prompt_chars"] = sum(len(m["content"]) for m in args["messages"])
+        return kept, {"messages_sha256": json.dumps(args["messages"], ensure_ascii=False)}
 
     async def _or_fallback(
         self,
@@ -414,7 +381,7 @@ def _summarize_fetch(outcome: FetchOutcome) -> dict[str, Any]:
         "ok": True,
         "title": outcome.page.title,
         "bytes": outcome.page.byte_size,
-        "chars": len(outcome.page.text),
+        "chars": outcome.page.chars,
         "status_code": outcome.page.status_code,
     }
 
@@ -478,6 +445,7 @@ async def open_llm_client(settings: Settings, store: RunStore) -> LLMClient:
 __all__ = [
     "CancelSignal",
     "FetchOutcome",
+    "LLMCallResult",
     "ResearchContext",
     "ResearchTools",
     "ToolRuntime",

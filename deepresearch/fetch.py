@@ -62,15 +62,28 @@ class FetchedPage:
     extractor: str  # "trafilatura" | "readability" | "beautifulsoup" | "plain" | "pdf"
     redirects: list[str]  # URLs that answered with a redirect, in order (starts with requested_url)
     fetched_at: str  # ISO-8601 UTC
+    text_sha256: str | None = None
+    """Where the text is stored once (the run store's content-addressed texts); set by the fetch tool. A
+    page read back from its receipt has only this, and ``text`` is empty."""
+    chars: int | None = None
+    """len(text) when the page was fetched (kept when the text itself is left out)."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+    def __post_init__(self) -> None:
+        if self.chars is None:
+            self.chars = len(self.text)
+
+    def to_dict(self, *, with_text: bool = True) -> dict[str, Any]:
+        data = dataclasses.asdict(self)
+        if not with_text:
+            del data["text"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> FetchedPage:
         known = {field.name for field in dataclasses.fields(cls)}
         values = {key: value for key, value in data.items() if key in known}
         values["redirects"] = list(values.get("redirects") or [])
+        values.setdefault("text", "")  # receipts since the text store keep the hash, not the text
         return cls(**values)
 
 

@@ -13,6 +13,7 @@ import httpx
 
 from config import Settings
 from deepresearch.llm_wire import CONNECTION_HINT, DEFAULT_OPENAI_BASE_URL, safe_endpoint
+from deepresearch.tls import shared_ssl_context
 
 ModelStatus = Literal["ok", "unreachable", "unauthorized", "not_found", "unknown_model", "error"]
 PROBE_TIMEOUT_SECONDS = 5.0
@@ -33,7 +34,7 @@ async def probe_model(settings: Settings) -> ModelProbe:
     endpoint, model = safe_endpoint(base), settings.openai_model_name.strip()
     headers = {"Authorization": f"Bearer {settings.openai_api_key}"} if settings.openai_api_key else {}
     timeout = min(PROBE_TIMEOUT_SECONDS, settings.llm_timeout_seconds)
-    async with httpx.AsyncClient(trust_env=False, timeout=timeout) as client:
+    async with httpx.AsyncClient(trust_env=False, timeout=timeout, verify=shared_ssl_context()) as client:
         try:
             response = await client.get(f"{base}/models", headers=headers)
         except httpx.HTTPError as exc:

@@ -11,6 +11,8 @@ never meaning.
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel
@@ -38,7 +40,7 @@ def response_format(mode: OutputMode, schema: type[BaseModel]) -> dict[str, Any]
             "json_schema": {"name": schema.__name__, "schema": strict_schema(schema), "strict": True},
         }
     if mode == "json_object_schema":
-        return {"type": "json_object", "schema": schema.model_json_schema()}
+        return {"type": "json_object", "schema": copy.deepcopy(_json_schema(schema))}
     if mode == "json_object":
         return {"type": "json_object"}
     return None
@@ -47,7 +49,19 @@ def response_format(mode: OutputMode, schema: type[BaseModel]) -> dict[str, Any]
 def strict_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """The schema in the form strict mode accepts: every property required, no extra properties, none of
     the keywords it refuses."""
-    return _strict(schema.model_json_schema())
+    return copy.deepcopy(_strict_cached(schema))
+
+
+# Building a JSON schema walks the model's core schema (~1 ms per call, on the event loop, for every LLM
+# request); the schemas are fixed classes, so each is built once. Callers get copies: a body may be mutated.
+@functools.cache
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    return schema.model_json_schema()
+
+
+@functools.cache
+def _strict_cached(schema: type[BaseModel]) -> dict[str, Any]:
+    return _strict(_json_schema(schema))  # type: ignore[no-any-return]
 
 
 def _strict(node: Any) -> Any:

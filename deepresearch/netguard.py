@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import ipaddress
 import logging
 import re
@@ -24,6 +23,8 @@ from typing import Any
 
 import httpcore
 import httpx
+
+from deepresearch.tls import shared_ssl_context
 
 logger = logging.getLogger(__name__)
 
@@ -354,19 +355,13 @@ class PinnedNetworkBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
-@functools.cache
-def _verifying_ssl_context() -> ssl.SSLContext:
-    # Loading the CA bundle costs ~40 ms; one context is safely shared by all fetchers.
-    return httpx.create_ssl_context(verify=True, trust_env=False)
-
-
 class PinnedTransport(httpx.AsyncHTTPTransport):
     """httpx transport whose connection pool uses :class:`PinnedNetworkBackend`."""
 
     def __init__(self, *, limits: httpx.Limits | None = None, verify: ssl.SSLContext | bool = True) -> None:
         limits = limits or httpx.Limits(max_connections=100, max_keepalive_connections=20)
         if verify is True:
-            verify = _verifying_ssl_context()
+            verify = shared_ssl_context()
         ssl_context = httpx.create_ssl_context(verify=verify, trust_env=False)
         super().__init__(verify=ssl_context, trust_env=False, limits=limits)
         # httpx 0.28 has no network_backend parameter; rebuild its (unused, connection-less) pool with

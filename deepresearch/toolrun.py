@@ -136,11 +136,14 @@ class ToolRuntime:
         still_valid: Callable[[T], bool] = lambda _: True,
         shown_args: dict[str, Any] | None = None,
         annotate: Callable[[T], dict[str, Any]] = lambda _: {},
+        recorded_args: Callable[[], tuple[Any, dict[str, str]]] | None = None,
     ) -> CallOutcome:
         """Return the recorded result of this exact call, or make the call once and record it.
 
         ``annotate`` adds top-level fields to the call's ``tool_result`` event (e.g. an LLM step's
-        ``fallback``), fresh or reused alike."""
+        ``fallback``), fresh or reused alike. ``recorded_args`` gives what the receipt keeps of the
+        arguments when not all of them, and the texts to store once by hash with the receipt (field of the
+        kept arguments -> text; a prompt's messages); the key is always the hash of all of ``args``."""
         hash_ = args_hash({"tool": tool_name, "args": args})
         shown = args if shown_args is None else shown_args  # events stay small; the receipt keeps all
         call_id = uuid.uuid4().hex[:16]
@@ -179,8 +182,9 @@ class ToolRuntime:
             # budget checks it is "in flight" and finishes, records its receipt and reports its result
             # even if the graph cancels the branch that asked for it (a sibling failed, or a cancel).
             # fenced: a process that lost the run's lease fails here, before making the call
+            kept, texts = (args, {}) if recorded_args is None else recorded_args()
             await self.store.start_receipt(
-                self.run_id, receipt_key, hash_, tool_name, stage, args, fence=self.fence
+                self.run_id, receipt_key, hash_, tool_name, stage, kept, fence=self.fence, texts=texts
             )
             emit({"event": "tool_call", **base, "args": shown, "reused": False})
             started = time.monotonic()

@@ -71,7 +71,8 @@ async def test_a_model_that_fails_everything_still_yields_an_honest_report(
     state = json.loads(files["research-state.json"])
     quality = state["model_answers"]
     assert quality["unusable"] == quality["answers"] == sum(calls.values())
-    assert [f["step"] for f in quality["fallbacks"]] == fell_back
+    # the state lists parallel steps (the reviewers) in task order, the events in the order they finished
+    assert sorted(f["step"] for f in quality["fallbacks"]) == sorted(fell_back)
     # the extractive report still cites only fetched sources, each citation checked
     sources = {s["n"] for s in json.loads(files["sources.json"])["sources"]}
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", report.split("## Sources")[0])}

@@ -24,10 +24,9 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from bs4 import BeautifulSoup
 
 from config import Settings
-from deepresearch.extract import _soup_text, decode_body, iso_date, truncate
+from deepresearch.extract import _soup_text, decode_body, extract_html, iso_date, truncate
 from deepresearch.fetch import (
     BlockedURLError,
     FetchedPage,
@@ -195,12 +194,95 @@ def test_decode_body_fallbacks() -> None:
     assert decode_body("café".encode("latin-1"), None, html=True) == "café"
 
 
+_ARTICLE_BODY = "<p>" + "Seasonal performance of heat pumps was measured over three winters. " * 8 + "</p>"
+
+
+@pytest.mark.parametrize(
+    ("head", "headings", "title"),
+    [
+        # the page's declared title wins
+        (
+            '<meta property="og:title" content="Declared"><title>Other | Site</title>',
+            "<h1>Head</h1>",
+            "Declared",
+        ),
+        # the leading part of <title> when the <h1> repeats it
+        (
+            "<title>Heat pumps in winter | Field Notes</title>",
+            "<h1>Heat pumps in winter</h1>",
+            "Heat pumps in winter",
+        ),
+        # the site's name dropped when the markup names the site
+        (
+            '<meta property="og:site_name" content="Field Notes"><title>Field Notes — Heat pumps</title>',
+            "",
+            "Heat pumps",
+        ),
+        # a menu <h1> repeating the site's name is no headline: the whole <title> stays
+        (
+            "<title>Heat pumps - The Book</title>",
+            "<h1>The Book</h1><h1>Heat pumps, measured</h1>",
+            "Heat pumps - The Book",
+        ),
+        # no <title>: the first <h1>
+        ("", "<h1>Only a heading</h1>", "Only a heading"),
+    ],
+)
+def test_html_title_from_one_parse(head: str, headings: str, title: str) -> None:
+    html = f"<html><head>{head}</head><body><article>{headings}{_ARTICLE_BODY}</article></body></html>"
+    extracted = extract_html(html, "https://news.example/a/b")
+    assert extracted.title == title
+    assert "Seasonal performance of heat pumps" in extracted.text
+    assert extracted.extractor == "trafilatura"
+
+
+@pytest.mark.parametrize(
+    ("markup", "published"),
+    [
+        ('<meta name="dc.date" content="2021-06-30">', "2021-06-30"),
+        ('<meta itemprop="datePublished" content="2020-02-03T10:00:00Z">', "2020-02-03"),
+        (
+            '<script type="application/ld+json">{"@graph": [{"dateCreated": "2019-04-05"}]}</script>',
+            "2019-04-05",
+        ),
+        ('<time datetime="2018-07-08T00:00">8 July</time>', "2018-07-08"),
+        ('<p class="byline">Published on 2017-09-10 by the editors</p>', "2017-09-10"),  # htmldate's guess
+        ("", None),
+    ],
+)
+def test_html_publish_date_sources(markup: str, published: str | None) -> None:
+    html = (
+        f"<html><head><title>T</title></head><body>{markup}<article>{_ARTICLE_BODY}</article></body></html>"
+    )
+    assert extract_html(html, "https://news.example/story").published == published
+
+
+def test_canonical_link_is_resolved_and_must_be_http() -> None:
+    head = '<link rel="alternate canonical" href="/stories/1?x=2"><title>T</title>'
+    html = f"<html><head>{head}</head><body><article>{_ARTICLE_BODY}</article></body></html>"
+    assert (
+        extract_html(html, "https://news.example/a/b").canonical_url == "https://news.example/stories/1?x=2"
+    )
+    ftp = html.replace("/stories/1?x=2", "ftp://files.example/1")
+    assert extract_html(ftp, "https://news.example/a/b").canonical_url is None
+
+
+def test_xhtml_with_an_xml_declaration_is_parsed() -> None:
+    html = (
+        '<?xml version="1.0" encoding="utf-8"?><html xmlns="http://www.w3.org/1999/xhtml"><head>'
+        f"<title>Declared XML</title></head><body><article>{_ARTICLE_BODY}</article></body></html>"
+    )
+    extracted = extract_html(html, "https://news.example/x")
+    assert extracted.title == "Declared XML"
+    assert "Seasonal performance of heat pumps" in extracted.text
+
+
 def test_soup_fallback_drops_page_chrome() -> None:
     html = (
         "<html><body><nav>Home Topics</nav><main><div>Measured data from three winters.</div></main>"
         "<footer>Cookie settings</footer><script>var x = 1;</script></body></html>"
     )
-    assert _soup_text(BeautifulSoup(html, "lxml")) == "Measured data from three winters."
+    assert _soup_text(html) == "Measured data from three winters."
 
 
 def test_fetched_page_round_trips_through_json() -> None:

@@ -628,3 +628,31 @@ async def test_update_with_expected_version_is_a_compare_and_set(backend: Backen
         assert (await first.get_run(run.run_id)).version == 1
         with pytest.raises(RunNotFound):
             await first.update_run("nope", expect_version=0, status="queued")
+
+
+# --- SQLite only: group commit ---------------------------------------------------------------------
+async def test_sqlite_group_commit_keeps_each_writers_result_and_failure_its_own(tmp_path: Path) -> None:
+    """Writes asked for at once are committed together; each caller gets its own result, in order, and a
+    failing write fails only its caller (its group is rolled back and replayed one by one)."""
+    async with open_sqlite_store(tmp_path / "group.db") as store:
+        runs = [await store.create_run(f"q{i}", {}, "extractive") for i in range(4)]
+
+        async def burst(n: int, with_failure: bool) -> list[Any]:
+            writes: list[Any] = [
+                store.append_event(runs[i % 4].run_id, "e", None, {"i": i}) for i in range(n)
+            ]
+            if with_failure:
+                writes.insert(n // 2, store.delete_run("no-such-run"))  # raises inside its transaction
+            return await asyncio.gather(*writes, return_exceptions=True)
+
+        for round_no in range(5):
+            outcomes = await burst(40, with_failure=round_no % 2 == 0)
+            failed = [o for o in outcomes if isinstance(o, BaseException)]
+            assert [type(f) for f in failed] == ([] if round_no % 2 else [RunNotFound])
+            assert all(o.seq > 0 for o in outcomes if not isinstance(o, BaseException))
+        for run in runs:
+            events = await store.list_events(run.run_id)
+            assert [e.seq for e in events] == list(range(1, 51))  # 5 bursts x 10 each, no gap, no repeat
+            assert [e.data["i"] % 4 for e in events] == [runs.index(run)] * 50
+    with sqlite3.connect(tmp_path / "group.db") as conn:  # all of it committed, on disk
+        assert conn.execute("SELECT COUNT(*) FROM run_events").fetchone()[0] == 200

@@ -218,7 +218,10 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
                 "published": page.published or result.get("published"),
                 "provider": result.get("provider"),
                 "snippet": result.get("snippet", ""),
-                "text": page.text,
+                # the text is stored once by hash (tools.fetch); the state carries only the reference, so
+                # the checkpoints that follow do not re-serialise every page
+                "text_sha256": page.text_sha256,
+                "chars": page.chars,
                 "extractor": page.extractor,
                 "bytes": page.byte_size,
                 "fetched_at": page.fetched_at,
@@ -237,7 +240,7 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
         "sources-fetched.json",
         {
             "sources": [
-                {k: v for k, v in s.items() if k != "text"} | {"chars": len(s["text"])} for s in all_sources
+                {k: v for k, v in s.items() if k != "text"} | {"chars": _chars(s)} for s in all_sources
             ],
             "failures": [*state.get("fetch_failures", []), *failures],
         },
@@ -247,12 +250,17 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
     return {"sources": sources, "fetch_failures": failures, "stage_notes": {"fetch_sources": note}}
 
 
+def _chars(source: dict[str, Any]) -> int:
+    chars = source.get("chars")
+    return chars if isinstance(chars, int) else len(source.get("text", ""))  # states from before the store
+
+
 # --- 4. screen_evidence --------------------------------------------------------------------------
 @business_stage("screen_evidence")
 async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     tools, question = runtime.context.tools, state["question"]
     sub_questions = state["plan"]["sub_questions"]
-    passages = passages_of(state.get("sources", []))
+    passages = passages_of(await tools.source_texts("screen_evidence", state.get("sources", [])))
     candidates_per_sq = rank_passages(question, sub_questions, passages, CANDIDATES_PER_SUB_QUESTION)
     wider = CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS
     wider_per_sq = (

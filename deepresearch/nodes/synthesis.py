@@ -157,8 +157,10 @@ async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) ->
     else:
         body = compose.extractive_report_body(state)
     # the header tells what the model did in every step, this one included
+    # the citation check reads the sources' texts, stored once by hash (not in the state)
+    sources = await tools.source_texts("write_report", state.get("sources", []))
     bundle = compose.build_report_bundle(
-        {**state, "model_answers": {**state.get("model_answers", {}), **answers}}, body
+        {**state, "sources": sources, "model_answers": {**state.get("model_answers", {}), **answers}}, body
     )
     files = {}
     for name, content in bundle.files.items():

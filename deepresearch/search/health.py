@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import httpx
 
 from config import Settings
+from deepresearch.tls import shared_ssl_context
 
 PROVIDER_HOSTS = {
     "tavily": "https://api.tavily.com/",
@@ -95,7 +96,9 @@ async def probe_providers(settings: Settings) -> list[ProviderProbe]:
     """Ask each configured provider's host for anything, in parallel, with a short timeout."""
     timeout = min(PROBE_TIMEOUT_SECONDS, settings.search_timeout_seconds)
     urls = provider_urls(settings)
-    async with httpx.AsyncClient(trust_env=False, timeout=timeout, follow_redirects=False) as client:
+    async with httpx.AsyncClient(
+        trust_env=False, timeout=timeout, follow_redirects=False, verify=shared_ssl_context()
+    ) as client:
 
         async def probe(name: str, url: str | None) -> ProviderProbe:
             if url is None:

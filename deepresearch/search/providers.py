@@ -17,6 +17,8 @@ import httpx
 from ddgs import DDGS  # a lazy proxy: the engines and their HTTP stack load on first use
 from ddgs.exceptions import DDGSException
 
+from deepresearch.tls import shared_ssl_context
+
 from .base import ProviderError, SearchResult, clean_text, is_web_url
 
 __all__ = [
@@ -42,6 +44,7 @@ def make_http_client(timeout: float, user_agent: str = DEFAULT_USER_AGENT) -> ht
     return httpx.AsyncClient(
         timeout=timeout,
         trust_env=False,
+        verify=shared_ssl_context(),
         follow_redirects=True,
         max_redirects=5,
         headers={"User-Agent": user_agent, "Accept": "application/json"},

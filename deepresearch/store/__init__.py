@@ -35,6 +35,7 @@ from .base import (
 )
 from .pg_connection import PostgresUnavailable, open_postgres_pool, redact_dsn, session_advisory_lock
 from .postgres import CHECKPOINTER_SETUP_LOCK_KEY, PostgresRunStore, open_postgres_store
+from .serde import CompressedSerializer
 from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_path_from_url
 
 __all__ = [
@@ -165,6 +166,7 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
             await store.setup()
             saver = FencedSqliteSaver(conn)
             saver.fences = CheckpointFences(store)
+            saver.serde = CompressedSerializer(saver.serde)
             # one lock for both: a commit must never land while the other's statement is half-stepped
             saver.lock = store.lock
             await saver.setup()
@@ -192,6 +194,7 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
 
             pg_saver = FencedPostgresSaver(pool)
             pg_saver.fences = CheckpointFences(store)
+            pg_saver.serde = CompressedSerializer(pg_saver.serde)
             yield Persistence(store, pg_saver, database_url, pg_saver.fences)
         return
     raise UnsupportedDatabase(

@@ -120,6 +120,26 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             )""",
         ),
     ),
+    # Bulky texts (fetched pages, LLM prompts) once, content-addressed and zlib-compressed; the graph state
+    # and the receipts refer to them by hash (store/texts.py). run_texts: which run uses which text.
+    (
+        7,
+        "content-addressed texts",
+        (
+            """CREATE TABLE IF NOT EXISTS texts (
+                sha256 TEXT{c} PRIMARY KEY,
+                data {blob} NOT NULL,
+                chars {bigint} NOT NULL,
+                created_at TEXT NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS run_texts (
+                run_id TEXT{c} NOT NULL,
+                sha256 TEXT{c} NOT NULL,
+                PRIMARY KEY (run_id, sha256)
+            )""",
+            "CREATE INDEX IF NOT EXISTS run_texts_sha256 ON run_texts (sha256)",
+        ),
+    ),
     # A title the user gives a run in the workbench's history (PATCH /api/runs/{id}; null: its question),
     # and how often a person resumed it and how many of those resumes forked (the history's badges).
     (

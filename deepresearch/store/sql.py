@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -37,6 +37,7 @@ from .base import (
 from .leases import LeaseSql
 from .migrations import MIGRATIONS
 from .steering import SteeringSql
+from .texts import TextSql
 from .tokens import TokenSql
 
 logger = logging.getLogger(__name__)
@@ -70,6 +71,10 @@ class Dialect:
             return params
         return [_storable(p, self.name) if isinstance(p, str) else p for p in params]
 
+    def storable(self, value: str) -> str:
+        """`value` as this database stores it (PostgreSQL: no NUL; both: valid UTF-8)."""
+        return _storable(value, self.name)
+
     def text(self, value: str | None) -> str | None:
         # PostgreSQL TEXT cannot hold NUL (SQLite can): an exception message quoting a scraped page must
         # not turn recording a failure into a second failure.
@@ -91,7 +96,7 @@ def _storable(value: str, dialect: str) -> str:
 SQLITE = Dialect(
     "sqlite",
     "?",
-    {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL"},
+    {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL", "blob": "BLOB"},
     "SELECT page_count * page_size AS size FROM pragma_page_count(), pragma_page_size()",
     "",
 )
@@ -105,6 +110,7 @@ POSTGRES = Dialect(
         "bool": "BOOLEAN",
         "false": "FALSE",
         "double": "DOUBLE PRECISION",
+        "blob": "BYTEA",
     },
     "SELECT pg_database_size(current_database()) AS size",
     " FOR SHARE",
@@ -156,7 +162,7 @@ class Statements(Protocol):
     async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]: ...
 
 
-class SqlRunStore(TokenSql, LeaseSql, SteeringSql):
+class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
     """The RunStore contract on SQL. Subclasses provide `_transaction` and `_serialise`."""
 
     dialect: Dialect
@@ -385,6 +391,7 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql):
                 raise RunNotFound(run_id)
             for table in RUN_TABLES:
                 await tx.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            await self.forget_run_texts(tx, run_id)
 
         await self._atomic(body)
 
@@ -467,18 +474,29 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql):
         args: Any,
         *,
         fence: str | None = None,
+        texts: Mapping[str, str] | None = None,
     ) -> None:
+        """`texts`: args fields whose value is a text to store once (texts.py): the field gets its
+        SHA-256, and the text is stored in the same transaction as the receipt."""
         now = utcnow()
-        # A succeeded receipt is never downgraded; a failed or stale started one is restarted.
-        await self._fenced_write(
-            run_id,
-            fence,
-            "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status, args_json,"
-            " created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'started', ?, ?, ?)"
-            " ON CONFLICT (run_id, receipt_key, args_hash) DO UPDATE SET status = 'started', error = NULL,"
-            " updated_at = excluded.updated_at WHERE tool_receipts.status <> 'succeeded'",
-            (run_id, receipt_key, hash_, tool_name, stage, dumps_json(args), now, now),
-        )
+        prepared = {field: await self._prepare_text(text) for field, text in (texts or {}).items()}
+        if prepared:
+            args = {**args, **{field: p[0] for field, p in prepared.items()}}
+
+        async def body(tx: Statements) -> None:
+            await self._hold_lease(tx, run_id, fence)
+            for p in prepared.values():
+                await self._store_text(tx, run_id, p)
+            # A succeeded receipt is never downgraded; a failed or stale started one is restarted.
+            await tx.execute(
+                "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status,"
+                " args_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'started', ?, ?, ?)"
+                " ON CONFLICT (run_id, receipt_key, args_hash) DO UPDATE SET status = 'started',"
+                " error = NULL, updated_at = excluded.updated_at WHERE tool_receipts.status <> 'succeeded'",
+                (run_id, receipt_key, hash_, tool_name, stage, dumps_json(args), now, now),
+            )
+
+        await self._atomic(body)
 
     async def finish_receipt(
         self,

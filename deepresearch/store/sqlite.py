@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -18,7 +19,10 @@ from .sql import MIGRATIONS, SQLITE, SqlRunStore
 __all__ = ["MIGRATIONS", "SqliteRunStore", "connect_sqlite", "open_sqlite_store", "sqlite_path_from_url"]
 
 
+logger = logging.getLogger(__name__)
 T = TypeVar("T")
+MAX_GROUP = 64
+"""At most this many write transactions committed as one (bounds a group's time holding the lock)."""
 BUSY_TIMEOUT_MS = 10_000
 """How long a statement waits for another process's write lock before "database is locked"."""
 
@@ -44,6 +48,8 @@ class SqliteRunStore(SqlRunStore):
         # One statement (and its commit) at a time: a cursor still being read while another coroutine
         # commits fails with "SQL statements in progress". Shared with the saver on the same connection.
         self.lock = asyncio.Lock()
+        self._pending: list[tuple[Callable[[Any], Awaitable[Any]], asyncio.Future[Any]]] = []
+        self._committer: asyncio.Task[None] | None = None
 
     @asynccontextmanager
     async def _transaction(self, *, write: bool = True) -> AsyncIterator[_Statements]:
@@ -62,11 +68,61 @@ class SqliteRunStore(SqlRunStore):
             await self._conn.commit()
 
     async def _atomic(self, body: Callable[[Any], Awaitable[T]]) -> T:
-        # Shielded: a cancel (a second Ctrl-C, a shutdown past its grace) must not cut a transaction on
-        # the shared connection in half; it would stay open, and every later write would fail.
-        task = asyncio.ensure_future(super()._atomic(body))
-        task.add_done_callback(_retrieve)
-        return await asyncio.shield(task)
+        """Group commit: the write transactions asked for while one commits are run together in the next
+        transaction, one fsync for all of them (a commit costs ~1.6 ms of fsync; a default run makes ~450
+        of them, 10 runs at once queued ~7 s of them on this one connection). Each caller still returns
+        only once its own writes are committed, in the order asked. If any body of a group fails, the
+        group is rolled back and each body runs again in a transaction of its own, so one failure is
+        only its caller's.
+
+        Shielded: a cancel (a second Ctrl-C, a shutdown past its grace) must not cut a transaction on
+        the shared connection in half; it would stay open, and every later write would fail."""
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._pending.append((body, future))
+        if self._committer is None or self._committer.done():
+            self._committer = asyncio.ensure_future(self._commit_pending())
+            self._committer.add_done_callback(_retrieve)
+        return await asyncio.shield(future)
+
+    async def _commit_pending(self) -> None:
+        group: list[tuple[Callable[[Any], Awaitable[Any]], asyncio.Future[Any]]] = []
+        try:
+            while self._pending:
+                group, self._pending = self._pending[:MAX_GROUP], self._pending[MAX_GROUP:]
+                if len(group) > 1 and await self._commit_group(group):
+                    continue
+                for body, future in group:  # alone, or again one by one after the group failed
+                    try:
+                        result = await super()._atomic(body)
+                    except Exception as exc:
+                        if not future.done():
+                            future.set_exception(exc)
+                    else:
+                        if not future.done():
+                            future.set_result(result)
+        except BaseException as exc:  # the loop is going away mid-commit: nobody may wait forever
+            for _, future in [*group, *self._pending]:
+                if not future.done():
+                    future.set_exception(exc if isinstance(exc, Exception) else RuntimeError(repr(exc)))
+            self._pending = []
+            raise
+
+    async def _commit_group(
+        self, group: list[tuple[Callable[[Any], Awaitable[Any]], asyncio.Future[Any]]]
+    ) -> bool:
+        """All of `group` in one transaction; False (nothing committed) if any of it failed."""
+        try:
+            async with self._transaction() as tx:
+                results = [await body(tx) for body, _ in group]
+        except Exception:
+            logger.debug(
+                "group of %s writes rolled back; committing them one by one", len(group), exc_info=True
+            )
+            return False
+        for (_, future), result in zip(group, results, strict=True):
+            if not future.done():
+                future.set_result(result)
+        return True
 
     async def _serialise(self, tx: Any, key: str) -> None:
         """Nothing to add: BEGIN IMMEDIATE already holds the database's single write lock."""

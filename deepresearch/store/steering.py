@@ -3,13 +3,14 @@ from, and the counts /metrics reads (docs/steering.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from .base import Row, utcnow
 
 REUSABLE_TOOLS = ("web.search", "web.fetch", "corpus.read", "llm.structured", "llm.complete")
 """External calls a new run may answer from another run's receipts (file writes are per run folder)."""
+T = TypeVar("T")
 
 
 class SteeringSql:
@@ -19,21 +20,35 @@ class SteeringSql:
     async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
         raise NotImplementedError
 
+    async def _atomic(self, body: Callable[[Any], Awaitable[T]]) -> T:
+        raise NotImplementedError
+
     async def copy_receipts(self, from_run: str, to_run: str) -> int:
         """Copy `from_run`'s succeeded receipts of external calls to `to_run` (one statement): the same
         call with the same arguments is then answered from the recorded result. Returns how many."""
         marks = ", ".join("?" for _ in REUSABLE_TOOLS)
         now = utcnow()
-        count, _ = await self._write(
-            "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status, args_json,"
-            " result_json, error, tokens, cost_usd, created_at, updated_at)"
-            " SELECT ?, receipt_key, args_hash, tool_name, stage, status, args_json, result_json, error,"
-            " tokens, cost_usd, ?, ? FROM tool_receipts"
-            f" WHERE run_id = ? AND status = 'succeeded' AND tool_name IN ({marks})"
-            " ON CONFLICT DO NOTHING",
-            (to_run, now, now, from_run, *REUSABLE_TOOLS),
-        )
-        return count
+
+        async def body(tx: Any) -> int:
+            count, _ = await tx.execute(
+                "INSERT INTO tool_receipts (run_id, receipt_key, args_hash, tool_name, stage, status,"
+                " args_json, result_json, error, tokens, cost_usd, created_at, updated_at)"
+                " SELECT ?, receipt_key, args_hash, tool_name, stage, status, args_json, result_json, error,"
+                " tokens, cost_usd, ?, ? FROM tool_receipts"
+                f" WHERE run_id = ? AND status = 'succeeded' AND tool_name IN ({marks})"
+                " ON CONFLICT DO NOTHING",
+                (to_run, now, now, from_run, *REUSABLE_TOOLS),
+            )
+            # the copied receipts and the copied state refer to the original's texts by hash: the new
+            # run uses them too, so deleting the original must keep them (store/texts.py)
+            await tx.execute(
+                "INSERT INTO run_texts (run_id, sha256) SELECT ?, sha256 FROM run_texts WHERE run_id = ?"
+                " ON CONFLICT DO NOTHING",
+                (to_run, from_run),
+            )
+            return int(count)
+
+        return int(await self._atomic(body))
 
     async def count_runs_by_status(self) -> dict[str, int]:
         rows = await self._read("SELECT status, COUNT(*) AS n FROM runs GROUP BY status")
