@@ -92,14 +92,17 @@ async def source_text(service: RunService, run: RunRecord, url: str) -> SourceTe
         if outcome.page is None:
             break
         page = outcome.page
+        text = page.text
+        if not text and page.text_sha256:  # receipts refer to the text by hash (store/texts.py)
+            text = (await service.store.get_texts([page.text_sha256])).get(page.text_sha256, "")
         return SourceTextPublic(
             url=url,
             final_url=page.url,
             redirects=list(page.redirects),
             title=page.title,
             published=page.published,
-            chars=len(page.text),
-            html=render_fragment(page.text, set()),
+            chars=len(text),
+            html=render_fragment(text, set()),
         )
     raise ArtifactNotFound(f"this run read no text from {url}")
 

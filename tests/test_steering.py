@@ -266,3 +266,17 @@ def test_follow_up_reads_none_of_the_old_sources_again(api: httpx.Client, server
     wait_status(api, running["run_id"], {"waiting_for_input"})
     refused = api.post(f"/api/runs/{running['run_id']}/follow-up", json={"question": "Why?"})
     assert refused.status_code == 409 and "completed" in refused.json()["detail"]
+
+
+def test_a_follow_up_keeps_its_texts_when_the_original_is_deleted(api: httpx.Client) -> None:
+    """Texts are stored once and shared by hash: a follow-up refers to the original's, so deleting the
+    original keeps them (its pages can still be read, without fetching them again)."""
+    run_id = finished_run(api)
+    urls = [s["url"] for s in api.get(f"/api/runs/{run_id}/artifacts/sources.json").json()["sources"]]
+    asked = api.post(f"/api/runs/{run_id}/follow-up", json={"question": "What limits SQLite WAL readers?"})
+    follow = asked.json()["run_id"]
+    assert wait_status(api, follow, {"completed", "failed"})["status"] == "completed"
+    assert api.delete(f"/api/runs/{run_id}").status_code == 204
+    for url in urls:
+        text = api.get(f"/api/runs/{follow}/source-text", params={"url": url})
+        assert text.status_code == 200 and text.json()["chars"] > 0, text.text

@@ -78,7 +78,8 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
     queries = queries[: options["queries_per_round"]]
     pending = queries
     if state.get("sources"):  # a follow-up: search only for what the sources it starts with miss
-        pending = uncovered_queries(queries, state["sources"], state.get("queries_done", []))
+        seeded = await runtime.context.tools.source_texts("plan_research", state["sources"])
+        pending = uncovered_queries(queries, seeded, state.get("queries_done", []))
         if len(pending) < len(queries):
             message(
                 "plan_research",
