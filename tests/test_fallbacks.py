@@ -136,7 +136,8 @@ async def test_cancel_and_resume_repeat_no_answer_and_no_fallback(servers: Serve
         assert len(steps) == len(set(steps))
         files = _files(settings.workspace_dir, final.artifact_dir or "")
         state = json.loads(files["research-state.json"])
-        assert [f["step"] for f in state["model_answers"]["fallbacks"]] == steps
+        # parallel reviewers finish in any order: the state and the events may list them differently
+        assert sorted(f["step"] for f in state["model_answers"]["fallbacks"]) == sorted(steps)
 
 
 async def test_a_refused_request_falls_back_but_a_bad_key_fails(servers: Servers, tmp_path: Path) -> None:
