@@ -133,8 +133,11 @@ function between(model) {
   if (!last) return { headline: "Starting…", detail: "" };
   if (last.stage === "screen_evidence") return { headline: stageHeadline("reflection"), detail: "" };
   if (last.stage === "write_report") return { headline: "Verifying the report files on disk.", detail: "" };
+  // between two stages the headline must not run ahead of the graph: the next stage has not started yet
   const next = upcoming(model)[0];
-  return { headline: next ? next.headline : "Working…", detail: "" };
+  const done = NODE_BY_KEY.get(last.stage)?.title;
+  if (!next) return { headline: "Working…", detail: "" };
+  return { headline: `Starting “${next.title}”…`, detail: done ? `“${done}” is done and saved.` : "" };
 }
 
 function capitalise(text) {
