@@ -545,4 +545,3 @@ def test_a_run_waiting_for_a_free_slot_says_so(browser: Any, servers: Servers, t
         expect(page.locator("#run-progress")).not_to_contain_text("Queued", timeout=20_000)
         wait_done(api, second["run_id"])
         assert not bench.problems, bench.problems
-
