@@ -17,7 +17,7 @@ from tests.scripted.research_llm import ResearchResponder
 from tests.scripted.search_server import ScriptedSearch, make_search_server
 from tests.scripted.static_site import StaticSite, make_static_site
 
-pytest_plugins = ["tests.pg"]
+pytest_plugins = ["tests.pg", "tests.api"]
 
 
 @dataclass

@@ -9,29 +9,16 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import docx
 import httpx
-import pytest
 
-from runner import create_app
+from tests.api import wait_status
 from tests.conftest import Servers
-from tests.scripted import serve_app
 from tests.sse import iter_sse
-from tests.test_runner_api import QUESTION, wait_status
+from tests.test_runner_api import QUESTION
 from tests.test_security import _create_tokens, bearer, served
-
-
-@pytest.fixture
-def api(servers: Servers, tmp_path: Path, database_url: str) -> Iterator[httpx.Client]:
-    settings = servers.settings(tmp_path, llm=True, database_url=database_url)
-    with (
-        serve_app(create_app(settings), lifespan="on") as base_url,
-        httpx.Client(base_url=base_url, timeout=30) as client,
-    ):
-        yield client
 
 
 def completed_run(api: httpx.Client, question: str = QUESTION) -> str:

@@ -2,44 +2,17 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from runner import create_app
+from tests.api import wait_status
 from tests.conftest import Servers
-from tests.scripted import serve_app
 from tests.sse import collect_until, iter_sse
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
-
-
-@pytest.fixture
-def api(
-    servers: Servers, tmp_path: Path, database_url: str, request: pytest.FixtureRequest
-) -> Iterator[httpx.Client]:
-    overrides: dict[str, Any] = getattr(request, "param", {})
-    settings = servers.settings(tmp_path, llm=True, database_url=database_url, **overrides)
-    with (
-        serve_app(create_app(settings), lifespan="on") as base_url,
-        httpx.Client(base_url=base_url, timeout=30) as client,
-    ):
-        yield client
-
-
-def wait_status(client: httpx.Client, run_id: str, statuses: set[str], timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = client.get(f"/api/runs/{run_id}").json()
-        if run["status"] in statuses:
-            return run
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} did not reach {statuses}")
 
 
 def test_run_lifecycle_and_event_contract(api: httpx.Client, servers: Servers) -> None:

@@ -4,43 +4,17 @@ at the scripted search, model and web servers."""
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from deepresearch.contracts import EVENT_MODELS
-from runner import create_app
+from tests.api import wait_status
 from tests.conftest import Servers
-from tests.scripted import serve_app
 from tests.sse import iter_sse
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
-
-
-@pytest.fixture
-def api(servers: Servers, tmp_path: Path, database_url: str) -> Iterator[httpx.Client]:
-    """The runner on each backend (SQLite file, PostgreSQL)."""
-    settings = servers.settings(tmp_path, llm=True, database_url=database_url)
-    with (
-        serve_app(create_app(settings), lifespan="on") as base_url,
-        httpx.Client(base_url=base_url, timeout=30) as client,
-    ):
-        yield client
-
-
-def wait_status(client: httpx.Client, run_id: str, statuses: set[str], timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = client.get(f"/api/runs/{run_id}").json()
-        if run["status"] in statuses:
-            return run
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} did not reach {statuses}")
 
 
 def start_reviewed(api: httpx.Client) -> dict[str, Any]:

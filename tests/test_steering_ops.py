@@ -19,10 +19,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from runner import create_app
+from tests.api import wait_status
 from tests.conftest import Servers
 from tests.scripted import serve_app
 from tests.test_security import _create_tokens, bearer
-from tests.test_steering import QUESTION, wait_status
+from tests.test_steering import QUESTION
 
 
 def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

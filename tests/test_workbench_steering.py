@@ -7,12 +7,10 @@ report and a fork with one more query from a checkpoint each open a NEW run, the
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from tests.api import wait_status
 from tests.conftest import Servers
 from tests.test_workbench import QUESTION, browser, expect, workbench
 
@@ -22,16 +20,6 @@ EXTRA = "heat pumps cold climate efficiency"
 FINAL = {"completed", "failed", "cancelled"}
 RUN_MS = 60_000  # a whole run, end to end
 REFUSED = "status of 422 (Unprocessable Entity)"
-
-
-def wait_status(api: httpx.Client, run_id: str, statuses: set[str], timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = api.get(f"/api/runs/{run_id}").json()
-        if run["status"] in statuses:
-            return run
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} did not reach {statuses}")
 
 
 def start_from_form(page: Any, *, review: bool) -> None:
