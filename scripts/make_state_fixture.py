@@ -23,12 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from deepresearch.engine import open_engine
 from deepresearch.store import EventRecord
 from deepresearch.toolrun import CancelSignal
-from tests.conftest import Servers
-from tests.scripted import serve_app
-from tests.scripted.openai_server import make_openai_server
-from tests.scripted.research_llm import ResearchResponder
-from tests.scripted.search_server import make_search_server
-from tests.scripted.static_site import make_static_site
+from tests.conftest import Servers, scripted_servers
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
 PAUSE_AFTER = "screen_evidence"
@@ -65,16 +60,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
-    site = make_static_site(slow_delay=0.5)
-    llm = make_openai_server()
-    responder = ResearchResponder()
-    llm.responder = responder
-    with serve_app(site.app) as site_url:
-        search = make_search_server(site_base_url=site_url)
-        with serve_app(search.app) as search_url, serve_app(llm) as llm_url:
-            servers = Servers(site, site_url, search, search_url, llm, llm_url, responder)
-            with tempfile.TemporaryDirectory() as scratch:
-                asyncio.run(write_fixture(servers, Path(scratch), args.out))
+    with scripted_servers() as servers, tempfile.TemporaryDirectory() as scratch:
+        asyncio.run(write_fixture(servers, Path(scratch), args.out))
     print(f"wrote {args.out}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -71,8 +72,9 @@ class Servers:
         return values
 
 
-@pytest.fixture
-def servers() -> Iterator[Servers]:
+@contextmanager
+def scripted_servers() -> Iterator[Servers]:
+    """The scripted web site, search server and model server on 127.0.0.1 (tests, scripts, benchmarks)."""
     site = make_static_site(slow_delay=0.5)
     llm = make_openai_server()
     responder = ResearchResponder()
@@ -81,6 +83,12 @@ def servers() -> Iterator[Servers]:
         search = make_search_server(site_base_url=site_url)
         with serve_app(search.app) as search_url, serve_app(llm) as llm_url:
             yield Servers(site, site_url, search, search_url, llm, llm_url, responder)
+
+
+@pytest.fixture
+def servers() -> Iterator[Servers]:
+    with scripted_servers() as running:
+        yield running
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
