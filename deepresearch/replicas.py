@@ -13,7 +13,7 @@ import logging
 import os
 import socket
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,7 +35,7 @@ class Active:
     task: asyncio.Task[RunRecord]
     cancel: CancelSignal
     started: bool = False
-    cancel_seen: bool = field(default=False)
+    cancel_seen: bool = False
     """A cancel asked on any replica has reached this execution (announced once)."""
 
 
