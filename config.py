@@ -333,6 +333,13 @@ class Settings(BaseSettings):
         le=60,
         description="How often a process looks for cancels of its runs asked on any replica.",
     )
+    cpu_workers: int | None = Field(
+        None,
+        ge=0,
+        le=64,
+        description="Worker processes for HTML extraction, ranking and rendering (0: threads; "
+        "unset: one per core the event loop does not need, 1 to 4).",
+    )
     sse_heartbeat_seconds: float = Field(15.0, gt=0, le=300, description="SSE comment ping interval.")
     max_question_chars: int = Field(2000, ge=10, le=100_000)
     max_request_bytes: int = Field(

@@ -60,7 +60,7 @@ from deepresearch.reading_routes import reading
 from deepresearch.rules import QUESTION_PATTERN, question_problem
 from deepresearch.service import RunService
 from deepresearch.steering_routes import steering
-from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, open_persistence
+from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, EventRecord, open_persistence
 from deepresearch.ui import mount_ui
 from deepresearch.webhooks import WebhookNotifier
 
@@ -193,28 +193,45 @@ async def _event_stream(
 ) -> AsyncIterator[ServerSentEvent]:
     """Replay the log after `start`, then tail it; close after the terminal `end` of a stopped run.
 
-    A client that goes away only ends this generator: the run goes on."""
+    Events this process appends are handed over in memory (no read per event); the log is read to
+    replay, after a gap, and for runs executing on another replica (woken by NOTIFY, or every second).
+    A client that goes away ends this generator (sse-starlette cancels it): the run goes on."""
     last = start
     try:
-        with service.notifier.subscribe(run_id) as wake:
-            while not await request.is_disconnected():
-                wake.clear()  # before reading: an event appended after the read sets it again
-                batch = await service.store.list_events(run_id, after=last, limit=500)
+        with service.notifier.subscribe(run_id) as subscription:
+            batch: list[EventRecord] | None = None  # None: read the log
+            look = True  # is the run over? asked at the start, after an `end`, and when idle
+            while True:
+                if batch is None:
+                    batch = await service.store.list_events(run_id, after=last, limit=500)
                 for event in batch:
                     last = event.seq
-                    yield ServerSentEvent(
-                        data=json.dumps(event.to_dict(), ensure_ascii=False),
-                        event=event.type,
-                        id=str(event.seq),
-                    )
-                if len(batch) < 500 and await _stopped(service, run_id, last):
+                    look = look or event.type == "end"
+                    yield ServerSentEvent(data=_event_json(event), event=event.type, id=str(event.seq))
+                if len(batch) == 500:
+                    batch = None  # more to replay
+                    continue
+                if look and await _stopped(service, run_id, last):
                     return
-                if not batch:
-                    # events of runs executing in another process are only seen by polling the log
-                    with suppress(TimeoutError):
-                        await asyncio.wait_for(wake.wait(), timeout=1.0)
+                look = False
+                subscription.wake.clear()  # before looking: an event handed over after it sets it again
+                batch = subscription.take(last)
+                if batch == []:
+                    try:
+                        await asyncio.wait_for(subscription.wake.wait(), timeout=1.0)
+                        batch = subscription.take(last)
+                    except TimeoutError:
+                        # other replicas' events without NOTIFY (SQLite) are only seen by polling the log
+                        batch, look = None, True
+                        if await request.is_disconnected():
+                            return
     finally:
         release()
+
+
+def _event_json(event: EventRecord) -> str:
+    # the same text whether the event was read back from the log or handed over in memory
+    return json.dumps(event.to_dict(), ensure_ascii=False, default=str)
 
 
 async def _stopped(service: RunService, run_id: str, last: int) -> bool:

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from config import ResearchOptions, Settings
+from deepresearch.cpu import CpuPool
 from deepresearch.fetch import FetchedPage, FetchError, WebFetcher
 from deepresearch.llm_modes import OutputMode, is_mode
 from deepresearch.search import (
@@ -50,6 +51,8 @@ PERMANENT_FETCH_FAILURES = frozenset(
 # The receipt keeps what the model said (so a resume neither asks again nor loses the evidence of why a
 # step fell back); capped per answer so a runaway answer cannot bloat the database.
 ANSWER_RECORD_MAX_CHARS = 4_000
+TEXT_CACHE_CHARS = 4_000_000
+"""Characters of fetched texts one run execution keeps in memory for its later stages."""
 
 
 class ResearchTools:
@@ -64,6 +67,7 @@ class ResearchTools:
         fetcher: WebFetcher,
         corpus: CorpusIndex | None,
         llm: LLMClient | None,
+        cpu: CpuPool,
     ) -> None:
         self.settings = settings
         self.runtime = runtime
@@ -72,6 +76,12 @@ class ResearchTools:
         self.fetcher = fetcher
         self.corpus = corpus
         self.llm = llm
+        self.cpu = cpu
+        # the texts this execution fetched or read back, by hash: the next stages read them from here, not
+        # from the database (bounded: the oldest go first past TEXT_CACHE_CHARS)
+        self._texts: dict[str, str] = {}
+        self._text_chars = 0
+        """Where the stages run their CPU-bound work (ranking, rendering), away from the event loop."""
         # bounds the parallel search branches of one run (each Send branch is its own task)
         self._search_slots = asyncio.Semaphore(settings.search_concurrency)
 
@@ -146,14 +156,29 @@ class ResearchTools:
         page.text_sha256 = await self.runtime.store.put_text(
             self.runtime.run_id, page.text, fence=self.runtime.fence
         )
+        self._remember(page.text_sha256, page.text)
         return page
+
+    def _remember(self, sha256: str, text: str) -> None:
+        if sha256 in self._texts or len(text) > TEXT_CACHE_CHARS:
+            return
+        self._texts[sha256] = text
+        self._text_chars += len(text)
+        while self._text_chars > TEXT_CACHE_CHARS:
+            self._text_chars -= len(self._texts.pop(next(iter(self._texts))))
 
     async def source_texts(self, stage: str, sources: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The state's sources with their ``text`` filled in from the text store (sources in a state from
         before the store carry it inline). A text that is not stored fails the stage: the run's database
         lost it, and only re-fetching (a new run) can bring it back."""
-        missing = {s["text_sha256"] for s in sources if "text" not in s and s.get("text_sha256")}
-        texts = await self.runtime.store.get_texts(missing) if missing else {}
+        wanted = {s["text_sha256"] for s in sources if "text" not in s and s.get("text_sha256")}
+        texts = {sha: self._texts[sha] for sha in wanted if sha in self._texts}
+        missing = wanted - texts.keys()
+        if missing:
+            read = await self.runtime.store.get_texts(missing)
+            for sha, text in read.items():
+                self._remember(sha, text)
+            texts |= read
         filled = []
         for source in sources:
             if "text" not in source:
@@ -298,8 +323,8 @@ class ResearchTools:
         data = content.encode("utf-8")
 
         async def run() -> WrittenFile:
-            # the file is outside the database's transactions: check the lease just before writing it
-            await self.runtime.check_lease()
+            # the file is outside the database's transactions: the call's started receipt, committed just
+            # before this with the lease checked in its transaction, is the fence for it
             return await self.workspace.write_bytes(relative_path, data)
 
         outcome = await self.runtime.call(
@@ -398,9 +423,11 @@ class ResearchContext:
 
 @asynccontextmanager
 async def open_research_tools(
-    settings: Settings, options: ResearchOptions, runtime: ToolRuntime
+    settings: Settings, options: ResearchOptions, runtime: ToolRuntime, cpu: CpuPool | None = None
 ) -> AsyncIterator[ResearchTools]:
-    """Build the tools of one run execution and close their clients afterwards."""
+    """Build the tools of one run execution and close their clients afterwards. ``cpu`` is the process's
+    pool for CPU-bound work (the engine's); without one it runs in threads."""
+    cpu = cpu or CpuPool(0)
     async with AsyncExitStack() as stack:
         corpus: CorpusIndex | None = None
         if options.corpus_dir:
@@ -415,14 +442,14 @@ async def open_research_tools(
             logger.info("corpus %s indexed: %s", corpus_dir, stats)
         search = build_search_chain(settings, corpus=corpus, corpus_only=options.corpus_only)
         stack.push_async_callback(search.aclose)
-        fetcher = WebFetcher(settings)
+        fetcher = WebFetcher(settings, cpu=cpu)
         stack.push_async_callback(fetcher.aclose)
         llm: LLMClient | None = None
         if settings.engine_mode == "llm":
             llm = await open_llm_client(settings, runtime.store)
             stack.push_async_callback(llm.aclose)
         yield ResearchTools(
-            settings, runtime, Workspace(settings.workspace_dir), search, fetcher, corpus, llm
+            settings, runtime, Workspace(settings.workspace_dir), search, fetcher, corpus, llm, cpu
         )
 
 

@@ -28,6 +28,8 @@ from bench.peers import Interval, Peers
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_S = 900.0
+RECONNECTS = 5
+"""Times one SSE client picks a dropped stream up again before the run counts as failed."""
 """No run of the benchmark may take longer than this; a stream still open then fails the figure."""
 
 
@@ -181,6 +183,7 @@ class RunTrace:
     """client receive − event ts, for events appended after the stream was open (replayed ones are not
     deliveries)."""
     events: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+    reconnects: int = 0
 
     @property
     def wall(self) -> float:
@@ -190,13 +193,31 @@ class RunTrace:
 async def stream_run(
     client: httpx.AsyncClient, trace: RunTrace, after: int = 0, stop: Any = None, keep: bool = False
 ) -> RunTrace:
-    """Read the run's SSE stream until `end` (or until ``stop(event)`` is true); bounded by RUN_TIMEOUT_S."""
+    """Read the run's SSE stream until `end` (or until ``stop(event)`` is true); bounded by RUN_TIMEOUT_S.
+
+    A stream the connection drops under is picked up again after the last event seen, as an EventSource
+    does with Last-Event-ID (at most RECONNECTS times, counted in ``trace.reconnects``)."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    last = after
+    while True:
+        try:
+            return await _read_stream(client, trace, last, stop, keep, deadline)
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            trace.reconnects += 1
+            if trace.reconnects > RECONNECTS:
+                dropped = f"run {trace.run_id}: the stream dropped {trace.reconnects} times"
+                raise RuntimeError(dropped) from exc
+            last = trace.last_seq or after
+
+
+async def _read_stream(
+    client: httpx.AsyncClient, trace: RunTrace, after: int, stop: Any, keep: bool, deadline: float
+) -> RunTrace:
     url = f"/api/runs/{trace.run_id}/events"
     timeout = httpx.Timeout(RUN_TIMEOUT_S, connect=30)
-    deadline = time.monotonic() + RUN_TIMEOUT_S
     async with client.stream("GET", url, params={"after": after}, timeout=timeout) as response:
         response.raise_for_status()
-        trace.connected_at = time.time()
+        trace.connected_at = trace.connected_at or time.time()
         data = ""
         async for line in response.aiter_lines():
             if time.monotonic() > deadline:
@@ -233,7 +254,10 @@ async def start_run(client: httpx.AsyncClient, question: str, options: dict[str,
 
 
 def http_client(url: str) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000)
+    # idle connections are dropped after 2 s, before the server's keep-alive (uvicorn: 5 s) closes them:
+    # with hundreds of streams on 2 cores, a request sent on a connection the server is just closing
+    # failed with "Server disconnected" (the 200-at-once step, once)
+    limits = httpx.Limits(max_connections=2000, max_keepalive_connections=2000, keepalive_expiry=2.0)
     return httpx.AsyncClient(base_url=url, limits=limits, timeout=httpx.Timeout(60, connect=30))
 
 
@@ -294,6 +318,7 @@ def summarise_batch(traces: list[RunTrace], peers: Peers) -> dict[str, Any]:
         "sse_p95_ms": _ms(percentile(delays, 95)),
         "sse_events": len(delays),
         "run_wall_median_s": round(statistics.median(t.wall for t in traces), 3),
+        "stream_reconnects": sum(t.reconnects for t in traces),
     }
 
 

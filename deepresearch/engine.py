@@ -1,34 +1,28 @@
-"""Runs a research to the end (or to a cancel) and turns LangGraph's stream into the run's event log.
-
-Shared by the CLI and the HTTP runner. Event contract per business stage:
-``tool_call`` → the stage's sub-tool ``tool_call``/``tool_result`` pairs → ``checkpoint`` → ``tool_result``.
-LangGraph reports a task's result before the checkpoint of its step, so stage results are buffered until
-that checkpoint is out. Every event is persisted (and gets its ``seq``) before anyone sees it.
-"""
+"""Runs a research to the end (or to a cancel): the engine of one process, shared by the CLI and the HTTP
+runner. The event log of one pass is deepresearch/run_execution.py."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.errors import GraphDrained
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Command, RunnableConfig
+from langgraph.types import Command, RunnableConfig, StateSnapshot
 
 from config import STORED, ResearchOptions, Settings
+from deepresearch.cpu import CpuPool
 from deepresearch.plan_edit import PlanRejected
+from deepresearch.run_execution import EventSink, RunExecution
 from deepresearch.store import (
+    DATABASE_ERRORS,
     DATABASE_UNAVAILABLE,
     LOCAL_OWNER,
     CheckpointFences,
     CheckpointRecord,
-    EventRecord,
     LeaseLost,
     RunRecord,
     RunStore,
@@ -44,7 +38,6 @@ from workflow import build_graph
 
 logger = logging.getLogger(__name__)
 
-EventSink = Callable[[EventRecord], Awaitable[None] | None]
 STREAM_MODES = ["tasks", "checkpoints", "custom"]
 
 
@@ -53,208 +46,6 @@ def graph_config(thread_id: str, checkpoint_id: str | None = None, checkpoint_ns
     if checkpoint_id:
         configurable |= {"checkpoint_ns": checkpoint_ns, "checkpoint_id": checkpoint_id}
     return {"configurable": configurable}
-
-
-@dataclass(slots=True)
-class _Usage:
-    tokens: int = 0
-    cost_usd: float = 0.0
-    calls: int = 0
-    reused_calls: int = 0
-    tokens_saved: int = 0
-    cost_saved_usd: float = 0.0
-    by_stage: dict[str, dict[str, float]] = field(default_factory=dict)
-    model_answers: int = 0
-    unusable_answers: int = 0
-    fallbacks: list[dict[str, str]] = field(default_factory=list)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> _Usage:
-        known = {
-            k: data[k]
-            for k in (
-                "tokens",
-                "cost_usd",
-                "calls",
-                "reused_calls",
-                "tokens_saved",
-                "cost_saved_usd",
-                "by_stage",
-                "model_answers",
-                "unusable_answers",
-                "fallbacks",
-            )
-            if k in data
-        }
-        return cls(**known)
-
-    def add(self, event: dict[str, Any]) -> None:
-        tokens, cost = int(event.get("tokens") or 0), float(event.get("cost_usd") or 0.0)
-        fallback = event.get("fallback")
-        if isinstance(fallback, dict) and fallback not in self.fallbacks:  # a reused one counts once
-            self.fallbacks.append({"step": str(fallback.get("step")), "reason": str(fallback.get("reason"))})
-        if event.get("reused"):
-            self.reused_calls += 1
-            self.tokens_saved += tokens
-            self.cost_saved_usd += cost
-            return
-        self.calls += 1
-        self.model_answers += int(event.get("answers") or 0)
-        self.unusable_answers += int(event.get("unusable") or 0)
-        self.tokens += tokens
-        self.cost_usd += cost
-        stage = self.by_stage.setdefault(event.get("stage") or "other", {"tokens": 0, "cost_usd": 0.0})
-        stage["tokens"] += tokens
-        stage["cost_usd"] += cost
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tokens": self.tokens,
-            "cost_usd": round(self.cost_usd, 6),
-            "calls": self.calls,
-            "reused_calls": self.reused_calls,
-            "tokens_saved": self.tokens_saved,
-            "cost_saved_usd": round(self.cost_saved_usd, 6),
-            "by_stage": self.by_stage,
-            "model_answers": self.model_answers,
-            "unusable_answers": self.unusable_answers,
-            "fallbacks": self.fallbacks,
-        }
-
-
-class RunExecution:
-    """One pass of a run through the graph (a fresh start, a resume, or a fork)."""
-
-    def __init__(
-        self, store: RunStore, run: RunRecord, on_event: EventSink | None, fence: str | None = None
-    ) -> None:
-        self.run = run
-        self.store = store
-        self.on_event = on_event
-        self.fence = fence
-        """The lease owner this execution writes as (fencing: LeaseLost once another process took over)."""
-        self.usage = _Usage.from_dict(run.usage)
-        self._pending_results: list[dict[str, Any]] = []
-        self._stage_calls: dict[str, str] = {}
-        self.fork_of: str | None = None
-        self.crash_after_checkpoint = ""
-        """Fault injection (DEEPRESEARCH_CRASH_AFTER_CHECKPOINT): die here, like a kill -9."""
-
-    async def emit(self, type_: str, stage: str | None, data: dict[str, Any]) -> EventRecord:
-        record = await self.store.append_event(self.run.run_id, type_, stage, data, fence=self.fence)
-        if self.on_event is not None:
-            maybe = self.on_event(record)
-            if maybe is not None:
-                await maybe
-        return record
-
-    async def handle(self, namespace: tuple[str, ...], mode: str, payload: Any) -> None:
-        if mode == "custom" and isinstance(payload, dict) and "event" in payload:
-            data = {k: v for k, v in payload.items() if k not in ("event", "stage")}
-            if payload["event"] in ("tool_call", "tool_result"):
-                data["parent_call_id"] = self._stage_calls.get(payload.get("stage") or "")
-            if payload["event"] == "tool_result":
-                self.usage.add(payload)
-            await self.emit(payload["event"], payload.get("stage"), data)
-        elif mode == "tasks" and not namespace:
-            await self._on_task(payload)
-        elif mode == "checkpoints" and not namespace:
-            await self._on_checkpoint(payload)
-
-    async def _on_task(self, task: dict[str, Any]) -> None:
-        name = task.get("name", "")
-        stage = STAGES_BY_KEY.get(name)
-        if "result" not in task and "error" not in task:  # a task starts
-            await self.store.update_run(self.run.run_id, current_stage=name, fence=self.fence)
-            if stage is not None:
-                self._stage_calls[name] = task["id"]
-                await self.emit(
-                    "tool_call",
-                    name,
-                    {
-                        "tool_name": stage.tool_name,
-                        "call_id": task["id"],
-                        "title": stage.title,
-                        "receipt_key": stage.receipt_key,
-                        "engine": self.run.engine,
-                    },
-                )
-            return
-        if stage is not None and task.get("error"):
-            await self.emit(
-                "tool_result",
-                name,
-                {
-                    "tool_name": stage.tool_name,
-                    "call_id": task["id"],
-                    "ok": False,
-                    "error": str(task["error"]),
-                    # a pause is not a failure: the stage stopped at a tool boundary and will resume
-                    "cancelled": isinstance(task["error"], RunCancelled),
-                },
-            )
-            return
-        self._pending_results.append(task)
-
-    async def _on_checkpoint(self, snapshot: dict[str, Any]) -> None:
-        configurable = snapshot["config"]["configurable"]
-        checkpoint_id = configurable["checkpoint_id"]
-        values = snapshot.get("values") or {}
-        finished = self._pending_results
-        self._pending_results = []
-        stage_name = finished[-1]["name"] if finished else None
-        parent = (snapshot.get("parent_config") or {}).get("configurable", {}).get("checkpoint_id")
-        if stage_name not in STAGES_BY_KEY:
-            # The input, the reflection loop, finalize: LangGraph's own checkpoints, not safety points a
-            # client may count or resume from. They keep their own type so `checkpoint` stays the contract.
-            await self.emit(
-                "graph_checkpoint",
-                stage_name or "start",
-                {"checkpoint_id": checkpoint_id, "next": list(snapshot.get("next", []))},
-            )
-            return
-        stage = STAGES_BY_KEY[stage_name]
-        finished = [task for task in finished if task["name"] == stage.key]
-        record = CheckpointRecord(
-            run_id=self.run.run_id,
-            checkpoint_id=checkpoint_id,
-            stage=stage.key,
-            title=stage.title,
-            created_at=utcnow(),
-            next=list(snapshot.get("next", [])),
-            summary=(values.get("stage_notes") or {}).get(stage.key, ""),
-            thread_id=configurable["thread_id"],
-            checkpoint_ns=configurable.get("checkpoint_ns", ""),
-            parent_checkpoint_id=parent,
-            fork_of=self.fork_of,
-        )
-        self.fork_of = None  # only the first checkpoint of a forked execution marks the fork
-        if self.crash_after_checkpoint == stage.key:
-            # the window a kill -9 can hit: LangGraph saved the checkpoint, nobody indexed or announced it
-            os.kill(os.getpid(), signal.SIGKILL)
-        await self.store.add_checkpoint(record, fence=self.fence)
-        await self.store.update_run(self.run.run_id, usage=self.usage.to_dict(), fence=self.fence)
-        await self.emit("checkpoint", stage.key, {**record.to_dict(), "resumable": True, "indexed": True})
-        artifact_dir = values.get("artifact_dir", "")
-        artifact = (
-            f"{artifact_dir}/{stage.artifact}"
-            if stage.artifact
-            else (values.get("report") or {}).get("report_path")
-        )
-        for task in finished:
-            await self.emit(
-                "tool_result",
-                task["name"],
-                {
-                    "tool_name": stage.tool_name,
-                    "call_id": task["id"],
-                    "ok": True,
-                    "receipt_key": stage.receipt_key,
-                    "artifact_path": artifact,
-                    "langgraph_checkpoint_id": checkpoint_id,
-                    "summary": record.summary,
-                },
-            )
 
 
 class ResearchEngine:
@@ -266,11 +57,14 @@ class ResearchEngine:
         store: RunStore,
         graph: CompiledStateGraph[Any, Any, Any, Any],
         fences: CheckpointFences | None = None,
+        cpu: CpuPool | None = None,
     ) -> None:
         self.settings = settings
         self.store = store
         self.graph = graph
         self.fences = fences or CheckpointFences(store)
+        self.cpu = cpu or CpuPool.for_setting(settings.cpu_workers)
+        """Worker processes for the runs' CPU-bound work (extraction, ranking, rendering)."""
 
     async def create_run(
         self, question: str, options: ResearchOptions | None = None, owner: str = LOCAL_OWNER
@@ -411,7 +205,7 @@ class ResearchEngine:
         status, error, detail = "completed", None, None
         torn_down = False
         try:
-            async with open_research_tools(self.settings, options, runtime) as tools:
+            async with open_research_tools(self.settings, options, runtime, self.cpu) as tools:
                 context = ResearchContext(run_id=run_id, settings=self.settings, tools=tools, cancel=cancel)
                 graph_input: Any = None  # continue from the latest checkpoint
                 if resume is not None and resume_config:
@@ -464,12 +258,17 @@ class ResearchEngine:
         except Exception as exc:  # any other failure must still leave a resumable, explained run
             logger.exception("run %s failed unexpectedly (resumable once the cause is fixed)", run_id)
             status, error = "failed", f"{type(exc).__name__}: {exc}"
-        pending_input = await self._pending_input(run) if status == "completed" else None
+        # the final state, read once (a checkpoint to load and decode) for the three questions below
+        final_state = (
+            await self.graph.aget_state(graph_config(run.thread_id)) if status == "completed" else None
+        )
+        pending_input = _pending_input(final_state) if final_state is not None else None
         if pending_input is not None:
             # stopped at interrupt(): nothing executes it until a person answers (no lease, no task)
             status = "waiting_for_input"
             await execution.emit("input_requested", None, pending_input)
-        elif status == "completed" and await self._interrupted_by_cancel(run_id, cancel):
+        elif final_state is not None and final_state.next and cancel.reason is not None:
+            # astream can end without raising when a drain lands between the last two steps
             status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
         # The log gets its terminal events before the status flips, so a reader that sees a stopped run
         # (in any process) has already been able to read its `end`.
@@ -484,7 +283,7 @@ class ResearchEngine:
                 "status": status,
                 "error": error,
                 "usage": execution.usage.to_dict(),
-                "report_path": await self.report_path(run, status),
+                "report_path": self._report_path(final_state) if status == "completed" else None,
             },
         )
         final_fields: dict[str, Any] = {
@@ -498,30 +297,38 @@ class ResearchEngine:
         if pending_input is not None:
             final_fields["pending_input"] = pending_input
         final = await self.store.update_run(run_id, fence=fence, **final_fields)
+        if status == "completed":
+            await self._compact(run, fence)
         if torn_down:
             raise asyncio.CancelledError
         return final
 
-    async def _pending_input(self, run: RunRecord) -> dict[str, Any] | None:
-        """The input the run's graph waits for at an `interrupt()` (kind, payload, since), or None."""
-        snapshot = await self.graph.aget_state(graph_config(run.thread_id))
-        for waiting in snapshot.interrupts:
-            if isinstance(waiting.value, dict) and waiting.value.get("kind"):
-                return {**waiting.value, "since": utcnow()}
-        return None
-
-    async def _interrupted_by_cancel(self, run_id: str, cancel: CancelSignal) -> bool:
-        # astream can end without raising when a drain lands between the last two steps
-        snapshot = await self.graph.aget_state(graph_config((await self.store.get_run(run_id)).thread_id))
-        return bool(snapshot.next) and cancel.reason is not None
+    async def _compact(self, run: RunRecord, fence: str | None) -> None:
+        """A completed run keeps its business checkpoints and its final state; LangGraph's bookkeeping for
+        resuming mid-way goes (store/savers.py). A failed compaction leaves a bigger database, no worse."""
+        keep = [c.checkpoint_id for c in await self.store.list_checkpoints(run.run_id)]
+        try:
+            await self.store.compact_thread(run.run_id, run.thread_id, keep, fence=fence)
+        except DATABASE_ERRORS:
+            logger.warning("run %s: compacting its checkpoints failed; they stay", run.run_id, exc_info=True)
 
     async def report_path(self, run: RunRecord, status: str) -> str | None:
         """Path of the finished report (None until the run is completed)."""
         if status != "completed":
             return None
-        snapshot = await self.graph.aget_state(graph_config(run.thread_id))
-        relative = (snapshot.values.get("report") or {}).get("report_path")
+        return self._report_path(await self.graph.aget_state(graph_config(run.thread_id)))
+
+    def _report_path(self, snapshot: StateSnapshot | None) -> str | None:
+        relative = (snapshot.values.get("report") or {}).get("report_path") if snapshot else None
         return str(self.settings.workspace_dir / relative) if relative else None
+
+
+def _pending_input(snapshot: StateSnapshot) -> dict[str, Any] | None:
+    """The input the run's graph waits for at an `interrupt()` (kind, payload, since), or None."""
+    for waiting in snapshot.interrupts:
+        if isinstance(waiting.value, dict) and waiting.value.get("kind"):
+            return {**waiting.value, "since": utcnow()}
+    return None
 
 
 def _checkpoint_id(config: RunnableConfig | None) -> str | None:
@@ -533,4 +340,8 @@ async def open_engine(settings: Settings) -> AsyncIterator[ResearchEngine]:
     """Open the store and checkpointer (set up, idempotent) and compile the graph on them."""
     async with open_persistence(settings.resolved_database_url) as persistence:
         graph = build_graph(persistence.checkpointer)
-        yield ResearchEngine(settings, persistence.store, graph, persistence.fences)
+        engine = ResearchEngine(settings, persistence.store, graph, persistence.fences)
+        try:
+            yield engine
+        finally:
+            engine.cpu.close()

@@ -3,7 +3,7 @@
 Every hop (the first request and each redirect) goes through the same steps: syntactic URL check,
 one DNS resolution whose every answer must be public (unless the host is allowlisted), then a
 connection pinned to those addresses (see :mod:`deepresearch.netguard`). Bodies are streamed and
-capped after decompression; text extraction runs in a worker thread.
+capped after decompression; text extraction runs in a worker process (:mod:`deepresearch.cpu`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any, Self
 import httpx
 
 from config import Settings
+from deepresearch.cpu import CpuPool, CpuWorkerLost
 from deepresearch.extract import (
     ALLOWED_CONTENT_TYPES,
     ExtractionError,
@@ -155,8 +156,11 @@ class WebFetcher:
     resolvers and for tests that need a name which cannot exist in public DNS.
     """
 
-    def __init__(self, settings: Settings, *, resolver: Resolver | None = None) -> None:
+    def __init__(
+        self, settings: Settings, *, resolver: Resolver | None = None, cpu: CpuPool | None = None
+    ) -> None:
         self._settings = settings
+        self._cpu = cpu or CpuPool(0)  # extraction: the engine's worker processes, or threads
         self._allow = AllowList.parse(settings.fetch_allow_hosts)
         self._resolver = resolver
         self._client = httpx.AsyncClient(
@@ -321,9 +325,12 @@ class WebFetcher:
         if not body.strip():
             raise FetchError(url, "empty", f"{url} returned an empty body")
         try:
-            extracted = await asyncio.to_thread(extract_document, body, media_type, charset, url, max_chars)
+            extracted = await self._cpu.run(extract_document, body, media_type, charset, url, max_chars)
         except ExtractionError as exc:
             raise FetchError(url, "empty", f"No text could be extracted from {url}: {exc}") from exc
+        except CpuWorkerLost as exc:  # the page crashed the parser twice: that page only, not the run
+            message = f"Extracting {url} crashed its worker: {exc}"
+            raise FetchError(url, "extraction_crashed", message) from exc
         if not extracted.text.strip():
             raise FetchError(url, "empty", f"No text could be extracted from {url}")
         page = FetchedPage(

@@ -8,6 +8,7 @@ better candidate (the same section in a page's HTML and in its reStructuredText 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, TypedDict
 
@@ -23,6 +24,13 @@ NEAR_COPY = 0.8
 
 SAME_SOURCE_DISCOUNT = 0.85
 """Each passage already kept from a source multiplies that source's next candidates by this."""
+
+
+@functools.lru_cache(maxsize=8192)
+def _tokens(text: str) -> tuple[str, ...]:
+    # a passage is ranked again in every later round and for the wider extractive pool: tokenised once per
+    # process (the CPU pool's worker keeps the cache between calls); bounded, and thread-safe
+    return tuple(content_tokens(text))
 
 
 class PassageRecord(TypedDict):
@@ -58,14 +66,14 @@ def rank_passages(
     index = BM25F(
         [
             {
-                "title": content_tokens(p["title"]),
-                "headings": content_tokens(" ".join(p["headings"])),
-                "body": content_tokens(_prose(p["text"])),
+                "title": list(_tokens(p["title"])),
+                "headings": list(_tokens(" ".join(p["headings"]))),
+                "body": list(_tokens(_prose(p["text"]))),
             }
             for p in passages
         ]
     )
-    bodies = [set(content_tokens(p["text"])) for p in passages]
+    bodies = [set(_tokens(p["text"])) for p in passages]
     # the topic, not every word of the question: "its limitations" must not pull every sub-question
     # to the one section on limitations
     focus = " ".join(keywords(question_topic(question), 6))
@@ -77,7 +85,7 @@ def rank_passages(
     for i, p in enumerate(passages):
         opening.setdefault(p["n"], topic_terms if topic_terms and topic_terms <= bodies[i] else set())
     fields = [
-        set(content_tokens(f"{p['title']} {' '.join(p['headings'])}")) | bodies[i] | opening[p["n"]]
+        set(_tokens(f"{p['title']} {' '.join(p['headings'])}")) | bodies[i] | opening[p["n"]]
         for i, p in enumerate(passages)
     ]
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []

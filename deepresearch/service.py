@@ -475,7 +475,7 @@ class RunService(RunViews, ReplicaDuties):
                     await asyncio.shield(self.store.release_lease(run_id, self.replica_id))
 
     async def _publish(self, event: EventRecord) -> None:
-        self.notifier.notify(event.run_id)
+        self.notifier.publish(event)
         if self.on_event is not None:
             maybe = self.on_event(event)
             if maybe is not None:

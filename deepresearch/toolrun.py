@@ -23,7 +23,7 @@ from langgraph.runtime import RunControl
 
 from config import RunBudget
 
-from .store import RunStore, args_hash
+from .store import CancelRequested, Receipt, RunStore, args_hash
 
 logger = logging.getLogger(__name__)
 
@@ -79,6 +79,12 @@ class CancelSignal:
         if await self.is_set():
             raise RunCancelled(self.reason or "cancel requested")
 
+    def raise_if_requested_here(self) -> None:
+        """The local half of raise_if_set, without a read: the store checks the persisted cancel in the
+        transaction that starts a call's receipt (CancelRequested)."""
+        if self.reason is not None:
+            raise RunCancelled(self.reason)
+
 
 def emit(event: dict[str, Any]) -> None:
     """Send a custom event to the graph stream (a no-op outside a running graph)."""
@@ -119,6 +125,10 @@ class ToolRuntime:
         self._spent: Counter[str] | None = None
         self._budget_lock = asyncio.Lock()  # parallel branches must not both take the last unit
         self._inflight: set[asyncio.Task[Any]] = set()
+        # (receipt_key, args_hash) of the run's receipts, read once: only this execution adds receipts
+        # while it holds the lease, so a call not in it has none and needs no lookup (a fresh run: none)
+        self._recorded: set[tuple[str, str]] | None = None
+        self._recorded_lock = asyncio.Lock()
 
     async def call(
         self,
@@ -154,7 +164,7 @@ class ToolRuntime:
             "receipt_key": receipt_key,
             "label": label or tool_name,
         }
-        receipt = await self.store.get_receipt(self.run_id, receipt_key, hash_)
+        receipt = await self._receipt(receipt_key, hash_)
         value_from_receipt = decode(receipt.result) if receipt and receipt.status == "succeeded" else None
         if receipt is not None and value_from_receipt is not None and still_valid(value_from_receipt):
             value = value_from_receipt
@@ -173,7 +183,7 @@ class ToolRuntime:
             )
             return CallOutcome(value, reused=True, tokens=receipt.tokens, cost_usd=receipt.cost_usd)
 
-        await self.cancel.raise_if_set()
+        self.cancel.raise_if_requested_here()
         async with self._budget_lock:
             await self._check_budget(tool_name)
 
@@ -183,9 +193,23 @@ class ToolRuntime:
             # even if the graph cancels the branch that asked for it (a sibling failed, or a cancel).
             # fenced: a process that lost the run's lease fails here, before making the call
             kept, texts = (args, {}) if recorded_args is None else recorded_args()
-            await self.store.start_receipt(
-                self.run_id, receipt_key, hash_, tool_name, stage, kept, fence=self.fence, texts=texts
-            )
+            try:
+                await self.store.start_receipt(
+                    self.run_id,
+                    receipt_key,
+                    hash_,
+                    tool_name,
+                    stage,
+                    kept,
+                    fence=self.fence,
+                    texts=texts,
+                    unless_cancelled=True,  # the cancel check, in the same transaction: no read first
+                )
+            except CancelRequested:
+                self.cancel.request("cancel requested")
+                raise RunCancelled(self.cancel.reason or "cancel requested") from None
+            if self._recorded is not None:
+                self._recorded.add((receipt_key, hash_))
             emit({"event": "tool_call", **base, "args": shown, "reused": False})
             started = time.monotonic()
             try:
@@ -235,10 +259,14 @@ class ToolRuntime:
         value, tokens, cost = await asyncio.shield(task)
         return CallOutcome(value, reused=False, tokens=tokens, cost_usd=cost)
 
-    async def check_lease(self) -> None:
-        """Before a write outside the database (a file): LeaseLost if another process took the run over."""
-        if self.fence is not None:
-            await self.store.check_lease(self.run_id, self.fence)
+    async def _receipt(self, receipt_key: str, hash_: str) -> Receipt | None:
+        if self._recorded is None:
+            async with self._recorded_lock:  # parallel branches' first calls: one read
+                if self._recorded is None:
+                    self._recorded = await self.store.receipt_keys(self.run_id)
+        if (receipt_key, hash_) not in self._recorded:
+            return None
+        return await self.store.get_receipt(self.run_id, receipt_key, hash_)
 
     def _settled(self, task: asyncio.Task[Any]) -> None:
         self._inflight.discard(task)

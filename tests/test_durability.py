@@ -91,7 +91,9 @@ async def test_cancel_mid_fan_out_reruns_only_unfinished_branches(servers: Serve
         cancel = CancelSignal(run.run_id, engine.store)
 
         def cancel_on_first_search(event: EventRecord) -> None:
-            if event.type == "tool_result" and event.data.get("tool_name") == "web.search":
+            # the first search is in flight (0.4 s), and so is the second, which took the other slot
+            call = event.type == "tool_call" and event.data.get("tool_name") == "web.search"
+            if call and event.data.get("parent_call_id"):  # a search, not the stage's own tool_call
                 cancel.request("test cancel mid fan-out")
 
         first = await engine.execute(run.run_id, cancel=cancel, on_event=cancel_on_first_search)

@@ -449,14 +449,15 @@ async def test_an_event_appended_by_one_replica_wakes_the_others(fresh_postgres_
             for attempt in range(50):  # the LISTEN is in place once an event gets through
                 await replica_b.append_event(run.run_id, "tick", None, {"i": attempt})
                 try:
-                    assert await asyncio.wait_for(woken.get(), timeout=0.2) == run.run_id
+                    assert (await asyncio.wait_for(woken.get(), timeout=0.2)).split()[0] == run.run_id
                     break
                 except TimeoutError:
                     continue
             else:
                 raise AssertionError("no notification in 50 appends")
-            await replica_b.append_event(run.run_id, "tock", None, {})
-            assert await asyncio.wait_for(woken.get(), timeout=5) == run.run_id
+            tock = await replica_b.append_event(run.run_id, "tock", None, {})
+            # the payload says which event: a tail that was handed it in memory skips the echo
+            assert await asyncio.wait_for(woken.get(), timeout=5) == f"{run.run_id} {tock.seq}"
         finally:
             watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -656,3 +657,28 @@ async def test_sqlite_group_commit_keeps_each_writers_result_and_failure_its_own
             assert [e.data["i"] % 4 for e in events] == [runs.index(run)] * 50
     with sqlite3.connect(tmp_path / "group.db") as conn:  # all of it committed, on disk
         assert conn.execute("SELECT COUNT(*) FROM run_events").fetchone()[0] == 200
+
+
+async def test_statements_give_the_same_answers_on_both_aiosqlite_paths(tmp_path: Path) -> None:
+    """One trip to aiosqlite's thread per statement (its private `_execute`), or its public cursors when an
+    aiosqlite without it is installed: the same rows, row access by name and row counts."""
+    from deepresearch.store.sqlite import _Statements, connect_sqlite
+
+    conn = await connect_sqlite(tmp_path / "paths.db")
+    try:
+        fast = _Statements(conn)
+        slow = _Statements(conn)
+        slow._run = None
+        assert fast._run is not None  # the aiosqlite this project installs has it
+        for statements in (fast, slow):
+            await statements.execute("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, v INTEGER)")
+            await statements.execute("DELETE FROM t")
+            count, _ = await statements.execute("INSERT INTO t VALUES (?, ?), (?, ?)", ("a", 1, "b", 2))
+            assert count == 2
+            count, rows = await statements.execute("SELECT k, v FROM t ORDER BY k")
+            assert [(r["k"], r["v"]) for r in rows] == [("a", 1), ("b", 2)]
+            count, rows = await statements.execute("UPDATE t SET v = v + 1 WHERE k = ? RETURNING v", ("b",))
+            assert rows[0]["v"] == 3
+            await conn.commit()
+    finally:
+        await conn.close()

@@ -262,10 +262,13 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     tools, question = runtime.context.tools, state["question"]
     sub_questions = state["plan"]["sub_questions"]
     passages = passages_of(await tools.source_texts("screen_evidence", state.get("sources", [])))
-    candidates_per_sq = rank_passages(question, sub_questions, passages, CANDIDATES_PER_SUB_QUESTION)
+    # BM25 over every passage is the stage's CPU work: in the engine's worker processes, off the loop
+    candidates_per_sq = await tools.cpu.run(
+        rank_passages, question, sub_questions, passages, CANDIDATES_PER_SUB_QUESTION
+    )
     wider = CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS
     wider_per_sq = (
-        rank_passages(question, sub_questions, passages, wider)
+        await tools.cpu.run(rank_passages, question, sub_questions, passages, wider)
         if state["engine"] != "llm"
         else candidates_per_sq
     )

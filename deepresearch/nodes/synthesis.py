@@ -159,18 +159,28 @@ async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) ->
     # the header tells what the model did in every step, this one included
     # the citation check reads the sources' texts, stored once by hash (not in the state)
     sources = await tools.source_texts("write_report", state.get("sources", []))
-    bundle = compose.build_report_bundle(
-        {**state, "sources": sources, "model_answers": {**state.get("model_answers", {}), **answers}}, body
+    # citation check and HTML rendering: CPU work, in the engine's worker processes
+    bundle = await tools.cpu.run(
+        compose.build_report_bundle,
+        {**state, "sources": sources, "model_answers": {**state.get("model_answers", {}), **answers}},
+        body,
     )
-    files = {}
-    for name, content in bundle.files.items():
-        written = await tools.write_artifact(
-            stage="write_report",
-            receipt_key=stage.receipt_key,
-            relative_path=f"{state['artifact_dir']}/{name}",
-            content=content,
+    # the five files at once: their receipts commit together (one fsync, not one per file)
+    written = await asyncio.gather(
+        *(
+            tools.write_artifact(
+                stage="write_report",
+                receipt_key=stage.receipt_key,
+                relative_path=f"{state['artifact_dir']}/{name}",
+                content=content,
+            )
+            for name, content in bundle.files.items()
         )
-        files[name] = {"path": written.relative_path, "sha256": written.sha256, "size": written.size}
+    )
+    files = {
+        name: {"path": w.relative_path, "sha256": w.sha256, "size": w.size}
+        for name, w in zip(bundle.files, written, strict=True)
+    }
     check = bundle.citation_check
     note = (
         f"report written; {check['citations_supported']}/{check['citations_checked']} citations supported, "

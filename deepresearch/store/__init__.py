@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
 from .base import (
     ACTIVE_STATUSES,
     LOCAL_OWNER,
     RESUMABLE_STATUSES,
+    CancelRequested,
     CheckpointRecord,
     EventRecord,
     LeaseLost,
@@ -35,6 +33,7 @@ from .base import (
 )
 from .pg_connection import PostgresUnavailable, open_postgres_pool, redact_dsn, session_advisory_lock
 from .postgres import CHECKPOINTER_SETUP_LOCK_KEY, PostgresRunStore, open_postgres_store
+from .savers import CheckpointFences, FencedSaver, FencedSqliteSaver
 from .serde import CompressedSerializer
 from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_path_from_url
 
@@ -44,6 +43,7 @@ __all__ = [
     "DATABASE_UNAVAILABLE",
     "LOCAL_OWNER",
     "RESUMABLE_STATUSES",
+    "CancelRequested",
     "CheckpointFences",
     "CheckpointRecord",
     "EventRecord",
@@ -82,65 +82,6 @@ DATABASE_UNAVAILABLE: tuple[type[Exception], ...] = (
 a bug, and not the run's fault. A narrower class than DATABASE_ERRORS, which also covers any OSError."""
 
 
-class CheckpointFences:
-    """Which threads this process checkpoints under a lease: LangGraph's saver writes outside the store's
-    transactions, so before each of its writes for such a thread the lease is checked (LeaseLost): a
-    process that lost a run to another one cannot add checkpoints to the run's thread."""
-
-    def __init__(self, store: RunStore) -> None:
-        self.store = store
-        self._held: dict[str, tuple[str, str]] = {}
-
-    def hold(self, thread_id: str, run_id: str, owner: str) -> None:
-        self._held[thread_id] = (run_id, owner)
-
-    def drop(self, thread_id: str) -> None:
-        self._held.pop(thread_id, None)
-
-    async def check(self, config: Any) -> None:
-        thread_id = (config or {}).get("configurable", {}).get("thread_id")
-        held = self._held.get(thread_id) if thread_id else None
-        if held is not None:
-            await self.store.check_lease(*held)
-
-
-class FencedSaver:
-    """Checks the thread's fence before LangGraph writes a checkpoint or a task's writes (a mixin: first in
-    the bases, so the check runs before the saver's own write)."""
-
-    fences: CheckpointFences
-
-    async def aput(self, config: Any, *args: Any, **kwargs: Any) -> Any:
-        await self.fences.check(config)
-        return await super().aput(config, *args, **kwargs)  # type: ignore[misc]
-
-    async def aput_writes(self, config: Any, *args: Any, **kwargs: Any) -> None:
-        await self.fences.check(config)
-        await super().aput_writes(config, *args, **kwargs)  # type: ignore[misc]
-
-
-class ShieldedSqliteSaver(AsyncSqliteSaver):
-    """AsyncSqliteSaver whose writes cannot be cut in half by a task cancellation.
-
-    LangGraph cancels the sibling tasks of a failed (or cancelled) step. A saver write interrupted between
-    its INSERT and its COMMIT leaves a write transaction open on the saver's connection, and every other
-    writer then waits until "database is locked". Shielding lets the write commit first.
-    """
-
-    async def aput(self, *args: Any, **kwargs: Any) -> Any:
-        return await asyncio.shield(super().aput(*args, **kwargs))
-
-    async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
-        await asyncio.shield(super().aput_writes(*args, **kwargs))
-
-    async def adelete_thread(self, *args: Any, **kwargs: Any) -> None:
-        await asyncio.shield(super().adelete_thread(*args, **kwargs))
-
-
-class FencedSqliteSaver(FencedSaver, ShieldedSqliteSaver):
-    pass
-
-
 @dataclass(slots=True)
 class Persistence:
     store: RunStore
@@ -168,6 +109,7 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
             saver.fences = CheckpointFences(store)
             saver.serde = CompressedSerializer(saver.serde)
             # one lock for both: a commit must never land while the other's statement is half-stepped
+            # (the saver's reads; its writes go through the store's group commit)
             saver.lock = store.lock
             await saver.setup()
             yield Persistence(store, saver, database_url, saver.fences)

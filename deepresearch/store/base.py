@@ -246,6 +246,15 @@ class LeaseLost(Exception):
         self.owner = owner
 
 
+class CancelRequested(Exception):
+    """A write that starts a call found the run's cancel requested (by any process): nothing was written,
+    and the call must not be made."""
+
+    def __init__(self, run_id: str) -> None:
+        super().__init__(f"run {run_id!r}: cancel requested")
+        self.run_id = run_id
+
+
 class RunChanged(Exception):
     """A compare-and-set update found the run changed since it was read (another request or process)."""
 
@@ -312,8 +321,12 @@ class RunStore(Protocol):
     async def watch_events(self, wake: Callable[[str], None]) -> None: ...
 
     async def add_checkpoint(self, record: CheckpointRecord, *, fence: str | None = None) -> bool: ...
+    async def compact_thread(
+        self, run_id: str, thread_id: str, keep: Sequence[str], *, fence: str | None = None
+    ) -> None: ...
     async def list_checkpoints(self, run_id: str) -> list[CheckpointRecord]: ...
 
+    async def receipt_keys(self, run_id: str) -> set[tuple[str, str]]: ...
     async def get_receipt(self, run_id: str, receipt_key: str, hash_: str) -> Receipt | None: ...
     async def start_receipt(
         self,
@@ -326,6 +339,7 @@ class RunStore(Protocol):
         *,
         fence: str | None = None,
         texts: Mapping[str, str] | None = None,
+        unless_cancelled: bool = False,
     ) -> None: ...
     async def finish_receipt(
         self,

@@ -26,7 +26,7 @@ MIGRATION_LOCK_KEY = 0x64725F6D6967  # "dr_mig"
 CHECKPOINTER_SETUP_LOCK_KEY = 0x64725F636B70  # "dr_ckp"
 _RUN_LOCK_CLASS = 0x64725F65  # "dr_e"
 EVENTS_CHANNEL = "deepresearch_events"
-"""NOTIFY channel: the payload is the run id of an appended event."""
+"""NOTIFY channel: the payload is ``<run id> <seq>`` of an appended event (a bare run id from before)."""
 
 
 class _Statements:
@@ -69,9 +69,10 @@ class PostgresRunStore(SqlRunStore):
         else:
             await tx.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (_RUN_LOCK_CLASS, key))
 
-    async def _announce(self, tx: Any, run_id: str) -> None:
-        # delivered at COMMIT, to every listening session: streamers on other replicas wake at once
-        await tx.execute("SELECT pg_notify(?, ?)", (EVENTS_CHANNEL, run_id))
+    async def _announce(self, tx: Any, run_id: str, seq: int) -> None:
+        # delivered at COMMIT, to every listening session: streamers on other replicas wake at once, and
+        # this process's own tails skip the echo of what they were handed in memory (the seq says so)
+        await tx.execute("SELECT pg_notify(?, ?)", (EVENTS_CHANNEL, f"{run_id} {seq}"))
 
     async def watch_events(self, wake: Callable[[str], None]) -> None:
         """LISTEN on a connection of its own (not the pool's: it stays in LISTEN for good); reconnects

@@ -18,6 +18,7 @@ from typing import Any, Protocol, TypeVar
 
 from .base import (
     LOCAL_OWNER,
+    CancelRequested,
     CheckpointRecord,
     EventRecord,
     LeaseLost,
@@ -36,6 +37,7 @@ from .base import (
 )
 from .leases import LeaseSql
 from .migrations import MIGRATIONS
+from .savers import compaction_statements
 from .steering import SteeringSql
 from .texts import TextSql
 from .tokens import TokenSql
@@ -180,7 +182,7 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
         """Inside `tx`: wait until no other process holds `key` (a run id, or the schema) in a transaction."""
         raise NotImplementedError
 
-    async def _announce(self, tx: Statements, run_id: str) -> None:
+    async def _announce(self, tx: Statements, run_id: str, seq: int) -> None:
         """Inside the transaction appending an event of `run_id`: tell other processes (at commit)."""
 
     async def watch_events(self, wake: Callable[[str], None]) -> None:
@@ -205,23 +207,43 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
     ) -> tuple[int, list[Row]]:
         """One writing statement, in the same transaction as the check that `fence` (a lease owner)
         still holds the run's lease; None: unfenced (a command, not an execution)."""
+        return (await self.fenced_writes(run_id, fence, [(statement, params)]))[0]
 
-        async def body(tx: Statements) -> tuple[int, list[Row]]:
+    async def fenced_writes(
+        self, run_id: str, fence: str | None, statements: Sequence[tuple[str, Sequence[Any]]]
+    ) -> list[tuple[int, list[Row]]]:
+        """Writing statements in one transaction with the lease check (LeaseLost), in order. Also the way
+        LangGraph's checkpoints reach SQLite (store/__init__.py): one commit, shared with other writers."""
+
+        async def body(tx: Statements) -> list[tuple[int, list[Row]]]:
             await self._hold_lease(tx, run_id, fence)
-            return await tx.execute(statement, params)
+            return [await tx.execute(statement, params) for statement, params in statements]
 
         return await self._atomic(body)
 
-    async def _hold_lease(self, tx: Statements, run_id: str, fence: str | None) -> None:
+    async def compact_thread(
+        self, run_id: str, thread_id: str, keep: Sequence[str], *, fence: str | None = None
+    ) -> None:
+        """Drop the LangGraph rows a completed run's thread no longer needs (savers.compaction_statements),
+        keeping the checkpoints `keep` and the newest one."""
+        await self.fenced_writes(run_id, fence, compaction_statements(self.dialect.name, thread_id, keep))
+
+    async def _hold_lease(
+        self, tx: Statements, run_id: str, fence: str | None, *, unless_cancelled: bool = False
+    ) -> None:
         """Fencing: inside `tx`, LeaseLost unless `fence` holds the run's lease. The row stays locked until
-        the commit, so a takeover cannot slip in between this check and the write it guards."""
-        if fence is None:
+        the commit, so a takeover cannot slip in between this check and the write it guards.
+        `unless_cancelled`: CancelRequested if somebody asked to cancel the run (same row, same read)."""
+        if fence is None and not unless_cancelled:
             return
         _, rows = await tx.execute(
-            f"SELECT lease_owner FROM runs WHERE run_id = ?{self.dialect.row_lock}", (run_id,)
+            f"SELECT lease_owner, cancel_requested FROM runs WHERE run_id = ?{self.dialect.row_lock}",
+            (run_id,),
         )
-        if not rows or rows[0]["lease_owner"] != fence:
+        if fence is not None and (not rows or rows[0]["lease_owner"] != fence):
             raise LeaseLost(run_id, fence)
+        if unless_cancelled and rows and rows[0]["cancel_requested"]:
+            raise CancelRequested(run_id)
 
     async def check_lease(self, run_id: str, owner: str) -> None:
         """LeaseLost unless `owner` holds the run's lease now (before a write outside the database)."""
@@ -414,7 +436,7 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
                 ),
                 (run_id, type_, stage, ts, dumps_json(data), run_id),
             )
-            await self._announce(tx, run_id)
+            await self._announce(tx, run_id, int(rows[0]["seq"]))
             return rows
 
         rows = await self._atomic(body)
@@ -457,6 +479,13 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
         return [record_from_row(CheckpointRecord, r) for r in rows]
 
     # --- receipts ------------------------------------------------------------------------------
+    async def receipt_keys(self, run_id: str) -> set[tuple[str, str]]:
+        """(receipt_key, args_hash) of every receipt of the run: which calls get_receipt can find."""
+        rows = await self._read(
+            "SELECT receipt_key, args_hash FROM tool_receipts WHERE run_id = ?", (run_id,)
+        )
+        return {(row["receipt_key"], row["args_hash"]) for row in rows}
+
     async def get_receipt(self, run_id: str, receipt_key: str, hash_: str) -> Receipt | None:
         rows = await self._read(
             "SELECT * FROM tool_receipts WHERE run_id = ? AND receipt_key = ? AND args_hash = ?",
@@ -475,16 +504,18 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
         *,
         fence: str | None = None,
         texts: Mapping[str, str] | None = None,
+        unless_cancelled: bool = False,
     ) -> None:
         """`texts`: args fields whose value is a text to store once (texts.py): the field gets its
-        SHA-256, and the text is stored in the same transaction as the receipt."""
+        SHA-256, and the text is stored in the same transaction as the receipt. `unless_cancelled`:
+        CancelRequested (nothing written) if the run's cancel was asked for, read in the same transaction."""
         now = utcnow()
         prepared = {field: await self._prepare_text(text) for field, text in (texts or {}).items()}
         if prepared:
             args = {**args, **{field: p[0] for field, p in prepared.items()}}
 
         async def body(tx: Statements) -> None:
-            await self._hold_lease(tx, run_id, fence)
+            await self._hold_lease(tx, run_id, fence, unless_cancelled=unless_cancelled)
             for p in prepared.values():
                 await self._store_text(tx, run_id, p)
             # A succeeded receipt is never downgraded; a failed or stale started one is restarted.
