@@ -270,9 +270,21 @@ async def batch(
         async def one(i: int) -> RunTrace:
             question = f"How do durable workflow checkpoints keep long research runs safe? ({tag} run {i})"
             trace = await start_run(client, question, options)
-            return await stream_run(client, trace, keep=keep)
+            await stream_run(client, trace, keep=keep)
+            await _stopped(client, trace.run_id)  # not timed: the status flips just after `end`
+            return trace
 
         return await asyncio.gather(*(one(i) for i in range(count)))
+
+
+async def _stopped(client: httpx.AsyncClient, run_id: str) -> None:
+    """Until the run's record says it stopped (its last writes are in the database then)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if (await client.get(f"/api/runs/{run_id}")).json().get("status") not in ("running", "queued"):
+            return
+        await asyncio.sleep(0.05)
+    raise RuntimeError(f"run {run_id} still running 30 s after its end event")
 
 
 def idle_by_stage(trace: RunTrace, intervals: list[Interval]) -> dict[str, float]:
@@ -387,7 +399,11 @@ async def cancel_latency(url: str, peers: Peers) -> dict[str, Any]:
         cancel_at = time.time()
         await client.post(f"/api/runs/{trace.run_id}/cancel", json={})
         await stream_run(client, trace, after=trace.last_seq)
-    in_flight = [i for i in peers.intervals(trace.posted_at) if i.start <= cancel_at <= i.end]
+    # in flight: at the peer already, or about to be - its tool_call event (and so its started receipt,
+    # after which a call always goes out) can reach the client before the request reaches the peer
+    in_flight = [
+        i for i in peers.intervals(trace.posted_at) if i.start <= cancel_at + 0.1 and i.end >= cancel_at
+    ]
     call_end = max((i.end for i in in_flight), default=cancel_at)
     return {
         "status": trace.status,

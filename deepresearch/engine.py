@@ -296,9 +296,9 @@ class ResearchEngine:
             final_fields["current_stage"] = None
         if pending_input is not None:
             final_fields["pending_input"] = pending_input
-        final = await self.store.update_run(run_id, fence=fence, **final_fields)
         if status == "completed":
-            await self._compact(run, fence)
+            await self._compact(run, fence)  # before the flip: a reader that sees `completed` sees it all
+        final = await self.store.update_run(run_id, fence=fence, **final_fields)
         if torn_down:
             raise asyncio.CancelledError
         return final

@@ -58,6 +58,15 @@ def passages_of(sources: Sequence[dict[str, Any]]) -> list[PassageRecord]:
     ]
 
 
+def rank_sources(
+    question: str, sub_questions: Sequence[str], sources: Sequence[dict[str, Any]], limits: Sequence[int]
+) -> list[list[list[tuple[float, PassageRecord]]]]:
+    """The sources cut into passages and ranked once per limit in `limits`: a stage's whole CPU work in
+    one call, so it makes one trip to a CPU worker (deepresearch/cpu.py)."""
+    passages = passages_of(sources)
+    return [rank_passages(question, sub_questions, passages, limit) for limit in limits]
+
+
 def rank_passages(
     question: str, sub_questions: Sequence[str], passages: Sequence[PassageRecord], limit: int
 ) -> list[list[tuple[float, PassageRecord]]]:

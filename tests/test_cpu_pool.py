@@ -78,7 +78,7 @@ def test_bad_worker_counts_are_refused() -> None:
     with pytest.raises(ValueError, match="0 \\(threads\\) or more"):
         CpuPool(-1)
     assert CpuPool.for_setting(0).workers == 0
-    assert 1 <= CpuPool.for_setting(None).workers <= 4
+    assert 2 <= CpuPool.for_setting(None).workers <= 4
 
 
 ORPHAN_SCRIPT = """

@@ -5,7 +5,6 @@ from deepresearch.nodes.common import InjectedFailure, business_stage
 from deepresearch.nodes.gather import (
     coverage,
     fetch_sources,
-    passages_of,
     plan_research,
     query_agent,
     reduce_queries,
@@ -29,7 +28,6 @@ __all__ = [
     "critic_review",
     "fetch_sources",
     "finalize_report",
-    "passages_of",
     "plan_research",
     "query_agent",
     "reduce_analysis",

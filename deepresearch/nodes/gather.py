@@ -31,7 +31,7 @@ from deepresearch.schemas import (
     ScreenedPassage,
     ScreeningResult,
 )
-from deepresearch.screening import passages_of, rank_passages
+from deepresearch.screening import rank_sources
 from deepresearch.seeding import uncovered_queries
 from deepresearch.state import QueryTask, ReportState, SearchState
 from deepresearch.store import DATABASE_UNAVAILABLE, LeaseLost
@@ -261,17 +261,14 @@ def _chars(source: dict[str, Any]) -> int:
 async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     tools, question = runtime.context.tools, state["question"]
     sub_questions = state["plan"]["sub_questions"]
-    passages = passages_of(await tools.source_texts("screen_evidence", state.get("sources", [])))
-    # BM25 over every passage is the stage's CPU work: in the engine's worker processes, off the loop
-    candidates_per_sq = await tools.cpu.run(
-        rank_passages, question, sub_questions, passages, CANDIDATES_PER_SUB_QUESTION
-    )
-    wider = CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS
-    wider_per_sq = (
-        await tools.cpu.run(rank_passages, question, sub_questions, passages, wider)
-        if state["engine"] != "llm"
-        else candidates_per_sq
-    )
+    sources = await tools.source_texts("screen_evidence", state.get("sources", []))
+    # cutting every page into passages and BM25 over them are the stage's CPU work: in the engine's
+    # worker processes, off the loop (the extractive mode also ranks a wider pool)
+    limits = [CANDIDATES_PER_SUB_QUESTION]
+    if state["engine"] != "llm":
+        limits.append(CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS)
+    ranked = await tools.cpu.run(rank_sources, question, sub_questions, sources, limits)
+    candidates_per_sq, wider_per_sq = ranked[0], ranked[-1]
 
     answers: dict[str, Any] = {}
 
