@@ -338,7 +338,7 @@ class Settings(BaseSettings):
         ge=0,
         le=64,
         description="Worker processes for HTML extraction, ranking and rendering (0: threads; "
-        "unset: one per core the event loop does not need, 2 to 4).",
+        "unset: cores - 1, at least 2 and at most 4).",
     )
     sse_heartbeat_seconds: float = Field(15.0, gt=0, le=300, description="SSE comment ping interval.")
     max_question_chars: int = Field(2000, ge=10, le=100_000)

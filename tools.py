@@ -77,11 +77,11 @@ class ResearchTools:
         self.corpus = corpus
         self.llm = llm
         self.cpu = cpu
+        """Where the stages run their CPU-bound work (ranking, rendering), away from the event loop."""
         # the texts this execution fetched or read back, by hash: the next stages read them from here, not
         # from the database (bounded: the oldest go first past TEXT_CACHE_CHARS)
         self._texts: dict[str, str] = {}
         self._text_chars = 0
-        """Where the stages run their CPU-bound work (ranking, rendering), away from the event loop."""
         # bounds the parallel search branches of one run (each Send branch is its own task)
         self._search_slots = asyncio.Semaphore(settings.search_concurrency)
 

@@ -41,7 +41,7 @@ class CpuWorkerLost(RuntimeError):
 
 
 def default_workers() -> int:
-    """One worker per core the event loop does not need, between 2 and 4: on 2 cores, 2 workers finished
+    """Cores - 1, at least 2 and at most 4: on 2 cores, 2 workers finished
     10 and 50 runs at once 4-5 % sooner than 1 (pages arrive in bursts: every run of a batch fetches its
     round at the same moment, and one worker works through the queue alone)."""
     return max(2, min(4, (os.cpu_count() or 2) - 1))
@@ -96,25 +96,31 @@ class CpuPool:
                 )
             return self._executor
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in a worker. A worker that dies with the task is replaced and the task tried once
-        more in the new pool; a second loss raises :class:`CpuWorkerLost`."""
+    async def run(self, fn: Callable[..., T], *args: Any, trusted: bool = False) -> T:
+        """``fn(*args)`` in a worker. A worker that dies takes every task of its pool down with it, not only
+        its own: each is tried once more in a new pool, and a second loss raises :class:`CpuWorkerLost`.
+        ``trusted``: the input is the run's own (ranking, rendering), not a page from the web, so after the
+        second loss it runs in a thread instead - it is another task's page that kills the workers, and that
+        must not fail this run's stage."""
         if not self.workers:
             return await asyncio.to_thread(fn, *args)
         loop = asyncio.get_running_loop()
+        name = getattr(fn, "__name__", repr(fn))
         for attempt in (1, 2):
             executor = self._pool()
             try:
                 return await loop.run_in_executor(executor, fn, *args)
             except BrokenProcessPool:
                 logger.warning(
-                    "a CPU worker died running %s (attempt %d); starting a new pool",
-                    getattr(fn, "__name__", fn),
+                    "a CPU worker died while %s was queued or running (attempt %d); starting a new pool",
+                    name,
                     attempt,
                     exc_info=True,
                 )
                 self._replace(executor)
-        raise CpuWorkerLost(f"a CPU worker died twice running {getattr(fn, '__name__', fn)}")
+        if trusted:
+            return await asyncio.to_thread(fn, *args)
+        raise CpuWorkerLost(f"a CPU worker died twice running {name}")
 
     def _replace(self, broken: Executor) -> None:
         with self._lock:

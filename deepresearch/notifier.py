@@ -48,6 +48,7 @@ class Subscription:
     def take(self, after: int) -> list[EventRecord] | None:
         """The events after seq ``after`` that were handed over, in order and without a gap; ``[]`` when
         nothing new is known here; None when only the log can tell (a gap, an overflow, a bare wake-up)."""
+        self._newest_seen = max(self._newest_seen, after)  # what the tail replayed: its echo is no news
         while self._events and self._events[0].seq <= after:
             self._events.popleft()
         if self._stale:

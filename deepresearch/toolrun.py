@@ -126,7 +126,8 @@ class ToolRuntime:
         self._budget_lock = asyncio.Lock()  # parallel branches must not both take the last unit
         self._inflight: set[asyncio.Task[Any]] = set()
         # (receipt_key, args_hash) of the run's receipts, read once: only this execution adds receipts
-        # while it holds the lease, so a call not in it has none and needs no lookup (a fresh run: none)
+        # while it holds the lease, so a call not in it has none and needs no lookup (a fresh run: none).
+        # Forks and follow-ups copy receipts before their run's first execution; a takeover starts afresh.
         self._recorded: set[tuple[str, str]] | None = None
         self._recorded_lock = asyncio.Lock()
 
@@ -260,6 +261,9 @@ class ToolRuntime:
         return CallOutcome(value, reused=False, tokens=tokens, cost_usd=cost)
 
     async def _receipt(self, receipt_key: str, hash_: str) -> Receipt | None:
+        if self.fence is None:
+            # no lease, no exclusivity (LangGraph's server may run a thread twice at once): always look
+            return await self.store.get_receipt(self.run_id, receipt_key, hash_)
         if self._recorded is None:
             async with self._recorded_lock:  # parallel branches' first calls: one read
                 if self._recorded is None:

@@ -74,6 +74,21 @@ async def test_the_fetcher_extracts_in_the_pool(servers: Servers, tmp_path: Path
         pool.close()
 
 
+async def test_a_page_that_kills_the_workers_does_not_fail_the_trusted_work_queued_with_it() -> None:
+    """A dying worker breaks its whole pool: what was queued behind the killer is tried again, and the
+    run's own work (ranking, rendering) finishes in a thread if the pool breaks twice."""
+    pool = CpuPool(1)
+    try:
+        killer = asyncio.ensure_future(pool.run(os._exit, 3))
+        await asyncio.sleep(0)  # queued first
+        queued = asyncio.ensure_future(pool.run(sum, [1, 2, 3], trusted=True))
+        assert await asyncio.wait_for(queued, timeout=60) == 6
+        with pytest.raises(CpuWorkerLost):
+            await asyncio.wait_for(killer, timeout=60)
+    finally:
+        pool.close()
+
+
 def test_bad_worker_counts_are_refused() -> None:
     with pytest.raises(ValueError, match="0 \\(threads\\) or more"):
         CpuPool(-1)

@@ -267,7 +267,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     limits = [CANDIDATES_PER_SUB_QUESTION]
     if state["engine"] != "llm":
         limits.append(CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS)
-    ranked = await tools.cpu.run(rank_sources, question, sub_questions, sources, limits)
+    ranked = await tools.cpu.run(rank_sources, question, sub_questions, sources, limits, trusted=True)
     candidates_per_sq, wider_per_sq = ranked[0], ranked[-1]
 
     answers: dict[str, Any] = {}

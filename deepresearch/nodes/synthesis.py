@@ -164,6 +164,7 @@ async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) ->
         compose.build_report_bundle,
         {**state, "sources": sources, "model_answers": {**state.get("model_answers", {}), **answers}},
         body,
+        trusted=True,
     )
     # the five files at once: their receipts commit together (one fsync, not one per file)
     written = await asyncio.gather(
