@@ -35,6 +35,7 @@ from bench.measure import (
     free_port,
     live_server,
     server_env,
+    serving,
     summarise_batch,
     union_seconds,
 )
@@ -80,28 +81,8 @@ def langgraph_server(cli: Path, env: dict[str, str], log: Path) -> Iterator[str]
         # its working directory receives the dev server's persistence (.langgraph_api/): a fresh one
         process = subprocess.Popen(command, cwd=log.parent, env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"langgraph dev exited with {process.returncode}: see {log}")
-            try:
-                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"langgraph dev was not ready in 120 s: see {log}")
-            time.sleep(0.2)
+    with serving(process, f"{url}/ok", "langgraph dev", log, ready_within=120, poll=0.2):
         yield url
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
 
 
 async def peer_batch(url: str, count: int, tag: str) -> list[dict[str, Any]]:

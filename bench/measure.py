@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.peers import Interval, Peers
+from tests.live import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_S = 900.0
@@ -95,14 +96,6 @@ def server_env(peers: Peers, home: Path, database_url: str, **extra: str) -> dic
     return env | extra
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @dataclass(frozen=True, slots=True)
 class Server:
     url: str
@@ -145,20 +138,29 @@ def live_server(env: dict[str, str], log: Path) -> Iterator[Server]:
             stderr=subprocess.STDOUT,
         )
     url = f"http://127.0.0.1:{port}"
+    with serving(process, f"{url}/readyz", "deepresearch serve", log, ready_within=60, poll=0.1):
+        yield Server(url, process.pid)
+
+
+@contextmanager
+def serving(
+    process: subprocess.Popen[bytes], ready_url: str, name: str, log: Path, ready_within: float, poll: float
+) -> Iterator[None]:
+    """Wait until `process` answers 200 at `ready_url` (or fail, naming its log); stop it on the way out."""
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + ready_within
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"deepresearch serve exited with {process.returncode}: see {log}")
+                raise RuntimeError(f"{name} exited with {process.returncode}: see {log}")
             try:
-                if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                if httpx.get(ready_url, timeout=2).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                raise RuntimeError(f"deepresearch serve was not ready in 60 s: see {log}")
-            time.sleep(0.1)
-        yield Server(url, process.pid)
+                raise RuntimeError(f"{name} was not ready in {ready_within:g} s: see {log}")
+            time.sleep(poll)
+        yield
     finally:
         if process.poll() is None:
             process.terminate()
