@@ -12,6 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from config import Settings
+from deepresearch.engine import ResearchEngine
+from deepresearch.store import EventRecord, RunRecord
+from deepresearch.toolrun import CancelSignal
 from tests.scripted import serve_app
 from tests.scripted.openai_server import ScriptedOpenAI, make_openai_server
 from tests.scripted.research_llm import ResearchResponder
@@ -97,3 +100,19 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'runs.db'}"
     return str(request.getfixturevalue("fresh_postgres_dsn"))
+
+
+async def execute_and_pause_after(
+    engine: ResearchEngine, run_id: str, stage: str, seen: list[EventRecord] | None = None
+) -> RunRecord:
+    """Execute the run and pause it (a cancel, as Ctrl-C does) once `stage`'s checkpoint is out; `seen`
+    collects the execution's events."""
+    cancel = CancelSignal(run_id, engine.store)
+
+    def pause(event: EventRecord) -> None:
+        if seen is not None:
+            seen.append(event)
+        if event.type == "checkpoint" and event.stage == stage:
+            cancel.request("test pause")
+
+    return await engine.execute(run_id, cancel=cancel, on_event=pause)

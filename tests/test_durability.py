@@ -12,7 +12,7 @@ from deepresearch.engine import graph_config, open_engine
 from deepresearch.store import EventRecord
 from deepresearch.toolrun import CancelSignal
 from stages import FINAL_ARTIFACTS
-from tests.conftest import Servers
+from tests.conftest import Servers, execute_and_pause_after
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
 
@@ -42,13 +42,7 @@ async def test_cancel_after_fetch_then_resume_repeats_nothing(servers: Servers, 
     settings = servers.settings(tmp_path, llm=True)
     async with open_engine(settings) as engine:
         run = await engine.create_run(QUESTION)
-        cancel = CancelSignal(run.run_id, engine.store)
-
-        def pause_after_fetch(event: EventRecord) -> None:
-            if event.type == "checkpoint" and event.stage == "fetch_sources":
-                cancel.request("test pause")
-
-        first = await engine.execute(run.run_id, cancel=cancel, on_event=pause_after_fetch)
+        first = await execute_and_pause_after(engine, run.run_id, "fetch_sources")
         assert first.status == "cancelled", first.error
         snapshot = await engine.graph.aget_state(graph_config(run.thread_id))
         assert snapshot.next == ("screen_evidence",)

@@ -17,9 +17,8 @@ import pytest
 
 from deepresearch.engine import open_engine
 from deepresearch.store import EventRecord
-from deepresearch.toolrun import CancelSignal
 from stages import FINAL_ARTIFACTS
-from tests.conftest import Servers
+from tests.conftest import Servers, execute_and_pause_after
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
 LLM_PROMPTS = ("plan/v1", "screen/v1", "reflect/v1", "review/v1", "critic/v1", "report/v1")
@@ -103,19 +102,8 @@ async def test_cancel_and_resume_repeat_no_answer_and_no_fallback(servers: Serve
     settings = servers.settings(tmp_path, llm=True)
     async with open_engine(settings) as engine:
         run = await engine.create_run(QUESTION)
-        cancel = CancelSignal(run.run_id, engine.store)
-
-        def pause_after_screening(event: EventRecord) -> None:
-            if event.type == "checkpoint" and event.stage == "screen_evidence":
-                cancel.request("test pause")
-
         first_events: list[EventRecord] = []
-
-        def record(event: EventRecord) -> None:
-            first_events.append(event)
-            pause_after_screening(event)
-
-        first = await engine.execute(run.run_id, cancel=cancel, on_event=record)
+        first = await execute_and_pause_after(engine, run.run_id, "screen_evidence", first_events)
         assert first.status == "cancelled", first.error
         before = servers.llm.calls_by_prompt()
         assert before["plan/v1"] == 2 and before["screen/v1"] >= 2 and "review/v1" not in before

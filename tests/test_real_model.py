@@ -29,9 +29,8 @@ from starlette.routing import Route
 
 from deepresearch.engine import open_engine
 from deepresearch.store import EventRecord
-from deepresearch.toolrun import CancelSignal
 from stages import FINAL_ARTIFACTS
-from tests.conftest import Servers
+from tests.conftest import Servers, execute_and_pause_after
 from tests.scripted import serve_app
 from tests.scripted.openai_server import prompt_id
 
@@ -152,13 +151,7 @@ async def test_cancel_and_resume_with_a_real_model_repeat_no_completed_call(
     settings = _settings(servers, tmp_path, base_url)
     async with open_engine(settings) as engine:
         run = await engine.create_run(QUESTION)
-        cancel = CancelSignal(run.run_id, engine.store)
-
-        def pause_after_screening(event: EventRecord) -> None:
-            if event.type == "checkpoint" and event.stage == "screen_evidence":
-                cancel.request("test pause")
-
-        first = await engine.execute(run.run_id, cancel=cancel, on_event=pause_after_screening)
+        first = await execute_and_pause_after(engine, run.run_id, "screen_evidence")
         assert first.status == "cancelled", first.error
         before = Counter(counting.calls)
         assert before["plan/v1"] >= 1 and before["screen/v1"] >= 1 and before["report/v1"] == 0

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 from deepresearch.engine import graph_config, open_engine
-from deepresearch.store import EventRecord, RunStore, open_postgres_store, open_sqlite_store
-from deepresearch.toolrun import CancelSignal
-from tests.conftest import Servers
+from deepresearch.store import RunStore, open_postgres_store, open_sqlite_store
+from tests.conftest import Servers, execute_and_pause_after
 from tests.scripted.static_site import ARTICLES
 from tools import FetchOutcome
 
@@ -142,13 +141,7 @@ async def test_pages_stay_out_of_state_and_receipts_and_a_resumed_run_repeats_no
     settings = servers.settings(tmp_path, llm=True)
     async with open_engine(settings) as engine:
         run = await engine.create_run(QUESTION)
-        cancel = CancelSignal(run.run_id, engine.store)
-
-        def pause_after_screening(event: EventRecord) -> None:
-            if event.type == "checkpoint" and event.stage == "screen_evidence":
-                cancel.request("test pause")
-
-        first = await engine.execute(run.run_id, cancel=cancel, on_event=pause_after_screening)
+        first = await execute_and_pause_after(engine, run.run_id, "screen_evidence")
         assert first.status == "cancelled", first.error
         searches, llm_calls = len(servers.search.calls), servers.llm.calls_by_prompt()
         page_hits = Counter({p: n for p, n in servers.site.hits.items() if p.startswith("/articles/")})
