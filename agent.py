@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from config import Settings, describe_validation_error, load_settings
+from config import Settings, describe_settings_error, describe_validation_error, load_settings
 from deepresearch.auth import TokenError, Tokens
 from deepresearch.cli_view import ProgressView
 from deepresearch.engine import open_engine
@@ -290,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         env_file = args.env_file if Path(args.env_file).is_file() else None
         settings = load_settings(env_file)
     except ValidationError as exc:
-        print(f"error: invalid settings: {describe_validation_error(exc)}", file=sys.stderr)
+        print(f"error: invalid settings: {describe_settings_error(exc)}", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(level=settings.log_level.upper(), format="%(levelname)s %(name)s: %(message)s")
     try:

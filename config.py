@@ -498,6 +498,26 @@ def describe_validation_error(exc: ValidationError, whole: str = "settings") -> 
     )
 
 
+def describe_settings_error(exc: ValidationError) -> str:
+    """Like describe_validation_error, naming the environment variable that sets each bad field."""
+    parts = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else ""
+        where = ".".join(str(part) for part in error["loc"]) or "settings"
+        if field in Settings.model_fields:
+            where = f"{setting_variable(field)} ({where})"
+        parts.append(f"{where}: {error_message(error)}")
+    return "; ".join(parts)
+
+
+def setting_variable(field: str) -> str:
+    """The environment variable of a Settings field: its first alias, or DEEPRESEARCH_<FIELD>."""
+    alias = Settings.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices) and alias.choices:
+        return str(alias.choices[0])
+    return alias if isinstance(alias, str) else f"DEEPRESEARCH_{field.upper()}"
+
+
 def error_message(error: Any) -> str:
     """A pydantic error's message, without the "Value error, " its own validators' messages get."""
     return str(error["msg"]).removeprefix("Value error, ")
