@@ -1,4 +1,5 @@
-"""deepresearch: the command line. The run lifecycle is the service's (deepresearch/service.py), as for HTTP.
+"""deepresearch: the command line. The run lifecycle is the service's (deepresearch/service/runs.py), as
+for HTTP.
 
 deepresearch run "question" [--corpus DIR]     research with a live progress view; Ctrl-C pauses
 deepresearch resume RUN_ID [--checkpoint ID]   continue a paused/failed run (or fork from a checkpoint)
@@ -25,11 +26,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from config import Settings, describe_settings_error, describe_validation_error, load_settings
-from deepresearch.auth import TokenError, Tokens
-from deepresearch.cli_view import ProgressView
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
 from deepresearch.rules import CheckpointNotFound, InvalidInput, RunConflict
-from deepresearch.service import RunService
+from deepresearch.service.auth import TokenError, Tokens
+from deepresearch.service.cli_view import ProgressView
+from deepresearch.service.runs import RunService
 from deepresearch.store import (
     PostgresUnavailable,
     RunNotFound,

@@ -4,7 +4,7 @@ Works with OpenAI, vLLM, Ollama, llama.cpp server and LM Studio.
 
 Uses the official ``openai`` SDK with its own retries switched off: the retry loop lives here so every
 attempt is counted, logged and bounded by the settings. ``structured()`` turns the model's answer into a
-validated pydantic object, repairing sloppy JSON and re-asking once (see ``deepresearch.llm_json``).
+validated pydantic object, repairing sloppy JSON and re-asking once (see ``deepresearch.llm.jsonparse``).
 """
 
 from __future__ import annotations
@@ -24,22 +24,22 @@ from openai import AsyncOpenAI
 from pydantic import BaseModel
 
 from config import Settings
-from deepresearch.llm_json import (
+from deepresearch.llm.jsonparse import (
     parse_json_loosely,
     reask_prompt,
     reask_text_prompt,
     strip_think,
     validate_loosely,
 )
-from deepresearch.llm_modes import LADDER, OutputMode, rejects_format, response_format, step_down
-from deepresearch.llm_types import (
+from deepresearch.llm.modes import LADDER, OutputMode, rejects_format, response_format, step_down
+from deepresearch.llm.types import (
     LLMError,
     LLMResponse,
     LLMUsage,
     StructuredOutputError,
     StructuredResult,
 )
-from deepresearch.llm_wire import (
+from deepresearch.llm.wire import (
     CONNECTION_HINT,
     DEFAULT_OPENAI_BASE_URL,
     TIMEOUT_HINT,
@@ -50,7 +50,7 @@ from deepresearch.llm_wire import (
     server_message,
     status_hint,
 )
-from deepresearch.tls import shared_ssl_context
+from deepresearch.web.tls import shared_ssl_context
 
 logger = logging.getLogger(__name__)
 
@@ -149,7 +149,7 @@ class LLMClient:
         """One chat completion, retried on 408/409/429/5xx, timeouts and connection errors.
 
         With a ``schema`` the request asks for it in the negotiated structured-output mode (see
-        deepresearch.llm_modes). ``<think>`` reasoning is stripped from the text.
+        deepresearch.llm.modes). ``<think>`` reasoning is stripped from the text.
         """
         settings = self._settings
         max_tokens = max_tokens or settings.llm_max_output_tokens
@@ -217,7 +217,7 @@ class LLMClient:
     ) -> StructuredResult[T]:
         """Ask for JSON matching ``schema``; repair the answer, re-ask once (with the reasons) if it is
         still unusable by shape or by meaning. ``context`` is the validation context of the checks by
-        meaning (see deepresearch.schemas.AnswerContext)."""
+        meaning (see deepresearch.graph.schemas.AnswerContext)."""
         responses: list[LLMResponse] = []
         problems: list[str] = []
         ask = messages

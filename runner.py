@@ -4,8 +4,8 @@ receipts, artifacts — on SQLite (embedded default) or PostgreSQL. OpenAPI at /
 
     deepresearch serve [--host 127.0.0.1] [--port 8000]
 
-Routes only translate HTTP to the run service (deepresearch/service.py) and back; every rule about runs lives
-there. Every route declares its response model and every status it can answer.
+Routes only translate HTTP to the run service (deepresearch/service/runs.py) and back; every rule about
+runs lives there. Every route declares its response model and every status it can answer.
 """
 
 from __future__ import annotations
@@ -27,10 +27,27 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
 from config import OptionsPatch, Settings
-from deepresearch.account_routes import collections, session
-from deepresearch.api_docs import document_api
-from deepresearch.auth import Tokens, is_loopback
-from deepresearch.contracts import (
+from deepresearch.api.access import (
+    BrowserGuard,
+    HeadAsGet,
+    PrincipalDep,
+    RunDep,
+    ServiceDep,
+    access_policy,
+    request_principal,
+)
+from deepresearch.api.accounts import collections, session
+from deepresearch.api.docs import document_api
+from deepresearch.api.errors import BodyLimit, error_responses, install_error_handlers, single_query_values
+from deepresearch.api.metrics import install_metrics, ops_metrics
+from deepresearch.api.ops import ops
+from deepresearch.api.reading import reading
+from deepresearch.api.steering import steering
+from deepresearch.api.ui import mount_ui
+from deepresearch.engine.core import open_engine
+from deepresearch.rules import QUESTION_PATTERN, question_problem
+from deepresearch.service.auth import Tokens, is_loopback
+from deepresearch.service.contracts import (
     ArtifactsPublic,
     CancelPublic,
     CheckpointsPublic,
@@ -41,28 +58,11 @@ from deepresearch.contracts import (
     RunsPublic,
     RunStatus,
 )
-from deepresearch.engine import open_engine
-from deepresearch.http_access import (
-    BrowserGuard,
-    HeadAsGet,
-    PrincipalDep,
-    RunDep,
-    ServiceDep,
-    access_policy,
-    request_principal,
-)
-from deepresearch.http_errors import BodyLimit, error_responses, install_error_handlers, single_query_values
-from deepresearch.limits import StreamSlots
-from deepresearch.metrics import install_metrics, ops_metrics
-from deepresearch.ops_routes import ops
-from deepresearch.reading import download_name
-from deepresearch.reading_routes import reading
-from deepresearch.rules import QUESTION_PATTERN, question_problem
-from deepresearch.service import RunService
-from deepresearch.steering_routes import steering
+from deepresearch.service.limits import StreamSlots
+from deepresearch.service.reading import download_name
+from deepresearch.service.runs import RunService
+from deepresearch.service.webhooks import WebhookNotifier
 from deepresearch.store import ACTIVE_STATUSES, DATABASE_ERRORS, EventRecord, open_persistence
-from deepresearch.ui import mount_ui
-from deepresearch.webhooks import WebhookNotifier
 
 logger = logging.getLogger("deepresearch.runner")
 

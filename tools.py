@@ -1,7 +1,8 @@
 """The research tools, each behind a receipt: web search, web fetch (or corpus read), LLM calls, file writes.
 
 Stages call these methods and nothing else that reaches the outside world. Every call is recorded in the run
-store; a call that already succeeded for this run returns its recorded result (see deepresearch.toolrun).
+store; a call that already succeeded for this run returns its recorded result (see
+deepresearch.receipts.runtime).
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from pydantic import BaseModel
 
 from config import ResearchOptions, Settings
 from deepresearch.cpu import CpuPool
-from deepresearch.fetch import FetchedPage, FetchError, WebFetcher
-from deepresearch.llm_modes import OutputMode, is_mode
+from deepresearch.engine.workspace import Workspace, WrittenFile, sha256_bytes
+from deepresearch.llm.modes import OutputMode, is_mode
+from deepresearch.receipts.results import FetchOutcome, LLMCallResult, StepFallback
+from deepresearch.receipts.runtime import CancelSignal, StageError, ToolRuntime
+from deepresearch.receipts.streaming import DeltaStream
 from deepresearch.search import (
     AllProvidersFailed,
     CorpusDocument,
@@ -33,10 +37,7 @@ from deepresearch.search import (
 )
 from deepresearch.search.health import explain_failures
 from deepresearch.store import LLMCapability, RunStore, utcnow
-from deepresearch.streaming import DeltaStream
-from deepresearch.tool_results import FetchOutcome, LLMCallResult, StepFallback
-from deepresearch.toolrun import CancelSignal, StageError, ToolRuntime
-from deepresearch.workspace import Workspace, WrittenFile, sha256_bytes
+from deepresearch.web.fetch import FetchedPage, FetchError, WebFetcher
 from llm_client import LLMClient, LLMError, LLMResponse, StructuredOutputError, endpoint_of
 
 logger = logging.getLogger(__name__)

@@ -17,8 +17,8 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Send
 
-from deepresearch import nodes
-from deepresearch.state import AnalysisState, QueryTask, ReportState, ReviewerTask, SearchState
+from deepresearch.graph import nodes
+from deepresearch.graph.state import AnalysisState, QueryTask, ReportState, ReviewerTask, SearchState
 from tools import ResearchContext
 
 __all__ = ["AnalysisState", "QueryTask", "ReportState", "ReviewerTask", "SearchState", "build_graph"]

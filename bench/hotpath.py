@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
 from tests.conftest import Servers
 from tests.scripted import serve_app
@@ -132,7 +132,7 @@ async def resume_latency(servers: Servers) -> dict[str, Any]:
 
 
 def extract_cpu(pages: int) -> dict[str, Any]:
-    from deepresearch.extract import extract_document
+    from deepresearch.web.extract import extract_document
 
     padded = _big_page()
     out: dict[str, Any] = {}

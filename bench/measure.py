@@ -418,7 +418,7 @@ async def cancel_latency(url: str, peers: Peers) -> dict[str, Any]:
 def extraction_cpu_ms(pages: int = 20) -> dict[str, Any]:
     """CPU time of the product's extraction of one typical bench page (thread CPU, median of ``pages``)."""
     from bench.peers import bench_page_html
-    from deepresearch.extract import extract_document
+    from deepresearch.web.extract import extract_document
 
     samples = []
     size = 0

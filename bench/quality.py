@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import itertools
 
 from config import Settings
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_CORPUS = Path("/usr/share/doc/python3.11/html")

@@ -29,7 +29,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # what every worker imports once at start, so the first page a run fetches does not pay for it
-_PRELOAD = ("deepresearch.extract", "deepresearch.screening", "deepresearch.compose")
+_PRELOAD = ("deepresearch.web.extract", "deepresearch.extractive.screening", "deepresearch.report.compose")
 
 
 PARENT_CHECK_SECONDS = 0.5

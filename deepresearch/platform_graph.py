@@ -24,9 +24,9 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RunnableConfig
 
 from config import STORED, ResearchOptions, Settings, load_settings
+from deepresearch.engine.workspace import run_artifact_dir
+from deepresearch.receipts.runtime import CancelSignal, ToolRuntime
 from deepresearch.store import Persistence, RunNotFound, RunRecord, RunStore, open_persistence
-from deepresearch.toolrun import CancelSignal, ToolRuntime
-from deepresearch.workspace import run_artifact_dir
 from tools import ResearchContext, open_research_tools
 from workflow import build_graph
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
+from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord
-from deepresearch.toolrun import CancelSignal
 from tests.conftest import Servers, scripted_servers
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"

@@ -12,9 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from config import Settings
-from deepresearch.engine import ResearchEngine
+from deepresearch.engine.core import ResearchEngine
+from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord, RunRecord
-from deepresearch.toolrun import CancelSignal
 from tests.scripted import serve_app
 from tests.scripted.openai_server import ScriptedOpenAI, make_openai_server
 from tests.scripted.research_llm import ResearchResponder

@@ -15,8 +15,8 @@ import httpx
 import pytest
 from pydantic import TypeAdapter
 
-from deepresearch.contracts import RunEvent
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
+from deepresearch.service.contracts import RunEvent
 from runner import create_app
 from stages import STAGE_KEYS
 from tests.conftest import Servers

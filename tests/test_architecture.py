@@ -7,46 +7,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# rank: a module may import modules of its own rank or lower, never higher
+# rank: a module may import modules of its own rank or lower, never higher. The layers are folders
+# (docs/architecture.md): a module's rank is its folder's, so a new module needs no entry here.
 # deepresearch.platform_graph: the entry point of LangGraph's server (langgraph.json), as runner is ours
 FRONT_ENDS = {"agent", "runner", "e2e_http", "pg_smoke", "deepresearch.platform_graph"}
-SERVICE = {
-    "deepresearch.service",
-    "deepresearch.run_views",
-    "deepresearch.replicas",
-    "deepresearch.run_options",
-    "deepresearch.notifier",
-    "deepresearch.ops_routes",
-    "deepresearch.auth",
-    "deepresearch.http_access",
-    "deepresearch.api_docs",
-    "deepresearch.account_routes",
-    "deepresearch.doc_collections",
-    "deepresearch.limits",
-    "deepresearch.contracts",
-    "deepresearch.http_errors",
-    "deepresearch.ui",
-    "deepresearch.cli_view",
-    "deepresearch.preflight",
-    "deepresearch.reading",
-    "deepresearch.reading_routes",
-    "deepresearch.plan_review",
-    "deepresearch.steering_routes",
-    "deepresearch.forks",
-    "deepresearch.followups",
-    "deepresearch.metrics",
+FOLDER_RANKS = {
+    "deepresearch.api": 3,
+    "deepresearch.service": 2,
+    "deepresearch.engine": 1,
+    "deepresearch.graph": 1,
 }
-ENGINE = {"deepresearch.engine", "workflow", "tools", "deepresearch.state", "deepresearch.nodes"}
+ENGINE_FRONT_DOORS = {"workflow", "tools"}
 
 
 def rank(module: str) -> int:
     if module in FRONT_ENDS:
         return 3
-    if module in SERVICE:
-        return 2
-    if module in ENGINE or module.startswith("deepresearch.nodes."):
+    for folder, folder_rank in FOLDER_RANKS.items():
+        if module == folder or module.startswith(f"{folder}."):
+            return folder_rank
+    if module in ENGINE_FRONT_DOORS:
         return 1
-    return 0  # config, stages, prompts, llm_client and the parts under deepresearch/
+    return 0  # config, stages, prompts, llm_client and the parts: llm/ receipts/ search/ web/ report/ ...
 
 
 def modules() -> dict[str, Path]:
@@ -112,3 +94,37 @@ def test_no_import_circles() -> None:
         if module not in state:
             visit(module, [module])
     assert circles == [], circles
+
+
+MAX_MODULES_AT_TOP = 12
+MAX_MODULES_PER_FOLDER = 15
+MAX_FILE_LINES = 500
+MAX_FUNCTION_LINES = 100
+
+
+def test_the_package_is_folders_of_a_bounded_size() -> None:
+    package = ROOT / "deepresearch"
+    top = sorted(p.name for p in package.glob("*.py"))
+    assert len(top) <= MAX_MODULES_AT_TOP, top
+    for folder in sorted(p for p in package.rglob("*") if p.is_dir() and p.name != "__pycache__"):
+        entries = [p for p in folder.iterdir() if p.name != "__pycache__"]
+        assert len(entries) <= MAX_MODULES_PER_FOLDER, (folder, len(entries))
+
+
+def _sources() -> list[Path]:
+    roots = [*ROOT.glob("*.py"), *ROOT.glob("deepresearch/**/*.py"), *ROOT.glob("bench/**/*.py")]
+    return sorted(roots)
+
+
+def test_no_source_file_or_function_is_too_long() -> None:
+    too_long: list[str] = []
+    for path in _sources():
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(ROOT)
+        if (lines := len(text.splitlines())) > MAX_FILE_LINES:
+            too_long.append(f"{name}: {lines} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno:
+                if (length := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES:
+                    too_long.append(f"{name}:{node.lineno} {node.name}(): {length} lines")
+    assert too_long == [], too_long

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from deepresearch.cpu import CpuPool, CpuWorkerLost
-from deepresearch.extract import extract_document
-from deepresearch.fetch import WebFetcher
+from deepresearch.web.extract import extract_document
+from deepresearch.web.fetch import WebFetcher
 from tests.conftest import Servers
 from tests.scripted.static_site import ARTICLES, article_html
 

@@ -8,9 +8,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from deepresearch.engine import graph_config, open_engine
+from deepresearch.engine.core import graph_config, open_engine
+from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord
-from deepresearch.toolrun import CancelSignal
 from stages import FINAL_ARTIFACTS
 from tests.conftest import Servers, execute_and_pause_after
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
 from stages import FINAL_ARTIFACTS
 from tests.conftest import Servers, execute_and_pause_after

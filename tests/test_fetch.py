@@ -26,8 +26,8 @@ import httpx
 import pytest
 
 from config import Settings
-from deepresearch.extract import _soup_text, decode_body, extract_html, iso_date, truncate
-from deepresearch.fetch import (
+from deepresearch.web.extract import _soup_text, decode_body, extract_html, iso_date, truncate
+from deepresearch.web.fetch import (
     BlockedURLError,
     FetchedPage,
     FetchError,
@@ -35,7 +35,7 @@ from deepresearch.fetch import (
     _BoundedDecoder,
     check_url_allowed,
 )
-from deepresearch.netguard import (
+from deepresearch.web.netguard import (
     AllowList,
     PinnedTransport,
     address_problem,

@@ -17,9 +17,9 @@ import pytest
 from pydantic import BaseModel, Field
 
 from config import Settings
-from deepresearch.llm_json import strip_think
-from deepresearch.llm_wire import retry_after_seconds
-from deepresearch.schemas import AnswerContext, ScreeningResult
+from deepresearch.graph.schemas import AnswerContext, ScreeningResult
+from deepresearch.llm.jsonparse import strip_think
+from deepresearch.llm.wire import retry_after_seconds
 from llm_client import (
     LLMClient,
     LLMError,

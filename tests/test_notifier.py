@@ -1,10 +1,10 @@
-"""In-process event delivery to SSE tails (deepresearch/notifier.py): what a tail may take from memory and
-when it must read the log instead. The streams over real HTTP are in test_runner_api.py and
+"""In-process event delivery to SSE tails (deepresearch/service/notifier.py): what a tail may take from
+memory and when it must read the log instead. The streams over real HTTP are in test_runner_api.py and
 test_live_server.py; these pin the rules they rely on."""
 
 from __future__ import annotations
 
-from deepresearch.notifier import EventNotifier, Subscription
+from deepresearch.service.notifier import EventNotifier, Subscription
 from deepresearch.store import EventRecord
 
 

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
 from runner import create_app
 from tests.conftest import Servers

@@ -14,15 +14,20 @@ from typing import Any
 import pytest
 
 from config import Settings
-from deepresearch.compose import NO_RISKS, build_report_bundle, extractive_critique, extractive_report_body
-from deepresearch.compose import extractive_review as review
-from deepresearch.engine import open_engine
-from deepresearch.extractive import BM25F, content_tokens, heading_passages, split_sentences
-from deepresearch.planning import keyword_plan
-from deepresearch.screening import passages_of, rank_passages
+from deepresearch.engine.core import open_engine
+from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.screening import passages_of, rank_passages
+from deepresearch.extractive.sentences import quotes, section_label
+from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, split_sentences
+from deepresearch.report.compose import (
+    NO_RISKS,
+    build_report_bundle,
+    extractive_critique,
+    extractive_report_body,
+)
+from deepresearch.report.compose import extractive_review as review
 from deepresearch.search.corpus import CorpusIndex
-from deepresearch.search.extract import extract_text
-from deepresearch.sentences import quotes, section_label
+from deepresearch.search.documents import extract_text
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 QUALITY_DOCS = Path(__file__).resolve().parent / "fixtures" / "quality-docs"

@@ -1,4 +1,4 @@
-"""The reading and keeping routes over real HTTP (deepresearch/reading_routes.py), on SQLite and PostgreSQL:
+"""The reading and keeping routes over real HTTP (deepresearch/api/reading.py), on SQLite and PostgreSQL:
 rename (PATCH, migration 8's column), search in the run list, resume/fork counts, the passages rendered by the
 report's rule, a source's fetched text from its receipt (no new fetch at the site), downloads named after the
 topic, the report as a Word document that python-docx opens with the report's headings, and none of it for

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
 from stages import FINAL_ARTIFACTS
 from tests.conftest import Servers, execute_and_pause_after

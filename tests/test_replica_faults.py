@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from deepresearch.engine import graph_config, open_engine
-from deepresearch.service import RunService
+from deepresearch.engine.core import graph_config, open_engine
+from deepresearch.service.runs import RunService
 from deepresearch.store import RunRecord
 from tests.conftest import Servers
 from tests.live import live_server, server_env, wait_for

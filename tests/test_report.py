@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.report import check_citations, render_html
+from deepresearch.report.render import check_citations, render_html
 
 
 def test_links_to_unfetched_urls_are_removed_in_every_spelling() -> None:

@@ -35,7 +35,7 @@ from deepresearch.search import (
     build_search_chain,
     canonical_url,
 )
-from deepresearch.search.extract import PASSAGE_CHARS, chunk_text
+from deepresearch.search.documents import PASSAGE_CHARS, chunk_text
 from tests.scripted import serve_app
 from tests.scripted.search_server import ScriptedSearch, make_search_server
 

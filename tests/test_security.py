@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 
 from config import Settings
-from deepresearch.auth import Tokens
+from deepresearch.service.auth import Tokens
 from deepresearch.store import open_persistence
 from runner import create_app
 from tests.conftest import Servers

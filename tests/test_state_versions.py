@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.engine import graph_config, open_engine
+from deepresearch.engine.core import graph_config, open_engine
 from deepresearch.store import EventRecord
 from tests.conftest import Servers
 

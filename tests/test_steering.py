@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 
-from deepresearch.contracts import EVENT_MODELS
+from deepresearch.service.contracts import EVENT_MODELS
 from tests.api import wait_status
 from tests.conftest import Servers
 from tests.sse import iter_sse

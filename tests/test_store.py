@@ -596,7 +596,7 @@ async def test_old_logs_and_options_read_back_under_the_current_contract(store: 
     """Rows written by the previous release: a LangGraph checkpoint logged as `checkpoint` with indexed
     false replays as `graph_checkpoint`; a stored Infinity deadline reads back as no deadline."""
     from config import STORED, ResearchOptions
-    from deepresearch.run_views import public_run
+    from deepresearch.service.views import public_run
 
     run = await store.create_run("q", {"budget": {"deadline_seconds": math.inf}}, "extractive")
     await store.append_event(run.run_id, "checkpoint", "start", {"checkpoint_id": "c0", "indexed": False})

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
+from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord
-from deepresearch.toolrun import CancelSignal
 from tests.conftest import Servers
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.engine import graph_config, open_engine
+from deepresearch.engine.core import graph_config, open_engine
 from deepresearch.store import RunStore, open_postgres_store, open_sqlite_store
 from tests.conftest import Servers, execute_and_pause_after
 from tests.scripted.static_site import ARTICLES

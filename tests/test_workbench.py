@@ -34,7 +34,7 @@ import httpx
 import pytest
 
 from config import Settings, option_limits
-from deepresearch.auth import Tokens
+from deepresearch.service.auth import Tokens
 from deepresearch.store import open_persistence
 from runner import create_app
 from stages import GRAPH_NODES

@@ -6,7 +6,7 @@ import json
 import re
 from pathlib import Path
 
-from deepresearch.engine import open_engine
+from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
 from stages import FINAL_ARTIFACTS, REPORT_STAGES
 from tests.conftest import Servers

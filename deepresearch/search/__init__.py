@@ -6,7 +6,7 @@ merge/fallback rules and :class:`CorpusIndex` for the corpus.
 
 from __future__ import annotations
 
-from .base import (
+from deepresearch.search.base import (
     AllProvidersFailed,
     ProviderError,
     SearchOutcome,
@@ -14,9 +14,9 @@ from .base import (
     SearchResult,
     canonical_url,
 )
-from .chain import SearchChain, build_search_chain
-from .corpus import CorpusDocument, CorpusError, CorpusIndex, IndexStats
-from .providers import (
+from deepresearch.search.chain import SearchChain, build_search_chain
+from deepresearch.search.corpus import CorpusDocument, CorpusError, CorpusIndex, IndexStats
+from deepresearch.search.providers import (
     BraveProvider,
     DuckDuckGoProvider,
     GenericProvider,

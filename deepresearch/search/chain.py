@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
-from .base import (
+from deepresearch.search.base import (
     AllProvidersFailed,
     ProviderError,
     SearchOutcome,
@@ -17,8 +17,8 @@ from .base import (
     SearchResult,
     canonical_url,
 )
-from .corpus import CorpusError, CorpusIndex
-from .providers import (
+from deepresearch.search.corpus import CorpusError, CorpusIndex
+from deepresearch.search.providers import (
     BraveProvider,
     DuckDuckGoProvider,
     GenericProvider,

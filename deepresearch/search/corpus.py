@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from ..extractive import KEYWORD_NAME, heading_passages
-from .base import SearchResult
-from .extract import PASSAGE_CHARS, SUPPORTED_SUFFIXES, chunk_text, extract_text
+from deepresearch.extractive.text import KEYWORD_NAME, heading_passages
+from deepresearch.search.base import SearchResult
+from deepresearch.search.documents import PASSAGE_CHARS, SUPPORTED_SUFFIXES, chunk_text, extract_text
 
 __all__ = ["CORPUS_SCHEME", "CorpusDocument", "CorpusError", "CorpusIndex", "IndexStats", "match_expression"]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import httpx
 
 from config import Settings
-from deepresearch.tls import shared_ssl_context
+from deepresearch.web.tls import shared_ssl_context
 
 PROVIDER_HOSTS = {
     "tavily": "https://api.tavily.com/",

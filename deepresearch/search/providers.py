@@ -17,9 +17,8 @@ import httpx
 from ddgs import DDGS  # a lazy proxy: the engines and their HTTP stack load on first use
 from ddgs.exceptions import DDGSException
 
-from deepresearch.tls import shared_ssl_context
-
-from .base import ProviderError, SearchResult, clean_text, is_web_url
+from deepresearch.search.base import ProviderError, SearchResult, clean_text, is_web_url
+from deepresearch.web.tls import shared_ssl_context
 
 __all__ = [
     "BraveProvider",

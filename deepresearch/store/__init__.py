@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import psycopg
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from .base import (
+from deepresearch.store.base import (
     ACTIVE_STATUSES,
     LOCAL_OWNER,
     RESUMABLE_STATUSES,
@@ -31,11 +31,16 @@ from .base import (
     utcnow,
     utcnow_precise,
 )
-from .pg_connection import PostgresUnavailable, open_postgres_pool, redact_dsn, session_advisory_lock
-from .postgres import CHECKPOINTER_SETUP_LOCK_KEY, PostgresRunStore, open_postgres_store
-from .savers import CheckpointFences, FencedSaver, FencedSqliteSaver
-from .serde import CompressedSerializer
-from .sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_path_from_url
+from deepresearch.store.pg_connection import (
+    PostgresUnavailable,
+    open_postgres_pool,
+    redact_dsn,
+    session_advisory_lock,
+)
+from deepresearch.store.postgres import CHECKPOINTER_SETUP_LOCK_KEY, PostgresRunStore, open_postgres_store
+from deepresearch.store.savers import CheckpointFences, FencedSaver, FencedSqliteSaver
+from deepresearch.store.serde import CompressedSerializer
+from deepresearch.store.sqlite import SqliteRunStore, connect_sqlite, open_sqlite_store, sqlite_path_from_url
 
 __all__ = [
     "ACTIVE_STATUSES",

@@ -172,7 +172,7 @@ class TokenRecord:
 @dataclass(slots=True)
 class LLMCapability:
     """How one (endpoint, model) takes structured output, found out once and remembered (see
-    deepresearch/llm_modes.py for the modes)."""
+    deepresearch/llm/modes.py for the modes)."""
 
     endpoint: str
     model: str

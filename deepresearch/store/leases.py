@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Row, RunRecord, record_from_row
+from deepresearch.store.base import Row, RunRecord, record_from_row
 
 
 class LeaseSql:

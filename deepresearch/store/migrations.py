@@ -105,7 +105,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "ALTER TABLE runs ADD COLUMN attempts {bigint} NOT NULL DEFAULT 0",
         ),
     ),
-    # How each (endpoint, model) takes structured output, negotiated once (deepresearch/llm_modes.py).
+    # How each (endpoint, model) takes structured output, negotiated once (deepresearch/llm/modes.py).
     (
         6,
         "llm capabilities",

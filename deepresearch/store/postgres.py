@@ -12,9 +12,9 @@ import psycopg
 from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
-from .base import Row
-from .pg_connection import Pool, open_postgres_pool
-from .sql import MIGRATIONS, POSTGRES, SCHEMA_LOCK, SqlRunStore
+from deepresearch.store.base import Row
+from deepresearch.store.pg_connection import Pool, open_postgres_pool
+from deepresearch.store.sql import MIGRATIONS, POSTGRES, SCHEMA_LOCK, SqlRunStore
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import RunnableConfig
 
-from .base import RunStore
+from deepresearch.store.base import RunStore
 
 __all__ = ["CheckpointFences", "FencedSaver", "FencedSqliteSaver", "compaction_statements"]
 

@@ -16,7 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from .base import (
+from deepresearch.store.base import (
     LOCAL_OWNER,
     CancelRequested,
     CheckpointRecord,
@@ -35,12 +35,12 @@ from .base import (
     utcnow,
     utcnow_precise,
 )
-from .leases import LeaseSql
-from .migrations import MIGRATIONS
-from .savers import compaction_statements
-from .steering import SteeringSql
-from .texts import TextSql
-from .tokens import TokenSql
+from deepresearch.store.leases import LeaseSql
+from deepresearch.store.migrations import MIGRATIONS
+from deepresearch.store.savers import compaction_statements
+from deepresearch.store.steering import SteeringSql
+from deepresearch.store.texts import TextSql
+from deepresearch.store.tokens import TokenSql
 
 logger = logging.getLogger(__name__)
 

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from .base import Row
-from .sql import MIGRATIONS, SQLITE, SqlRunStore
+from deepresearch.store.base import Row
+from deepresearch.store.sql import MIGRATIONS, SQLITE, SqlRunStore
 
 __all__ = ["MIGRATIONS", "SqliteRunStore", "connect_sqlite", "open_sqlite_store", "sqlite_path_from_url"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
-from .base import Row, utcnow
+from deepresearch.store.base import Row, utcnow
 
 REUSABLE_TOOLS = ("web.search", "web.fetch", "corpus.read", "llm.structured", "llm.complete")
 """External calls a new run may answer from another run's receipts (file writes are per run folder)."""

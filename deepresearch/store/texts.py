@@ -20,7 +20,7 @@ import zlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
-from .base import Row, utcnow
+from deepresearch.store.base import Row, utcnow
 
 T = TypeVar("T")
 

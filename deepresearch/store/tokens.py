@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .base import Row, TokenRecord, record_from_row, utcnow
+from deepresearch.store.base import Row, TokenRecord, record_from_row, utcnow
 
 
 class TokenSql:

@@ -1,0 +1,139 @@
+"""The routes of users' own things: the session (who am I; the workbench's login) and document collections
+(list them; upload, list and delete documents in your own). Routes only translate HTTP to the service."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Request, Response
+
+from deepresearch.api.access import SESSION_COOKIE, PrincipalDep, ServiceDep, request_principal, unauthorised
+from deepresearch.api.errors import error_responses
+from deepresearch.service.auth import Principal
+from deepresearch.service.collections import MEDIA_TYPES
+from deepresearch.service.contracts import (
+    CollectionsPublic,
+    DocumentPublic,
+    DocumentsPublic,
+    SessionCreate,
+    SessionPublic,
+)
+from deepresearch.service.runs import RunService
+
+# the name rules are checked by the service, whose messages say what is allowed (a pattern's would not)
+CollectionName = Annotated[str, Path(max_length=64, description="A collection's name (options.corpus).")]
+FileName = Annotated[
+    str, Path(max_length=200, description="The document's file name (.md .txt .html .htm .pdf).")
+]
+
+session = APIRouter(prefix="/api/session", tags=["session"])
+
+
+def _session(request: Request, service: RunService, principal: Principal) -> SessionPublic:
+    return SessionPublic(
+        user=principal.user,
+        admin=principal.admin,
+        token_required=request.app.state.access.token_required,
+        collections=service.collections.names(principal),
+    )
+
+
+@session.get("", response_model=SessionPublic, responses=error_responses(401))
+async def get_session(request: Request, service: ServiceDep, principal: PrincipalDep) -> SessionPublic:
+    """Who this client is, and whether this server requires a token."""
+    return _session(request, service, principal)
+
+
+@session.post("", response_model=SessionPublic, responses=error_responses(400, 401, 403, 413, 422))
+async def create_session(request: Request, body: SessionCreate, service: ServiceDep) -> Response:
+    """Check a token and keep it in an HttpOnly, SameSite=Strict cookie: the workbench's login (the token
+    never goes into a URL or into script-readable storage)."""
+    principal = await request.app.state.tokens.authenticate(body.token)
+    if principal is None:
+        raise unauthorised("the API token is unknown or revoked")
+    response = Response(
+        _session(request, service, principal).model_dump_json(), media_type="application/json"
+    )
+    response.set_cookie(
+        SESSION_COOKIE,
+        body.token,
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+        path="/api",
+    )
+    return response
+
+
+@session.delete("", status_code=204, response_class=Response, responses=error_responses(403))
+async def delete_session() -> Response:
+    """Forget the workbench's token (log out)."""
+    response = Response(status_code=204)
+    response.delete_cookie(SESSION_COOKIE, path="/api", httponly=True, samesite="strict")
+    return response
+
+
+collections = APIRouter(
+    prefix="/api/collections",
+    tags=["collections"],
+    dependencies=[Depends(request_principal)],
+    responses=error_responses(401),
+)
+
+
+@collections.get("", response_model=CollectionsPublic)
+async def list_collections(service: ServiceDep, principal: PrincipalDep) -> CollectionsPublic:
+    """The collections a run of yours may search: the server's and your uploaded ones."""
+    return CollectionsPublic(collections=await asyncio.to_thread(service.collections.offered, principal))
+
+
+@collections.get("/{name}/documents", response_model=DocumentsPublic, responses=error_responses(404, 422))
+async def list_documents(
+    name: CollectionName, service: ServiceDep, principal: PrincipalDep
+) -> DocumentsPublic:
+    """The documents of one of your uploaded collections."""
+    documents = await asyncio.to_thread(service.collections.documents, principal, name)
+    return DocumentsPublic(collection=name, documents=documents)
+
+
+_UPLOAD_TYPES = sorted({t for types in MEDIA_TYPES.values() for t in types})
+
+
+@collections.put(
+    "/{name}/documents/{file_name}",
+    status_code=201,
+    response_model=DocumentPublic,
+    responses=error_responses(403, 413, 415, 422),
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "description": "The document's bytes (not multipart), with its media type.",
+            "content": {
+                media_type: {"schema": {"type": "string", "format": "binary"}} for media_type in _UPLOAD_TYPES
+            },
+        }
+    },
+)
+async def put_document(
+    name: CollectionName, file_name: FileName, request: Request, service: ServiceDep, principal: PrincipalDep
+) -> DocumentPublic:
+    """Upload (or replace) a document in your collection `name`, created on first use; the next run that
+    searches it indexes what changed."""
+    body = await request.body()
+    media_type = request.headers.get("content-type", "")
+    return await asyncio.to_thread(service.collections.put, principal, name, file_name, body, media_type)
+
+
+@collections.delete(
+    "/{name}/documents/{file_name}",
+    status_code=204,
+    response_class=Response,
+    responses=error_responses(403, 404, 422),
+)
+async def delete_document(
+    name: CollectionName, file_name: FileName, service: ServiceDep, principal: PrincipalDep
+) -> Response:
+    """Delete a document of yours (the collection goes with its last document)."""
+    await asyncio.to_thread(service.collections.delete, principal, name, file_name)
+    return Response(status_code=204)

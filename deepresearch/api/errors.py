@@ -1,0 +1,206 @@
+"""One error shape for every HTTP failure, and the OpenAPI entries that document them.
+
+Every 4xx/5xx body is an :class:`~deepresearch.service.contracts.ErrorPublic`:
+``{"detail": "...", "errors": [...]}``.
+Validation errors never echo the rejected input back (a NaN or a lone surrogate cannot be encoded as JSON).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from config import error_message
+from deepresearch.rules import (
+    ArtifactNotFound,
+    CheckpointNotFound,
+    InvalidInput,
+    RunConflict,
+    TooManyRequests,
+)
+from deepresearch.service.collections import DocumentNotFound, UnsupportedDocument
+from deepresearch.service.contracts import ErrorPublic, FieldError
+from deepresearch.store import RunNotFound
+
+logger = logging.getLogger(__name__)
+
+_DESCRIPTIONS = {
+    400: "Malformed request.",
+    401: "An API token is required, or the one given is unknown or revoked.",
+    403: "Refused: a cross-site request (a foreign Origin, or no JSON body, X-Requested-With or token).",
+    404: "No such run, checkpoint, artifact, collection or document (or not yours).",
+    409: "The run's state does not allow this now (the message says what to do first).",
+    413: "The request body is larger than the server accepts.",
+    415: "Not a document type that can be searched, or its bytes are not what its name says.",
+    422: "Invalid input; `errors` names each bad field.",
+    429: "Too many requests for now; the message says which limit.",
+    503: "The database cannot be reached.",
+}
+
+
+def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI `responses` for these error statuses, all with the ErrorPublic body."""
+    return {code: {"model": ErrorPublic, "description": _DESCRIPTIONS[code]} for code in codes}
+
+
+def _error(status: int, detail: str, errors: list[FieldError] | None = None) -> JSONResponse:
+    body = ErrorPublic(detail=detail, errors=errors).model_dump(exclude_none=True)
+    return JSONResponse(body, status_code=status)
+
+
+def _loc(parts: Any) -> list[str | int]:
+    return [part if isinstance(part, int) else _printable(str(part)) for part in parts]
+
+
+def _printable(text: str) -> str:
+    # a field name taken from the request (an unknown key) may hold a lone surrogate
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def describe(errors: list[FieldError]) -> str:
+    return "; ".join(f"{'.'.join(str(p) for p in e.loc[1:]) or e.loc[0]}: {e.msg}" for e in errors)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """The methods the OpenAPI document lists for this path (what a client was told it may use)."""
+    app = request.app
+    templates: list[tuple[re.Pattern[str], list[str]]] | None = getattr(app.state, "allow_templates", None)
+    if templates is None:
+        templates = [
+            (re.compile("^" + re.sub(r"\\{[^}/]+\\}", "[^/]+", re.escape(path)) + "$"), list(ops))
+            for path, ops in app.openapi()["paths"].items()
+        ]
+        app.state.allow_templates = templates
+    path = request.url.path
+    return sorted({m.upper() for pattern, methods in templates if pattern.match(path) for m in methods})
+
+
+def single_query_values(request: Request) -> None:
+    """A query parameter given twice is refused: which one would count is nobody's guess."""
+    params = request.query_params
+    repeated = sorted({key for key in params if len(params.getlist(key)) > 1})
+    if repeated:
+        raise RequestValidationError(
+            [{"loc": ("query", key), "msg": "given more than once", "type": "repeated"} for key in repeated]
+        )
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [
+            FieldError(loc=_loc(e.get("loc", ())), msg=_printable(error_message(e)), type=e["type"])
+            for e in exc.errors()
+        ]
+        return _error(422, describe(errors) or "invalid request", errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        response = _error(exc.status_code, str(exc.detail))
+        if exc.headers:
+            response.headers.update(exc.headers)
+        if exc.status_code == 405:
+            # Starlette names only the first route that matched the path; a path served by several
+            # routes (GET and POST /api/runs) allows all their methods
+            response.headers["Allow"] = ", ".join(_allowed_methods(request))
+        return response
+
+    @app.exception_handler(InvalidInput)
+    async def _input(request: Request, exc: InvalidInput) -> JSONResponse:
+        errors = None
+        if exc.field:
+            parts = exc.field.split(".")
+            # a path parameter is named as such ("path.name"); everything else is in the body
+            loc: list[str | int] = parts if parts[0] == "path" else ["body", *parts]
+            errors = [FieldError(loc=loc, msg=exc.reason, type="value_error")]
+        return _error(422, str(exc), errors)
+
+    @app.exception_handler(RunNotFound)
+    async def _run_not_found(request: Request, exc: RunNotFound) -> JSONResponse:
+        return _error(404, "Run not found")
+
+    @app.exception_handler(CheckpointNotFound)
+    async def _checkpoint_not_found(request: Request, exc: CheckpointNotFound) -> JSONResponse:
+        return _error(404, str(exc))
+
+    @app.exception_handler(ArtifactNotFound)
+    async def _artifact_not_found(request: Request, exc: ArtifactNotFound) -> JSONResponse:
+        return _error(404, str(exc))
+
+    @app.exception_handler(RunConflict)
+    async def _conflict(request: Request, exc: RunConflict) -> JSONResponse:
+        return _error(409, str(exc))
+
+    @app.exception_handler(DocumentNotFound)
+    async def _document_not_found(request: Request, exc: DocumentNotFound) -> JSONResponse:
+        return _error(404, str(exc))
+
+    @app.exception_handler(UnsupportedDocument)
+    async def _unsupported(request: Request, exc: UnsupportedDocument) -> JSONResponse:
+        return _error(415, str(exc))
+
+    @app.exception_handler(TooManyRequests)
+    async def _too_many(request: Request, exc: TooManyRequests) -> JSONResponse:
+        response = _error(429, str(exc))
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette re-raises after this answer, so the server logs the traceback at ERROR once.
+        return _error(500, f"internal error ({type(exc).__name__}); the server log has the traceback")
+
+
+class BodyLimit:
+    """413 with the JSON error body for a request body over `max_bytes`, before anything parses it: at once
+    when its Content-Length says so, else as soon as the streamed body passes the limit."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, uploads: tuple[str, int] | None = None) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.uploads = uploads
+        """(path prefix, limit): PUTs under that prefix carry documents and have their own limit."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        max_bytes = self.max_bytes
+        if self.uploads and scope["method"] == "PUT" and scope["path"].startswith(self.uploads[0]):
+            max_bytes = self.uploads[1]
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and not length.isdigit():
+            await _error(400, "invalid Content-Length header")(scope, receive, send)
+            return
+        if length is not None and int(length) > max_bytes:
+            await self._refuse(scope, receive, send, max_bytes)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > max_bytes:
+                    raise BodyTooLarge(413, f"request body larger than {max_bytes} bytes")
+            return message
+
+        # raised inside FastAPI's body reader, which passes an HTTPException on to the error handlers
+        await self.app(scope, limited, send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, max_bytes: int) -> None:
+        response = _error(413, f"request body larger than {max_bytes} bytes")
+        response.headers["Connection"] = "close"
+        await response(scope, receive, send)
+
+
+class BodyTooLarge(StarletteHTTPException):
+    """An HTTPException, so FastAPI's body reader passes it on as it is (any other error becomes a 400)."""

@@ -1,0 +1,43 @@
+"""Operations routes: liveness, readiness (the database answers) and which providers this server reaches."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, HTTPException
+
+from deepresearch.api.access import ServiceDep, request_principal
+from deepresearch.api.errors import error_responses
+from deepresearch.service.contracts import HealthPublic, ProvidersHealthPublic, ReadyPublic
+from deepresearch.service.preflight import llm_public, providers_health
+from deepresearch.store import DATABASE_ERRORS
+
+ops = APIRouter(tags=["ops"])
+
+
+@ops.get("/healthz", response_model=HealthPublic)
+async def healthz() -> HealthPublic:
+    """The process answers."""
+    return HealthPublic(status="ok")
+
+
+@ops.get("/readyz", response_model=ReadyPublic, responses=error_responses(503))
+async def readyz(service: ServiceDep) -> ReadyPublic:
+    """The database answers."""
+    try:
+        await service.store.ping()
+    except DATABASE_ERRORS as exc:
+        raise HTTPException(503, f"database not reachable: {type(exc).__name__}") from exc
+    settings = service.engine.settings
+    return ReadyPublic(
+        status="ready", engine=settings.engine_mode, llm=await llm_public(settings, service.store)
+    )
+
+
+@ops.get(
+    "/api/providers/health",
+    response_model=ProvidersHealthPublic,
+    dependencies=[Depends(request_principal)],  # like every /api route: a token where one is required
+    responses=error_responses(401),
+)
+async def providers_health_route(service: ServiceDep) -> ProvidersHealthPublic:
+    """Which search providers and which model this server can reach now (nothing is searched or asked)."""
+    return await providers_health(service.engine.settings, service.store)

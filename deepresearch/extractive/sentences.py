@@ -1,0 +1,216 @@
+"""Choosing sentences to quote: whole statements with their subject, scored for a sub-question, picked with
+maximal marginal relevance (MMR) so a digest covers different claims from different sources.
+
+A quotable unit is one sentence of a source, or two consecutive ones when the second leans on the first
+("It ...", "This ...", "They ..."): never a fragment, never a sentence that starts with "(" or a pronoun
+without its antecedent. When the section's heading names the subject (an API entry's signature, a glossary
+term, a how-to title), the unit carries it as ``section``, which the report prints before the quote.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from deepresearch.extractive.text import content_tokens, is_statement, split_sentences
+
+_HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_DANGLING = _words("it its this these those they them their such he she that there both either neither")
+_ARTICLE_AFTER = _words("the a an true false none whether if")
+_OPENERS = _words(
+    "the a an this that these those it its if when while for in on to as by with all each every some any "
+    "no not only most many python always never use note see"
+)
+_NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
+_SIGNATURE = re.compile(
+    r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
+    r"([\w.]+)\s*(\()?"
+)
+NEAR_DUPLICATE = 0.7
+"""Jaccard similarity of content words at which two sentences say the same thing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Quote:
+    """A quotable unit of one source: the verbatim text and where it stands."""
+
+    text: str
+    n: int
+    section: str
+    position: int  # index of the unit within its passage (0 = the section's first statement)
+    terms: frozenset[str]
+    subject: str = ""  # the first content word, stemmed: what the sentence is about
+
+
+def section_label(heading: str) -> str:
+    """A short name for a heading: an API signature becomes its name with "()" ("subprocess.run()")."""
+    heading = " ".join(heading.split())
+    match = _SIGNATURE.match(heading)
+    if match and ("(" in heading or "." in match.group(1)) and len(heading) > 40:
+        return f"{match.group(1)}()" if match.group(2) else match.group(1)
+    return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
+
+
+def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
+    """The passage's quotable units (see the module docstring), in order."""
+    lines = passage.split("\n", 1)
+    if _HEADING_LINE.match(lines[0].strip()):
+        passage = lines[1] if len(lines) > 1 else ""
+    # the page's own title names nothing the source list does not: only a sub-section is a label
+    label = section_label(headings[-1]).replace("*", "").replace("`", "") if len(headings) > 1 else ""
+    units: list[Quote] = []
+    sentences = split_sentences(passage)
+    for index, sentence in enumerate(sentences):
+        if not _prose(sentence):
+            continue
+        first = sentence.split()[0].strip("\"'“(").lower()
+        text = sentence
+        if first in _DANGLING:
+            previous = sentences[index - 1] if index else ""
+            if not previous or not _prose(previous) or previous.split()[0].lower() in _DANGLING:
+                continue  # its antecedent is not quotable: leave it out rather than quote a fragment
+            text = f"{previous} {sentence}"
+        elif not label and _subjectless(sentence):
+            continue  # "Returns the ..." with no heading to name what returns it
+        tokens = content_tokens(text)
+        units.append(Quote(text, n, label, len(units), frozenset(tokens), tokens[0] if tokens else ""))
+    return units
+
+
+# release notes describe what changed, not how a thing works
+_NEWS = re.compile(
+    r"\b(?:the new|is new|now|has been added|have been added|was added|were added)\b", re.IGNORECASE
+)
+_CHANGELOG = re.compile(r"^(?:Changed|New|Added) in version\b")
+
+
+_CODE_CHARS = frozenset("{}[]=%'\"#<>|\\")
+
+
+def code_like(text: str) -> bool:
+    """A flattened code sample or configuration snippet rather than prose."""
+    return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
+
+
+def _prose(sentence: str) -> bool:
+    return (
+        is_statement(sentence)
+        and not code_like(sentence)
+        and not sentence.startswith("(")
+        and not _NOT_PROSE.search(sentence)
+        and not _CHANGELOG.match(sentence)  # version history, not what the thing does
+        and sentence.count("(") == sentence.count(")")  # not a piece of a parenthesis
+    )
+
+
+def _subjectless(sentence: str) -> bool:
+    """ "Specifies the maximum age ...", "Run the command ...": a verb first, its subject in the heading."""
+    words = sentence.split()
+    return len(words) > 1 and words[0].lower() not in _OPENERS and words[1].lower() in _ARTICLE_AFTER
+
+
+@dataclass(frozen=True, slots=True)
+class QueryWeights:
+    """Idf weights of a sub-question's own terms and of the question's other terms."""
+
+    own: dict[str, float]
+    context: dict[str, float]
+
+
+class Scorer:
+    """Relevance of quotes to a query: the idf-weighted share of the query's terms a quote contains, with the
+    question's own terms counting half, plus the rank of the passage it came from."""
+
+    def __init__(self, units: Iterable[Quote]) -> None:
+        units = list(units)
+        df: Counter[str] = Counter()
+        for unit in units:
+            df.update(unit.terms)
+        self._n = max(len(units), 1)
+        self._df = df
+
+    def idf(self, term: str) -> float:
+        return math.log(1 + (self._n - self._df.get(term, 0) + 0.5) / (self._df.get(term, 0) + 0.5))
+
+    def weights(self, query: str, question: str, topic: str = "") -> QueryWeights:
+        """The topic's own words count half: every candidate is about the topic, what tells them apart is
+        the rest of the sub-question ("timeout" in "What happens when a subprocess.run call exceeds its
+        timeout?")."""
+        shared = set(content_tokens(topic))
+        own = {t: self.idf(t) * (0.5 if t in shared else 1.0) for t in content_tokens(query)}
+        return QueryWeights(own, {t: self.idf(t) for t in content_tokens(question) if t not in own})
+
+    @staticmethod
+    def coverage(unit: Quote, weights: QueryWeights) -> float:
+        """Idf-weighted share of the sub-question's terms found in the quote (70 %) and of the rest of the
+        question's (30 %). The section's name counts half: it is context; every quote of a section has it."""
+        label_terms = set(content_tokens(unit.section))
+
+        def share(terms: dict[str, float]) -> float:
+            found = sum(
+                w if t in unit.terms else 0.5 * w for t, w in terms.items() if t in unit.terms | label_terms
+            )
+            return found / (sum(terms.values()) or 1.0)
+
+        own = share(weights.own)
+        return 0.7 * own + 0.3 * (share(weights.context) if weights.context else own)
+
+    def score(self, unit: Quote, weights: QueryWeights, passage_rank: float, about: bool = False) -> float:
+        """0.6 x coverage + 0.3 x the passage's rank, plus small signals: the section's first statement
+        (it often defines the subject), a sentence whose subject is a term asked about ("Handlers send
+        ..."), a page whose title names the topic; minus change notes ("The new X has been added")."""
+        lead = 0.1 if unit.position == 0 else 0.0
+        subject = 0.1 if unit.subject in weights.own else 0.0
+        news = 0.1 if _NEWS.search(unit.text) else 0.0
+        return 0.6 * self.coverage(unit, weights) + 0.3 * passage_rank + lead + subject + 0.1 * about - news
+
+
+def overlaps(a: str, b: str) -> bool:
+    """One quote contains the other (a two-sentence window and its second sentence)."""
+    return a in b or b in a
+
+
+def similarity(a: Quote, b: Quote) -> float:
+    return len(a.terms & b.terms) / len(a.terms | b.terms) if a.terms and b.terms else 0.0
+
+
+def mmr(
+    scored: Sequence[tuple[float, Quote]],
+    limit: int,
+    taken: Sequence[Quote] = (),
+    lam: float = 0.75,
+    source_penalty: float = 0.03,
+) -> list[tuple[float, Quote]]:
+    """Pick up to ``limit`` quotes: relevance minus similarity to what is already picked (or ``taken``
+    elsewhere), minus a little per quote already picked from the same source. Near-duplicates of anything
+    picked or taken are never picked."""
+    chosen: list[tuple[float, Quote]] = []
+    pool = list(scored)
+    while pool and len(chosen) < limit:
+        picked = [q for _, q in chosen] + list(taken)
+        per_source = Counter(q.n for _, q in chosen)
+
+        def value(
+            item: tuple[float, Quote], picked: list[Quote] = picked, per_source: Counter[int] = per_source
+        ) -> float:
+            score, unit = item
+            redundancy = max((similarity(unit, other) for other in picked), default=0.0)
+            return lam * score - (1 - lam) * redundancy - source_penalty * per_source[unit.n]
+
+        best = max(pool, key=value)
+        pool.remove(best)
+        if any(
+            similarity(best[1], other) >= NEAR_DUPLICATE or best[1].text == other.text for other in picked
+        ):
+            continue
+        chosen.append(best)
+    return chosen

@@ -1,0 +1,255 @@
+"""Report honesty and rendering: citation checks, the sources list, sanitised self-contained HTML."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+
+from deepresearch.extractive.text import overlap, split_sentences
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+# Any spelling a browser follows: HTTPS:// as https://, and //host (protocol-relative) too. The lookbehind
+# keeps corpus://name and the like whole (their "//" follows a scheme this pattern does not name).
+URL = re.compile(r"(?:https?://|(?<![\w+.:/-])//)[^\s)\]>\"']+", re.IGNORECASE)
+SUPPORT_THRESHOLD = 0.35
+"""Share of a sentence's content words that must appear in one passage of a cited source."""
+
+
+@dataclass(slots=True)
+class CitationCheck:
+    checked: int = 0
+    supported: int = 0
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    unverified_sentences: int = 0
+    unknown_urls_removed: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "method": f"lexical overlap >= {SUPPORT_THRESHOLD} with a passage of the cited source",
+            "citations_checked": self.checked,
+            "citations_supported": self.supported,
+            "citations_removed": self.removed,
+            "sentences_left_unverified": self.unverified_sentences,
+            "unknown_urls_removed": self.unknown_urls_removed,
+        }
+
+
+def check_citations(
+    markdown: str, passages_by_number: dict[int, list[str]], seen_urls: set[str]
+) -> tuple[str, CitationCheck]:
+    """Verify every [n] against its source's passages; drop unsupported ones and flag orphaned sentences.
+
+    Also removes every link to a URL the run did not fetch (`seen_urls`), in any Markdown spelling, and
+    escapes raw HTML. Headings and list markers are kept as they are.
+    """
+    result = CitationCheck()
+    out_lines: list[str] = []
+    for line in markdown.splitlines():
+        if line.lstrip().startswith("#") or not CITATION.search(line):
+            out_lines.append(_strip_unknown_urls(line, seen_urls, result))
+            continue
+        prefix_match = re.match(r"^(\s*(?:[-*+]|\d+\.)?\s*)", line)
+        prefix = prefix_match.group(1) if prefix_match else ""
+        body = line[len(prefix) :]
+        new_sentences = []
+        for sentence in split_sentences(body) or [body]:
+            new_sentences.append(_check_sentence(sentence, passages_by_number, result))
+        out_lines.append(_strip_unknown_urls(prefix + " ".join(new_sentences), seen_urls, result))
+    return "\n".join(out_lines), result
+
+
+def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], result: CitationCheck) -> str:
+    numbers = [int(n) for n in CITATION.findall(sentence)]
+    if not numbers:
+        return sentence
+    claim = CITATION.sub("", sentence).strip()
+    kept: list[int] = []
+    for number in dict.fromkeys(numbers):
+        result.checked += 1
+        passages = passages_by_number.get(number)
+        if passages is None:
+            result.removed.append({"citation": number, "sentence": claim, "reason": "no such source"})
+            continue
+        score = max((overlap(claim, passage) for passage in passages), default=0.0)
+        if score >= SUPPORT_THRESHOLD:
+            result.supported += 1
+            kept.append(number)
+        else:
+            result.removed.append(
+                {"citation": number, "sentence": claim, "reason": "not supported", "overlap": round(score, 2)}
+            )
+    text = CITATION.sub("", sentence)
+    # close the gap a removed marker leaves before punctuation ("is .venv" keeps its space)
+    text = re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
+    markers = "".join(f"[{n}]" for n in kept)
+    if not kept:
+        result.unverified_sentences += 1
+        markers = " *(unverified)*"
+    # citations go before the closing punctuation: "... claim [1]."
+    match = re.match(r"^(.*?)([.!?]?)$", text, re.DOTALL)
+    assert match is not None
+    core, end = match.groups()
+    return f"{core.rstrip()} {markers.strip()}{end}" if kept else f"{core.rstrip()}{end}{markers}"
+
+
+REMOVED = "[link removed: not a fetched source]"
+# Markdown's ways to make a link besides a bare URL: inline links and images `](dest "title")`, reference
+# definitions `[ref]: dest`, autolinks `<scheme:...>`, and raw HTML (escaped: a report has none of its own).
+_INLINE = re.compile(
+    r"\]\(\s*(<[^>\n]*>|(?:[^\s()]|\([^\s()]*\))+)((?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*)\)"
+)
+_REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(\S+)")
+_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>")
+_RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)")
+
+
+def allowed_link(url: str, fetched: set[str]) -> bool:
+    """The one link rule, for the Markdown and the HTML: an anchor in the report, or a URL the run fetched
+    (any case of the scheme); nothing else — no other scheme, no URL only seen in search results."""
+    url = url.strip().strip("<>")
+    if url.startswith("#"):
+        return True
+    scheme, sep, rest = url.partition("://")
+    return (
+        bool(sep)
+        and scheme.lower() in ("http", "https", "corpus")
+        and f"{scheme.lower()}://{rest}" in fetched
+    )
+
+
+def _strip_unknown_urls(line: str, fetched: set[str], result: CitationCheck) -> str:
+    def refused(url: str) -> str:
+        result.unknown_urls_removed.append(url)
+        return REMOVED
+
+    definition = _REFERENCE.match(line)
+    if definition and not allowed_link(definition.group(1), fetched):
+        return refused(definition.group(1).strip("<>"))
+
+    def inline(match: re.Match[str]) -> str:
+        dest = match.group(1)
+        return match.group(0) if allowed_link(dest, fetched) else f"] {refused(dest.strip('<>'))}"
+
+    def autolink(match: re.Match[str]) -> str:
+        return match.group(0) if allowed_link(match.group(1), fetched) else refused(match.group(1))
+
+    def bare(match: re.Match[str]) -> str:
+        url = match.group(0).rstrip(".,;:")
+        return match.group(0) if allowed_link(url, fetched) else refused(url)
+
+    line = _INLINE.sub(inline, line)
+    line = _AUTOLINK.sub(autolink, line)
+    # what is left between < and > is not an autolink: shown as text, never as a tag
+    line = _RAW_HTML.sub("&lt;", line)
+    # a bare URL inside a kept link is allowed by the same rule; inside text a browser could linkify it
+    return URL.sub(bare, line)
+
+
+def sources_markdown(sources: list[dict[str, Any]]) -> str:
+    lines = ["## Sources", ""]
+    for source in sources:
+        title = source.get("title") or source["url"]
+        where = source["url"]
+        kind = "local document" if where.startswith("corpus://") else source.get("domain", "")
+        lines.append(f"{source['n']}. {_md_escape(title)} — <{where}> ({kind})")
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<>])", r"\\\1", text)
+
+
+_MD = MarkdownIt("js-default").enable("table")
+
+_HTML_STYLE = """
+:root { color-scheme: light dark; --fg: #1d232b; --bg: #fbfbf9; --muted: #5b6470; --accent: #1f5fbf; }
+@media (prefers-color-scheme: dark) {
+  :root { --fg: #e6e8eb; --bg: #15181c; --muted: #9aa3ad; --accent: #7fb0ff; }
+}
+body { font: 17px/1.6 system-ui, -apple-system, "Segoe UI", sans-serif;
+       color: var(--fg); background: var(--bg);
+       max-width: 46rem; margin: 2.5rem auto; padding: 0 1.25rem; }
+h1 { font-size: 1.7rem; line-height: 1.25; } h2 { margin-top: 2.2rem; border-bottom: 1px solid #8884; }
+a { color: var(--accent); } blockquote { color: var(--muted); border-left: 3px solid #8886; margin-left: 0;
+padding-left: 1rem; } code { font-size: .92em; } li { margin: .25rem 0; }
+.local-doc { border-bottom: 1px dotted var(--muted); }
+@media print { body { max-width: none; margin: 0; background: #fff; color: #000; } a { color: inherit; } }
+"""
+
+
+def render_fragment(markdown: str, fetched: set[str]) -> str:
+    """The one rendering rule for Markdown the workbench shows as HTML (the report, a passage, a fetched
+    text): markdown-it without raw HTML, then nh3's allow-list; a link survives only if it passes the same
+    rule as in the Markdown (allowed_link)."""
+
+    def links(tag: str, attribute: str, value: str) -> str | None:
+        if attribute == "href" and not allowed_link(value, fetched):
+            return None
+        return value
+
+    return nh3.clean(
+        _MD.render(markdown),
+        tags=_TAGS,
+        attributes={"a": {"href", "title", "id"}, "li": {"id"}, "sup": {"id"}},
+        url_schemes={"http", "https", "corpus"},
+        link_rel="noopener noreferrer nofollow",
+        attribute_filter=links,
+    )
+
+
+_TAGS = {
+    *("h1", "h2", "h3", "h4", "p", "ul", "ol", "li", "a", "em", "strong", "code", "pre", "blockquote"),
+    *("table", "thead", "tbody", "tr", "th", "td", "hr", "br", "sup"),
+}
+# a local document's link: nothing a saved page can open (the server reads it), so it is named, not linked
+_CORPUS_LINK = re.compile(r'<a href="(corpus://[^"]*)"[^>]*>(.*?)</a>', re.S)
+
+
+def render_html(markdown: str, title: str, fetched: set[str]) -> str:
+    """Self-contained, sanitised HTML (render_fragment), no scripts, inline CSS."""
+    body = render_fragment(markdown, fetched)
+    body = _CORPUS_LINK.sub(
+        lambda m: (
+            f'<span class="local-doc" title="local document on the research server: {m.group(1)}">'
+            f"{m.group(2)}</span>"
+        ),
+        body,
+    )
+    # [n] citations become links to the numbered source list
+    body = re.sub(r"\[(\d{1,3})\](?![^<]*</a>)", r'<a href="#source-\1" class="cite">[\1]</a>', body)
+    body = _anchor_sources(body)
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta http-equiv="Content-Security-Policy" '
+        "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>{html.escape(title)}</title><style>{_HTML_STYLE}</style></head>\n"
+        f"<body>\n{body}\n</body></html>\n"
+    )
+
+
+def _anchor_sources(body: str) -> str:
+    """Give each item of the final ordered list under "Sources" an id the citation links can reach."""
+    head, sep, tail = body.rpartition("<h2>Sources</h2>")
+    if not sep:
+        return body
+    counter = 0
+
+    def number(match: re.Match[str]) -> str:
+        nonlocal counter
+        counter += 1
+        return f'<li id="source-{counter}">'
+
+    start = tail.find("<ol")
+    if start == -1:
+        return body
+    ol_open_end = tail.find(">", start)
+    start_attr = re.search(r'start="(\d+)"', tail[start:ol_open_end])
+    if start_attr:
+        counter = int(start_attr.group(1)) - 1
+    return head + sep + tail[:start] + re.sub(r"<li>", number, tail[start:])

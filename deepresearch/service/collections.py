@@ -1,0 +1,191 @@
+"""Document collections a run may search: the operator's (DEEPRESEARCH_CORPUS_ROOTS, offered to everyone) and
+each user's own, uploaded through the API into ``<home>/uploads/<user>/<collection>/``.
+
+A run names a collection (``options.corpus``); only the CLI names a folder. Uploads are checked by name,
+type and size, written atomically (a reader never sees half a file), and indexed incrementally by the next
+run that searches the collection (search/corpus.py re-reads only files whose size or time changed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from config import CORPUS_NAME_PATTERN, Settings
+from deepresearch.rules import InvalidInput
+from deepresearch.service.auth import Principal
+from deepresearch.service.contracts import CollectionPublic, DocumentPublic
+
+FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,140}\.(md|MD|txt|TXT|html|HTML|htm|HTM|pdf|PDF)$"
+"""A plain file name with an extension the corpus indexes (also stated in the OpenAPI document)."""
+_FILE_NAME = re.compile(FILE_NAME_PATTERN)
+# the types the corpus indexes, by extension, with the media types a client may send for them
+MEDIA_TYPES = {
+    ".md": {"text/markdown", "text/plain", "text/x-markdown", "application/octet-stream"},
+    ".txt": {"text/plain", "application/octet-stream"},
+    ".html": {"text/html", "application/octet-stream"},
+    ".htm": {"text/html", "application/octet-stream"},
+    ".pdf": {"application/pdf", "application/octet-stream"},
+}
+
+
+class UnsupportedDocument(ValueError):
+    """Not a document type the corpus indexes, or its bytes are not what its name says (HTTP 415)."""
+
+
+class DocumentNotFound(LookupError):
+    """No such collection or document for this user (HTTP 404)."""
+
+
+class Collections:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.uploads = settings.home.resolve() / "uploads"
+
+    # --- what a principal may search -----------------------------------------------------------
+    def names(self, principal: Principal) -> list[str]:
+        return sorted(set(self.settings.corpus_roots) | set(self._uploaded(principal)))
+
+    def offered(self, principal: Principal) -> list[CollectionPublic]:
+        uploaded = self._uploaded(principal)
+        listed = [
+            CollectionPublic(name=name, kind="server", documents=None)
+            for name in sorted(self.settings.corpus_roots)
+        ]
+        listed += [
+            CollectionPublic(name=name, kind="uploaded", documents=len(self._files(folder)))
+            for name, folder in sorted(uploaded.items())
+        ]
+        return listed
+
+    def resolve(self, name: str, principal: Principal) -> Path | None:
+        """The folder of collection `name` as `principal` sees it (their own uploads first), or None."""
+        own = self._uploaded(principal).get(name)
+        if own is not None:
+            return own
+        root = self.settings.corpus_roots.get(name)
+        return root.resolve() if root is not None else None
+
+    def describe(self, principal: Principal) -> str:
+        names = self.names(principal)
+        if not names:
+            return (
+                "this server offers none: upload documents (PUT /api/collections/NAME/documents/FILE) or ask "
+                "the operator to list folders in DEEPRESEARCH_CORPUS_ROOTS"
+            )
+        return "available: " + ", ".join(names)
+
+    # --- uploads ---------------------------------------------------------------------------------
+    def documents(self, principal: Principal, name: str) -> list[DocumentPublic]:
+        folder = self._uploaded(principal).get(name)
+        if folder is None:
+            raise DocumentNotFound(f"you have no uploaded collection named {name!r}")
+        return [DocumentPublic(name=p.name, size=p.stat().st_size) for p in self._files(folder)]
+
+    def put(
+        self, principal: Principal, name: str, file_name: str, body: bytes, media_type: str
+    ) -> DocumentPublic:
+        """Store (or replace) one document in the user's collection `name`, created on first use."""
+        _check_collection_name(name)
+        if name in self.settings.corpus_roots:
+            raise InvalidInput(
+                f"{name!r} is a collection of this server; upload into a collection of another name",
+                "path.name",
+            )
+        suffix = _check_file_name(file_name)
+        _check_content(suffix, body, media_type)
+        folder = self._folder(principal, name)
+        existing = self._files(folder) if folder.is_dir() else []
+        replacing = any(p.name == file_name for p in existing)
+        if not replacing and len(existing) >= self.settings.max_documents_per_collection:
+            raise InvalidInput(
+                f"the collection holds {len(existing)} documents, the most allowed "
+                "(DEEPRESEARCH_MAX_DOCUMENTS_PER_COLLECTION); delete some first",
+                "path.file_name",
+            )
+        folder.mkdir(parents=True, exist_ok=True)
+        # written next to its final name, then renamed: the index never reads half a document
+        handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-", suffix=".part")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                out.write(body)
+            os.replace(temporary, folder / file_name)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        return DocumentPublic(name=file_name, size=len(body))
+
+    def delete(self, principal: Principal, name: str, file_name: str) -> None:
+        folder = self._uploaded(principal).get(name)
+        target = folder / file_name if folder is not None and _FILE_NAME.match(file_name) else None
+        if target is None or not target.is_file() or target.is_symlink():
+            raise DocumentNotFound(f"no document {file_name!r} in your collection {name!r}")
+        target.unlink()
+        if not self._files(folder):  # type: ignore[arg-type]
+            for leftover in folder.iterdir():  # type: ignore[union-attr]
+                leftover.unlink()
+            folder.rmdir()  # type: ignore[union-attr]
+
+    # --- internals -------------------------------------------------------------------------------
+    def _folder(self, principal: Principal, name: str) -> Path:
+        return self.uploads / principal.user / name
+
+    def _uploaded(self, principal: Principal) -> dict[str, Path]:
+        mine = self.uploads / principal.user
+        if not mine.is_dir():
+            return {}
+        return {
+            p.name: p
+            for p in mine.iterdir()
+            if p.is_dir() and not p.is_symlink() and re.match(CORPUS_NAME_PATTERN, p.name)
+        }
+
+    @staticmethod
+    def _files(folder: Path) -> list[Path]:
+        return sorted(
+            p for p in folder.iterdir() if p.is_file() and not p.is_symlink() and not p.name.startswith(".")
+        )
+
+
+def _check_collection_name(name: str) -> None:
+    if not re.match(CORPUS_NAME_PATTERN, name):
+        raise InvalidInput(
+            "letters, digits, '.', '_' or '-', at most 64, starting with a letter or digit", "path.name"
+        )
+
+
+def _check_file_name(file_name: str) -> str:
+    suffix = Path(file_name).suffix.lower()
+    if suffix not in MEDIA_TYPES:
+        raise UnsupportedDocument(
+            f"{file_name!r}: only {', '.join(sorted(MEDIA_TYPES))} documents can be searched"
+        )
+    if not _FILE_NAME.match(file_name):
+        raise InvalidInput(
+            "a plain file name: letters, digits, spaces, '.', '_', '-', '(', ')', at most 145 characters",
+            "path.file_name",
+        )
+    return suffix
+
+
+def _check_content(suffix: str, body: bytes, media_type: str) -> None:
+    media_type = media_type.split(";")[0].strip().lower()
+    if media_type not in MEDIA_TYPES[suffix]:
+        expected = " or ".join(sorted(MEDIA_TYPES[suffix] - {"application/octet-stream"}))
+        raise UnsupportedDocument(
+            f"a {suffix} document is sent as {expected}, not {media_type or 'no Content-Type'}"
+        )
+    if not body:
+        raise InvalidInput("the document is empty", "body")
+    if suffix == ".pdf":
+        if not body.startswith(b"%PDF-"):
+            raise UnsupportedDocument("the file is named .pdf but is not a PDF")
+        return
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise UnsupportedDocument(f"a {suffix} document must be UTF-8 text") from None
+    if b"\x00" in body:
+        raise UnsupportedDocument(f"a {suffix} document must be text (it holds NUL bytes)")

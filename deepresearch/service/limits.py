@@ -1,0 +1,71 @@
+"""Per-user limits of one runner process: run starts per minute, runs active at once, open event streams.
+
+Counted in memory (per replica) except active runs, which are counted in the database (every replica
+sees the same number). Each limit answers 429 with the limit it hit and the setting that raises it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+
+from deepresearch.rules import TooManyRequests
+
+
+class StartRate:
+    """At most `per_minute` run starts per user in any sliding minute."""
+
+    def __init__(self, per_minute: int) -> None:
+        self.per_minute = per_minute
+        self._starts: dict[str, deque[float]] = {}
+
+    def check(self, user: str) -> None:
+        now = time.monotonic()
+        starts = self._starts.setdefault(user, deque())
+        while starts and now - starts[0] >= 60:
+            starts.popleft()
+        if len(starts) >= self.per_minute:
+            wait = 60 - (now - starts[0])
+            raise TooManyRequests(
+                f"at most {self.per_minute} runs may be started per minute "
+                f"(DEEPRESEARCH_MAX_RUNS_PER_MINUTE); try again in {wait:.0f} s",
+                retry_after=max(1, round(wait)),
+            )
+        starts.append(now)
+
+
+class StreamSlots:
+    """At most `per_client` event streams open at once per client (a user, or an address without token)."""
+
+    def __init__(self, per_client: int) -> None:
+        self.per_client = per_client
+        self._open: dict[str, int] = {}
+
+    def open_count(self) -> int:
+        """Streams open now, all clients together (/metrics)."""
+        return sum(self._open.values())
+
+    def acquire(self, client: str) -> Callable[[], None]:
+        """Take a slot (TooManyRequests if none is free); returns its release, which may be called often."""
+        if self._open.get(client, 0) >= self.per_client:
+            raise TooManyRequests(
+                f"at most {self.per_client} event streams may be open at once per client "
+                "(DEEPRESEARCH_MAX_STREAMS_PER_CLIENT); close some first",
+                retry_after=5,
+            )
+        self._open[client] = self._open.get(client, 0) + 1
+        released = False
+
+        def release() -> None:
+            nonlocal released
+            if released:
+                return
+            released = True
+            left = self._open[client] - 1
+            if left:
+                self._open[client] = left
+            else:
+                del self._open[client]
+
+        return release

@@ -1,0 +1,219 @@
+"""The read models of runs: run detail, checkpoint index, resume preview, receipts and artifacts, as the
+typed contracts both front ends return. (A part of RunService, kept apart from the lifecycle's rules.)"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from config import STORED, Settings
+from deepresearch.engine.core import ResearchEngine
+from deepresearch.engine.workspace import Workspace, WorkspaceError
+from deepresearch.rules import ArtifactNotFound, CheckpointNotFound, download_stem
+from deepresearch.service.contracts import (
+    ArtifactPublic,
+    CheckpointPublic,
+    DuplicateRisk,
+    PreviewPublic,
+    ReceiptPublic,
+    RunDetailPublic,
+    RunPublic,
+    StagePublic,
+)
+from deepresearch.service.preflight import llm_public
+from deepresearch.store import ACTIVE_STATUSES, CheckpointRecord, Receipt, RunRecord, RunStore
+from stages import REPORT_STAGES, STAGE_KEYS
+
+REPORT_FILE = "deepresearch-report.md"
+
+
+class RunViews:
+    """What a client can read about a run. RunService supplies the engine, the store and `is_active_here`."""
+
+    engine: ResearchEngine
+    store: RunStore
+    settings: Settings
+
+    def is_active_here(self, run_id: str) -> bool:
+        raise NotImplementedError
+
+    async def detail(self, run_id: str) -> RunDetailPublic:
+        run = await self.store.get_run(run_id)
+        checkpoints = await self.store.list_checkpoints(run.run_id)
+        latest = {c.stage: c for c in checkpoints}
+        by_stage = run.usage.get("by_stage") or {}
+        stages = []
+        for stage in REPORT_STAGES:
+            record = latest.get(stage.key)
+            status = "done" if record else "pending"
+            if run.current_stage == stage.key and run.status in ACTIVE_STATUSES:
+                status = "running"
+            elif run.current_stage == stage.key and run.status == "failed":
+                status = "failed"
+            usage = by_stage.get(stage.key, {})
+            stages.append(
+                StagePublic(
+                    key=stage.key,
+                    title=stage.title,
+                    status=status,
+                    tool_name=stage.tool_name,
+                    summary=record.summary if record else "",
+                    checkpoint_id=record.checkpoint_id if record else None,
+                    tokens=int(usage.get("tokens", 0)),
+                    cost_usd=float(usage.get("cost_usd", 0.0)),
+                )
+            )
+        artifacts = await self.artifacts(run)
+        report = REPORT_FILE if any(a.path == REPORT_FILE for a in artifacts) else None
+        return RunDetailPublic(
+            **public_run(run, await self._queue(run)).model_dump(),
+            llm=await llm_public(self.engine.settings, self.store) if run.engine == "llm" else None,
+            stages=stages,
+            checkpoint_count=len(checkpoints),
+            artifacts=artifacts,
+            report_path=report,
+            active_here=self.is_active_here(run.run_id),
+        )
+
+    async def _queue(self, *runs: RunRecord) -> dict[str, int]:
+        """Places in the queue, read only when one of `runs` is waiting for a runner."""
+        if any(run.status == "queued" and run.lease_owner is None for run in runs):
+            return await self.store.queue_positions()
+        return {}
+
+    async def checkpoints(self, run_id: str) -> list[CheckpointPublic]:
+        run = await self.store.get_run(run_id)
+        active = run.status in ACTIVE_STATUSES
+        return [
+            CheckpointPublic(
+                **record.to_dict(),
+                status="active" if active else run.status,
+                resumable=not active and bool(record.next),
+            )
+            for record in await self.store.list_checkpoints(run_id)
+        ]
+
+    async def checkpoint(self, run_id: str, checkpoint_id: str) -> CheckpointRecord:
+        await self.store.get_run(run_id)
+        for record in await self.store.list_checkpoints(run_id):
+            if record.checkpoint_id == checkpoint_id:
+                return record
+        raise CheckpointNotFound(f"checkpoint {checkpoint_id} is not a checkpoint of run {run_id}")
+
+    async def receipts(
+        self, run_id: str, receipt_key: str | None = None, status: str | None = None
+    ) -> list[ReceiptPublic]:
+        await self.store.get_run(run_id)
+        return [public_receipt(r) for r in await self.store.list_receipts(run_id, receipt_key, status)]
+
+    async def preview(self, run_id: str, checkpoint_id: str) -> PreviewPublic:
+        """What resuming from this checkpoint would skip, run and reuse, and the risk of a duplicate."""
+        run = await self.store.get_run(run_id)
+        record = await self.checkpoint(run_id, checkpoint_id)
+        latest = await self.engine.latest_config(run)
+        is_latest = latest is not None and latest["configurable"].get("checkpoint_id") == checkpoint_id
+        position = STAGE_KEYS.index(record.stage)
+        will_run = [
+            s
+            for s in STAGE_KEYS[position + 1 :]
+            if s != "critic_review" or run.options.get("requires_critic_review", True)
+        ]
+        receipts = await self.store.list_receipts(run_id)
+        later = set(will_run) | {"reflection"}
+        reused = [public_receipt(r) for r in receipts if r.status == "succeeded" and r.stage in later]
+        in_doubt = [public_receipt(r) for r in receipts if r.status == "started"]
+        return PreviewPublic(
+            run_id=run_id,
+            checkpoint_id=checkpoint_id,
+            stage=record.stage,
+            fork=not is_latest,
+            skipped_stages=list(STAGE_KEYS[: position + 1]),
+            stages_to_run=will_run,
+            may_loop_back_to_search=position < STAGE_KEYS.index("analyze_findings"),
+            receipts_reused=reused,
+            receipts_reused_count=len(reused),
+            duplicate_risk=DuplicateRisk(
+                level="possible" if in_doubt else "none",
+                calls_in_doubt=in_doubt,
+                explanation=(
+                    "These calls started but never recorded a result (the process stopped while they were "
+                    "in flight); they will be made again."
+                    if in_doubt
+                    else "Every completed call has a receipt; none will be repeated."
+                ),
+            ),
+        )
+
+    async def artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
+        return await asyncio.to_thread(self._list_artifacts, run)
+
+    def artifact_file(self, run: RunRecord, relative: str) -> Path:
+        """The artifact's absolute path; ArtifactNotFound for anything else (including escapes)."""
+        root = self._artifact_root(run)
+        if root is None:
+            raise ArtifactNotFound("the run has no artifact folder yet")
+        try:
+            target = Workspace(root).resolve(relative)
+            found = target.is_file()
+        except (WorkspaceError, OSError) as exc:  # an escape, or a name the file system refuses
+            raise ArtifactNotFound(f"artifact not found: {exc}") from None
+        if not found:
+            raise ArtifactNotFound(f"artifact {relative} not found")
+        return target
+
+    def _artifact_root(self, run: RunRecord) -> Path | None:
+        if not run.artifact_dir:
+            return None
+        return Workspace(self.settings.workspace_dir).resolve(run.artifact_dir)
+
+    def _list_artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
+        root = self._artifact_root(run)
+        if root is None or not root.is_dir():
+            return []
+        return [
+            ArtifactPublic(path=path.relative_to(root).as_posix(), size=path.stat().st_size)
+            for path in sorted(root.rglob("*"))
+            if path.is_file() and not path.is_symlink() and not path.name.startswith(".")
+        ]
+
+
+def tree_bytes(root: Path) -> int:
+    """Bytes of the files under `root` (symlinks not followed)."""
+    total = 0
+    for path in root.rglob("*") if root.is_dir() else ():
+        with contextlib.suppress(OSError):
+            if path.is_file() and not path.is_symlink():
+                total += path.stat().st_size
+    return total
+
+
+def public_run(run: RunRecord, queue: Mapping[str, int] | None = None) -> RunPublic:
+    """The run as clients see it; `queue`: places in the queue (RunStore.queue_positions)."""
+    values = run.to_dict() | {
+        "queue_position": (queue or {}).get(run.run_id),
+        "download_stem": download_stem(run.title or run.question),
+    }
+    if values["options"].get("corpus"):
+        # a named collection's folder on the server is the server's business: clients know it by name
+        values["options"] = {**values["options"], "corpus_dir": None}
+    if values.get("pending_input"):
+        pending = values["pending_input"]
+        values["pending_input"] = {**pending, "waiting_seconds": waited(pending)}
+    return RunPublic.model_validate(values, context=STORED)
+
+
+def waited(pending_input: dict[str, Any]) -> float:
+    """Seconds since a run began to wait for input (0 when unknown)."""
+    try:
+        since = datetime.fromisoformat(str(pending_input.get("since")))
+    except ValueError:
+        return 0.0
+    return round(max(0.0, (datetime.now(UTC) - since).total_seconds()), 3)
+
+
+def public_receipt(receipt: Receipt) -> ReceiptPublic:
+    return ReceiptPublic.model_validate(receipt.to_dict())
