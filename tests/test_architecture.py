@@ -124,7 +124,8 @@ def test_no_source_file_or_function_is_too_long() -> None:
         if (lines := len(text.splitlines())) > MAX_FILE_LINES:
             too_long.append(f"{name}: {lines} lines")
         for node in ast.walk(ast.parse(text)):
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno:
-                if (length := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES:
-                    too_long.append(f"{name}:{node.lineno} {node.name}(): {length} lines")
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or node.end_lineno is None:
+                continue
+            if (length := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES:
+                too_long.append(f"{name}:{node.lineno} {node.name}(): {length} lines")
     assert too_long == [], too_long

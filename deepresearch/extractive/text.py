@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 _STOPWORD_TEXT = """
@@ -231,11 +231,6 @@ class BM25F:
         for doc in docs:
             df.update({t for f in self.weights for t in doc.get(f, [])})
         self._idf = {term: math.log(1 + (n - freq + 0.5) / (freq + 0.5)) for term, freq in df.items()}
-
-    @classmethod
-    def from_texts(cls, texts: Iterable[str]) -> BM25F:
-        """Plain texts: one body field each."""
-        return cls([{"body": content_tokens(text)} for text in texts])
 
     def scores(self, query: str | Sequence[str]) -> list[float]:
         terms = set(content_tokens(query) if isinstance(query, str) else query)

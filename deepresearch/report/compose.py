@@ -7,7 +7,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from deepresearch.report import model_quality
 from deepresearch.extractive.planning import asks_about_limits, question_topic
 from deepresearch.extractive.sentences import NEAR_DUPLICATE, Quote, Scorer, mmr, quotes
 from deepresearch.extractive.text import (
@@ -18,6 +17,7 @@ from deepresearch.extractive.text import (
     has_cue,
     split_sentences,
 )
+from deepresearch.report import model_quality
 from deepresearch.report.render import CITATION, check_citations, render_html, sources_markdown
 
 EXTRACTIVE_LABEL = (

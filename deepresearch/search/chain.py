@@ -65,14 +65,6 @@ class SearchChain:
         self.corpus_only = corpus_only
         self._http_client = http_client  # owned: closed by aclose()
 
-    @property
-    def source_names(self) -> list[str]:
-        """The sources a query may reach, in order."""
-        names = [CORPUS_SOURCE] if self.corpus is not None else []
-        if not self.corpus_only:
-            names.extend(provider.name for provider in self.providers)
-        return names
-
     async def search(self, query: str, max_results: int) -> SearchOutcome:
         if max_results < 1:
             raise ValueError("max_results must be at least 1")

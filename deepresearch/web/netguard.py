@@ -251,10 +251,6 @@ def address_problem(ip: IPAddress) -> str | None:
     return None
 
 
-def is_public_address(ip: IPAddress | str) -> bool:
-    return address_problem(ipaddress.ip_address(ip) if isinstance(ip, str) else ip) is None
-
-
 async def system_resolver(host: str, port: int) -> list[str]:
     """Resolve with the running loop's getaddrinfo (a thread pool, so the loop is not blocked)."""
     infos = await asyncio.get_running_loop().getaddrinfo(
