@@ -26,7 +26,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
-from config import OptionsPatch, Settings
+from config import Settings
 from deepresearch.api.access import (
     BrowserGuard,
     HeadAsGet,
@@ -45,6 +45,7 @@ from deepresearch.api.reading import reading
 from deepresearch.api.steering import steering
 from deepresearch.api.ui import mount_ui
 from deepresearch.engine.core import open_engine
+from deepresearch.options import OptionsPatch
 from deepresearch.rules import QUESTION_PATTERN, question_problem
 from deepresearch.service.auth import Tokens, is_loopback
 from deepresearch.service.contracts import (

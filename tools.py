@@ -18,10 +18,11 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from config import ResearchOptions, Settings
+from config import Settings
 from deepresearch.cpu import CpuPool
 from deepresearch.engine.workspace import Workspace, WrittenFile, sha256_bytes
 from deepresearch.llm.modes import OutputMode, is_mode
+from deepresearch.options import ResearchOptions
 from deepresearch.receipts.results import FetchOutcome, LLMCallResult, StepFallback
 from deepresearch.receipts.runtime import CancelSignal, StageError, ToolRuntime
 from deepresearch.receipts.streaming import DeltaStream

@@ -23,8 +23,9 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import RunnableConfig
 
-from config import STORED, ResearchOptions, Settings, load_settings
+from config import Settings, load_settings
 from deepresearch.engine.workspace import run_artifact_dir
+from deepresearch.options import STORED, ResearchOptions
 from deepresearch.receipts.runtime import CancelSignal, ToolRuntime
 from deepresearch.store import Persistence, RunNotFound, RunRecord, RunStore, open_persistence
 from tools import ResearchContext, open_research_tools

@@ -315,7 +315,7 @@ async def test_blocked_urls_in_results_are_recorded_not_fetched(servers: Servers
 async def test_budget_stops_at_a_checkpoint_and_resumes_with_a_higher_limit(
     servers: Servers, tmp_path: Path
 ) -> None:
-    from config import ResearchOptions, RunBudget
+    from deepresearch.options import ResearchOptions, RunBudget
 
     settings = servers.settings(tmp_path, llm=True)
     async with open_engine(settings) as engine:
@@ -336,7 +336,7 @@ async def test_budget_stops_at_a_checkpoint_and_resumes_with_a_higher_limit(
 
 
 async def test_token_budget_counts_work_done_before_a_resume(servers: Servers, tmp_path: Path) -> None:
-    from config import RunBudget
+    from deepresearch.options import RunBudget
 
     settings = servers.settings(tmp_path, llm=True)
     async with open_engine(settings) as engine:
@@ -352,7 +352,7 @@ async def test_token_budget_counts_work_done_before_a_resume(servers: Servers, t
 async def test_budget_reached_inside_the_reviewer_fan_out_stops_cleanly(
     servers: Servers, tmp_path: Path
 ) -> None:
-    from config import RunBudget
+    from deepresearch.options import RunBudget
 
     settings = servers.settings(tmp_path, llm=True)
     async with open_engine(settings) as engine:
@@ -369,7 +369,7 @@ async def test_budget_reached_inside_the_reviewer_fan_out_stops_cleanly(
 
 
 async def test_fetch_budget_stops_the_run(servers: Servers, tmp_path: Path) -> None:
-    from config import RunBudget
+    from deepresearch.options import RunBudget
 
     settings = servers.settings(tmp_path, sources_to_fetch=3)
     async with open_engine(settings) as engine:

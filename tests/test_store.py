@@ -595,7 +595,7 @@ def test_redact_dsn() -> None:
 async def test_old_logs_and_options_read_back_under_the_current_contract(store: RunStore) -> None:
     """Rows written by the previous release: a LangGraph checkpoint logged as `checkpoint` with indexed
     false replays as `graph_checkpoint`; a stored Infinity deadline reads back as no deadline."""
-    from config import STORED, ResearchOptions
+    from deepresearch.options import STORED, ResearchOptions
     from deepresearch.service.views import public_run
 
     run = await store.create_run("q", {"budget": {"deadline_seconds": math.inf}}, "extractive")

@@ -33,7 +33,8 @@ from typing import Any, TypeVar
 import httpx
 import pytest
 
-from config import Settings, option_limits
+from config import Settings
+from deepresearch.options import option_limits
 from deepresearch.service.auth import Tokens
 from deepresearch.store import open_persistence
 from runner import create_app

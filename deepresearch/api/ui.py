@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field
 from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from config import DEFAULT_REVIEWERS, ResearchOptions, Settings, option_limits
+from config import Settings
+from deepresearch.options import DEFAULT_REVIEWERS, ResearchOptions, option_limits
 from deepresearch.service.collections import MEDIA_TYPES
 from stages import GRAPH_NODES
 

@@ -13,11 +13,12 @@ from langgraph.errors import GraphDrained
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command, RunnableConfig, StateSnapshot
 
-from config import STORED, ResearchOptions, Settings
+from config import Settings
 from deepresearch.cpu import CpuPool
 from deepresearch.engine.execution import EventSink, RunExecution
 from deepresearch.engine.workspace import run_artifact_dir
 from deepresearch.graph.plan_edit import PlanRejected
+from deepresearch.options import STORED, ResearchOptions
 from deepresearch.receipts.runtime import BudgetExceeded, CancelSignal, RunCancelled, StageError, ToolRuntime
 from deepresearch.store import (
     DATABASE_ERRORS,

@@ -12,8 +12,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from config import OptionsPatch
 from deepresearch.graph.plan_edit import MAX_QUERIES, Item, PlanEdit, distinct, one_line
+from deepresearch.options import OptionsPatch
 from stages import STAGE_KEYS
 
 # the node after which each stage runs: recording the fork's state as this node makes that stage next

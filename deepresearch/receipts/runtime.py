@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from langgraph.config import get_stream_writer
 from langgraph.runtime import RunControl
 
-from config import RunBudget
+from deepresearch.options import RunBudget
 from deepresearch.store import CancelRequested, Receipt, RunStore, args_hash
 
 logger = logging.getLogger(__name__)

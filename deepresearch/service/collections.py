@@ -13,7 +13,8 @@ import re
 import tempfile
 from pathlib import Path
 
-from config import CORPUS_NAME_PATTERN, Settings
+from config import Settings
+from deepresearch.options import CORPUS_NAME_PATTERN
 from deepresearch.rules import InvalidInput
 from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import CollectionPublic, DocumentPublic

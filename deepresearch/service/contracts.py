@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from config import ResearchOptions
 from deepresearch.graph.plan_edit import PlanReview
+from deepresearch.options import ResearchOptions
 
 RunStatus = Literal[
     "queued", "running", "waiting_for_input", "cancelled", "interrupted", "failed", "completed"

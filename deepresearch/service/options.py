@@ -9,7 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from config import ResearchOptions, Settings, describe_validation_error, error_message, merge_options
+from config import Settings, describe_validation_error, error_message
+from deepresearch.options import ResearchOptions, merge_options
 from deepresearch.rules import InvalidInput, Patch, patched
 from deepresearch.service.auth import Principal
 from deepresearch.service.collections import Collections

@@ -19,8 +19,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from config import ResearchOptions
 from deepresearch.engine.core import EventSink, ResearchEngine, graph_config
+from deepresearch.options import ResearchOptions
 from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.rules import Patch, RunConflict, TooManyRequests, check_question
 from deepresearch.service.auth import CLI, Principal, can_see

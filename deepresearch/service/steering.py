@@ -21,10 +21,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from config import STORED, OptionsPatch, ResearchOptions
 from deepresearch.engine.core import graph_config
 from deepresearch.engine.state_patch import ForkPlan, PatchError, StatePatch, plan_fork
 from deepresearch.graph.plan_edit import PlanDecision
+from deepresearch.options import STORED, OptionsPatch, ResearchOptions
 from deepresearch.rules import InvalidInput, Patch, RunConflict, check_question
 from deepresearch.service.auth import CLI, Principal
 from deepresearch.service.contracts import ForkPreviewPublic

@@ -10,9 +10,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from config import STORED, Settings
+from config import Settings
 from deepresearch.engine.core import ResearchEngine
 from deepresearch.engine.workspace import Workspace, WorkspaceError
+from deepresearch.options import STORED
 from deepresearch.rules import ArtifactNotFound, CheckpointNotFound, download_stem
 from deepresearch.service.contracts import (
     ArtifactPublic,
