@@ -32,7 +32,12 @@ from deepresearch.options import (
     SourcesToFetch,
 )
 
-SEARCH_PROVIDERS = ("searxng", "tavily", "brave", "generic", "duckduckgo")
+
+def _provider_names() -> tuple[str, ...]:
+    # the providers are listed once, beside their code; imported here when settings are built, not at import
+    from deepresearch.search.providers import PROVIDER_NAMES
+
+    return PROVIDER_NAMES
 
 
 def _split_csv(value: object) -> object:
@@ -98,7 +103,7 @@ class Settings(BaseSettings):
 
     # --- search --------------------------------------------------------------------------------
     search_providers: Annotated[list[str], NoDecode] = Field(
-        default_factory=lambda: list(SEARCH_PROVIDERS),
+        default_factory=lambda: list(_provider_names()),
         description="Provider chain order; unconfigured providers are skipped.",
     )
     searxng_url: str = Field("", validation_alias=AliasChoices("SEARXNG_URL", "DEEPRESEARCH_SEARXNG_URL"))
@@ -280,11 +285,10 @@ class Settings(BaseSettings):
     @field_validator("search_providers")
     @classmethod
     def _known_providers(cls, value: list[str]) -> list[str]:
-        unknown = [name for name in value if name not in SEARCH_PROVIDERS]
+        known = _provider_names()
+        unknown = [name for name in value if name not in known]
         if unknown:
-            raise ValueError(
-                f"unknown search provider(s) {unknown}; choose from {', '.join(SEARCH_PROVIDERS)}"
-            )
+            raise ValueError(f"unknown search provider(s) {unknown}; choose from {', '.join(known)}")
         return value
 
     @field_validator("fail_stage")

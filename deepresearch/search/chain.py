@@ -18,14 +18,7 @@ from deepresearch.search.base import (
     canonical_url,
 )
 from deepresearch.search.corpus import CorpusError, CorpusIndex
-from deepresearch.search.providers import (
-    BraveProvider,
-    DuckDuckGoProvider,
-    GenericProvider,
-    SearxngProvider,
-    TavilyProvider,
-    make_http_client,
-)
+from deepresearch.search.providers import ALL_SETTINGS, PROVIDERS, make_http_client
 
 if TYPE_CHECKING:
     from config import Settings
@@ -36,8 +29,8 @@ logger = logging.getLogger(__name__)
 
 CORPUS_SOURCE = "corpus"
 NO_SOURCE_MESSAGE = (
-    "no search provider is configured: set SEARXNG_URL, TAVILY_API_KEY, BRAVE_API_KEY or "
-    "DEEPRESEARCH_WEB_SEARCH_URL, enable DEEPRESEARCH_DUCKDUCKGO_ENABLED, or give a corpus folder"
+    f"no search provider is configured: set {ALL_SETTINGS}, enable DEEPRESEARCH_DUCKDUCKGO_ENABLED, "
+    "or give a corpus folder"
 )
 
 
@@ -165,15 +158,5 @@ def build_search_chain(
 
 
 def _build_provider(name: str, settings: Settings, client: httpx.AsyncClient) -> SearchProvider | None:
-    timeout = settings.search_timeout_seconds
-    if name == "searxng" and settings.searxng_url:
-        return SearxngProvider(settings.searxng_url, client=client, timeout=timeout)
-    if name == "tavily" and settings.tavily_api_key:
-        return TavilyProvider(settings.tavily_api_key, client=client, timeout=timeout)
-    if name == "brave" and settings.brave_api_key:
-        return BraveProvider(settings.brave_api_key, client=client, timeout=timeout)
-    if name == "generic" and settings.web_search_url:
-        return GenericProvider(settings.web_search_url, client=client, timeout=timeout)
-    if name == "duckduckgo" and settings.duckduckgo_enabled:
-        return DuckDuckGoProvider(timeout=timeout)
-    return None
+    provider = next((p for p in PROVIDERS if p.name == name), None)
+    return provider.from_settings(settings, client) if provider is not None else None

@@ -16,17 +16,11 @@ from dataclasses import dataclass
 import httpx
 
 from config import Settings
+from deepresearch.search.providers import ADVERTISED_SETTINGS, PROVIDERS
 from deepresearch.web.tls import shared_ssl_context
 
-PROVIDER_HOSTS = {
-    "tavily": "https://api.tavily.com/",
-    "brave": "https://api.search.brave.com/",
-    "duckduckgo": "https://duckduckgo.com/",
-}
 PROBE_TIMEOUT_SECONDS = 5.0
-UNREACHABLE_ADVICE = (
-    "Configure SEARXNG_URL, TAVILY_API_KEY or BRAVE_API_KEY, or research your documents only."
-)
+UNREACHABLE_ADVICE = f"Configure {ADVERTISED_SETTINGS}, or research your documents only."
 # What network-level failures look like in the providers' messages (httpx, ddgs and its engines).
 _UNREACHABLE = re.compile(
     r"ConnectError|ConnectTimeout|timed out|DNS|name resolution|Name or service not known|nodename|"
@@ -80,13 +74,7 @@ class ProviderProbe:
 
 def provider_urls(settings: Settings) -> dict[str, str | None]:
     """Every known provider, in chain order, with the URL a probe asks (None: not configured)."""
-    configured = {
-        "searxng": settings.searxng_url or None,
-        "tavily": PROVIDER_HOSTS["tavily"] if settings.tavily_api_key else None,
-        "brave": PROVIDER_HOSTS["brave"] if settings.brave_api_key else None,
-        "generic": settings.web_search_url or None,
-        "duckduckgo": PROVIDER_HOSTS["duckduckgo"] if settings.duckduckgo_enabled else None,
-    }
+    configured = {provider.name: provider.probe_url(settings) for provider in PROVIDERS}
     chain = list(dict.fromkeys(settings.search_providers))
     order = chain + [name for name in configured if name not in chain]
     return {name: configured[name] if name in chain else None for name in order}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 import httpx
 from ddgs import DDGS  # a lazy proxy: the engines and their HTTP stack load on first use
@@ -21,6 +21,7 @@ from deepresearch.search.base import ProviderError, SearchResult, clean_text, is
 from deepresearch.web.tls import shared_ssl_context
 
 __all__ = [
+    "PROVIDERS",
     "BraveProvider",
     "DuckDuckGoProvider",
     "GenericProvider",
@@ -36,6 +37,17 @@ DEFAULT_USER_AGENT = "deepresearch/0.1 (+self-hosted research agent)"
 TAVILY_MAX_RESULTS = 20
 BRAVE_MAX_COUNT = 20
 _ERROR_EXCERPT_CHARS = 200
+
+
+class ProviderSettings(Protocol):
+    """What the providers read of config.py's Settings (this layer does not import config)."""
+
+    searxng_url: str
+    tavily_api_key: str
+    brave_api_key: str
+    web_search_url: str
+    duckduckgo_enabled: bool
+    search_timeout_seconds: float
 
 
 def make_http_client(timeout: float, user_agent: str = DEFAULT_USER_AGENT) -> httpx.AsyncClient:
@@ -148,6 +160,8 @@ class _HttpProvider:
     """Shared request/response handling. Uses the chain's client, or owns one when used alone."""
 
     name = "http"
+    advertised: ClassVar[bool] = True
+    """Named in the advice given when no web search works (see ADVERTISED_SETTINGS)."""
 
     def __init__(self, *, client: httpx.AsyncClient | None, timeout: float) -> None:
         self._timeout = timeout
@@ -196,6 +210,17 @@ class SearxngProvider(_HttpProvider):
     """SearXNG JSON API: ``GET {base}/search?q=..&format=json``."""
 
     name = "searxng"
+    setting: ClassVar[str] = "SEARXNG_URL"
+
+    @classmethod
+    def from_settings(cls, settings: ProviderSettings, client: httpx.AsyncClient) -> SearxngProvider | None:
+        if not settings.searxng_url:
+            return None
+        return cls(settings.searxng_url, client=client, timeout=settings.search_timeout_seconds)
+
+    @staticmethod
+    def probe_url(settings: ProviderSettings) -> str | None:
+        return settings.searxng_url or None
 
     def __init__(
         self, base_url: str, *, client: httpx.AsyncClient | None = None, timeout: float = 20.0
@@ -233,6 +258,17 @@ class TavilyProvider(_HttpProvider):
     """Tavily search API: ``POST {base}/search``."""
 
     name = "tavily"
+    setting: ClassVar[str] = "TAVILY_API_KEY"
+
+    @classmethod
+    def from_settings(cls, settings: ProviderSettings, client: httpx.AsyncClient) -> TavilyProvider | None:
+        if not settings.tavily_api_key:
+            return None
+        return cls(settings.tavily_api_key, client=client, timeout=settings.search_timeout_seconds)
+
+    @staticmethod
+    def probe_url(settings: ProviderSettings) -> str | None:
+        return "https://api.tavily.com/" if settings.tavily_api_key else None
 
     def __init__(
         self,
@@ -274,6 +310,17 @@ class BraveProvider(_HttpProvider):
     """Brave web search API: ``GET {base}/res/v1/web/search?q=&count=``."""
 
     name = "brave"
+    setting: ClassVar[str] = "BRAVE_API_KEY"
+
+    @classmethod
+    def from_settings(cls, settings: ProviderSettings, client: httpx.AsyncClient) -> BraveProvider | None:
+        if not settings.brave_api_key:
+            return None
+        return cls(settings.brave_api_key, client=client, timeout=settings.search_timeout_seconds)
+
+    @staticmethod
+    def probe_url(settings: ProviderSettings) -> str | None:
+        return "https://api.search.brave.com/" if settings.brave_api_key else None
 
     def __init__(
         self,
@@ -311,6 +358,18 @@ class GenericProvider(_HttpProvider):
     """Any endpoint answering ``GET {url}?q=&max_results=`` with ``{"results": [{title, url, ...}]}``."""
 
     name = "generic"
+    setting: ClassVar[str] = "DEEPRESEARCH_WEB_SEARCH_URL"
+    advertised: ClassVar[bool] = False  # a self-hosted JSON endpoint: named only where all settings are
+
+    @classmethod
+    def from_settings(cls, settings: ProviderSettings, client: httpx.AsyncClient) -> GenericProvider | None:
+        if not settings.web_search_url:
+            return None
+        return cls(settings.web_search_url, client=client, timeout=settings.search_timeout_seconds)
+
+    @staticmethod
+    def probe_url(settings: ProviderSettings) -> str | None:
+        return settings.web_search_url or None
 
     def __init__(self, url: str, *, client: httpx.AsyncClient | None = None, timeout: float = 20.0) -> None:
         super().__init__(client=client, timeout=timeout)
@@ -349,6 +408,18 @@ class DuckDuckGoProvider:
     """
 
     name = "duckduckgo"
+    setting: ClassVar[str] = "DEEPRESEARCH_DUCKDUCKGO_ENABLED"
+    advertised: ClassVar[bool] = False  # on by default: switched off, never configured
+
+    @classmethod
+    def from_settings(
+        cls, settings: ProviderSettings, client: httpx.AsyncClient
+    ) -> DuckDuckGoProvider | None:
+        return cls(timeout=settings.search_timeout_seconds) if settings.duckduckgo_enabled else None
+
+    @staticmethod
+    def probe_url(settings: ProviderSettings) -> str | None:
+        return "https://duckduckgo.com/" if settings.duckduckgo_enabled else None
 
     def __init__(
         self,
@@ -390,3 +461,27 @@ class DuckDuckGoProvider:
             snippet_keys=("body", "snippet"),
             published_keys=("date", "published"),
         )
+
+
+WebProvider = SearxngProvider | TavilyProvider | BraveProvider | GenericProvider | DuckDuckGoProvider
+
+PROVIDERS: tuple[type[WebProvider], ...] = (
+    SearxngProvider,
+    TavilyProvider,
+    BraveProvider,
+    GenericProvider,
+    DuckDuckGoProvider,
+)
+"""Every web provider, in the default chain order. A new provider is a class above, with its name, its
+setting, ``from_settings`` and ``probe_url``, listed here (and its setting in config.py's Settings)."""
+PROVIDER_NAMES: tuple[str, ...] = tuple(provider.name for provider in PROVIDERS)
+
+
+def _either(names: list[str]) -> str:
+    return ", ".join(names[:-1]) + f" or {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+ADVERTISED_SETTINGS = _either([p.setting for p in PROVIDERS if p.advertised])
+"""What to configure for web search, as advice ("SEARXNG_URL, TAVILY_API_KEY or BRAVE_API_KEY")."""
+ALL_SETTINGS = _either([p.setting for p in PROVIDERS if p is not DuckDuckGoProvider])
+"""Every setting that configures a web provider, DuckDuckGo's switch aside."""
