@@ -114,7 +114,8 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
             saver.fences = CheckpointFences(store)
             saver.serde = CompressedSerializer(saver.serde)
             # one lock for both: a commit must never land while the other's statement is half-stepped
-            # (the saver's reads; its writes go through the store's group commit)
+            # (the saver's reads, which hold saver.lock: pinned in vendored.py; its writes go through the
+            # store's group commit)
             saver.lock = store.lock
             await saver.setup()
             yield Persistence(store, saver, database_url, saver.fences)

@@ -4,33 +4,17 @@ its thread) and, on SQLite, committed together with the store's own writes."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Sequence
 from typing import Any
 
-from langgraph.checkpoint.base import (
-    WRITES_IDX_MAP,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
-    get_checkpoint_metadata,
-)
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.types import RunnableConfig
 
 from deepresearch.store.base import RunStore
+from deepresearch.store.vendored import put_checkpoint, put_writes
 
 __all__ = ["CheckpointFences", "FencedSaver", "FencedSqliteSaver", "compaction_statements"]
-
-# AsyncSqliteSaver's own statements (langgraph-checkpoint-sqlite 3.x, its schema): the same rows, written
-# in the run store's transaction instead of one of their own
-_PUT_CHECKPOINT = (
-    "INSERT OR REPLACE INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id,"
-    " type, checkpoint, metadata) VALUES (?, ?, ?, ?, ?, ?, ?)"
-)
-_WRITES_COLUMNS = "(thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)"
-_PUT_WRITES = f"INSERT OR REPLACE INTO writes {_WRITES_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-_ADD_WRITES = f"INSERT OR IGNORE INTO writes {_WRITES_COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 # a thread's newest checkpoint (ids sort by time: both savers read the latest with ORDER BY it DESC)
 _LATEST = "(SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '')"
@@ -46,7 +30,9 @@ def compaction_statements(
     checkpoints' values (`keep`, the run's checkpoint index), time travel re-runs a step's branches rather
     than reading its old writes, and the newest checkpoint holds the final state. Everything else - every
     task's writes, the subgraphs' checkpoints, the steps between business stages - is dropped (~60% of a
-    default run's bytes)."""
+    default run's bytes).
+
+    Written against LangGraph's own tables (not a public API): store/vendored.py pins their schemas."""
     # no business checkpoint indexed: NOT IN (NULL) is never true, so every root checkpoint stays
     marks = ", ".join("?" for _ in keep) or "NULL"
     writes = "writes" if dialect == "sqlite" else "checkpoint_writes"
@@ -95,8 +81,8 @@ class CheckpointFences:
         await self.store.fenced_writes(run_id, owner, statements)
 
     async def check(self, config: Any) -> None:
-        thread_id = (config or {}).get("configurable", {}).get("thread_id")
-        held = self._held.get(thread_id) if thread_id else None
+        # the same lookup as `write` (a thread id that is not a str finds its lease too)
+        held = self._lease((config or {}).get("configurable", {}).get("thread_id"))
         if held is not None:
             await self.store.check_lease(*held)
 
@@ -137,7 +123,8 @@ class ShieldedSqliteSaver(AsyncSqliteSaver):
 class FencedSqliteSaver(ShieldedSqliteSaver):
     """SQLite: a checkpoint or a task's writes are one more write transaction of the run store, so they
     join its group commit (one fsync with the events and receipts committed at the same moment) and the
-    lease is checked in that same transaction, not by a read before it. Reads stay LangGraph's own."""
+    lease is checked in that same transaction, not by a read before it. The writes are AsyncSqliteSaver's
+    own statements (copied, pinned: store/vendored.py); reads stay LangGraph's own."""
 
     fences: CheckpointFences
 
@@ -148,50 +135,12 @@ class FencedSqliteSaver(ShieldedSqliteSaver):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
-        configurable = config["configurable"]
-        thread_id, checkpoint_ns = configurable["thread_id"], configurable["checkpoint_ns"]
-        type_, blob = self.serde.dumps_typed(checkpoint)
-        meta = json.dumps(get_checkpoint_metadata(config, metadata), ensure_ascii=False).encode(
-            "utf-8", "ignore"
-        )
-        row = (
-            str(thread_id),
-            checkpoint_ns,
-            checkpoint["id"],
-            configurable.get("checkpoint_id"),
-            type_,
-            blob,
-            meta,
-        )
-        await self.fences.write(thread_id, [(_PUT_CHECKPOINT, row)])
-        return {
-            "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": checkpoint_ns,
-                "checkpoint_id": checkpoint["id"],
-            }
-        }
+        statement, stored = put_checkpoint(self.serde, config, checkpoint, metadata, new_versions)
+        await self.fences.write(config["configurable"]["thread_id"], [statement])
+        return stored
 
     async def aput_writes(
         self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        configurable = config["configurable"]
-        # special channels (errors, interrupts) replace their row; others keep the first one written
-        statement = _PUT_WRITES if all(channel in WRITES_IDX_MAP for channel, _ in writes) else _ADD_WRITES
-        key = (
-            str(configurable["thread_id"]),
-            str(configurable["checkpoint_ns"]),
-            str(configurable["checkpoint_id"]),
-        )
-        rows = [
-            (
-                *key,
-                task_id,
-                task_path,
-                WRITES_IDX_MAP.get(channel, idx),
-                channel,
-                *self.serde.dumps_typed(value),
-            )
-            for idx, (channel, value) in enumerate(writes)
-        ]
-        await self.fences.write(configurable["thread_id"], [(statement, row) for row in rows])
+        statements = put_writes(self.serde, config, writes, task_id, task_path)
+        await self.fences.write(config["configurable"]["thread_id"], statements)

@@ -15,6 +15,7 @@ import aiosqlite
 
 from deepresearch.store.base import Row
 from deepresearch.store.sql import MIGRATIONS, SQLITE, SqlRunStore
+from deepresearch.store.vendored import one_trip
 
 __all__ = ["MIGRATIONS", "SqliteRunStore", "connect_sqlite", "open_sqlite_store", "sqlite_path_from_url"]
 
@@ -27,30 +28,16 @@ BUSY_TIMEOUT_MS = 10_000
 """How long a statement waits for another process's write lock before "database is locked"."""
 
 
-def _run_statement(conn: sqlite3.Connection, statement: str, params: Sequence[Any]) -> tuple[int, list[Row]]:
-    """On aiosqlite's thread: execute, fetch and close in one go."""
-    cur = conn.execute(statement, params)
-    try:
-        cur.row_factory = sqlite3.Row  # per cursor: the saver on this connection reads tuples
-        rows = cur.fetchall()
-        return cur.rowcount, rows
-    finally:
-        cur.close()
-
-
 class _Statements:
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
-        # One trip to aiosqlite's thread per statement instead of three (execute, fetchall, close): each
-        # trip is a queue hand-off and a wake-up of the event loop, ~600 statements per default run.
-        # aiosqlite's own way of running a function there is private (`_execute`), so without it this
-        # falls back to its public cursor API.
-        self._run = getattr(conn, "_execute", None)
+        # one trip to aiosqlite's thread per statement (store/vendored.py); its public cursors without it
+        self._run = one_trip(conn)
 
     async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
         params = SQLITE.params(params)
         if self._run is not None:
-            return await self._run(_run_statement, self._conn._conn, statement, params)  # type: ignore[no-any-return]
+            return await self._run(statement, params)
         async with self._conn.execute(statement, params) as cur:
             cur.row_factory = aiosqlite.Row
             rows = list(await cur.fetchall())
