@@ -8,18 +8,12 @@ held while the run executes. Times are ISO-8601 UTC strings of one format: they 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from deepresearch.store.base import Row, RunRecord, record_from_row
+from deepresearch.store.base import RunRecord, record_from_row
+from deepresearch.store.core import SqlCore
 
 
-class LeaseSql:
-    async def _write(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
-        raise NotImplementedError
-
-    async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
-        raise NotImplementedError
-
+class LeaseSql(SqlCore):
     async def claim_run(
         self,
         run_id: str,

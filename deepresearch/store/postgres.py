@@ -13,8 +13,9 @@ from psycopg import AsyncConnection
 from psycopg.rows import DictRow
 
 from deepresearch.store.base import Row
+from deepresearch.store.core import POSTGRES
 from deepresearch.store.pg_connection import Pool, open_postgres_pool
-from deepresearch.store.sql import MIGRATIONS, POSTGRES, SCHEMA_LOCK, SqlRunStore
+from deepresearch.store.sql import MIGRATIONS, SCHEMA_LOCK, SqlRunStore
 
 logger = logging.getLogger(__name__)
 

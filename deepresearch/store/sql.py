@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from deepresearch.store.base import (
     LOCAL_OWNER,
-    CancelRequested,
     CheckpointRecord,
     EventRecord,
     LeaseLost,
@@ -35,6 +32,7 @@ from deepresearch.store.base import (
     utcnow,
     utcnow_precise,
 )
+from deepresearch.store.core import Statements
 from deepresearch.store.leases import LeaseSql
 from deepresearch.store.migrations import MIGRATIONS
 from deepresearch.store.savers import compaction_statements
@@ -44,79 +42,6 @@ from deepresearch.store.tokens import TokenSql
 
 logger = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Dialect:
-    name: str
-    placeholder: str
-    types: dict[str, str]
-    size_sql: str
-    """One row, column `size`: the database's size in bytes."""
-    row_lock: str
-    """Appended to a SELECT of a run inside a write transaction: holds the row until the commit, so a
-    claim of the run by another process waits (PostgreSQL). SQLite's BEGIN IMMEDIATE already holds the
-    whole file."""
-
-    def sql(self, statement: str) -> str:
-        """``?`` placeholders in this dialect's spelling (no statement here contains a literal ? or %)."""
-        return statement if self.placeholder == "?" else statement.replace("?", self.placeholder)
-
-    def ddl(self, template: str) -> str:
-        return template.format(**self.types)
-
-    def params(self, params: Sequence[Any]) -> Sequence[Any]:
-        """Bound values this database can store: a lookup by an id holding NUL or a lone surrogate (which
-        no stored id holds) must find nothing, not fail to encode."""
-        if all(not isinstance(p, str) or (p.isascii() and "\x00" not in p) for p in params):
-            return params
-        return [_storable(p, self.name) if isinstance(p, str) else p for p in params]
-
-    def storable(self, value: str) -> str:
-        """`value` as this database stores it (PostgreSQL: no NUL; both: valid UTF-8)."""
-        return _storable(value, self.name)
-
-    def text(self, value: str | None) -> str | None:
-        # PostgreSQL TEXT cannot hold NUL (SQLite can): an exception message quoting a scraped page must
-        # not turn recording a failure into a second failure.
-        if value and self.name == "postgres":
-            return value.replace("\x00", "\ufffd")
-        return value
-
-
-def _storable(value: str, dialect: str) -> str:
-    if dialect == "postgres" and "\x00" in value:
-        value = value.replace("\x00", "\ufffd")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        value = value.encode("utf-8", "replace").decode("utf-8")
-    return value
-
-
-SQLITE = Dialect(
-    "sqlite",
-    "?",
-    {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL", "blob": "BLOB"},
-    "SELECT page_count * page_size AS size FROM pragma_page_count(), pragma_page_size()",
-    "",
-)
-# COLLATE "C" makes ORDER BY match SQLite's byte order whatever the database locale is.
-POSTGRES = Dialect(
-    "postgres",
-    "%s",
-    {
-        "c": ' COLLATE "C"',
-        "bigint": "BIGINT",
-        "bool": "BOOLEAN",
-        "false": "FALSE",
-        "double": "DOUBLE PRECISION",
-        "blob": "BYTEA",
-    },
-    "SELECT pg_database_size(current_database()) AS size",
-    " FOR SHARE",
-)
 
 SCHEMA_LOCK = "deepresearch schema"
 """The key `_serialise` takes while migrating."""
@@ -158,49 +83,10 @@ _CHECKPOINT_COLUMNS = (
 )
 
 
-class Statements(Protocol):
-    """What a transaction offers: run one statement (``?`` placeholders), get (rowcount, rows)."""
-
-    async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]: ...
-
-
 class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
-    """The RunStore contract on SQL. Subclasses provide `_transaction` and `_serialise`."""
-
-    dialect: Dialect
-
-    def _transaction(self, *, write: bool = True) -> AbstractAsyncContextManager[Statements]:
-        """One transaction (write) or one autocommit read."""
-        raise NotImplementedError
-
-    async def _atomic(self, body: Callable[[Statements], Awaitable[T]]) -> T:
-        """Run `body` in one write transaction: committed if it returns, rolled back if it raises."""
-        async with self._transaction() as tx:
-            return await body(tx)
-
-    async def _serialise(self, tx: Statements, key: str) -> None:
-        """Inside `tx`: wait until no other process holds `key` (a run id, or the schema) in a transaction."""
-        raise NotImplementedError
-
-    async def _announce(self, tx: Statements, run_id: str, seq: int) -> None:
-        """Inside the transaction appending an event of `run_id`: tell other processes (at commit)."""
-
-    async def watch_events(self, wake: Callable[[str], None]) -> None:
-        """Until cancelled, call `wake(run_id)` when another process appends an event (where the
-        database can tell; otherwise streamers poll the log)."""
-
-    async def _write(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
-        """One writing statement in its own transaction: (rowcount, RETURNING rows)."""
-
-        async def body(tx: Statements) -> tuple[int, list[Row]]:
-            return await tx.execute(statement, params)
-
-        return await self._atomic(body)
-
-    async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
-        """The rows of one SELECT, read outside any transaction."""
-        async with self._transaction(write=False) as tx:
-            return (await tx.execute(statement, params))[1]
+    """The RunStore contract on SQL: the runs, their events, checkpoints and receipts; the other parts
+    (tokens, leases, steering, texts) are the bases, all on one SqlCore. Subclasses provide
+    `_transaction` and `_serialise`."""
 
     async def _fenced_write(
         self, run_id: str, fence: str | None, statement: str, params: Sequence[Any]
@@ -227,23 +113,6 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
         """Drop the LangGraph rows a completed run's thread no longer needs (savers.compaction_statements),
         keeping the checkpoints `keep` and the newest one."""
         await self.fenced_writes(run_id, fence, compaction_statements(self.dialect.name, thread_id, keep))
-
-    async def _hold_lease(
-        self, tx: Statements, run_id: str, fence: str | None, *, unless_cancelled: bool = False
-    ) -> None:
-        """Fencing: inside `tx`, LeaseLost unless `fence` holds the run's lease. The row stays locked until
-        the commit, so a takeover cannot slip in between this check and the write it guards.
-        `unless_cancelled`: CancelRequested if somebody asked to cancel the run (same row, same read)."""
-        if fence is None and not unless_cancelled:
-            return
-        _, rows = await tx.execute(
-            f"SELECT lease_owner, cancel_requested FROM runs WHERE run_id = ?{self.dialect.row_lock}",
-            (run_id,),
-        )
-        if fence is not None and (not rows or rows[0]["lease_owner"] != fence):
-            raise LeaseLost(run_id, fence)
-        if unless_cancelled and rows and rows[0]["cancel_requested"]:
-            raise CancelRequested(run_id)
 
     async def check_lease(self, run_id: str, owner: str) -> None:
         """LeaseLost unless `owner` holds the run's lease now (before a write outside the database)."""

@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from deepresearch.store.base import Row
-from deepresearch.store.sql import MIGRATIONS, SQLITE, SqlRunStore
+from deepresearch.store.core import SQLITE
+from deepresearch.store.sql import MIGRATIONS, SqlRunStore
 from deepresearch.store.vendored import one_trip
 
 __all__ = ["MIGRATIONS", "SqliteRunStore", "connect_sqlite", "open_sqlite_store", "sqlite_path_from_url"]

@@ -3,26 +3,16 @@ from, and the counts /metrics reads (docs/steering.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from deepresearch.store.base import Row, utcnow
+from deepresearch.store.core import SqlCore
 
 REUSABLE_TOOLS = ("web.search", "web.fetch", "corpus.read", "llm.structured", "llm.complete")
 """External calls a new run may answer from another run's receipts (file writes are per run folder)."""
-T = TypeVar("T")
 
 
-class SteeringSql:
-    async def _write(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
-        raise NotImplementedError
-
-    async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
-        raise NotImplementedError
-
-    async def _atomic(self, body: Callable[[Any], Awaitable[T]]) -> T:
-        raise NotImplementedError
-
+class SteeringSql(SqlCore):
     async def copy_receipts(self, from_run: str, to_run: str) -> int:
         """Copy `from_run`'s succeeded receipts of external calls to `to_run` (one statement): the same
         call with the same arguments is then answered from the recorded result. Returns how many."""

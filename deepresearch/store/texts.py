@@ -17,23 +17,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import zlib
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Iterable
 
-from deepresearch.store.base import Row, utcnow
-
-T = TypeVar("T")
-
-
-class _Tx(Protocol):
-    async def execute(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]: ...
-
-
-class _Dialect(Protocol):
-    name: str
-
-    def storable(self, value: str) -> str: ...
-
+from deepresearch.store.base import utcnow
+from deepresearch.store.core import SqlCore, Statements
 
 _LEVEL = 6
 _OFF_LOOP_BYTES = 64_000  # zlib releases the GIL: bigger texts compress in a worker thread
@@ -49,25 +36,14 @@ async def _packed(data: bytes) -> bytes:
     return zlib.compress(data, _LEVEL)
 
 
-class TextSql:
-    dialect: _Dialect  # the store's Dialect (sql.py)
-
-    async def _atomic(self, body: Callable[[Any], Awaitable[T]]) -> T:
-        raise NotImplementedError
-
-    async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
-        raise NotImplementedError
-
-    async def _hold_lease(self, tx: Any, run_id: str, fence: str | None) -> None:
-        raise NotImplementedError
-
+class TextSql(SqlCore):
     async def put_text(self, run_id: str, text: str, *, fence: str | None = None) -> str:
         """Store `text` for `run_id` (once, whoever stored it first) and return its SHA-256 hex digest.
         With `fence`, only while that lease owner holds the run (LeaseLost otherwise), like every write of
         an execution."""
         prepared = await self._prepare_text(text)
 
-        async def body(tx: _Tx) -> None:
+        async def body(tx: Statements) -> None:
             await self._hold_lease(tx, run_id, fence)
             await self._store_text(tx, run_id, prepared)
 
@@ -81,7 +57,7 @@ class TextSql:
         raw = stored.encode("utf-8")
         return hashlib.sha256(raw).hexdigest(), len(stored), await _packed(raw)
 
-    async def _store_text(self, tx: _Tx, run_id: str, prepared: tuple[str, int, bytes]) -> None:
+    async def _store_text(self, tx: Statements, run_id: str, prepared: tuple[str, int, bytes]) -> None:
         digest, chars, packed = prepared
         # DO UPDATE, not DO NOTHING: it takes the row lock a concurrent forget_run_texts waits on
         await tx.execute(
@@ -108,7 +84,7 @@ class TextSql:
         rows = await self._read("SELECT sha256 FROM run_texts WHERE run_id = ? ORDER BY sha256", (run_id,))
         return [row["sha256"] for row in rows]
 
-    async def forget_run_texts(self, tx: _Tx, run_id: str) -> None:
+    async def forget_run_texts(self, tx: Statements, run_id: str) -> None:
         """Inside the transaction deleting `run_id`: unlink its texts and delete those no other run uses."""
         if self.dialect.name == "postgres":
             await tx.execute(

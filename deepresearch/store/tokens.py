@@ -2,20 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-from deepresearch.store.base import Row, TokenRecord, record_from_row, utcnow
+from deepresearch.store.base import TokenRecord, record_from_row, utcnow
+from deepresearch.store.core import SqlCore
 
 
-class TokenSql:
+class TokenSql(SqlCore):
     """Token statements on SqlRunStore's `_read` / `_write` (written once for both databases)."""
-
-    async def _write(self, statement: str, params: Sequence[Any] = ()) -> tuple[int, list[Row]]:
-        raise NotImplementedError
-
-    async def _read(self, statement: str, params: Sequence[Any] = ()) -> list[Row]:
-        raise NotImplementedError
 
     async def add_token(self, record: TokenRecord) -> None:
         await self._write(
