@@ -46,6 +46,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     add("--json", type=Path, help="results file (default: bench/results/quality-<engine>-<time>.json)")
     add("--check", action="store_true", help="exit 1 when a held-out/outside figure regresses")
     add("--write-baseline", action="store_true", help="pin these held-out/outside figures as the baseline")
+    add("--pin-from", type=Path, metavar="RESULTS", help="pin a results file's figures, no run")
     add("--tolerance", type=float, help="allowed drop per figure (default: the baseline file's)")
     add("--llm", action="store_true", help="LLM engine (an OpenAI-compatible endpoint)")
     add("--base-url", help="endpoint, e.g. http://127.0.0.1:11434/v1 (or OPENAI_BASE_URL)")
@@ -54,13 +55,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def selected_sets(args: argparse.Namespace) -> list[corpora.QuestionSet]:
+def selected_sets(args: argparse.Namespace) -> list[corpora.QuestionSet] | None:
     if args.questions:
         return [corpora.load(args.questions)]
     if args.corpus_set == "all":
         return [corpora.load(name) for name in corpora.names()]
     if args.corpus_set not in corpora.names():
-        raise SystemExit(f"error: no question set {args.corpus_set!r} (known: {', '.join(corpora.names())})")
+        return None
     return [corpora.load(args.corpus_set)]
 
 
@@ -139,7 +140,16 @@ def print_details(scores: dict[str, list[Score]]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
+    if args.pin_from:
+        results = json.loads(args.pin_from.read_text(encoding="utf-8"))
+        baseline.write(baseline.updated(baseline.load(), results["engine"], results["figures"]))
+        print(f"baseline written from {args.pin_from}: {baseline.BASELINE}")
+        return 0
     sets = selected_sets(args)
+    if sets is None:
+        known = ", ".join(corpora.names())
+        print(f"error: no question set {args.corpus_set!r} (known: {known})", file=sys.stderr)
+        return 2
     if error := usage_error(args, sets):
         print(f"error: {error}", file=sys.stderr)
         return 2
