@@ -1,0 +1,109 @@
+"""The quality harness's own logic (bench/quality): question sets, scoring and the baseline check.
+
+The harness's figures need the Debian documentation packages and minutes of engine runs; they are measured
+by `python -m bench.quality`, never here. These tests only keep the harness honest: the sets are well formed
+and keep the split their seed gave them, and the check fails on a held-out regression."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.quality import baseline, corpora
+from bench.quality.scoring import page_of, score, summary
+
+
+@pytest.mark.parametrize("name", corpora.names())
+def test_every_question_set_is_well_formed_and_keeps_its_seeded_split(name: str) -> None:
+    qset = corpora.load(name)
+    assert corpora.problems(qset) == []
+    assert qset.package and qset.marker and qset.corpus_dir.is_absolute()
+    splits = {q["split"] for q in qset.questions}
+    if qset.split_rule.get("seed") is not None:
+        assert splits == {"dev", "heldout"}
+
+
+def test_the_new_corpora_have_both_splits_and_an_outside_check_exists() -> None:
+    seeded = [corpora.load(n) for n in corpora.names() if corpora.load(n).split_rule.get("seed") is not None]
+    assert len(seeded) >= 3
+    for qset in seeded:
+        assert len(qset.questions) >= 12
+        assert len({q["style"] for q in qset.questions}) >= 4  # varied: how, why, compare, ...
+    outside = [q for n in corpora.names() for q in corpora.load(n).questions if q["split"] == "outside"]
+    assert outside
+
+
+def test_a_changed_split_label_is_caught() -> None:
+    qset = corpora.load("sqlite")
+    flipped = [dict(q, split="dev") for q in qset.questions]
+    broken = corpora.QuestionSet(**{**qset.__dict__, "questions": flipped})
+    assert any("split_rule" in problem for problem in corpora.problems(broken))
+
+
+def test_split_of_is_a_seeded_half_split() -> None:
+    ids = [f"q{i}" for i in range(15)]
+    labels = corpora.split_of(ids, 7)
+    assert labels == corpora.split_of(list(reversed(ids)), 7)
+    assert sum(v == "dev" for v in labels.values()) == 8
+    assert labels != corpora.split_of(ids, 8)
+
+
+def test_page_of_counts_a_page_s_source_copy_as_the_page(tmp_path: Path) -> None:
+    (tmp_path / "git-rebase.html").write_text("<html></html>")
+    assert page_of("corpus://git-rebase.txt", tmp_path) == "git-rebase.html"
+    assert page_of("corpus://config.txt", tmp_path) == "config.txt"  # an include with no page of its own
+    assert page_of("corpus://_sources/library/json.rst.txt#x") == "library/json.html"
+
+
+def test_score_reads_facts_citations_and_repeats_from_the_report() -> None:
+    spec = {
+        "id": "q",
+        "split": "heldout",
+        "question": "How does X work?",
+        "gold": ["a.html"],
+        "relevant": ["a.html", "b.html"],
+        "facts": [{"fact": "one", "any": ["first fact"]}, {"fact": "two", "any": ["second fact"]}],
+    }
+    findings = "- The first fact [1].\n- The first fact [2].\n- Other.\n"
+    markdown = f"# Report\n\n## Findings\n\n{findings}\n## Sources\n\n1. a\n"
+    sources = [{"url": "corpus://a.html#s", "cited": True}, {"url": "corpus://c.html", "cited": True}]
+    result = score(spec, markdown, sources, {"sub_questions": ["How does X work?"]})
+    figures = (result.fact_recall, result.citation_precision, result.gold_cited, result.repeated)
+    assert figures == (0.5, 0.5, 1, 1)
+    assert result.missing_facts == ["two"]
+    totals = summary([result])
+    assert totals["gold_cited"] == 1 and totals["repeated_sentences"] == 1
+
+
+def _figures(fact_recall: float, repeated: float = 0.0, questions: int = 7) -> dict[str, float]:
+    return {
+        "questions": questions,
+        "not_completed": 0,
+        "fact_recall": fact_recall,
+        "citation_precision": 0.8,
+        "gold_source_recall": 0.9,
+        "repeated_sentence_rate": repeated,
+    }
+
+
+def test_the_check_fails_on_a_held_out_drop_beyond_the_tolerance_only() -> None:
+    pinned = baseline.updated({}, "extractive", {"git": {"heldout": _figures(0.6), "dev": _figures(0.9)}})
+    assert "dev" not in pinned["engines"]["extractive"]["git"]  # only never-tuned splits are pinned
+    same = {"git": {"heldout": _figures(0.59), "dev": _figures(0.1)}}  # dev may move freely
+    assert baseline.regressions(pinned, "extractive", same, 0.02) == []
+    worse = {"git": {"heldout": _figures(0.55, repeated=0.05)}}
+    found = baseline.regressions(pinned, "extractive", worse, 0.02)
+    assert len(found) == 2 and "fact_recall" in found[0] and "repeated" in found[1]
+    changed = {"git": {"heldout": _figures(0.6, questions=8)}}
+    assert "the set changed" in baseline.regressions(pinned, "extractive", changed, 0.02)[0]
+    new = {"apache": {"heldout": _figures(0.5)}}
+    assert baseline.unpinned(pinned, "extractive", new) == ["apache/heldout"]
+
+
+def test_the_committed_baseline_pins_every_seeded_and_outside_set() -> None:
+    pins = baseline.load()["engines"].get("extractive", {})
+    for name in corpora.names():
+        splits = {q["split"] for q in corpora.load(name).questions} & set(baseline.PINNED_SPLITS)
+        for split in splits:
+            assert split in pins.get(name, {}), f"{name}/{split} has no baseline"
