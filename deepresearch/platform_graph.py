@@ -25,8 +25,9 @@ from langgraph.types import RunnableConfig
 
 from config import STORED, ResearchOptions, Settings, load_settings
 from deepresearch.engine.workspace import run_artifact_dir
+from deepresearch.errors import RunNotFound
 from deepresearch.receipts.runtime import CancelSignal, ToolRuntime
-from deepresearch.store import Persistence, RunNotFound, RunRecord, RunStore, open_persistence
+from deepresearch.store import Persistence, RunRecord, RunStore, open_persistence
 from tools import ResearchContext, open_research_tools
 from workflow import build_graph
 

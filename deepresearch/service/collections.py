@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from config import CORPUS_NAME_PATTERN, Settings
-from deepresearch.rules import InvalidInput
+from deepresearch.errors import DocumentNotFound, InvalidInput, UnsupportedDocument
 from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import CollectionPublic, DocumentPublic
 
@@ -29,14 +29,6 @@ MEDIA_TYPES = {
     ".htm": {"text/html", "application/octet-stream"},
     ".pdf": {"application/pdf", "application/octet-stream"},
 }
-
-
-class UnsupportedDocument(ValueError):
-    """Not a document type the corpus indexes, or its bytes are not what its name says (HTTP 415)."""
-
-
-class DocumentNotFound(LookupError):
-    """No such collection or document for this user (HTTP 404)."""
 
 
 class Collections:

@@ -16,6 +16,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from deepresearch.errors import RunNotFound
 from deepresearch.store.base import (
     LOCAL_OWNER,
     CancelRequested,
@@ -26,7 +27,6 @@ from deepresearch.store.base import (
     Receipt,
     Row,
     RunChanged,
-    RunNotFound,
     RunRecord,
     dumps_json,
     new_run_id,
