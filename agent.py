@@ -27,13 +27,12 @@ from pydantic import ValidationError
 
 from config import Settings, describe_settings_error, describe_validation_error, load_settings
 from deepresearch.engine.core import open_engine
-from deepresearch.rules import CheckpointNotFound, InvalidInput, RunConflict
+from deepresearch.errors import CheckpointNotFound, InvalidInput, RunConflict, RunNotFound
 from deepresearch.service.auth import TokenError, Tokens
 from deepresearch.service.cli_view import ProgressView
 from deepresearch.service.runs import RunService
 from deepresearch.store import (
     PostgresUnavailable,
-    RunNotFound,
     RunRecord,
     UnsupportedDatabase,
     open_persistence,

@@ -24,7 +24,8 @@ from typing import Any
 
 import psycopg
 
-from deepresearch.store import RunNotFound, args_hash, open_persistence, redact_dsn
+from deepresearch.errors import RunNotFound
+from deepresearch.store import args_hash, open_persistence, redact_dsn
 from deepresearch.store.pg_connection import PostgresUnavailable, scrub_password
 from deepresearch.store.postgres import PostgresRunStore
 

@@ -25,9 +25,10 @@ from langgraph.types import RunnableConfig
 
 from config import Settings, load_settings
 from deepresearch.engine.workspace import run_artifact_dir
+from deepresearch.errors import RunNotFound
 from deepresearch.options import STORED, ResearchOptions
 from deepresearch.receipts.runtime import CancelSignal, ToolRuntime
-from deepresearch.store import Persistence, RunNotFound, RunRecord, RunStore, open_persistence
+from deepresearch.store import Persistence, RunRecord, RunStore, open_persistence
 from tools import ResearchContext, open_research_tools
 from workflow import build_graph
 

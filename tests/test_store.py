@@ -26,12 +26,12 @@ import pytest
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph import END, START, StateGraph
 
+from deepresearch.errors import RunNotFound
 from deepresearch.store import (
     CheckpointRecord,
     LeaseLost,
     LLMCapability,
     PostgresUnavailable,
-    RunNotFound,
     RunStore,
     open_persistence,
     open_postgres_store,

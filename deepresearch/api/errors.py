@@ -1,7 +1,8 @@
 """One error shape for every HTTP failure, and the OpenAPI entries that document them.
 
 Every 4xx/5xx body is an :class:`~deepresearch.service.contracts.ErrorPublic`:
-``{"detail": "...", "errors": [...]}``.
+``{"detail": "...", "errors": [...]}``. A refused request raises a
+:class:`~deepresearch.errors.DeepResearchError`, which carries its status; one handler answers them all.
 Validation errors never echo the rejected input back (a NaN or a lone surrogate cannot be encoded as JSON).
 """
 
@@ -18,16 +19,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from config import error_message
-from deepresearch.rules import (
-    ArtifactNotFound,
-    CheckpointNotFound,
-    InvalidInput,
-    RunConflict,
-    TooManyRequests,
-)
-from deepresearch.service.collections import DocumentNotFound, UnsupportedDocument
+from deepresearch.errors import DeepResearchError
 from deepresearch.service.contracts import ErrorPublic, FieldError
-from deepresearch.store import RunNotFound
 
 logger = logging.getLogger(__name__)
 
@@ -112,50 +105,30 @@ def install_error_handlers(app: FastAPI) -> None:
             response.headers["Allow"] = ", ".join(_allowed_methods(request))
         return response
 
-    @app.exception_handler(InvalidInput)
-    async def _input(request: Request, exc: InvalidInput) -> JSONResponse:
+    @app.exception_handler(DeepResearchError)
+    async def _refused(request: Request, exc: DeepResearchError) -> JSONResponse:
+        if exc.status >= 500:
+            # answered here, not re-raised by Starlette: the traceback is logged here
+            logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
+            return _error(exc.status, _internal(exc))
         errors = None
         if exc.field:
             parts = exc.field.split(".")
             # a path parameter is named as such ("path.name"); everything else is in the body
             loc: list[str | int] = parts if parts[0] == "path" else ["body", *parts]
             errors = [FieldError(loc=loc, msg=exc.reason, type="value_error")]
-        return _error(422, str(exc), errors)
-
-    @app.exception_handler(RunNotFound)
-    async def _run_not_found(request: Request, exc: RunNotFound) -> JSONResponse:
-        return _error(404, "Run not found")
-
-    @app.exception_handler(CheckpointNotFound)
-    async def _checkpoint_not_found(request: Request, exc: CheckpointNotFound) -> JSONResponse:
-        return _error(404, str(exc))
-
-    @app.exception_handler(ArtifactNotFound)
-    async def _artifact_not_found(request: Request, exc: ArtifactNotFound) -> JSONResponse:
-        return _error(404, str(exc))
-
-    @app.exception_handler(RunConflict)
-    async def _conflict(request: Request, exc: RunConflict) -> JSONResponse:
-        return _error(409, str(exc))
-
-    @app.exception_handler(DocumentNotFound)
-    async def _document_not_found(request: Request, exc: DocumentNotFound) -> JSONResponse:
-        return _error(404, str(exc))
-
-    @app.exception_handler(UnsupportedDocument)
-    async def _unsupported(request: Request, exc: UnsupportedDocument) -> JSONResponse:
-        return _error(415, str(exc))
-
-    @app.exception_handler(TooManyRequests)
-    async def _too_many(request: Request, exc: TooManyRequests) -> JSONResponse:
-        response = _error(429, str(exc))
-        response.headers["Retry-After"] = str(exc.retry_after)
+        response = _error(exc.status, exc.detail, errors)
+        response.headers.update(exc.headers())
         return response
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         # Starlette re-raises after this answer, so the server logs the traceback at ERROR once.
-        return _error(500, f"internal error ({type(exc).__name__}); the server log has the traceback")
+        return _error(500, _internal(exc))
+
+
+def _internal(exc: Exception) -> str:
+    return f"internal error ({type(exc).__name__}); the server log has the traceback"
 
 
 class BodyLimit:

@@ -7,7 +7,6 @@ from fastapi import APIRouter, Depends, HTTPException
 from deepresearch.api.access import ServiceDep, request_principal
 from deepresearch.api.errors import error_responses
 from deepresearch.service.contracts import HealthPublic, ProvidersHealthPublic, ReadyPublic
-from deepresearch.service.preflight import llm_public, providers_health
 from deepresearch.store import DATABASE_ERRORS
 
 ops = APIRouter(tags=["ops"])
@@ -23,13 +22,10 @@ async def healthz() -> HealthPublic:
 async def readyz(service: ServiceDep) -> ReadyPublic:
     """The database answers."""
     try:
-        await service.store.ping()
+        await service.ping()
     except DATABASE_ERRORS as exc:
         raise HTTPException(503, f"database not reachable: {type(exc).__name__}") from exc
-    settings = service.engine.settings
-    return ReadyPublic(
-        status="ready", engine=settings.engine_mode, llm=await llm_public(settings, service.store)
-    )
+    return await service.readiness()
 
 
 @ops.get(
@@ -40,4 +36,4 @@ async def readyz(service: ServiceDep) -> ReadyPublic:
 )
 async def providers_health_route(service: ServiceDep) -> ProvidersHealthPublic:
     """Which search providers and which model this server can reach now (nothing is searched or asked)."""
-    return await providers_health(service.engine.settings, service.store)
+    return await service.providers_health()

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from deepresearch.errors import InvalidInput
 from deepresearch.graph.plan_edit import MAX_QUERIES, Item, PlanEdit, distinct, one_line
 from deepresearch.options import OptionsPatch
 from stages import STAGE_KEYS
@@ -57,10 +58,8 @@ class StatePatch(BaseModel):
     options: OptionsPatch | None = Field(None, description="Options to change (reviewers, budget, ...).")  # type: ignore[valid-type]
 
 
-class PatchError(ValueError):
-    def __init__(self, message: str, field: str) -> None:
-        super().__init__(message)
-        self.field = field
+class PatchError(InvalidInput):
+    """A patch that cannot apply to the run's state at that checkpoint; `field` names the patch's part."""
 
 
 @dataclass(slots=True)

@@ -11,9 +11,12 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from deepresearch.errors import DeepResearchError
 
-class WorkspaceError(ValueError):
-    pass
+
+class WorkspaceError(DeepResearchError, ValueError):
+    """A path that escapes the workspace. Callers that take a path from a request turn it into a 404; one
+    that reaches a front end untranslated is a fault of the server (HTTP 500, logged with its traceback)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,8 @@ import tempfile
 from pathlib import Path
 
 from config import Settings
+from deepresearch.errors import DocumentNotFound, InvalidInput, UnsupportedDocument
 from deepresearch.options import CORPUS_NAME_PATTERN
-from deepresearch.rules import InvalidInput
 from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import CollectionPublic, DocumentPublic
 
@@ -30,14 +30,6 @@ MEDIA_TYPES = {
     ".htm": {"text/html", "application/octet-stream"},
     ".pdf": {"application/pdf", "application/octet-stream"},
 }
-
-
-class UnsupportedDocument(ValueError):
-    """Not a document type the corpus indexes, or its bytes are not what its name says (HTTP 415)."""
-
-
-class DocumentNotFound(LookupError):
-    """No such collection or document for this user (HTTP 404)."""
 
 
 class Collections:

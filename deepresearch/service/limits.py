@@ -10,7 +10,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from deepresearch.rules import TooManyRequests
+from deepresearch.errors import TooManyRequests
 
 
 class StartRate:

@@ -1,20 +1,65 @@
-"""A run's options as the server accepts them: the patch over the base, validated by config.py's types, plus
-the checks only the server can make (which folders and collections a principal may use, webhook targets)."""
+"""The rules about a run's input, for every front end: what a question may be, and a run's options as the
+server accepts them (the patch over the base, validated by config.py's types, plus the checks only the server
+can make: which folders and collections a principal may use, webhook targets)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from config import Settings, describe_validation_error, error_message
+from deepresearch.errors import InvalidInput
 from deepresearch.options import ResearchOptions, merge_options
-from deepresearch.rules import InvalidInput, Patch, patched
 from deepresearch.service.auth import Principal
 from deepresearch.service.collections import Collections
 from deepresearch.service.webhooks import WebhookRefused, check_webhook_url
+
+Patch = BaseModel | Mapping[str, Any]
+"""Options to change: an OptionsPatch, or a mapping validated as one."""
+
+# The rule for a question, as a regular expression that Python, JSON Schema validators and pydantic's
+# engine all read the same way (so the OpenAPI document states it too): no control characters
+# but tab and newlines, and at least one character that is neither a space nor invisible (zero-width,
+# format and separator characters).
+_CONTROL = r"\x00-\x08\x0B\x0C\x0E-\x1F\x7F-\x9F"
+_INVISIBLE = r"\s\x00-\x1F\x7F-\x9F\u00AD\u061C\u180E\u200B-\u200F\u2028-\u202F\u205F-\u206F\u3000\uFEFF"
+QUESTION_PATTERN = rf"^[^{_CONTROL}]*[^{_INVISIBLE}][^{_CONTROL}]*$"
+_QUESTION = re.compile(QUESTION_PATTERN)
+_CONTROLS = re.compile(rf"[{_CONTROL}]")
+
+
+def question_problem(question: str, max_chars: int) -> str | None:
+    """What is wrong with a question (already stripped), or None: the one rule for the CLI and HTTP."""
+    if not question:
+        return "the question is empty"
+    if len(question) > max_chars:
+        return f"at most {max_chars} characters (got {len(question)})"
+    if any("\ud800" <= ch <= "\udfff" for ch in question):
+        return "contains an unpaired surrogate (not valid Unicode text)"
+    if not _QUESTION.match(question):
+        return "contains control characters" if _CONTROLS.search(question) else "has no visible characters"
+    return None
+
+
+def check_question(question: str, max_chars: int) -> str:
+    """The question, stripped; InvalidInput when it is empty, invisible, too long or not storable text."""
+    question = question.strip()
+    if problem := question_problem(question, max_chars):
+        raise InvalidInput(problem, "question")
+    return question
+
+
+def patched(patch: Patch | None, name: str) -> bool:
+    """The patch sets option `name` to a value (null or omitted keeps the base value)."""
+    if patch is None:
+        return False
+    if isinstance(patch, BaseModel):
+        return getattr(patch, name, None) is not None
+    return patch.get(name) is not None
 
 
 def checked_options(

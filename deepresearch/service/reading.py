@@ -11,11 +11,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from deepresearch.errors import ArtifactNotFound
 from deepresearch.report.render import render_fragment
-from deepresearch.rules import ArtifactNotFound, download_stem
 from deepresearch.service.contracts import RunPublic
 from deepresearch.service.runs import RunService
-from deepresearch.service.views import public_run
+from deepresearch.service.views import download_stem, public_run
 from deepresearch.store import RunRecord
 from tools import FetchOutcome
 

@@ -20,15 +20,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from deepresearch.engine.core import EventSink, ResearchEngine, graph_config
+from deepresearch.errors import RunConflict, RunNotFound, TooManyRequests
 from deepresearch.options import ResearchOptions
 from deepresearch.receipts.runtime import CancelSignal
-from deepresearch.rules import Patch, RunConflict, TooManyRequests, check_question
 from deepresearch.service.auth import CLI, Principal, can_see
 from deepresearch.service.collections import Collections
 from deepresearch.service.contracts import PrunePublic, RunPublic
 from deepresearch.service.limits import StartRate
 from deepresearch.service.notifier import EventNotifier
-from deepresearch.service.options import checked_options
+from deepresearch.service.options import Patch, check_question, checked_options
 from deepresearch.service.replicas import Active, ReplicaDuties, RunSlots, lease_live, machine
 from deepresearch.service.views import RunViews, public_run, tree_bytes
 from deepresearch.store import (
@@ -37,7 +37,6 @@ from deepresearch.store import (
     DATABASE_UNAVAILABLE,
     EventRecord,
     RunChanged,
-    RunNotFound,
     RunRecord,
     utcnow,
     utcnow_precise,

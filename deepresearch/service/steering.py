@@ -22,12 +22,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepresearch.engine.core import graph_config
-from deepresearch.engine.state_patch import ForkPlan, PatchError, StatePatch, plan_fork
+from deepresearch.engine.state_patch import ForkPlan, StatePatch, plan_fork
+from deepresearch.errors import RunConflict
 from deepresearch.graph.plan_edit import PlanDecision
 from deepresearch.options import STORED, OptionsPatch, ResearchOptions
-from deepresearch.rules import InvalidInput, Patch, RunConflict, check_question
 from deepresearch.service.auth import CLI, Principal
 from deepresearch.service.contracts import ForkPreviewPublic
+from deepresearch.service.options import Patch, check_question
 from deepresearch.service.runs import RunService
 from deepresearch.store import ACTIVE_STATUSES, CheckpointRecord, RunRecord, utcnow
 from deepresearch.store.steering import REUSABLE_TOOLS
@@ -61,10 +62,8 @@ async def _prepare(
     config = graph_config(checkpoint.thread_id, checkpoint.checkpoint_id, checkpoint.checkpoint_ns)
     snapshot = await service.engine.graph.aget_state(config)
     options = service.options(run.options, request.patch.options, principal).model_dump()
-    try:
-        plan = plan_fork(dict(snapshot.values), checkpoint.stage, request.patch, options, {})
-    except PatchError as exc:
-        raise InvalidInput(str(exc), exc.field) from None
+    # a patch that cannot apply raises PatchError, an InvalidInput (422 naming the patch's field)
+    plan = plan_fork(dict(snapshot.values), checkpoint.stage, request.patch, options, {})
     receipts = await service.store.list_receipts(run_id, status="succeeded")
     preview = ForkPreviewPublic(
         run_id=run_id,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,20 +14,22 @@ from typing import Any
 from config import Settings
 from deepresearch.engine.core import ResearchEngine
 from deepresearch.engine.workspace import Workspace, WorkspaceError
+from deepresearch.errors import ArtifactNotFound, CheckpointNotFound
 from deepresearch.options import STORED
-from deepresearch.rules import ArtifactNotFound, CheckpointNotFound, download_stem
 from deepresearch.service.contracts import (
     ArtifactPublic,
     CheckpointPublic,
     DuplicateRisk,
     PreviewPublic,
+    ProvidersHealthPublic,
+    ReadyPublic,
     ReceiptPublic,
     RunDetailPublic,
     RunPublic,
     StagePublic,
 )
-from deepresearch.service.preflight import llm_public
-from deepresearch.store import ACTIVE_STATUSES, CheckpointRecord, Receipt, RunRecord, RunStore
+from deepresearch.service.preflight import llm_public, providers_health
+from deepresearch.store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, Receipt, RunRecord, RunStore
 from stages import REPORT_STAGES, STAGE_KEYS
 
 REPORT_FILE = "deepresearch-report.md"
@@ -111,6 +114,31 @@ class RunViews:
         await self.store.get_run(run_id)
         return [public_receipt(r) for r in await self.store.list_receipts(run_id, receipt_key, status)]
 
+    async def events(self, run_id: str, after: int, limit: int) -> list[EventRecord]:
+        """The run's events after seq `after`, oldest first."""
+        return await self.store.list_events(run_id, after=after, limit=limit)
+
+    async def caught_up(self, run_id: str, last: int) -> bool:
+        """The run is not running anywhere and a client that has seq `last` has every event of it."""
+        run = await self.store.get_run(run_id)
+        if run.status in ACTIVE_STATUSES or self.is_active_here(run_id):
+            return False
+        return not await self.store.list_events(run_id, after=last, limit=1)
+
+    async def ping(self) -> None:
+        """Raises one of DATABASE_ERRORS when the database does not answer."""
+        await self.store.ping()
+
+    async def readiness(self) -> ReadyPublic:
+        settings = self.engine.settings
+        return ReadyPublic(
+            status="ready", engine=settings.engine_mode, llm=await llm_public(settings, self.store)
+        )
+
+    async def providers_health(self) -> ProvidersHealthPublic:
+        """Which search providers and which model this server can reach now."""
+        return await providers_health(self.engine.settings, self.store)
+
     async def preview(self, run_id: str, checkpoint_id: str) -> PreviewPublic:
         """What resuming from this checkpoint would skip, run and reuse, and the risk of a duplicate."""
         run = await self.store.get_run(run_id)
@@ -190,6 +218,13 @@ def tree_bytes(root: Path) -> int:
             if path.is_file() and not path.is_symlink():
                 total += path.stat().st_size
     return total
+
+
+def download_stem(title: str) -> str:
+    """A file name for a run's downloads, from its topic (its title or question): its first eight words,
+    letters and digits only, joined by '-' (the report's downloads and the workbench's file links)."""
+    words = re.findall(r"[A-Za-z0-9]+", title)[:8]
+    return "-".join(words).lower()[:80] or "deepresearch-report"
 
 
 def public_run(run: RunRecord, queue: Mapping[str, int] | None = None) -> RunPublic:

@@ -230,12 +230,6 @@ def record_from_row(cls: type[R], row: Row) -> R:
     return cls(**values)
 
 
-class RunNotFound(LookupError):
-    def __init__(self, run_id: str) -> None:
-        super().__init__(f"run {run_id!r} not found")
-        self.run_id = run_id
-
-
 class LeaseLost(Exception):
     """A fenced write found that the writer no longer holds the run's lease: another process took the run
     over (this one stalled past the expiry). Nothing was written; the writer must stop executing the run."""

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from deepresearch.errors import RunNotFound
 from deepresearch.store.base import (
     LOCAL_OWNER,
     CheckpointRecord,
@@ -23,7 +24,6 @@ from deepresearch.store.base import (
     Receipt,
     Row,
     RunChanged,
-    RunNotFound,
     RunRecord,
     dumps_json,
     new_run_id,
