@@ -8,24 +8,14 @@ import os
 import re
 import tempfile
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
+
+# a write's result is kept in its receipt: its type is the receipts' (tools and specs read it there)
+from deepresearch.receipts.results import WrittenFile
 
 
 class WorkspaceError(ValueError):
     pass
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenFile:
-    relative_path: str
-    sha256: str
-    size: int
-    written: bool
-    """False when an identical file was already there (idempotent re-write skipped)."""
-
-    def to_dict(self) -> dict[str, object]:
-        return {"path": self.relative_path, "sha256": self.sha256, "size": self.size, "written": self.written}
 
 
 def slugify(text: str, max_length: int = 48) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from deepresearch.receipts.specs import FETCH_TOOLS
 from deepresearch.report.render import render_fragment
 from deepresearch.rules import ArtifactNotFound, download_stem
 from deepresearch.service.contracts import RunPublic
@@ -19,7 +20,6 @@ from deepresearch.service.views import public_run
 from deepresearch.store import RunRecord
 from tools import FetchOutcome
 
-FETCH_TOOLS = ("web.fetch", "corpus.read")
 MAX_TITLE_CHARS = 200
 
 
