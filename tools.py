@@ -2,13 +2,13 @@
 
 Stages call these methods and nothing else that reaches the outside world. Every call is recorded in the run
 store; a call that already succeeded for this run returns its recorded result (see
-deepresearch.receipts.runtime).
+deepresearch.receipts.runtime). What each tool's receipts and events hold, whether other runs may reuse them
+and which budget it spends is its ToolSpec's (deepresearch/receipts/specs.py); a method here makes the call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -20,11 +20,19 @@ from pydantic import BaseModel
 
 from config import Settings
 from deepresearch.cpu import CpuPool
-from deepresearch.engine.workspace import Workspace, WrittenFile, sha256_bytes
+from deepresearch.engine.workspace import Workspace, sha256_bytes
 from deepresearch.llm.modes import OutputMode, is_mode
 from deepresearch.options import ResearchOptions
-from deepresearch.receipts.results import FetchOutcome, LLMCallResult, StepFallback
-from deepresearch.receipts.runtime import CancelSignal, StageError, ToolRuntime
+from deepresearch.receipts.results import FetchOutcome, LLMCallResult, StepFallback, WrittenFile
+from deepresearch.receipts.runtime import CancelSignal, StageError, ToolCall, ToolRuntime
+from deepresearch.receipts.specs import (
+    CORPUS_READ,
+    LLM_COMPLETE,
+    LLM_STRUCTURED,
+    WEB_FETCH,
+    WEB_SEARCH,
+    WORKSPACE_WRITE,
+)
 from deepresearch.receipts.streaming import DeltaStream
 from deepresearch.search import (
     AllProvidersFailed,
@@ -33,7 +41,6 @@ from deepresearch.search import (
     CorpusIndex,
     SearchChain,
     SearchOutcome,
-    SearchResult,
     build_search_chain,
 )
 from deepresearch.search.health import explain_failures
@@ -97,21 +104,10 @@ class ResearchTools:
                 explained = explain_failures(exc.failures, query)
                 raise StageError(stage, explained.message, explained.detail) from exc
 
+        args = {"query": query, "max_results": max_results}
         async with self._search_slots:
             outcome = await self.runtime.call(
-                stage=stage,
-                receipt_key=receipt_key,
-                tool_name="web.search",
-                args={"query": query, "max_results": max_results},
-                run=run,
-                encode=_encode_search,
-                decode=_decode_search,
-                label=f"search: {query}",
-                summarize=lambda o: {
-                    "results": len(o.results),
-                    "providers": o.providers_used,
-                    "failures": o.failures,
-                },
+                WEB_SEARCH, self.runtime.receipt_id(WEB_SEARCH, receipt_key, args), ToolCall(stage, args, run)
             )
         return outcome.value
 
@@ -136,16 +132,9 @@ class ResearchTools:
                     return FetchOutcome(url, None, str(exc), exc.reason)
                 raise
 
+        spec, args = CORPUS_READ if is_corpus else WEB_FETCH, {"url": url}
         outcome = await self.runtime.call(
-            stage=stage,
-            receipt_key=receipt_key,
-            tool_name="corpus.read" if is_corpus else "web.fetch",
-            args={"url": url},
-            run=run,
-            encode=FetchOutcome.to_dict,
-            decode=FetchOutcome.from_dict,
-            label=f"fetch: {url}",
-            summarize=_summarize_fetch,
+            spec, self.runtime.receipt_id(spec, receipt_key, args), ToolCall(stage, args, run)
         )
         value: FetchOutcome = outcome.value
         if value.page is not None and value.page.text_sha256 is None:
@@ -223,20 +212,13 @@ class ResearchTools:
             "messages": messages,
             "schema": schema.__name__,
         }
+        spec = LLM_STRUCTURED.decoding(
+            lambda d: LLMCallResult.from_dict(d, schema.model_validate(d["value"]))
+        )
         outcome = await self.runtime.call(
-            stage=stage,
-            receipt_key=receipt_key,
-            tool_name="llm.structured",
-            args=args,
-            recorded_args=lambda: self._recorded_llm_args(args),
-            run=lambda: self._or_fallback(stage, step, ask, fallback),
-            encode=lambda r: r.to_dict(r.value.model_dump(mode="json")),
-            decode=lambda d: LLMCallResult.from_dict(d, schema.model_validate(d["value"])),
-            usage=lambda r: (r.tokens, r.cost_usd),
-            label=label or f"llm: {prompt_id}",
-            summarize=LLMCallResult.summary,
-            annotate=LLMCallResult.event_fields,
-            shown_args=_llm_shown_args(prompt_id, self.settings.openai_model_name, messages),
+            spec,
+            self.runtime.receipt_id(spec, receipt_key, args),
+            ToolCall(stage, args, lambda: self._or_fallback(stage, step, ask, fallback), label=label),
         )
         return outcome.value
 
@@ -267,30 +249,11 @@ class ResearchTools:
 
         args = {"prompt": prompt_id, "model": self.settings.openai_model_name, "messages": messages}
         outcome = await self.runtime.call(
-            stage=stage,
-            receipt_key=receipt_key,
-            tool_name="llm.complete",
-            args=args,
-            recorded_args=lambda: self._recorded_llm_args(args),
-            run=lambda: self._or_fallback(stage, step, ask, fallback),
-            encode=lambda r: r.to_dict(r.value),
-            decode=lambda d: LLMCallResult.from_dict(d, d["value"]),
-            usage=lambda r: (r.tokens, r.cost_usd),
-            label=f"llm: {prompt_id}",
-            shown_args=_llm_shown_args(prompt_id, self.settings.openai_model_name, messages),
-            summarize=lambda r: {**r.summary(), "chars": len(r.value)},
-            annotate=LLMCallResult.event_fields,
+            LLM_COMPLETE,
+            self.runtime.receipt_id(LLM_COMPLETE, receipt_key, args),
+            ToolCall(stage, args, lambda: self._or_fallback(stage, step, ask, fallback)),
         )
         return outcome.value
-
-    @staticmethod
-    def _recorded_llm_args(args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-        """What an LLM receipt keeps of its arguments: the prompt's messages (which quote whole passages)
-        stored once by hash with the receipt (``messages_sha256``; ``RunStore.get_texts`` reads them back),
-        the rest as is."""
-        kept = {key: value for key, value in args.items() if key != "messages"}
-        kept["prompt_chars"] = sum(len(m["content"]) for m in args["messages"])
-        return kept, {"messages_sha256": json.dumps(args["messages"], ensure_ascii=False)}
 
     async def _or_fallback(
         self,
@@ -329,18 +292,15 @@ class ResearchTools:
             # before this with the lease checked in its transaction, is the fence for it
             return await self.workspace.write_bytes(relative_path, data)
 
-        outcome = await self.runtime.call(
-            stage=stage,
-            receipt_key=receipt_key,
-            tool_name="workspace.write",
-            args={"path": relative_path, "sha256": sha256_bytes(data), "size": len(data)},
-            run=run,
-            encode=WrittenFile.to_dict,
-            decode=lambda d: WrittenFile(d["path"], d["sha256"], d["size"], written=False),
-            label=f"write: {relative_path.rsplit('/', 1)[-1]}",
-            summarize=WrittenFile.to_dict,
+        def still_there(written: WrittenFile) -> bool:
             # a recorded write is reused only while the file is still there, byte for byte
-            still_valid=lambda w: self.workspace.file_digest(w.relative_path) == w.sha256,
+            return self.workspace.file_digest(written.relative_path) == written.sha256
+
+        args = {"path": relative_path, "sha256": sha256_bytes(data), "size": len(data)}
+        outcome = await self.runtime.call(
+            WORKSPACE_WRITE,
+            self.runtime.receipt_id(WORKSPACE_WRITE, receipt_key, args),
+            ToolCall(stage, args, run, still_valid=still_there),
         )
         return outcome.value
 
@@ -361,29 +321,6 @@ def _call_result(value: Any, responses: list[LLMResponse], unusable: int) -> LLM
     )
 
 
-def _llm_shown_args(prompt_id: str, model: str, messages: list[dict[str, str]]) -> dict[str, Any]:
-    """What events show of an LLM call: prompt id and size, not the whole prompt (the receipt has it)."""
-    return {"prompt": prompt_id, "model": model, "prompt_chars": sum(len(m["content"]) for m in messages)}
-
-
-def _encode_search(outcome: SearchOutcome) -> dict[str, Any]:
-    return {
-        "query": outcome.query,
-        "results": [r.model_dump() for r in outcome.results],
-        "providers_used": outcome.providers_used,
-        "failures": outcome.failures,
-    }
-
-
-def _decode_search(data: dict[str, Any]) -> SearchOutcome:
-    return SearchOutcome(
-        query=data["query"],
-        results=[SearchResult.model_validate(r) for r in data["results"]],
-        providers_used=list(data["providers_used"]),
-        failures=dict(data["failures"]),
-    )
-
-
 def _corpus_page(doc: CorpusDocument) -> FetchedPage:
     return FetchedPage(
         url=doc.url,
@@ -399,18 +336,6 @@ def _corpus_page(doc: CorpusDocument) -> FetchedPage:
         redirects=[],
         fetched_at=utcnow(),
     )
-
-
-def _summarize_fetch(outcome: FetchOutcome) -> dict[str, Any]:
-    if outcome.page is None:
-        return {"ok": False, "error": outcome.error, "reason": outcome.reason}
-    return {
-        "ok": True,
-        "title": outcome.page.title,
-        "bytes": outcome.page.byte_size,
-        "chars": outcome.page.chars,
-        "status_code": outcome.page.status_code,
-    }
 
 
 @dataclass(slots=True)

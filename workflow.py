@@ -4,12 +4,16 @@ START → plan_research → review_plan → search_web → fetch_sources → scr
       → (search_web again with gap-filling queries | analyze_findings)
 analyze_findings → (critic_review | write_report) ; critic_review → write_report → finalize_report → END
 
-search_web and analyze_findings are subgraphs that fan out with Send: one LangGraph task per query and per
-reviewer, so a cancel or crash mid-fan-out re-runs only the unfinished branches.
+The order and which stages the run's options skip are stages.py's (GRAPH_ORDER, ``skipped_when``); this
+module gives each node its code and wires them in that order. search_web and analyze_findings are subgraphs
+that fan out with Send: one LangGraph task per query and per reviewer, so a cancel or crash mid-fan-out
+re-runs only the unfinished branches.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from itertools import pairwise
 from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -19,6 +23,7 @@ from langgraph.types import Send
 
 from deepresearch.graph import nodes
 from deepresearch.graph.state import AnalysisState, QueryTask, ReportState, ReviewerTask, SearchState
+from stages import GRAPH_ORDER, REFLECTION, STAGES_BY_KEY, ReportStage, node_after
 from tools import ResearchContext
 
 __all__ = ["AnalysisState", "QueryTask", "ReportState", "ReviewerTask", "SearchState", "build_graph"]
@@ -54,11 +59,21 @@ def fan_out_reviewers(state: AnalysisState) -> list[Send]:
 
 
 def route_after_reflection(state: ReportState) -> str:
-    return "search_web" if state.get("reflection", {}).get("loop_again") else "analyze_findings"
+    """Another search round when the reflection found gaps to search for, else on (to analyze_findings)."""
+    return "search_web" if state.get("reflection", {}).get("loop_again") else _AFTER_REFLECTION
 
 
-def route_after_analysis(state: ReportState) -> str:
-    return "critic_review" if state["options"].get("requires_critic_review", True) else "write_report"
+_AFTER_REFLECTION = node_after(REFLECTION.key) or END
+
+
+def route_to(stage: ReportStage, past: str) -> Callable[[ReportState], str]:
+    """The edge into an optional stage: to it, or - when the run's options skip it - past it."""
+
+    def route(state: ReportState) -> str:
+        return stage.key if stage.runs_with(state["options"]) else past
+
+    route.__name__ = f"route_to_{stage.key}"
+    return route
 
 
 def build_search_subgraph() -> CompiledStateGraph[Any, Any, Any, Any]:
@@ -81,29 +96,37 @@ def build_analysis_subgraph() -> CompiledStateGraph[Any, Any, Any, Any]:
     return builder.compile(name="analysis")
 
 
+def graph_nodes() -> dict[str, Any]:
+    """The code of every node of stages.GRAPH_ORDER (a new stage's node goes here)."""
+    return {
+        "plan_research": nodes.plan_research,
+        "review_plan": nodes.review_plan,
+        "search_web": build_search_subgraph(),
+        "fetch_sources": nodes.fetch_sources,
+        "screen_evidence": nodes.screen_evidence,
+        "reflection": nodes.reflection,
+        "analyze_findings": build_analysis_subgraph(),
+        "critic_review": nodes.critic_review,
+        "write_report": nodes.write_report,
+        "finalize_report": nodes.finalize_report,
+    }
+
+
 def build_graph(checkpointer: BaseCheckpointSaver | None = None) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile the research graph with an injected checkpointer (SQLite, Postgres or in-memory)."""
     builder = StateGraph(ReportState, context_schema=ResearchContext)
-    builder.add_node("plan_research", nodes.plan_research)
-    builder.add_node("review_plan", nodes.review_plan)
-    builder.add_node("search_web", build_search_subgraph())
-    builder.add_node("fetch_sources", nodes.fetch_sources)
-    builder.add_node("screen_evidence", nodes.screen_evidence)
-    builder.add_node("reflection", nodes.reflection)
-    builder.add_node("analyze_findings", build_analysis_subgraph())
-    builder.add_node("critic_review", nodes.critic_review)
-    builder.add_node("write_report", nodes.write_report)
-    builder.add_node("finalize_report", nodes.finalize_report)
+    code = graph_nodes()
+    for key in GRAPH_ORDER:
+        builder.add_node(key, code[key])
 
-    builder.add_edge(START, "plan_research")
-    builder.add_edge("plan_research", "review_plan")
-    builder.add_edge("review_plan", "search_web")
-    builder.add_edge("search_web", "fetch_sources")
-    builder.add_edge("fetch_sources", "screen_evidence")
-    builder.add_edge("screen_evidence", "reflection")
-    builder.add_conditional_edges("reflection", route_after_reflection, ["search_web", "analyze_findings"])
-    builder.add_conditional_edges("analyze_findings", route_after_analysis, ["critic_review", "write_report"])
-    builder.add_edge("critic_review", "write_report")
-    builder.add_edge("write_report", "finalize_report")
-    builder.add_edge("finalize_report", END)
+    builder.add_edge(START, GRAPH_ORDER[0])
+    for before, key in pairwise(GRAPH_ORDER):
+        stage = STAGES_BY_KEY.get(key)
+        if before == REFLECTION.key:  # another search round, or on
+            builder.add_conditional_edges(before, route_after_reflection, ["search_web", key])
+        elif stage is not None and stage.optional and (past := node_after(key)) is not None:
+            builder.add_conditional_edges(before, route_to(stage, past), [key, past])
+        else:
+            builder.add_edge(before, key)
+    builder.add_edge(GRAPH_ORDER[-1], END)
     return builder.compile(checkpointer=checkpointer, name="deepresearch")

@@ -7,6 +7,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph.errors import GraphDrained
@@ -182,10 +183,24 @@ class ResearchEngine:
         resume_config = await self._resume_config(run, checkpoint_config)
         execution.fork_of = _checkpoint_id(resume_config)  # set only when addressing an older checkpoint
         options = ResearchOptions.model_validate(run.options, context=STORED)
-        runtime = ToolRuntime(run_id, self.store, cancel, options.budget, run.started_at, fence)
+        await self._begin(run, execution, resume_config, checkpoint_config)
+        ending = await self._stream(run, execution, options, cancel, resume_config, resume)
+        final = await self._conclude(run, execution, cancel, ending)
+        if ending.torn_down:
+            raise asyncio.CancelledError
+        return final
+
+    async def _begin(
+        self,
+        run: RunRecord,
+        execution: RunExecution,
+        resume_config: RunnableConfig | None,
+        checkpoint_config: RunnableConfig | None,
+    ) -> None:
+        """Mark the run running, say so in its log, and announce checkpoints a killed process left unsaid."""
         await self.store.update_run(
-            run_id,
-            fence=fence,
+            run.run_id,
+            fence=execution.fence,
             status="running",
             error=None,
             started_at=run.started_at or utcnow(),
@@ -203,17 +218,29 @@ class ResearchEngine:
         )
         if resume_config is not None:
             await self._announce_lost_checkpoints(run, execution)
-        status, error, detail = "completed", None, None
-        torn_down = False
+
+    async def _stream(
+        self,
+        run: RunRecord,
+        execution: RunExecution,
+        options: ResearchOptions,
+        cancel: CancelSignal,
+        resume_config: RunnableConfig | None,
+        resume: Any,
+    ) -> _Ending:
+        """Stream the graph from where the run stands until it ends, and say how it ended."""
+        runtime = ToolRuntime(run.run_id, self.store, cancel, options.budget, run.started_at, execution.fence)
         try:
             async with open_research_tools(self.settings, options, runtime, self.cpu) as tools:
-                context = ResearchContext(run_id=run_id, settings=self.settings, tools=tools, cancel=cancel)
+                context = ResearchContext(
+                    run_id=run.run_id, settings=self.settings, tools=tools, cancel=cancel
+                )
                 graph_input: Any = None  # continue from the latest checkpoint
                 if resume is not None and resume_config:
                     graph_input = Command(resume=resume)  # the answer to the interrupt() it waits at
                 elif not resume_config:
                     graph_input = {
-                        "run_id": run_id,
+                        "run_id": run.run_id,
                         "question": run.question,
                         "options": options.model_dump(),
                         "engine": run.engine,
@@ -243,22 +270,27 @@ class ResearchEngine:
             # (here or on another replica) resumes it from its latest checkpoint.
             raise
         except (RunCancelled, GraphDrained) as exc:
-            status = "interrupted" if cancel.kind == "shutdown" else "cancelled"
-            error = exc.reason if isinstance(exc, BudgetExceeded | PlanRejected) else None
-            logger.info("run %s cancelled: %s", run_id, exc)
+            logger.info("run %s cancelled: %s", run.run_id, exc)
+            reason = exc.reason if isinstance(exc, BudgetExceeded | PlanRejected) else None
+            return _Ending("interrupted" if cancel.kind == "shutdown" else "cancelled", reason)
         except StageError as exc:
-            status, error, detail = "failed", str(exc), exc.detail
+            return _Ending("failed", str(exc), exc.detail)
         except asyncio.CancelledError:
             # the process is being torn down (a second Ctrl-C, a task cancel): record the run as
             # interrupted - resumable - before letting the cancellation through
-            status, error, torn_down = (
-                "interrupted",
-                "stopped abruptly; calls in flight may be made again",
-                True,
+            return _Ending(
+                "interrupted", "stopped abruptly; calls in flight may be made again", torn_down=True
             )
         except Exception as exc:  # any other failure must still leave a resumable, explained run
-            logger.exception("run %s failed unexpectedly (resumable once the cause is fixed)", run_id)
-            status, error = "failed", f"{type(exc).__name__}: {exc}"
+            logger.exception("run %s failed unexpectedly (resumable once the cause is fixed)", run.run_id)
+            return _Ending("failed", f"{type(exc).__name__}: {exc}")
+        return _Ending("completed")
+
+    async def _conclude(
+        self, run: RunRecord, execution: RunExecution, cancel: CancelSignal, ending: _Ending
+    ) -> RunRecord:
+        """Record how the execution ended: the log's terminal events, then the run's final fields."""
+        status, error = ending.status, ending.error
         # the final state, read once (a checkpoint to load and decode) for the three questions below
         final_state = (
             await self.graph.aget_state(graph_config(run.thread_id)) if status == "completed" else None
@@ -274,7 +306,7 @@ class ResearchEngine:
         # The log gets its terminal events before the status flips, so a reader that sees a stopped run
         # (in any process) has already been able to read its `end`.
         if error:
-            folded = {"detail": detail} if detail else {}
+            folded = {"detail": ending.detail} if ending.detail else {}
             await execution.emit("error", None, {"message": error, "resumable": True, **folded})
         await execution.emit("run_status", None, {"status": status, "engine": run.engine})
         await execution.emit(
@@ -298,11 +330,8 @@ class ResearchEngine:
         if pending_input is not None:
             final_fields["pending_input"] = pending_input
         if status == "completed":
-            await self._compact(run, fence)  # before the flip: a reader that sees `completed` sees it all
-        final = await self.store.update_run(run_id, fence=fence, **final_fields)
-        if torn_down:
-            raise asyncio.CancelledError
-        return final
+            await self._compact(run, execution.fence)  # before the flip: a reader that sees it sees it all
+        return await self.store.update_run(run.run_id, fence=execution.fence, **final_fields)
 
     async def _compact(self, run: RunRecord, fence: str | None) -> None:
         """A completed run keeps its business checkpoints and its final state; LangGraph's bookkeeping for
@@ -322,6 +351,18 @@ class ResearchEngine:
     def _report_path(self, snapshot: StateSnapshot | None) -> str | None:
         relative = (snapshot.values.get("report") or {}).get("report_path") if snapshot else None
         return str(self.settings.workspace_dir / relative) if relative else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Ending:
+    """How streaming the graph ended, before the final state is looked at (core._conclude)."""
+
+    status: str
+    error: str | None = None
+    detail: str | None = None
+    """The raw failure behind a stage error's plain-words message."""
+    torn_down: bool = False
+    """The process is being torn down: the cancellation goes on once the run is recorded."""
 
 
 def _pending_input(snapshot: StateSnapshot) -> dict[str, Any] | None:

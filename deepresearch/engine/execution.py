@@ -204,12 +204,7 @@ class RunExecution:
         await self.store.add_checkpoint(record, fence=self.fence)
         await self.store.update_run(self.run.run_id, usage=self.usage.to_dict(), fence=self.fence)
         await self.emit("checkpoint", stage.key, {**record.to_dict(), "resumable": True, "indexed": True})
-        artifact_dir = values.get("artifact_dir", "")
-        artifact = (
-            f"{artifact_dir}/{stage.artifact}"
-            if stage.artifact
-            else (values.get("report") or {}).get("report_path")
-        )
+        artifact = f"{values.get('artifact_dir', '')}/{stage.artifact}"
         for task in finished:
             await self.emit(
                 "tool_result",

@@ -15,24 +15,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from deepresearch.errors import InvalidInput
 from deepresearch.graph.plan_edit import MAX_QUERIES, Item, PlanEdit, distinct, one_line
 from deepresearch.options import OptionsPatch
-from stages import STAGE_KEYS
-
-# the node after which each stage runs: recording the fork's state as this node makes that stage next
-AFTER_NODE = {
-    "search_web": "review_plan",
-    "fetch_sources": "search_web",
-    "screen_evidence": "fetch_sources",
-    "analyze_findings": "reflection",
-    "critic_review": "analyze_findings",
-    "write_report": "critic_review",
-}
-# what a stage writes (dropped when it runs again, so nothing stale reaches the report)
-OUTPUTS = {
-    "screen_evidence": ("evidence", "reflection"),
-    "analyze_findings": ("findings",),
-    "critic_review": ("critique",),
-    "write_report": ("report",),
-}
+from stages import REFLECTION, REPORT_STAGES, STAGE_KEYS, node_before, stages_after
 
 
 class StatePatch(BaseModel):
@@ -81,39 +64,73 @@ def plan_fork(
 ) -> ForkPlan:
     """The fork's state from a checkpoint after `stage`: `patch` applied, `options` (merged and checked by
     the caller) and `identity` (run_id, artifact_dir) set. PatchError names a patch that cannot apply."""
-    position = STAGE_KEYS.index(stage)
-    natural = position + 1  # the stage the checkpoint leads to
-    restart = len(STAGE_KEYS)
-    out = {**values, **identity, "options": options}
-    plan = dict(out.get("plan") or {})
-    done = list(out.get("queries_done") or [])
-    changes: list[str] = []
+    _check_queries(values, patch)
+    draft = _Draft({**values, **identity, "options": options}, STAGE_KEYS.index(stage))
+    if patch.sub_questions is not None:
+        draft.edit_outline(patch.sub_questions)
+    if patch.drop_queries:
+        draft.drop_queries({q.casefold() for q in patch.drop_queries})
+    if patch.drop_sources:
+        draft.drop_sources(set(patch.drop_sources))
+    if patch.add_queries:
+        draft.add_queries(patch.add_queries)
+    draft.compare_options(values.get("options") or {}, options)
+    draft.out["plan"] = draft.plan
+    return draft.plan_from(values, stage, options)
 
-    known = {q.casefold() for q in [*plan.get("queries", []), *done, *out.get("pending_queries", [])]}
+
+def _check_queries(values: dict[str, Any], patch: StatePatch) -> None:
+    """A query to drop must be one of the run's; a query to add must not have run, nor be dropped too."""
+    plan, done = values.get("plan") or {}, values.get("queries_done") or []
+    known = {q.casefold() for q in [*plan.get("queries", []), *done, *values.get("pending_queries", [])]}
     for query in patch.drop_queries:
         if query.casefold() not in known:
             raise PatchError(f"{query!r} is not a query of this run at that checkpoint", "patch.drop_queries")
-    dropped_queries = {q.casefold() for q in patch.drop_queries}
+    dropped = {q.casefold() for q in patch.drop_queries}
     for query in patch.add_queries:
         if query.casefold() in {q.casefold() for q in done}:
             raise PatchError(f"{query!r} was searched already; its results are kept", "patch.add_queries")
-        if query.casefold() in dropped_queries:
+        if query.casefold() in dropped:
             raise PatchError(f"{query!r} is both added and dropped", "patch.add_queries")
 
-    if patch.sub_questions is not None:
-        plan["sub_questions"] = list(patch.sub_questions.sub_questions)
-        plan["queries"] = list(patch.sub_questions.queries)
-        changes.append(f"outline: {len(plan['sub_questions'])} sub-questions")
-        restart = min(restart, STAGE_KEYS.index("screen_evidence"))
-        if position == 0:  # not searched yet: the plan's queries are what the first round searches
-            out["pending_queries"] = list(plan["queries"])
 
-    if dropped_queries:
+@dataclass(slots=True)
+class _Draft:
+    """The fork's state while the patch is applied, and the first stage it must run again."""
+
+    out: dict[str, Any]
+    position: int
+    """The checkpoint's stage (an index of STAGE_KEYS)."""
+    plan: dict[str, Any] = field(default_factory=dict)
+    restart: int = len(STAGE_KEYS)
+    changes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.plan = dict(self.out.get("plan") or {})
+
+    def run_again_from(self, stage: str) -> None:
+        self.restart = min(self.restart, STAGE_KEYS.index(stage))
+
+    def fetched(self) -> bool:
+        """Whether the checkpoint is at fetch_sources or later (sources fetched: screening uses them)."""
+        return self.position >= STAGE_KEYS.index("fetch_sources")
+
+    def edit_outline(self, edit: PlanEdit) -> None:
+        self.plan["sub_questions"] = list(edit.sub_questions)
+        self.plan["queries"] = list(edit.queries)
+        self.changes.append(f"outline: {len(self.plan['sub_questions'])} sub-questions")
+        self.run_again_from("screen_evidence")
+        if self.position == 0:  # not searched yet: the plan's queries are what the first round searches
+            self.out["pending_queries"] = list(self.plan["queries"])
+
+    def drop_queries(self, dropped: set[str]) -> None:
+        """Forget the queries, and the results and sources only they found."""
 
         def keep(query: str) -> bool:
-            return query.casefold() not in dropped_queries
+            return query.casefold() not in dropped
 
-        plan["queries"] = [q for q in plan.get("queries", []) if keep(q)]
+        out = self.out
+        self.plan["queries"] = [q for q in self.plan.get("queries", []) if keep(q)]
         out["pending_queries"] = [q for q in out.get("pending_queries", []) if keep(q)]
         results = []
         for result in out.get("search_results", []):
@@ -123,13 +140,13 @@ def plan_fork(
         only_dropped = {r["url"] for r in out.get("search_results", [])} - {r["url"] for r in results}
         out["search_results"] = results
         out["sources"] = [s for s in out.get("sources", []) if s["url"] not in only_dropped]
-        out["queries_done"] = [q for q in done if keep(q)]
-        changes.append(f"dropped {len(dropped_queries)} quer{'y' if len(dropped_queries) == 1 else 'ies'}")
-        if position >= STAGE_KEYS.index("fetch_sources"):
-            restart = min(restart, STAGE_KEYS.index("screen_evidence"))
+        out["queries_done"] = [q for q in out.get("queries_done") or [] if keep(q)]
+        self.changes.append(f"dropped {len(dropped)} quer{'y' if len(dropped) == 1 else 'ies'}")
+        if self.fetched():
+            self.run_again_from("screen_evidence")
 
-    if patch.drop_sources:
-        urls = set(patch.drop_sources)
+    def drop_sources(self, urls: set[str]) -> None:
+        out = self.out
         present = {r["url"] for r in out.get("search_results", [])} | {
             s["url"] for s in out.get("sources", [])
         }
@@ -140,42 +157,51 @@ def plan_fork(
             )
         out["search_results"] = [r for r in out.get("search_results", []) if r["url"] not in urls]
         out["sources"] = [s for s in out.get("sources", []) if s["url"] not in urls]
-        changes.append(f"dropped {len(urls)} source(s)")
-        if position >= STAGE_KEYS.index("fetch_sources"):
-            restart = min(restart, STAGE_KEYS.index("screen_evidence"))
+        self.changes.append(f"dropped {len(urls)} source(s)")
+        if self.fetched():
+            self.run_again_from("screen_evidence")
 
-    if patch.add_queries:
-        plan["queries"] = [*plan.get("queries", []), *patch.add_queries]
-        if position == 0:
-            out["pending_queries"] = [*out.get("pending_queries", []), *patch.add_queries]
+    def add_queries(self, queries: list[str]) -> None:
+        self.plan["queries"] = [*self.plan.get("queries", []), *queries]
+        if self.position == 0:
+            self.out["pending_queries"] = [*self.out.get("pending_queries", []), *queries]
         else:
-            out["pending_queries"] = list(patch.add_queries)
-            restart = min(restart, STAGE_KEYS.index("search_web"))
-        changes.append(f"{len(patch.add_queries)} more quer{'y' if len(patch.add_queries) == 1 else 'ies'}")
+            self.out["pending_queries"] = list(queries)
+            self.run_again_from("search_web")
+        self.changes.append(f"{len(queries)} more quer{'y' if len(queries) == 1 else 'ies'}")
 
-    old = values.get("options") or {}
-    if options.get("reviewers") != old.get("reviewers"):
-        restart = min(restart, STAGE_KEYS.index("analyze_findings"))
-        changes.append("reviewers: " + ", ".join(options.get("reviewers") or []))
-    if options.get("requires_critic_review") != old.get("requires_critic_review"):
-        restart = min(restart, STAGE_KEYS.index("critic_review"))
-        changes.append(f"critic review: {'on' if options.get('requires_critic_review') else 'off'}")
-    if any(options.get(k) != old.get(k) for k in options if k not in ("reviewers", "requires_critic_review")):
-        changes.append("options changed")
-    out["plan"] = plan
+    def compare_options(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """A changed option a stage reruns on (stages.py, ``reruns_on``) runs that stage again."""
+        for stage in REPORT_STAGES:
+            for option in stage.reruns_on:
+                if new.get(option) != old.get(option):
+                    self.run_again_from(stage.key)
+                    self.changes.append(_option_change(option, new))
+        if any(new.get(k) != old.get(k) for k in new if k not in RERUN_OPTIONS):
+            self.changes.append("options changed")
 
-    if restart >= natural:  # nothing before the checkpoint's next stage changes: continue from it
-        return ForkPlan(out, stage, stage, _stages_from(natural, options), changes)
-    first = STAGE_KEYS[restart]
-    for later in STAGE_KEYS[restart:]:
-        for key in OUTPUTS.get(later, ()):
-            out.pop(key, None)
-    if first == "analyze_findings":
-        out["reflection"] = {**(values.get("reflection") or {}), "loop_again": False}
-    return ForkPlan(out, AFTER_NODE[first], STAGE_KEYS[restart - 1], _stages_from(restart, options), changes)
+    def plan_from(self, values: dict[str, Any], stage: str, options: dict[str, Any]) -> ForkPlan:
+        """Continue from the checkpoint's next stage, or - when the patch changed what an earlier one
+        read - from that stage, its results and those of every stage after it dropped."""
+        if self.restart > self.position:  # nothing before the checkpoint's next stage changes
+            return ForkPlan(self.out, stage, stage, stages_after(stage, options), self.changes)
+        first, kept = STAGE_KEYS[self.restart], STAGE_KEYS[self.restart - 1]
+        for later in REPORT_STAGES[self.restart :]:
+            for key in later.outputs:
+                self.out.pop(key, None)
+        as_node = node_before(first)
+        if as_node == REFLECTION.key:  # recorded as the reflection, the fork goes on only if it does not loop
+            self.out["reflection"] = {**(values.get("reflection") or {}), "loop_again": False}
+        return ForkPlan(self.out, as_node, kept, stages_after(kept, options), self.changes)
 
 
-def _stages_from(index: int, options: dict[str, Any]) -> list[str]:
-    return [
-        s for s in STAGE_KEYS[index:] if s != "critic_review" or options.get("requires_critic_review", True)
-    ]
+RERUN_OPTIONS = frozenset(option for stage in REPORT_STAGES for option in stage.reruns_on)
+
+
+def _option_change(option: str, options: dict[str, Any]) -> str:
+    """How a fork's changes name a changed option that makes a stage run again."""
+    if option == "reviewers":
+        return "reviewers: " + ", ".join(options.get("reviewers") or [])
+    if option == "requires_critic_review":
+        return f"critic review: {'on' if options.get('requires_critic_review') else 'off'}"
+    return f"{option} changed"

@@ -8,27 +8,17 @@ import os
 import re
 import tempfile
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 
 from deepresearch.errors import DeepResearchError
+
+# a write's result is kept in its receipt: its type is the receipts' (tools and specs read it there)
+from deepresearch.receipts.results import WrittenFile
 
 
 class WorkspaceError(DeepResearchError, ValueError):
     """A path that escapes the workspace. Callers that take a path from a request turn it into a 404; one
     that reaches a front end untranslated is a fault of the server (HTTP 500, logged with its traceback)."""
-
-
-@dataclass(frozen=True, slots=True)
-class WrittenFile:
-    relative_path: str
-    sha256: str
-    size: int
-    written: bool
-    """False when an identical file was already there (idempotent re-write skipped)."""
-
-    def to_dict(self) -> dict[str, object]:
-        return {"path": self.relative_path, "sha256": self.sha256, "size": self.size, "written": self.written}
 
 
 def slugify(text: str, max_length: int = 48) -> str:

@@ -68,13 +68,13 @@ async def _stage_delay(context: ResearchContext, seconds: float) -> None:
         await asyncio.sleep(min(0.1, remaining))
 
 
-async def write_json(
-    runtime: Runtime[ResearchContext], state: Any, stage_key: str, name: str, payload: Any
-) -> str:
-    path = f"{state['artifact_dir']}/{name}"
+async def write_json(runtime: Runtime[ResearchContext], state: Any, stage_key: str, payload: Any) -> str:
+    """Write the stage's artifact (stages.py) into the run's folder, as JSON."""
+    stage = get_stage(stage_key)
+    path = f"{state['artifact_dir']}/{stage.artifact}"
     await runtime.context.tools.write_artifact(
         stage=stage_key,
-        receipt_key=get_stage(stage_key).receipt_key,
+        receipt_key=stage.receipt_key,
         relative_path=path,
         content=json.dumps(payload, ensure_ascii=False, indent=2) + "\n",
     )

@@ -91,7 +91,7 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "queries": queries,
         "rationale": rationale,
     }
-    await write_json(runtime, state, "plan_research", "plan.json", {"question": question, **plan_out})
+    await write_json(runtime, state, "plan_research", {"question": question, **plan_out})
     message(
         "plan_research", f"Planned {len(plan_out['sub_questions'])} sub-questions and {len(queries)} queries."
     )
@@ -144,7 +144,6 @@ async def reduce_queries(state: SearchState, runtime: Runtime[ResearchContext]) 
         runtime,
         state,
         "search_web",
-        "search-results.json",
         {
             "rounds": round_no,
             "queries": state.get("queries_done", []),
@@ -238,7 +237,6 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
         runtime,
         state,
         "fetch_sources",
-        "sources-fetched.json",
         {
             "sources": [
                 {k: v for k, v in s.items() if k != "text"} | {"chars": _chars(s)} for s in all_sources
@@ -351,7 +349,6 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
         runtime,
         state,
         "screen_evidence",
-        "evidence-table.json",
         {"sub_questions": sub_questions, "evidence": evidence},
     )
     covered = sum(1 for group in per_sq if group)

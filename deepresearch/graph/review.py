@@ -32,9 +32,7 @@ async def review_plan(state: ReportState, runtime: Runtime[ResearchContext]) -> 
         message("plan_research", "The plan was approved as planned.")
         return {"stage_notes": {"plan_review": "approved"}}
     new_plan = edited_plan(plan, decision.plan)
-    await write_json(
-        runtime, state, "plan_research", "plan.json", {"question": state["question"], **new_plan}
-    )
+    await write_json(runtime, state, "plan_research", {"question": state["question"], **new_plan})
     message(
         "plan_research",
         f"The plan was edited at review: {len(new_plan['sub_questions'])} sub-questions, "

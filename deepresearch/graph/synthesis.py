@@ -77,7 +77,7 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
 @business_stage("analyze_findings")
 async def reduce_analysis(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     findings = state.get("findings", {})
-    await write_json(runtime, state, "analyze_findings", "analysis.json", findings)
+    await write_json(runtime, state, "analyze_findings", findings)
     total = sum(len(f.get("findings", [])) for f in findings.values())
     note = f"{len(findings)} reviewers, {total} findings"
     message("analyze_findings", f"Analysis: {note}.")
@@ -113,7 +113,7 @@ async def critic_review(state: ReportState, runtime: Runtime[ResearchContext]) -
         answers = answers_note("critic_review", "critic", result)
     else:
         critique = compose.extractive_critique(state)
-    await write_json(runtime, state, "critic_review", "critique.json", critique)
+    await write_json(runtime, state, "critic_review", critique)
     note = f"{len(critique['issues'])} issues, {len(critique['suggestions'])} suggestions"
     message("critic_review", f"Critic review: {note}.")
     return {"critique": critique, "stage_notes": {"critic_review": note}, "model_answers": answers}
@@ -193,7 +193,7 @@ async def write_report(state: ReportState, runtime: Runtime[ResearchContext]) ->
             "files": files,
             "citation_check": check,
             "sources_cited": bundle.cited,
-            "report_path": files["deepresearch-report.md"]["path"],
+            "report_path": files[stage.artifact]["path"],
         },
         "stage_notes": {"write_report": note},
         "model_answers": answers,

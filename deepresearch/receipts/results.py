@@ -82,3 +82,20 @@ class LLMCallResult:
 
     def summary(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "model": self.model, **self.event_fields()}
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenFile:
+    relative_path: str
+    sha256: str
+    size: int
+    written: bool
+    """False when an identical file was already there (idempotent re-write skipped)."""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"path": self.relative_path, "sha256": self.sha256, "size": self.size, "written": self.written}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WrittenFile:
+        """A recorded write, read back: nothing was written this time."""
+        return cls(data["path"], data["sha256"], data["size"], written=False)

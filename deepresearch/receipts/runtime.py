@@ -16,17 +16,20 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from langgraph.config import get_stream_writer
 from langgraph.runtime import RunControl
 
 from deepresearch.options import RunBudget
-from deepresearch.store import CancelRequested, Receipt, RunStore, args_hash
+from deepresearch.receipts.specs import TOOL_SPECS, ReceiptId, ToolSpec
+from deepresearch.store import CancelRequested, Receipt, RunStore
 
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+TOKENS = "tokens"
+"""The spent counter of LLM tokens (every receipt's, failed calls' included)."""
 
 
 class RunCancelled(Exception):
@@ -102,6 +105,23 @@ class CallOutcome:
     cost_usd: float
 
 
+def _always(_: object) -> bool:
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall(Generic[T]):
+    """One call of a tool: the stage that makes it, its arguments and the call itself."""
+
+    stage: str
+    args: dict[str, Any]
+    run: Callable[[], Awaitable[T]]
+    label: str | None = None
+    """Overrides the spec's label (a reviewer's name says more than the prompt's)."""
+    still_valid: Callable[[T], bool] = _always
+    """A recorded result is reused only while this holds (a written file is still there, byte for byte)."""
+
+
 class ToolRuntime:
     """Runs one run's external calls with receipts. One instance per run execution."""
 
@@ -122,6 +142,7 @@ class ToolRuntime:
         self.budget = budget or RunBudget()
         self.started_at = datetime.fromisoformat(started_at) if started_at else datetime.now(UTC)
         self._spent: Counter[str] | None = None
+        """Calls per budget counter (its option's name) and TOKENS, from the receipts and since."""
         self._budget_lock = asyncio.Lock()  # parallel branches must not both take the last unit
         self._inflight: set[asyncio.Task[Any]] = set()
         # (receipt_key, args_hash) of the run's receipts, read once: only this execution adds receipts
@@ -130,146 +151,92 @@ class ToolRuntime:
         self._recorded: set[tuple[str, str]] | None = None
         self._recorded_lock = asyncio.Lock()
 
-    async def call(
-        self,
-        *,
-        stage: str,
-        receipt_key: str,
-        tool_name: str,
-        args: dict[str, Any],
-        run: Callable[[], Awaitable[T]],
-        encode: Callable[[T], Any],
-        decode: Callable[[Any], T],
-        usage: Callable[[T], tuple[int, float]] = lambda _: (0, 0.0),
-        summarize: Callable[[T], dict[str, Any]] = lambda _: {},
-        label: str | None = None,
-        still_valid: Callable[[T], bool] = lambda _: True,
-        shown_args: dict[str, Any] | None = None,
-        annotate: Callable[[T], dict[str, Any]] = lambda _: {},
-        recorded_args: Callable[[], tuple[Any, dict[str, str]]] | None = None,
-    ) -> CallOutcome:
+    def receipt_id(self, spec: ToolSpec[Any], receipt_key: str, args: dict[str, Any]) -> ReceiptId:
+        """The receipt of calling ``spec`` with ``args`` in this run under ``receipt_key``."""
+        return ReceiptId.of(self.run_id, receipt_key, spec, args)
+
+    async def call(self, spec: ToolSpec[T], identity: ReceiptId, tool_call: ToolCall[T]) -> CallOutcome:
         """Return the recorded result of this exact call, or make the call once and record it.
 
-        ``annotate`` adds top-level fields to the call's ``tool_result`` event (e.g. an LLM step's
-        ``fallback``), fresh or reused alike. ``recorded_args`` gives what the receipt keeps of the
-        arguments when not all of them, and the texts to store once by hash with the receipt (field of the
-        kept arguments -> text; a prompt's messages); the key is always the hash of all of ``args``."""
-        hash_ = args_hash({"tool": tool_name, "args": args})
-        shown = args if shown_args is None else shown_args  # events stay small; the receipt keeps all
-        call_id = uuid.uuid4().hex[:16]
-        base = {
-            "stage": stage,
-            "tool_name": tool_name,
-            "call_id": call_id,
-            "receipt_key": receipt_key,
-            "label": label or tool_name,
-        }
-        receipt = await self._receipt(receipt_key, hash_)
-        value_from_receipt = decode(receipt.result) if receipt and receipt.status == "succeeded" else None
-        if receipt is not None and value_from_receipt is not None and still_valid(value_from_receipt):
-            value = value_from_receipt
-            emit({"event": "tool_call", **base, "args": shown, "reused": True})
-            emit(
-                {
-                    "event": "tool_result",
-                    **base,
-                    "ok": True,
-                    "reused": True,
-                    "tokens": receipt.tokens,
-                    "cost_usd": receipt.cost_usd,
-                    "output": summarize(value),
-                    **annotate(value),
-                }
-            )
-            return CallOutcome(value, reused=True, tokens=receipt.tokens, cost_usd=receipt.cost_usd)
+        ``spec`` is the tool (deepresearch/receipts/specs.py), ``identity`` the call's receipt
+        (:meth:`receipt_id`), ``tool_call`` the stage's call itself."""
+        if identity.tool != spec.name or identity.run_id != self.run_id:
+            raise ValueError(f"receipt {identity} is not a {spec.name} call of run {self.run_id}")
+        shown = _Shown(spec, identity, tool_call)
+        receipt = await self._receipt(identity)
+        if receipt is not None and receipt.status == "succeeded":
+            value = spec.decode(receipt.result)
+            if value is not None and tool_call.still_valid(value):
+                shown.emit_reused(value, receipt.tokens, receipt.cost_usd)
+                return CallOutcome(value, reused=True, tokens=receipt.tokens, cost_usd=receipt.cost_usd)
 
         self.cancel.raise_if_requested_here()
         async with self._budget_lock:
-            await self._check_budget(tool_name)
-
-        async def guarded() -> tuple[T, int, float]:
-            # Everything from here runs as one shielded task: once a call has passed the cancel and
-            # budget checks it is "in flight" and finishes, records its receipt and reports its result
-            # even if the graph cancels the branch that asked for it (a sibling failed, or a cancel).
-            # fenced: a process that lost the run's lease fails here, before making the call
-            kept, texts = (args, {}) if recorded_args is None else recorded_args()
-            try:
-                await self.store.start_receipt(
-                    self.run_id,
-                    receipt_key,
-                    hash_,
-                    tool_name,
-                    stage,
-                    kept,
-                    fence=self.fence,
-                    texts=texts,
-                    unless_cancelled=True,  # the cancel check, in the same transaction: no read first
-                )
-            except CancelRequested:
-                self.cancel.request("cancel requested")
-                raise RunCancelled(self.cancel.reason or "cancel requested") from None
-            if self._recorded is not None:
-                self._recorded.add((receipt_key, hash_))
-            emit({"event": "tool_call", **base, "args": shown, "reused": False})
-            started = time.monotonic()
-            try:
-                value = await run()
-            except BaseException as exc:
-                error = (
-                    "cancelled while in flight"
-                    if isinstance(exc, asyncio.CancelledError)
-                    else f"{type(exc).__name__}: {exc}"
-                )
-                await self.store.fail_receipt(self.run_id, receipt_key, hash_, error, fence=self.fence)
-                emit(
-                    {
-                        "event": "tool_result",
-                        **base,
-                        "ok": False,
-                        "reused": False,
-                        "error": error,
-                        "duration_ms": round((time.monotonic() - started) * 1000),
-                    }
-                )
-                raise
-            tokens, cost = usage(value)
-            if self._spent is not None:
-                self._spent["tokens"] += tokens
-            await self.store.finish_receipt(
-                self.run_id, receipt_key, hash_, encode(value), tokens, cost, fence=self.fence
-            )
-            emit(
-                {
-                    "event": "tool_result",
-                    **base,
-                    "ok": True,
-                    "reused": False,
-                    "tokens": tokens,
-                    "cost_usd": cost,
-                    "duration_ms": round((time.monotonic() - started) * 1000),
-                    "output": summarize(value),
-                    **annotate(value),
-                }
-            )
-            return value, tokens, cost
-
-        task = asyncio.ensure_future(guarded())
+            await self._check_budget(spec)
+        # Everything from here runs as one shielded task: once a call has passed the cancel and budget
+        # checks it is "in flight" and finishes, records its receipt and reports its result even if the
+        # graph cancels the branch that asked for it (a sibling failed, or a cancel).
+        task = asyncio.ensure_future(self._make(spec, identity, tool_call, shown))
         self._inflight.add(task)
         task.add_done_callback(self._settled)
         value, tokens, cost = await asyncio.shield(task)
         return CallOutcome(value, reused=False, tokens=tokens, cost_usd=cost)
 
-    async def _receipt(self, receipt_key: str, hash_: str) -> Receipt | None:
+    async def _make(
+        self, spec: ToolSpec[T], identity: ReceiptId, call: ToolCall[T], shown: _Shown[T]
+    ) -> tuple[T, int, float]:
+        """Start the receipt (fenced: a process that lost the run's lease fails here, before making the
+        call), make the call, and record how it ended."""
+        await self._start(spec, identity, call)
+        shown.emit_call(reused=False)
+        started = time.monotonic()
+        try:
+            value = await call.run()
+        except BaseException as exc:
+            error = (
+                "cancelled while in flight"
+                if isinstance(exc, asyncio.CancelledError)
+                else f"{type(exc).__name__}: {exc}"
+            )
+            await self.store.fail_receipt(*identity.row, error, fence=self.fence)
+            shown.emit_failed(error, started)
+            raise
+        tokens, cost = spec.usage(value)
+        if self._spent is not None:
+            self._spent[TOKENS] += tokens
+        await self.store.finish_receipt(*identity.row, spec.encode(value), tokens, cost, fence=self.fence)
+        shown.emit_made(value, tokens, cost, started)
+        return value, tokens, cost
+
+    async def _start(self, spec: ToolSpec[T], identity: ReceiptId, call: ToolCall[T]) -> None:
+        kept, texts = spec.recorded(call.args)
+        try:
+            await self.store.start_receipt(
+                *identity.row,
+                identity.tool,
+                call.stage,
+                kept,
+                fence=self.fence,
+                texts=texts,
+                unless_cancelled=True,  # the cancel check, in the same transaction: no read first
+            )
+        except CancelRequested:
+            self.cancel.request("cancel requested")
+            raise RunCancelled(self.cancel.reason or "cancel requested") from None
+        if self._recorded is not None:
+            self._recorded.add((identity.key, identity.args_hash))
+
+    async def _receipt(self, identity: ReceiptId) -> Receipt | None:
         if self.fence is None:
             # no lease, no exclusivity (LangGraph's server may run a thread twice at once): always look
-            return await self.store.get_receipt(self.run_id, receipt_key, hash_)
+            return await self.store.get_receipt(*identity.row)
         if self._recorded is None:
             async with self._recorded_lock:  # parallel branches' first calls: one read
                 if self._recorded is None:
                     self._recorded = await self.store.receipt_keys(self.run_id)
-        if (receipt_key, hash_) not in self._recorded:
+        if (identity.key, identity.args_hash) not in self._recorded:
             return None
-        return await self.store.get_receipt(self.run_id, receipt_key, hash_)
+        return await self.store.get_receipt(*identity.row)
 
     def _settled(self, task: asyncio.Task[Any]) -> None:
         self._inflight.discard(task)
@@ -278,7 +245,7 @@ class ToolRuntime:
             # nobody awaits it any more, and its receipt and tool_result event already say it failed.
             task.exception()
 
-    async def _check_budget(self, tool_name: str) -> None:
+    async def _check_budget(self, spec: ToolSpec[Any]) -> None:
         """Refuse a new call past a limit. Totals come from the receipts, so a resume counts earlier work."""
         budget = self.budget
         if budget.deadline_seconds is not None:
@@ -289,32 +256,34 @@ class ToolRuntime:
                     f"({elapsed:.0f}s since the run started); resume with a later deadline"
                 )
         if self._spent is None:
-            spent: Counter[str] = Counter()
-            for receipt in await self.store.list_receipts(self.run_id):
-                if receipt.status != "failed":
-                    spent[receipt.tool_name] += 1
-                spent["tokens"] += receipt.tokens
-            self._spent = spent
-        limits = {
-            "web.search": ("max_search_calls", budget.max_search_calls, "search calls"),
-            "web.fetch": ("max_fetches", budget.max_fetches, "fetches"),
-        }
-        if tool_name in limits:
-            name, limit, label = limits[tool_name]
-            if limit is not None and self._spent[tool_name] >= limit:
+            self._spent = await self._spent_so_far()
+        counter = spec.budget
+        if counter is None:
+            return
+        limit: int | None = getattr(budget, counter.option)
+        if counter.per == "token":  # checked before the call; its tokens count once it has answered
+            if limit is not None and self._spent[TOKENS] >= limit:
                 raise BudgetExceeded(
-                    f"budget: {label} limit of {limit} reached; resume with a higher options.budget.{name}"
+                    f"budget: {counter.label} limit of {limit} reached ({self._spent[TOKENS]} used); "
+                    f"resume with a higher options.budget.{counter.option}"
                 )
-        if (
-            tool_name.startswith("llm.")
-            and budget.max_llm_tokens is not None
-            and self._spent["tokens"] >= budget.max_llm_tokens
-        ):
+            return
+        if limit is not None and self._spent[counter.option] >= limit:
             raise BudgetExceeded(
-                f"budget: LLM token limit of {budget.max_llm_tokens} reached "
-                f"({self._spent['tokens']} used); resume with a higher options.budget.max_llm_tokens"
+                f"budget: {counter.label} limit of {limit} reached; "
+                f"resume with a higher options.budget.{counter.option}"
             )
-        self._spent[tool_name] += 1
+        self._spent[counter.option] += 1
+
+    async def _spent_so_far(self) -> Counter[str]:
+        """What the run's receipts spent: calls per budget counter (failed calls spent none) and tokens."""
+        spent: Counter[str] = Counter()
+        for receipt in await self.store.list_receipts(self.run_id):
+            spec = TOOL_SPECS.get(receipt.tool_name)
+            if receipt.status != "failed" and spec is not None and spec.budget is not None:
+                spent[spec.budget.option] += 1
+            spent[TOKENS] += receipt.tokens
+        return spent
 
     async def wait_inflight(self, limit_seconds: float = 60.0) -> None:
         """Let shielded calls finish writing their receipts before the process moves on."""
@@ -332,3 +301,68 @@ class ToolRuntime:
                 len(still),
                 limit_seconds,
             )
+
+
+class _Shown(Generic[T]):
+    """The ``tool_call`` and ``tool_result`` events of one call (its receipt is the record; these are
+    what the event log and its readers see)."""
+
+    def __init__(self, spec: ToolSpec[T], identity: ReceiptId, call: ToolCall[T]) -> None:
+        self.spec = spec
+        self.args = spec.shown(call.args)  # events stay small; the receipt keeps all
+        self.base = {
+            "stage": call.stage,
+            "tool_name": spec.name,
+            "call_id": uuid.uuid4().hex[:16],
+            "receipt_key": identity.key,
+            "label": call.label or spec.label(call.args),
+        }
+
+    def emit_call(self, *, reused: bool) -> None:
+        emit({"event": "tool_call", **self.base, "args": self.args, "reused": reused})
+
+    def emit_reused(self, value: T, tokens: int, cost_usd: float) -> None:
+        self.emit_call(reused=True)
+        emit(
+            {
+                "event": "tool_result",
+                **self.base,
+                "ok": True,
+                "reused": True,
+                "tokens": tokens,
+                "cost_usd": cost_usd,
+                "output": self.spec.summarize(value),
+                **self.spec.annotate(value),
+            }
+        )
+
+    def emit_failed(self, error: str, started: float) -> None:
+        emit(
+            {
+                "event": "tool_result",
+                **self.base,
+                "ok": False,
+                "reused": False,
+                "error": error,
+                "duration_ms": _since(started),
+            }
+        )
+
+    def emit_made(self, value: T, tokens: int, cost_usd: float, started: float) -> None:
+        emit(
+            {
+                "event": "tool_result",
+                **self.base,
+                "ok": True,
+                "reused": False,
+                "tokens": tokens,
+                "cost_usd": cost_usd,
+                "duration_ms": _since(started),
+                "output": self.spec.summarize(value),
+                **self.spec.annotate(value),
+            }
+        )
+
+
+def _since(started: float) -> int:
+    return round((time.monotonic() - started) * 1000)

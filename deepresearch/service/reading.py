@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from deepresearch.errors import ArtifactNotFound
+from deepresearch.receipts.specs import FETCH_TOOLS
 from deepresearch.report.render import render_fragment
 from deepresearch.service.contracts import RunPublic
 from deepresearch.service.runs import RunService
@@ -19,7 +20,6 @@ from deepresearch.service.views import download_stem, public_run
 from deepresearch.store import RunRecord
 from tools import FetchOutcome
 
-FETCH_TOOLS = ("web.fetch", "corpus.read")
 MAX_TITLE_CHARS = 200
 
 

@@ -26,12 +26,12 @@ from deepresearch.engine.state_patch import ForkPlan, StatePatch, plan_fork
 from deepresearch.errors import RunConflict
 from deepresearch.graph.plan_edit import PlanDecision
 from deepresearch.options import STORED, OptionsPatch, ResearchOptions
+from deepresearch.receipts.specs import REUSABLE_TOOLS
 from deepresearch.service.auth import CLI, Principal
 from deepresearch.service.contracts import ForkPreviewPublic
 from deepresearch.service.options import Patch, check_question
 from deepresearch.service.runs import RunService
 from deepresearch.store import ACTIVE_STATUSES, CheckpointRecord, RunRecord, utcnow
-from deepresearch.store.steering import REUSABLE_TOOLS
 from stages import STAGES_BY_KEY
 
 
@@ -96,7 +96,7 @@ async def fork_run(
     plan = plan_fork(prepared.values, prepared.checkpoint.stage, request.patch, prepared.options, identity)
     forked_from = {"run_id": run_id, "checkpoint_id": prepared.checkpoint.checkpoint_id}
     fork = await service.store.update_run(fork.run_id, forked_from=forked_from)
-    await service.store.copy_receipts(run_id, fork.run_id)
+    await service.store.copy_receipts(run_id, fork.run_id, REUSABLE_TOOLS)
     graph = service.engine.graph
     seeded = await graph.aupdate_state(graph_config(fork.thread_id), plan.values, as_node=plan.as_node)
     stage = STAGES_BY_KEY[plan.seeded_stage]
@@ -148,7 +148,7 @@ async def follow_up(
     options = service.options(original.options, patch, principal)
     run = await service.create_with(question, options, principal)
     run = await service.store.update_run(run.run_id, follow_up_of=run_id)
-    await service.store.copy_receipts(run_id, run.run_id)
+    await service.store.copy_receipts(run_id, run.run_id, REUSABLE_TOOLS)
     read = {s["url"] for s in values.get("sources", [])} | {
         f["url"] for f in values.get("fetch_failures", [])
     }

@@ -30,9 +30,9 @@ from deepresearch.service.contracts import (
 )
 from deepresearch.service.preflight import llm_public, providers_health
 from deepresearch.store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, Receipt, RunRecord, RunStore
-from stages import REPORT_STAGES, STAGE_KEYS
+from stages import REFLECTION, REPORT_STAGES, STAGE_KEYS, get_stage, reflection_ahead, stages_after
 
-REPORT_FILE = "deepresearch-report.md"
+REPORT_FILE = get_stage("write_report").artifact
 
 
 class RunViews:
@@ -146,13 +146,9 @@ class RunViews:
         latest = await self.engine.latest_config(run)
         is_latest = latest is not None and latest["configurable"].get("checkpoint_id") == checkpoint_id
         position = STAGE_KEYS.index(record.stage)
-        will_run = [
-            s
-            for s in STAGE_KEYS[position + 1 :]
-            if s != "critic_review" or run.options.get("requires_critic_review", True)
-        ]
+        will_run = stages_after(record.stage, run.options)
         receipts = await self.store.list_receipts(run_id)
-        later = set(will_run) | {"reflection"}
+        later = set(will_run) | {REFLECTION.key}
         reused = [public_receipt(r) for r in receipts if r.status == "succeeded" and r.stage in later]
         in_doubt = [public_receipt(r) for r in receipts if r.status == "started"]
         return PreviewPublic(
@@ -162,7 +158,7 @@ class RunViews:
             fork=not is_latest,
             skipped_stages=list(STAGE_KEYS[: position + 1]),
             stages_to_run=will_run,
-            may_loop_back_to_search=position < STAGE_KEYS.index("analyze_findings"),
+            may_loop_back_to_search=reflection_ahead(record.stage),
             receipts_reused=reused,
             receipts_reused_count=len(reused),
             duplicate_risk=DuplicateRisk(

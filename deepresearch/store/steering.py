@@ -3,20 +3,21 @@ from, and the counts /metrics reads (docs/steering.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from deepresearch.store.base import Row, utcnow
 from deepresearch.store.core import SqlCore
 
-REUSABLE_TOOLS = ("web.search", "web.fetch", "corpus.read", "llm.structured", "llm.complete")
-"""External calls a new run may answer from another run's receipts (file writes are per run folder)."""
-
 
 class SteeringSql(SqlCore):
-    async def copy_receipts(self, from_run: str, to_run: str) -> int:
-        """Copy `from_run`'s succeeded receipts of external calls to `to_run` (one statement): the same
-        call with the same arguments is then answered from the recorded result. Returns how many."""
-        marks = ", ".join("?" for _ in REUSABLE_TOOLS)
+    async def copy_receipts(self, from_run: str, to_run: str, tools: Sequence[str]) -> int:
+        """Copy `from_run`'s succeeded receipts of the `tools` to `to_run` (one statement): the same call
+        with the same arguments is then answered from the recorded result. Returns how many. Which tools a
+        new run may reuse is the tools' business (deepresearch/receipts/specs.py, REUSABLE_TOOLS)."""
+        if not tools:
+            return 0
+        marks = ", ".join("?" for _ in tools)
         now = utcnow()
 
         async def body(tx: Any) -> int:
@@ -27,7 +28,7 @@ class SteeringSql(SqlCore):
                 " tokens, cost_usd, ?, ? FROM tool_receipts"
                 f" WHERE run_id = ? AND status = 'succeeded' AND tool_name IN ({marks})"
                 " ON CONFLICT DO NOTHING",
-                (to_run, now, now, from_run, *REUSABLE_TOOLS),
+                (to_run, now, now, from_run, *tools),
             )
             # the copied receipts and the copied state refer to the original's texts by hash: the new
             # run uses them too, so deleting the original must keep them (store/texts.py)
