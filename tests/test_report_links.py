@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 import pytest
 from markdown_it import MarkdownIt
 
+from deepresearch.report.compose import build_report_bundle
 from deepresearch.report.links import sanitize_links
 from deepresearch.report.render import check_citations, render_html
 
@@ -172,6 +173,37 @@ def test_the_rest_of_the_report_is_kept() -> None:
 def test_a_report_without_foreign_links_is_returned_as_written() -> None:
     report = f"# Title\n\nA claim [1] with [a source]({OK}) and snake_case.\n\n- a\n- b\n"
     assert sanitize_links(report, FETCHED) == (report, [])
+
+
+def test_the_whole_report_file_keeps_the_rule_the_question_and_source_titles_too() -> None:
+    """The header repeats the question and the source list the fetched pages' titles: text from outside."""
+    text = "Durable checkpoints record the state of a run after every stage, so a resumed run continues."
+    sources = [
+        {
+            "n": 1,
+            "id": "S1",
+            "url": OK,
+            "title": "Checkpoints https://evil.example/title and www.evil.com",
+            "text": text,
+            "domain": "ok.example",
+            "fetched_at": "2024-05-01T00:00:00Z",
+        }
+    ]
+    state = {
+        "run_id": "r1",
+        "question": "Why do [checkpoints](ftp://evil.example/q) matter?",
+        "engine": "extractive",
+        "options": {},
+        "plan": {},
+        "artifact_dir": "r1",
+        "sources": sources,
+    }
+    bundle = build_report_bundle(state, f"## Summary\n\n- {text[:-1]} [1].")
+    markdown = bundle.files["deepresearch-report.md"]
+    assert foreign_targets(markdown) == {}, markdown
+    assert markdown.endswith("\n") and "[1]" in markdown and "<https://ok.example/a>" in markdown
+    removed = bundle.citation_check["unknown_urls_removed"]
+    assert {"ftp://evil.example/q", "https://evil.example/title", "http://www.evil.com"} <= set(removed)
 
 
 # --- random combinations: a seeded generator, a bounded number of documents -------------------------------

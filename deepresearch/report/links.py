@@ -39,8 +39,6 @@ _ENTITY = re.compile(r"&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
 # a bracketed text that makes no link once every definition is gone: a citation [n], a note [sic]
 _PLAIN_BRACKETS = re.compile(r"\[[^\[\]\n]*\](?![(:])")
 _TEXTUAL = ("text", "text_special", "html_inline")
-# the characters escaping turns into tokens of their own, between which a viewer's linkify reads apart
-_RUN = re.compile(r"[^\\`*_~\[\]<&]+")
 _KEEP, _BARE, _MARKER = 0, 1, 2
 """What becomes of a bare URL: delimited (a fetched source), escaped (a name the text mentions), removed."""
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")
@@ -272,7 +270,7 @@ class _Rebuild:
         """Where a viewer's linkify could find a URL — in the whole text, and in each run between the
         characters escaping splits it at — as (start, end, what to do, the allowed target), merged."""
         found: list[tuple[int, int, int, str]] = []
-        runs = [(m.start(), m.group()) for m in _RUN.finditer(text) if len(m.group()) < len(text)]
+        runs = [(offset, run) for offset, run in _runs(text) if len(run) < len(text)]
         for offset, run in [(0, text), *runs]:
             for match in _READER.linkify.match(run) or []:
                 start, end, href = (
@@ -301,19 +299,46 @@ class _Rebuild:
         return _escape(REMOVED) if _SCHEME.match(text) else _escape_every_mark(text)
 
 
-def _escape(text: str) -> str:
+def _escaped(text: str) -> set[int]:
+    """Where `_escape` writes a character as an escape or an entity (a token of its own for a viewer)."""
     kept = {i for m in _PLAIN_BRACKETS.finditer(text) for i in (m.start(), m.end() - 1)}
+    marks = set()
+    for index, char in enumerate(text):
+        if char == "_":
+            # snake_case: an underscore inside a word never emphasises
+            inside = 0 < index < len(text) - 1 and text[index - 1].isalnum() and text[index + 1].isalnum()
+            if not inside:
+                marks.add(index)
+        elif (
+            char in "\\`*~<"
+            or (char in "[]" and index not in kept)
+            or (char == "&" and _ENTITY.match(text, index))
+        ):
+            marks.add(index)
+    return marks
+
+
+def _escape(text: str) -> str:
+    marks = _escaped(text)
     out: list[str] = []
     for index, char in enumerate(text):
-        if char in "\\`*_~" or (char in "[]" and index not in kept):
-            out.append("\\" + char)
+        if index not in marks:
+            out.append(char)
         elif char == "<":
             out.append("&lt;")
-        elif char == "&" and _ENTITY.match(text, index):
+        elif char == "&":
             out.append("&amp;")
         else:
-            out.append(char)
+            out.append("\\" + char)
     return "".join(out)
+
+
+def _runs(text: str) -> list[tuple[int, str]]:
+    """The stretches of `text` between its escapes: what a viewer's linkify reads, one at a time."""
+    bounds = [-1, *sorted(_escaped(text)), len(text)]
+    return [
+        (start + 1, text[start + 1 : end]) for start, end in itertools.pairwise(bounds) if end > start + 1
+    ]
 
 
 def _escape_every_mark(text: str) -> str:
