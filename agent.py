@@ -96,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="serve the HTTP runner")
     serve.add_argument("--host", default="127.0.0.1", help="off loopback, API tokens are required")
-    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--port", type=_port, default=8000, help="1-65535 (default 8000)")
 
     token = sub.add_parser("token", help="API tokens: create, list, revoke")
     actions = token.add_subparsers(dest="action", required=True)
@@ -125,6 +125,17 @@ def _age(text: str) -> float:
     return value * units[unit]
 
 
+def _port(text: str) -> int:
+    """A TCP port to listen on. Not 0 (any free port): the address printed and logged would be wrong."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port: give a number from 1 to 65535, e.g. 8000")
+    return port
+
+
 def _budget_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("budget (the run pauses at a checkpoint when one is reached)")
     group.add_argument("--max-tokens", type=int, dest="max_llm_tokens", help="LLM tokens for the whole run")
@@ -141,6 +152,10 @@ def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _options_patch(args: argparse.Namespace) -> dict[str, Any]:
     """The run's options as given on the command line (the service merges them over the defaults)."""
     if args.corpus and not args.corpus.is_dir():
+        if args.corpus.is_file():
+            raise InvalidInput(
+                f"--corpus {args.corpus}: is a file, not a folder; name the folder that holds the documents"
+            )
         raise InvalidInput(f"--corpus {args.corpus}: no such folder")
     given = {
         "max_research_loops": args.loops,
@@ -210,7 +225,10 @@ async def _tokens(args: argparse.Namespace, settings: Settings) -> int:
             )
             print(token)
         elif args.action == "list":
-            for t in await tokens.list():
+            listed = await tokens.list()
+            if not listed:
+                print("No API tokens yet. Create one with: deepresearch token create NAME [--admin]")
+            for t in listed:
                 state = f"revoked {t.revoked_at[:19]}" if t.revoked_at else "active"
                 used = t.last_used_at[:19] if t.last_used_at else "never used"
                 role = "admin" if t.admin else "user"
@@ -252,7 +270,9 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
         if args.command == "runs":
             runs, _ = await service.list_runs(None, limit=100, offset=0)
             for item in runs:
-                print(f"{item.run_id}  {item.status:<11} {item.created_at[:19]}  {item.question[:70]}")
+                # a renamed run by the name the user gave it, as the workbench lists it
+                name = item.title or item.question
+                print(f"{item.run_id}  {item.status:<11} {item.created_at[:19]}  {name[:70]}")
             return EXIT_OK
         if args.command == "prune":
             pruned = await service.prune(args.older_than)

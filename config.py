@@ -278,7 +278,7 @@ class Settings(BaseSettings):
     @classmethod
     def _collection_names(cls, value: dict[str, Path]) -> dict[str, Path]:
         for name in value:
-            if not re.match(CORPUS_NAME_PATTERN, name):
+            if not re.fullmatch(CORPUS_NAME_PATTERN, name):  # match() takes "name\n"
                 raise ValueError(f"collection name {name!r}: letters, digits, '.', '_', '-' (at most 64)")
         return value
 

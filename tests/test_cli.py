@@ -8,6 +8,7 @@ the scripted servers.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -26,6 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+import agent
+from deepresearch.engine.core import open_engine
 from stages import FINAL_ARTIFACTS, REPORT_STAGES
 from tests.conftest import Servers
 
@@ -414,3 +419,45 @@ def test_serve_on_a_taken_port_names_the_fix(tmp_path: Path) -> None:
         result = cli(["serve", "--port", str(port)], env | {"DEEPRESEARCH_HOME": str(tmp_path)}, tmp_path)
     assert result.code == 2, str(result)
     assert f"port {port} on 127.0.0.1 is already in use" in result.stderr and "--port" in result.stderr
+
+
+# --- papercuts: each answered with what to do, never a traceback or silence ---------------------------
+@pytest.mark.parametrize("port", ["99999", "-5", "0", "http"])
+def test_a_port_out_of_range_names_the_range(
+    port: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In-process (argparse refuses it before anything starts); the settings would live in tmp_path."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEPRESEARCH_HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as exited:
+        agent.main(["serve", "--port", port])
+    assert exited.value.code == 2
+    stderr = capsys.readouterr().err
+    assert "argument --port" in stderr and "a number from 1 to 65535" in stderr, stderr
+
+
+def test_an_empty_token_list_and_a_corpus_file_say_what_to_do(servers: Servers, tmp_path: Path) -> None:
+    env = cli_env(servers, tmp_path)
+    (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
+    listed, corpus = cli_parallel(
+        [(["token", "list"], env), (["run", QUESTION, "--corpus", "notes.md"], env)], tmp_path
+    )
+    assert_clean_stderr(listed, corpus)
+    assert listed.code == 0 and "No API tokens yet" in listed.stdout, str(listed)
+    assert "deepresearch token create NAME" in listed.stdout
+    assert corpus.code == 2 and "--corpus notes.md: is a file, not a folder" in corpus.stderr, str(corpus)
+    assert servers.search.calls == [] and servers.site.total_hits == 0
+
+
+def test_runs_lists_a_renamed_run_by_its_title(servers: Servers, tmp_path: Path) -> None:
+    async def renamed_run() -> str:
+        async with open_engine(servers.settings(tmp_path)) as engine:
+            run = await engine.create_run(QUESTION)
+            await engine.store.update_run(run.run_id, title="Checkpoint notes for the team")
+            return run.run_id
+
+    run_id = asyncio.run(renamed_run())
+    listed = cli(["runs"], cli_env(servers, tmp_path), tmp_path)
+    assert listed.code == 0, str(listed)
+    line = next(line for line in listed.stdout.splitlines() if line.startswith(run_id))
+    assert line.endswith("Checkpoint notes for the team") and QUESTION[:40] not in line, line

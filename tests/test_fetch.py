@@ -19,13 +19,17 @@ import ssl
 import subprocess
 import time
 import tracemalloc
+import warnings
 import zlib
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
+from bs4 import XMLParsedAsHTMLWarning
 
 from config import Settings
+from deepresearch.search.documents import extract_text
 from deepresearch.web.extract import _soup_text, decode_body, extract_html, iso_date, truncate
 from deepresearch.web.fetch import (
     BlockedURLError,
@@ -283,6 +287,28 @@ def test_soup_fallback_drops_page_chrome() -> None:
         "<footer>Cookie settings</footer><script>var x = 1;</script></body></html>"
     )
     assert _soup_text(html) == "Measured data from three winters."
+
+
+_FEED = (
+    '<?xml version="1.0" encoding="utf-8"?>\n<!-- generated -->\n<rss version="2.0"><channel>'
+    "<title>Heat pump notes</title><item><title>Winter data</title>"
+    "<description>Measured data from three winters.</description></item></channel></rss>"
+)
+
+
+def test_an_xml_feed_is_read_without_beautifulsoups_warning(tmp_path: Path) -> None:
+    """An RSS page (fetched, or a corpus .html file) is XML: read with the XML parser, not the HTML one
+    BeautifulSoup warns about (XMLParsedAsHTMLWarning, once per page in the log)."""
+    xhtml = '<?xml version="1.0"?>\n<html><body><nav>Menu</nav><main>Kept as HTML.</main></body></html>'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fetched = _soup_text(_FEED)
+        corpus = extract_text(tmp_path / "feed.html", _FEED.encode())
+        page = _soup_text(xhtml)
+    assert [w for w in caught if issubclass(w.category, XMLParsedAsHTMLWarning)] == []
+    assert "Measured data from three winters." in fetched
+    assert corpus.title == "Heat pump notes" and "Measured data from three winters." in corpus.text
+    assert page == "Kept as HTML."  # an XHTML page (its root is <html>) is still read as HTML
 
 
 def test_fetched_page_round_trips_through_json() -> None:

@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+from pydantic import ValidationError
 
 from config import Settings
-from deepresearch.service.auth import Tokens
+from deepresearch.service.auth import TokenError, Tokens, check_name
 from deepresearch.store import open_persistence
 from runner import create_app
 from tests.conftest import Servers
@@ -464,3 +466,38 @@ def test_users_upload_documents_into_their_own_collections(servers: Servers, tmp
         assert as_alice.delete(f"{docs}/checkpoints.md").status_code == 204
         assert as_alice.get(docs).status_code == 404  # the collection went with its last document
         assert as_alice.delete(f"{docs}/checkpoints.md").status_code == 404
+
+
+def test_names_are_matched_whole_and_refusals_never_echo_them(servers: Servers, tmp_path: Path) -> None:
+    """`$` matches before a final newline: "notes\\n" must not pass for "notes" (a folder, a user, a run's
+    corpus option); and no refusal quotes the name it refuses (README: nothing echoes rejected input)."""
+    server_docs = tmp_path / "zzserver"
+    server_docs.mkdir()
+    settings = servers.settings(tmp_path, corpus_roots={"zzserver": server_docs})
+    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
+        markdown = {"content-type": "text/markdown"}
+        own = "/api/collections/zznotes/documents"
+        assert client.put(f"{own}/zzkept.md", content=b"# Kept\n", headers=markdown).status_code == 201
+        refusals = [
+            ("put", "/api/collections/zzline%0A/documents/zzx.md", 422),
+            ("put", f"{own}/zzline.md%0A", 415),  # ".md\n" is no extension the corpus reads
+            ("put", f"{own}/zztool.exe", 415),
+            ("put", "/api/collections/zzserver/documents/zzx.md", 422),
+            ("get", "/api/collections/zzmissing/documents", 404),
+            ("get", "/api/collections/zznotes%0A/documents", 404),
+            ("delete", f"{own}/zzmissing.md", 404),
+            ("delete", f"{own}/zzkept.md%0A", 404),
+        ]
+        for method, path, status in refusals:
+            response = client.request(method, path, content=b"# x\n", headers=markdown)
+            assert response.status_code == status, (path, response.text)
+            assert "zz" not in response.text, (path, response.text)
+        assert not (settings.home / "uploads" / "local" / "zzline\n").exists()
+        listed = client.get("/api/collections").json()["collections"]
+        assert sorted(c["name"] for c in listed) == ["zznotes", "zzserver"]
+        run = client.post("/api/runs", json={"question": QUESTION, "options": {"corpus": "zznotes\n"}})
+        assert run.status_code == 422 and run.json()["errors"][0]["loc"] == ["body", "options", "corpus"]
+    with pytest.raises(TokenError):
+        check_name("alice\n")
+    with pytest.raises(ValidationError, match="corpus_roots"):
+        Settings(corpus_roots={"notes\n": str(server_docs)})

@@ -18,6 +18,7 @@ from deepresearch.extractive.text import (
     split_sentences,
 )
 from deepresearch.report import model_quality
+from deepresearch.report.links import sanitize_links
 from deepresearch.report.render import CITATION, check_citations, render_html, sources_markdown
 
 EXTRACTIVE_LABEL = (
@@ -358,6 +359,10 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
         "",
     ]
     markdown = "\n".join(header) + "\n" + checked_body + "\n\n" + sources_markdown(sources)
+    # the question and the fetched pages' titles come from outside too: the whole file keeps the link rule
+    markdown, removed = sanitize_links(markdown, seen_urls)
+    markdown = markdown.rstrip("\n") + "\n"
+    check.unknown_urls_removed = list(dict.fromkeys([*check.unknown_urls_removed, *removed]))
     public_sources = [
         {k: v for k, v in s.items() if k != "text"} | {"cited": s["n"] in cited} for s in sources
     ]

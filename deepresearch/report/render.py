@@ -11,11 +11,18 @@ import nh3
 from markdown_it import MarkdownIt
 
 from deepresearch.extractive.text import overlap, split_sentences
+from deepresearch.report.links import allowed_link, as_written, sanitize_links
+
+__all__ = [
+    "CITATION",
+    "allowed_link",
+    "check_citations",
+    "render_fragment",
+    "render_html",
+    "sources_markdown",
+]
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
-# Any spelling a browser follows: HTTPS:// as https://, and //host (protocol-relative) too. The lookbehind
-# keeps corpus://name and the like whole (their "//" follows a scheme this pattern does not name).
-URL = re.compile(r"(?:https?://|(?<![\w+.:/-])//)[^\s)\]>\"']+", re.IGNORECASE)
 SUPPORT_THRESHOLD = 0.35
 """Share of a sentence's content words that must appear in one passage of a cited source."""
 
@@ -44,14 +51,14 @@ def check_citations(
 ) -> tuple[str, CitationCheck]:
     """Verify every [n] against its source's passages; drop unsupported ones and flag orphaned sentences.
 
-    Also removes every link to a URL the run did not fetch (`seen_urls`), in any Markdown spelling, and
-    escapes raw HTML. Headings and list markers are kept as they are.
+    Then every link to a URL the run did not fetch (`seen_urls`) becomes text, in any Markdown spelling a
+    viewer follows (report/links.py), and raw HTML is shown as text.
     """
     result = CitationCheck()
     out_lines: list[str] = []
     for line in markdown.splitlines():
         if line.lstrip().startswith("#") or not CITATION.search(line):
-            out_lines.append(_strip_unknown_urls(line, seen_urls, result))
+            out_lines.append(line)
             continue
         prefix_match = re.match(r"^(\s*(?:[-*+]|\d+\.)?\s*)", line)
         prefix = prefix_match.group(1) if prefix_match else ""
@@ -59,8 +66,10 @@ def check_citations(
         new_sentences = []
         for sentence in split_sentences(body) or [body]:
             new_sentences.append(_check_sentence(sentence, passages_by_number, result))
-        out_lines.append(_strip_unknown_urls(prefix + " ".join(new_sentences), seen_urls, result))
-    return "\n".join(out_lines), result
+        out_lines.append(prefix + " ".join(new_sentences))
+    # last: what the checks above wrote is read as Markdown too
+    checked, result.unknown_urls_removed = sanitize_links("\n".join(out_lines), seen_urls)
+    return checked, result
 
 
 def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], result: CitationCheck) -> str:
@@ -95,59 +104,6 @@ def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], res
     assert match is not None
     core, end = match.groups()
     return f"{core.rstrip()} {markers.strip()}{end}" if kept else f"{core.rstrip()}{end}{markers}"
-
-
-REMOVED = "[link removed: not a fetched source]"
-# Markdown's ways to make a link besides a bare URL: inline links and images `](dest "title")`, reference
-# definitions `[ref]: dest`, autolinks `<scheme:...>`, and raw HTML (escaped: a report has none of its own).
-_INLINE = re.compile(
-    r"\]\(\s*(<[^>\n]*>|(?:[^\s()]|\([^\s()]*\))+)((?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*)\)"
-)
-_REFERENCE = re.compile(r"^ {0,3}\[[^\]]+\]:\s*(\S+)")
-_AUTOLINK = re.compile(r"<([A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[^\s<>@]+@[^\s<>@]+)>")
-_RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)")
-
-
-def allowed_link(url: str, fetched: set[str]) -> bool:
-    """The one link rule, for the Markdown and the HTML: an anchor in the report, or a URL the run fetched
-    (any case of the scheme); nothing else — no other scheme, no URL only seen in search results."""
-    url = url.strip().strip("<>")
-    if url.startswith("#"):
-        return True
-    scheme, sep, rest = url.partition("://")
-    return (
-        bool(sep)
-        and scheme.lower() in ("http", "https", "corpus")
-        and f"{scheme.lower()}://{rest}" in fetched
-    )
-
-
-def _strip_unknown_urls(line: str, fetched: set[str], result: CitationCheck) -> str:
-    def refused(url: str) -> str:
-        result.unknown_urls_removed.append(url)
-        return REMOVED
-
-    definition = _REFERENCE.match(line)
-    if definition and not allowed_link(definition.group(1), fetched):
-        return refused(definition.group(1).strip("<>"))
-
-    def inline(match: re.Match[str]) -> str:
-        dest = match.group(1)
-        return match.group(0) if allowed_link(dest, fetched) else f"] {refused(dest.strip('<>'))}"
-
-    def autolink(match: re.Match[str]) -> str:
-        return match.group(0) if allowed_link(match.group(1), fetched) else refused(match.group(1))
-
-    def bare(match: re.Match[str]) -> str:
-        url = match.group(0).rstrip(".,;:")
-        return match.group(0) if allowed_link(url, fetched) else refused(url)
-
-    line = _INLINE.sub(inline, line)
-    line = _AUTOLINK.sub(autolink, line)
-    # what is left between < and > is not an autolink: shown as text, never as a tag
-    line = _RAW_HTML.sub("&lt;", line)
-    # a bare URL inside a kept link is allowed by the same rule; inside text a browser could linkify it
-    return URL.sub(bare, line)
 
 
 def sources_markdown(sources: list[dict[str, Any]]) -> str:
@@ -186,6 +142,8 @@ def render_fragment(markdown: str, fetched: set[str]) -> str:
     """The one rendering rule for Markdown the workbench shows as HTML (the report, a passage, a fetched
     text): markdown-it without raw HTML, then nh3's allow-list; a link survives only if it passes the same
     rule as in the Markdown (allowed_link)."""
+
+    fetched = as_written(fetched)
 
     def links(tag: str, attribute: str, value: str) -> str | None:
         if attribute == "href" and not allowed_link(value, fetched):

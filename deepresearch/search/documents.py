@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bs4 import BeautifulSoup
+from deepresearch.web.extract import soup_of
 
 __all__ = [
     "PASSAGE_CHARS",
@@ -104,7 +104,7 @@ DEFINITION_LEVEL = 6
 def _from_html(data: bytes) -> tuple[str, str]:
     """Title and text of the page's main content. Headings become Markdown heading lines (``## Title``) and
     an API entry's signature a level-6 heading, so passages can be cut by section and keep their path."""
-    soup = BeautifulSoup(data, "lxml")
+    soup = soup_of(data)
     title = ""
     if soup.title is not None and soup.title.get_text(strip=True):
         title = soup.title.get_text(" ", strip=True)

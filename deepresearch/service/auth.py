@@ -57,7 +57,7 @@ def hash_token(token: str) -> str:
 
 
 def check_name(name: str) -> str:
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):  # match() would take "alice\n" ($ matches before a final newline)
         raise TokenError(
             f"invalid user name {name!r}: 1-64 characters, lowercase letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
@@ -111,7 +111,7 @@ class Tokens:
 
     async def authenticate(self, token: str) -> Principal | None:
         """The principal of an active token, or None (unknown, malformed or revoked)."""
-        if not _TOKEN.match(token):
+        if not _TOKEN.fullmatch(token):
             return None
         record = await self.store.find_token(hash_token(token))
         if record is None:

@@ -22,6 +22,8 @@ from deepresearch.service.contracts import CollectionPublic, DocumentPublic
 FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,140}\.(md|MD|txt|TXT|html|HTML|htm|HTM|pdf|PDF)$"
 """A plain file name with an extension the corpus indexes (also stated in the OpenAPI document)."""
 _FILE_NAME = re.compile(FILE_NAME_PATTERN)
+_COLLECTION_NAME = re.compile(CORPUS_NAME_PATTERN)
+# fullmatch, never match: "$" also matches before a final newline, so match() takes "notes\n" for "notes"
 # the types the corpus indexes, by extension, with the media types a client may send for them
 MEDIA_TYPES = {
     ".md": {"text/markdown", "text/plain", "text/x-markdown", "application/octet-stream"},
@@ -74,7 +76,7 @@ class Collections:
     def documents(self, principal: Principal, name: str) -> list[DocumentPublic]:
         folder = self._uploaded(principal).get(name)
         if folder is None:
-            raise DocumentNotFound(f"you have no uploaded collection named {name!r}")
+            raise DocumentNotFound("you have no uploaded collection of that name")
         return [DocumentPublic(name=p.name, size=p.stat().st_size) for p in self._files(folder)]
 
     def put(
@@ -84,7 +86,7 @@ class Collections:
         _check_collection_name(name)
         if name in self.settings.corpus_roots:
             raise InvalidInput(
-                f"{name!r} is a collection of this server; upload into a collection of another name",
+                "that name is a collection of this server; upload into a collection of another name",
                 "path.name",
             )
         suffix = _check_file_name(file_name)
@@ -112,9 +114,9 @@ class Collections:
 
     def delete(self, principal: Principal, name: str, file_name: str) -> None:
         folder = self._uploaded(principal).get(name)
-        target = folder / file_name if folder is not None and _FILE_NAME.match(file_name) else None
+        target = folder / file_name if folder is not None and _FILE_NAME.fullmatch(file_name) else None
         if target is None or not target.is_file() or target.is_symlink():
-            raise DocumentNotFound(f"no document {file_name!r} in your collection {name!r}")
+            raise DocumentNotFound("no such document in your collections")
         target.unlink()
         if not self._files(folder):  # type: ignore[arg-type]
             for leftover in folder.iterdir():  # type: ignore[union-attr]
@@ -132,7 +134,7 @@ class Collections:
         return {
             p.name: p
             for p in mine.iterdir()
-            if p.is_dir() and not p.is_symlink() and re.match(CORPUS_NAME_PATTERN, p.name)
+            if p.is_dir() and not p.is_symlink() and _COLLECTION_NAME.fullmatch(p.name)
         }
 
     @staticmethod
@@ -143,7 +145,7 @@ class Collections:
 
 
 def _check_collection_name(name: str) -> None:
-    if not re.match(CORPUS_NAME_PATTERN, name):
+    if not _COLLECTION_NAME.fullmatch(name):
         raise InvalidInput(
             "letters, digits, '.', '_' or '-', at most 64, starting with a letter or digit", "path.name"
         )
@@ -152,10 +154,8 @@ def _check_collection_name(name: str) -> None:
 def _check_file_name(file_name: str) -> str:
     suffix = Path(file_name).suffix.lower()
     if suffix not in MEDIA_TYPES:
-        raise UnsupportedDocument(
-            f"{file_name!r}: only {', '.join(sorted(MEDIA_TYPES))} documents can be searched"
-        )
-    if not _FILE_NAME.match(file_name):
+        raise UnsupportedDocument(f"only {', '.join(sorted(MEDIA_TYPES))} documents can be searched")
+    if not _FILE_NAME.fullmatch(file_name):
         raise InvalidInput(
             "a plain file name: letters, digits, spaces, '.', '_', '-', '(', ')', at most 145 characters",
             "path.file_name",

@@ -14,10 +14,13 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from lxml.html import HtmlElement
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup
 
 logger = logging.getLogger(__name__)
 
@@ -233,6 +236,23 @@ def _guessed_date(tree: HtmlElement, url: str) -> str | None:
         return None
 
 
+# an XML document (an RSS or Atom feed, a sitemap): an XML declaration, then a first element other than
+# <html> — what BeautifulSoup warns about (XMLParsedAsHTMLWarning), once per page, under the HTML parser
+_XML_DOCUMENT = re.compile(
+    r"\A\ufeff?\s*<\?xml\s[^>]*>(?:\s+|<!--.*?-->|<\?.*?\?>|<!DOCTYPE[^>\[]*(?:\[.*?\])?\s*>)*<(?!html\b)[A-Za-z_]",
+    re.S | re.I,
+)
+
+
+def soup_of(markup: str | bytes) -> BeautifulSoup:
+    """BeautifulSoup of a page: lxml's HTML parser, or its XML parser for an XML document."""
+    from bs4 import BeautifulSoup
+
+    head = markup[:8192]
+    xml = _XML_DOCUMENT.match(head.decode("utf-8", "replace") if isinstance(head, bytes) else head)
+    return BeautifulSoup(markup, "xml" if xml else "lxml")
+
+
 def _readability(html: str, url: str) -> str:
     from bs4 import BeautifulSoup
     from readability import Document
@@ -246,9 +266,7 @@ def _readability(html: str, url: str) -> str:
 
 
 def _soup_text(html: str) -> str:
-    from bs4 import BeautifulSoup
-
-    soup = BeautifulSoup(html, "lxml")
+    soup = soup_of(html)
     for tag in soup.find_all(_CHROME_TAGS):
         tag.decompose()
     root = soup.find("main") or soup.find("article") or soup.body or soup
