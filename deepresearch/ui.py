@@ -19,7 +19,7 @@ from starlette.datastructures import MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from config import DEFAULT_REVIEWERS, ResearchOptions, Settings, option_limits
-from stages import GRAPH_NODES
+from stages import FINAL_ARTIFACTS, GRAPH_NODES, STAGES_BY_KEY
 
 from .doc_collections import MEDIA_TYPES
 
@@ -37,6 +37,7 @@ class NodePublic(BaseModel):
     description: str
     headline: str
     business: bool = Field(description="A business stage (ends in a `checkpoint` event); else the loop.")
+    artifacts: list[str] = Field(description="Files the stage writes into the run's workspace.")
 
 
 class UploadLimits(BaseModel):
@@ -77,7 +78,11 @@ def ui_config(settings: Settings) -> UiConfig:
 
 
 def _node(node: Any) -> dict[str, Any]:
-    return {name: getattr(node, name) for name in NodePublic.model_fields}
+    fields = {name: getattr(node, name) for name in NodePublic.model_fields if name != "artifacts"}
+    stage = STAGES_BY_KEY.get(node.key)  # None: the reflection loop, which writes no file
+    # a stage without an `artifact` of its own writes the final set (stages.py)
+    artifacts = [stage.artifact] if stage and stage.artifact else list(FINAL_ARTIFACTS) if stage else []
+    return {**fields, "artifacts": artifacts}
 
 
 class _SecurityHeaders:

@@ -245,10 +245,13 @@ def test_workbench_is_served_under_a_strict_csp(servers: Servers, tmp_path: Path
         config = client.get("/research/config.json").json()
         assert config["engine"] == "llm" and config["model"] == "scripted-model"
         assert config["defaults"]["queries_per_round"] == 3 and config["max_question_chars"] > 0
-        modules = sorted(p.name for p in (UI_DIR / "js").glob("*.js"))
-        assert "app.js" in modules
+        stages = {stage["key"]: stage["artifacts"] for stage in config["stages"]}
+        assert stages["search_web"] == ["search-results.json"] and stages["reflection"] == []
+        assert "sources.json" in stages["write_report"]
+        modules = sorted(p.relative_to(UI_DIR).as_posix() for p in (UI_DIR / "js").rglob("*.js"))
+        assert "js/app.js" in modules and "js/run/run-page.js" in modules
         for name in modules:
-            module = client.get(f"/research/js/{name}")
+            module = client.get(f"/research/{name}")
             assert module.status_code == 200 and "javascript" in module.headers["content-type"], name
         assert "text/css" in client.get("/research/styles.css").headers["content-type"]
     for path in UI_DIR.rglob("*"):

@@ -3,8 +3,8 @@
 // While the model writes the report, its text so far (report_delta events) is shown as plain text: it is
 // not checked yet, and the checked report replaces it once it is written.
 
-import { api, urls } from "./api.js";
-import { bytes, fill, h } from "./dom.js";
+import { api, urls } from "../core/api.js";
+import { bytes, fill, h } from "../core/dom.js";
 import { renderReportTools } from "./report-tools.js";
 
 const ALLOWED = new Set([
