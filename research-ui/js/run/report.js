@@ -156,6 +156,7 @@ export class ReportView {
     this.draftText = null;
     this.filesKey = "";
     this.selected = null;
+    this.toolsFor = null;
     fill(this.els.tools);
     this.placeholder("The report is written in the last stage; it appears here when the run completes.");
     fill(this.els.files);
@@ -254,12 +255,19 @@ export class ReportView {
     this.draftText.textContent = draft.text;
   }
 
-  /** The name the run's downloads carry (its detail's `download_stem`). */
+  /**
+   * The name the run's downloads carry (its detail's `download_stem`). It may come in after the tools are
+   * drawn (the detail is refreshed while the files load): they are drawn again with it.
+   */
   setFileName(stem) {
-    this.stem = stem || "deepresearch-report";
+    const next = stem || "deepresearch-report";
+    if (next === this.stem) return;
+    this.stem = next;
+    if (this.toolsFor) this.renderTools(this.toolsFor.runId, this.toolsFor.names);
   }
 
   renderTools(runId, names) {
+    this.toolsFor = { runId, names };
     renderReportTools(this.els.tools, runId, names, this.stem || "deepresearch-report");
   }
 

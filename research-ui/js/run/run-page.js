@@ -102,6 +102,7 @@ export async function openRun(runId) {
     return;
   }
   if (token !== state.openToken) return;
+  report.setFileName(detail.download_stem);
   const model = createModel(detail); // its status is the detail's until the replay says otherwise
   /** @type {OpenRun} */
   const run = {
