@@ -38,6 +38,7 @@ from deepresearch.auth import Tokens
 from deepresearch.store import open_persistence
 from runner import create_app
 from stages import GRAPH_NODES
+from tests.api import wait_status
 from tests.conftest import Servers
 from tests.live import ROOT, server_env
 from tests.scripted import serve_app
@@ -486,6 +487,37 @@ def test_reload_mid_run_rebuilds_the_same_timeline(browser: Any, servers: Server
         ]
         history_entry = page.locator(f'#history-list a[data-run="{run_id}"]')
         expect(history_entry).to_have_attribute("aria-current", "page")
+        bench.assert_clean()
+
+
+def test_a_finished_run_opened_offline_is_read_once_the_network_is_back(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    """A stream the server never answered is the network, not "nothing more to read": it is retried."""
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0) as bench:
+        page = bench.page
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        assert wait_status(bench.api, run_id, {"completed"})["status"] == "completed"
+        refused: list[str] = []
+
+        def refuse(route: Any) -> None:
+            refused.append(route.request.url)
+            route.abort()
+
+        bench.tolerated.append("net::ERR_FAILED")
+        page.route("**/api/runs/*/events*", refuse)
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Completed")  # the detail says so
+        for _ in range(200):  # the stream, then (the detail says the run stopped) its last reading
+            if len(refused) >= 2:
+                break
+            page.wait_for_timeout(100)
+        assert len(refused) >= 2, refused
+        expect(page.locator("#conn-banner")).to_be_visible()
+        page.unroute("**/api/runs/*/events*")
+        expect(page.locator("#conn-banner")).to_be_hidden()
+        bench.tolerated.clear()
+        expect(bench.stage("write_report", "done")).to_have_count(1)
         bench.assert_clean()
 
 
