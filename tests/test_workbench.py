@@ -39,6 +39,7 @@ from deepresearch.service.auth import Tokens
 from deepresearch.store import open_persistence
 from runner import create_app
 from stages import GRAPH_NODES
+from tests.api import wait_status
 from tests.conftest import Servers
 from tests.live import ROOT, server_env
 from tests.scripted import serve_app
@@ -211,6 +212,7 @@ def workbench(
             viewport={"width": 1400, "height": 960}, color_scheme="dark" if dark else "light"
         )
         context.set_default_timeout(WAIT_MS)
+        expect.set_options(timeout=WAIT_MS)  # an assertion's own default is 5 s: too short on a busy machine
         page = context.new_page()
         bench = Workbench(base_url, page, api, settings, tokens)
 
@@ -246,10 +248,13 @@ def test_workbench_is_served_under_a_strict_csp(servers: Servers, tmp_path: Path
         config = client.get("/research/config.json").json()
         assert config["engine"] == "llm" and config["model"] == "scripted-model"
         assert config["defaults"]["queries_per_round"] == 3 and config["max_question_chars"] > 0
-        modules = sorted(p.name for p in (UI_DIR / "js").glob("*.js"))
-        assert "app.js" in modules
+        stages = {stage["key"]: stage["artifacts"] for stage in config["stages"]}
+        assert stages["search_web"] == ["search-results.json"] and stages["reflection"] == []
+        assert "sources.json" in stages["write_report"]
+        modules = sorted(p.relative_to(UI_DIR).as_posix() for p in (UI_DIR / "js").rglob("*.js"))
+        assert "js/app.js" in modules and "js/run/run-page.js" in modules
         for name in modules:
-            module = client.get(f"/research/js/{name}")
+            module = client.get(f"/research/{name}")
             assert module.status_code == 200 and "javascript" in module.headers["content-type"], name
         assert "text/css" in client.get("/research/styles.css").headers["content-type"]
     for path in UI_DIR.rglob("*"):
@@ -483,6 +488,37 @@ def test_reload_mid_run_rebuilds_the_same_timeline(browser: Any, servers: Server
         ]
         history_entry = page.locator(f'#history-list a[data-run="{run_id}"]')
         expect(history_entry).to_have_attribute("aria-current", "page")
+        bench.assert_clean()
+
+
+def test_a_finished_run_opened_offline_is_read_once_the_network_is_back(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    """A stream the server never answered is the network, not "nothing more to read": it is retried."""
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0) as bench:
+        page = bench.page
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        assert wait_status(bench.api, run_id, {"completed"})["status"] == "completed"
+        refused: list[str] = []
+
+        def refuse(route: Any) -> None:
+            refused.append(route.request.url)
+            route.abort()
+
+        bench.tolerated.append("net::ERR_FAILED")
+        page.route("**/api/runs/*/events*", refuse)
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Completed")  # the detail says so
+        for _ in range(200):  # the stream, then (the detail says the run stopped) its last reading
+            if len(refused) >= 2:
+                break
+            page.wait_for_timeout(100)
+        assert len(refused) >= 2, refused
+        expect(page.locator("#conn-banner")).to_be_visible()
+        page.unroute("**/api/runs/*/events*")
+        expect(page.locator("#conn-banner")).to_be_hidden()
+        bench.tolerated.clear()
+        expect(bench.stage("write_report", "done")).to_have_count(1)
         bench.assert_clean()
 
 

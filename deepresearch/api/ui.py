@@ -37,6 +37,7 @@ class NodePublic(BaseModel):
     description: str
     headline: str
     business: bool = Field(description="A business stage (ends in a `checkpoint` event); else the loop.")
+    artifacts: list[str] = Field(description="Files the stage writes into the run's workspace.")
 
 
 class UploadLimits(BaseModel):
@@ -77,7 +78,10 @@ def ui_config(settings: Settings) -> UiConfig:
 
 
 def _node(node: Any) -> dict[str, Any]:
-    return {name: getattr(node, name) for name in NodePublic.model_fields}
+    # the artifacts are stages.py's: the workbench reloads them when their stage's result arrives
+    return {name: getattr(node, name) for name in NodePublic.model_fields} | {
+        "artifacts": list(node.artifacts)
+    }
 
 
 class _SecurityHeaders:

@@ -1,19 +1,19 @@
 // The workbench: boot (the server's configuration), the session, routing (#run=<id>, #new, #documents)
 // and the page's chrome. The open run lives in run-page.js.
 
-import { api } from "./api.js";
-import { DocumentsView } from "./documents.js";
-import { FollowUpBox } from "./follow-up.js";
-import { ForkDialog } from "./fork-dialog.js";
-import { $, fill, h } from "./dom.js";
-import { NewResearchForm } from "./form.js";
-import { PlanReview } from "./plan-review.js";
-import { GraphView } from "./graph.js";
-import { HistoryView } from "./history.js";
-import { setStages } from "./nodes.js";
-import { forgetHealth } from "./preflight.js";
-import { ReportView } from "./report.js";
-import { ResumeView } from "./resume.js";
+import { api } from "./core/api.js";
+import { DocumentsView } from "./documents/documents.js";
+import { FollowUpBox } from "./run/follow-up.js";
+import { ForkDialog } from "./run/fork-dialog.js";
+import { $, fill, h } from "./core/dom.js";
+import { NewResearchForm } from "./form/form.js";
+import { PlanReview } from "./run/plan-review.js";
+import { GraphView } from "./run/graph.js";
+import { HistoryView } from "./history/history.js";
+import { setStages } from "./core/nodes.js";
+import { forgetHealth } from "./form/preflight.js";
+import { ReportView } from "./run/report.js";
+import { ResumeView } from "./run/resume.js";
 import {
   answered,
   closeRun,
@@ -29,14 +29,14 @@ import {
   fitTitle,
   toggleTitle,
   watchCurrent,
-} from "./run-page.js";
-import { isActive } from "./selectors.js";
-import { SessionGate } from "./session.js";
-import { SourceReader, citePreviews } from "./source-view.js";
-import { SourcesView } from "./sources.js";
-import { Tabs } from "./tabs.js";
-import { setupTheme } from "./theme.js";
-import { TimelineView } from "./timeline.js";
+} from "./run/run-page.js";
+import { isActive } from "./run/model/selectors.js";
+import { SessionGate } from "./core/session.js";
+import { SourceReader, citePreviews } from "./run/source-view.js";
+import { SourcesView } from "./run/sources.js";
+import { Tabs } from "./core/tabs.js";
+import { setupTheme } from "./core/theme.js";
+import { TimelineView } from "./run/timeline.js";
 
 const app = {
   /** the server's configuration (config.json), loaded once at boot */

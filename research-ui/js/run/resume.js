@@ -2,12 +2,12 @@
 // run again and reuse (and whether any call might be repeated), and the technical IDs — which stay here,
 // out of the main narrative.
 
-import { api } from "./api.js";
-import { clock, fill, h, plainWords } from "./dom.js";
-import { NODE_BY_KEY } from "./nodes.js";
-import { isActive } from "./selectors.js";
-import { wholeNumberBounds } from "./form.js";
-import { numberProblem, showFieldProblem } from "./validate.js";
+import { api } from "../core/api.js";
+import { clock, fill, h, plainWords } from "../core/dom.js";
+import { NODE_BY_KEY } from "../core/nodes.js";
+import { isActive } from "./model/selectors.js";
+import { wholeNumberBounds } from "../form/form.js";
+import { numberProblem, showFieldProblem } from "../core/validate.js";
 
 const stageTitle = (key) => NODE_BY_KEY.get(key)?.short || key;
 const STOPPED = new Set(["cancelled", "interrupted", "failed"]);
@@ -45,7 +45,7 @@ export class ResumeView {
   /**
    * (Re)load the index when the run moved on since the last look.
    * @param {any} detail run detail (GET /api/runs/{id})
-   * @param {ReturnType<import("./events.js").createModel>} model
+   * @param {ReturnType<import("./model/events.js").createModel>} model
    */
   async load(detail, model) {
     const key = `${detail.run_id}|${model.checkpoints.length}|${model.status}`;

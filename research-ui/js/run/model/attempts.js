@@ -1,7 +1,7 @@
 // Stage attempts of the view model: one per execution of a stage (or of the reflection loop), with its
 // sub-tool calls. Used by the reducer (events.js, event-calls.js).
 
-import { BUSINESS_STAGES, NODE_BY_KEY } from "./nodes.js";
+import { BUSINESS_STAGES, NODE_BY_KEY } from "../../core/nodes.js";
 
 export function touch(model, item) {
   item.rev += 1;

@@ -2,8 +2,8 @@
 // and the report's outline — as editable lists. Approve it, save your edits and continue, or reject it with
 // a reason (docs/steering.md). The server checks an edited plan; what it refuses is shown at the field.
 
-import { api } from "./api.js";
-import { fill, h, setText } from "./dom.js";
+import { api } from "../core/api.js";
+import { fill, h, setText } from "../core/dom.js";
 
 /** The two lists a person edits, with the words the editor uses for them. */
 const LISTS = [

@@ -3,7 +3,7 @@
 // as they appear: sources-fetched.json (each fetch round), evidence-table.json (screening), and the final
 // sources.json / evidence.json (with the citation check).
 
-import { bytes, domainOf, fill, h, isWebUrl, plural, setText, sourceDate } from "./dom.js";
+import { bytes, domainOf, fill, h, isWebUrl, plural, setText, sourceDate } from "../core/dom.js";
 import { insertHtml } from "./report.js";
 import { fetchProblem } from "./timeline.js";
 
@@ -74,7 +74,7 @@ export class SourcesView {
     this.citations = citations;
   }
 
-  /** @param {ReturnType<import("./events.js").createModel>} model */
+  /** @param {ReturnType<import("./model/events.js").createModel>} model */
   render(model) {
     const rows = sourceRows(model, this.files);
     this.rows = rows;

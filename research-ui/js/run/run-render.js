@@ -1,7 +1,7 @@
 // The run page's header: engine tag, model quality note, action buttons and usage facts (DOM only).
 
-import { $, between, compact, duration, fill, h, setText, usd } from "./dom.js";
-import { isActive } from "./selectors.js";
+import { $, between, compact, duration, fill, h, setText, usd } from "../core/dom.js";
+import { isActive } from "./model/selectors.js";
 
 /** @param {string|null} engine @param {{model: string, structured_output: string|null}|null} [llm] */
 export function renderEngine(engine, llm) {

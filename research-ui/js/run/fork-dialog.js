@@ -3,9 +3,9 @@
 // preview of what is kept, what runs again and how many recorded calls are reusable (docs/steering.md).
 // The original run is not touched; the fork opens when it is created.
 
-import { api } from "./api.js";
-import { fill, h, plural, setText } from "./dom.js";
-import { NODE_BY_KEY } from "./nodes.js";
+import { api } from "../core/api.js";
+import { fill, h, plural, setText } from "../core/dom.js";
+import { NODE_BY_KEY } from "../core/nodes.js";
 
 const stageTitle = (key) => NODE_BY_KEY.get(key)?.short || key;
 const lines = (text) =>

@@ -34,6 +34,7 @@ export class RunStream {
     this.lastSeq = 0;
     this.lastType = "";
     this.received = 0;
+    this.opened = false;
     this.final = false;
     this.backoff = 1000;
     this.timer = 0;
@@ -52,9 +53,11 @@ export class RunStream {
     this.source = source;
     this.lastType = "";
     this.received = 0;
+    this.opened = false;
     this.final = final;
     this.setState("connecting");
     source.addEventListener("open", () => {
+      this.opened = true;
       this.backoff = 1000;
       this.setState("open");
     });
@@ -106,8 +109,9 @@ export class RunStream {
 
   /** @param {EventSource} source */
   connectionError(source) {
-    if (this.lastType === "end" || (this.final && this.received === 0)) {
-      // the server closed the stream after the run's terminal event (or had nothing more to send)
+    if (this.lastType === "end" || (this.final && this.opened && this.received === 0)) {
+      // the server closed the stream after the run's terminal event (or had nothing more to send); a
+      // stream that never opened was not answered at all: that is the network, and it is retried
       this.stop();
       this.setState("closed");
       this.handlers.onClosed();
@@ -119,7 +123,7 @@ export class RunStream {
       this.stop();
       const delay = this.backoff;
       this.backoff = Math.min(this.backoff * 2, MAX_BACKOFF_MS);
-      this.timer = setTimeout(() => this.open(this.lastSeq), delay);
+      this.timer = setTimeout(() => this.open(this.lastSeq, { final: this.final }), delay);
     }
   }
 

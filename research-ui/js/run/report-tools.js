@@ -2,8 +2,8 @@
 // by the server), PDF (the browser's print dialog with the print stylesheet: just the report), and copying
 // the report's Markdown.
 
-import { api, urls } from "./api.js";
-import { fill, h, setText } from "./dom.js";
+import { api, urls } from "../core/api.js";
+import { fill, h, setText } from "../core/dom.js";
 
 /**
  * @param {HTMLElement} box

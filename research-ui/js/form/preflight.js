@@ -1,8 +1,8 @@
 // Before a run starts: what this server can reach right now (GET /api/providers/health), said in plain
 // words in the form. The check never blocks a start: when it fails or is slow, the form works as before.
 
-import { api } from "./api.js";
-import { fill, h } from "./dom.js";
+import { api } from "../core/api.js";
+import { fill, h } from "../core/dom.js";
 
 /** How long an answer stays good: the probes take up to a few seconds and the network rarely changes. */
 const FRESH_MS = 60_000;

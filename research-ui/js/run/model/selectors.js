@@ -1,7 +1,7 @@
 // Selectors: what the views ask of the view model (pure, no DOM).
 
 import { current } from "./attempts.js";
-import { ACTIVE, NODES, ORDER } from "./nodes.js";
+import { ACTIVE, NODES, ORDER } from "../../core/nodes.js";
 
 export function isActive(model) {
   return ACTIVE.has(model.status);

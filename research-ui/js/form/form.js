@@ -1,11 +1,11 @@
 // The new-research form: the question, the options that shape a run, and an estimate of the calls it
 // will make before anything is spent.
 
-import { api } from "./api.js";
-import { $, count, fill, h, setText } from "./dom.js";
+import { api } from "../core/api.js";
+import { $, count, fill, h, setText } from "../core/dom.js";
 import { forgetRemembered, remember, withRemembered } from "./form-memory.js";
 import { providersHealth, renderPreflight } from "./preflight.js";
-import { labelOf, numberProblem, showFieldProblem } from "./validate.js";
+import { labelOf, numberProblem, showFieldProblem } from "../core/validate.js";
 
 // The defaults and bounds of these fields are the server's (config.json): none are written here.
 const NUMBERS = ["max_research_loops", "queries_per_round", "results_per_query", "sources_to_fetch"];
@@ -95,7 +95,7 @@ export class NewResearchForm {
    * Take the server's configuration: its defaults, the bounds of every number, the question limit and the
    * critic stage's name. Start is enabled only now.
    * @param {{engine: string|null, defaults: any, limits: Record<string, any>, max_question_chars: number,
-   *   stages: import("./nodes.js").Stage[]}} config
+   *   stages: import("../core/nodes.js").Stage[]}} config
    */
   configure(config) {
     this.engine = config.engine;

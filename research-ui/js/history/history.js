@@ -3,9 +3,9 @@
 // Searched on the server (?q=), renamed (PATCH) and deleted (with a confirmation) in place. Refreshed every
 // few seconds while the page is visible (a run can be started or resumed by another tab or the CLI).
 
-import { api } from "./api.js";
-import { ago, compact, fill, h, plural, setText, usd, when } from "./dom.js";
-import { statusLabel } from "./nodes.js";
+import { api } from "../core/api.js";
+import { ago, compact, fill, h, plural, setText, usd, when } from "../core/dom.js";
+import { statusLabel } from "../core/nodes.js";
 
 const PAGE = 30;
 const REFRESH_MS = 4000;

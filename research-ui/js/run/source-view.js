@@ -3,8 +3,8 @@
 // the run read (from the receipt of its fetch: nothing is fetched again). And the preview of a citation:
 // hovering or focusing `[n]` in the report shows the passages quoted from source n.
 
-import { api } from "./api.js";
-import { bytes, domainOf, fill, h, isWebUrl, sourceDate } from "./dom.js";
+import { api } from "../core/api.js";
+import { bytes, domainOf, fill, h, isWebUrl, sourceDate } from "../core/dom.js";
 import { insertHtml } from "./report.js";
 
 /**

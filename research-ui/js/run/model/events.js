@@ -22,7 +22,7 @@ import {
   touch,
 } from "./attempts.js";
 import { onSubCall, onSubResult } from "./event-calls.js";
-import { BUSINESS_STAGES, planRejection } from "./nodes.js";
+import { BUSINESS_STAGES, planRejection } from "../../core/nodes.js";
 
 /**
  * @param {{run_id: string, question?: string, options?: any, engine?: string, status?: string,

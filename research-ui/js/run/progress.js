@@ -1,16 +1,16 @@
 // Progress in plain language: a headline that changes only when the run moves to another step (it is
 // announced to screen readers), and a detail line with the live counts (not announced).
 
-import { current } from "./attempts.js";
-import { plainWords } from "./dom.js";
-import { NODE_BY_KEY } from "./nodes.js";
-import { runningAttempt, upcoming } from "./selectors.js";
+import { current } from "./model/attempts.js";
+import { plainWords } from "../core/dom.js";
+import { NODE_BY_KEY } from "../core/nodes.js";
+import { runningAttempt, upcoming } from "./model/selectors.js";
 
 /** What a person is told while a stage runs (the server's words). */
 const stageHeadline = (key) => NODE_BY_KEY.get(key)?.headline;
 
 /**
- * @param {ReturnType<import("./events.js").createModel>} model
+ * @param {ReturnType<import("./model/events.js").createModel>} model
  * @param {{pausing: boolean}} local
  * @returns {{headline: string, detail: string}}
  */

@@ -4,7 +4,7 @@
 /**
  * A node of the graph as the server describes it (config.json `stages`).
  * @typedef {{key: string, title: string, short: string, description: string, headline: string,
- *   business: boolean}} Stage
+ *   business: boolean, artifacts: string[]}} Stage
  */
 
 /** The graph's nodes in order (the business stages plus the reflection loop); filled by setStages. */
@@ -28,6 +28,11 @@ export function setStages(stages) {
     ORDER.set(node.key, i);
     if (node.business) BUSINESS_STAGES.add(node.key);
   });
+}
+
+/** The files a stage writes into the run's workspace (the server's list; none for the reflection loop). */
+export function stageArtifacts(key) {
+  return NODE_BY_KEY.get(key)?.artifacts || [];
 }
 
 export const ACTIVE = new Set(["queued", "running"]);

@@ -3,8 +3,8 @@
 // While the model writes the report, its text so far (report_delta events) is shown as plain text: it is
 // not checked yet, and the checked report replaces it once it is written.
 
-import { api, urls } from "./api.js";
-import { bytes, fill, h } from "./dom.js";
+import { api, urls } from "../core/api.js";
+import { bytes, fill, h } from "../core/dom.js";
 import { renderReportTools } from "./report-tools.js";
 
 const ALLOWED = new Set([
@@ -156,6 +156,7 @@ export class ReportView {
     this.draftText = null;
     this.filesKey = "";
     this.selected = null;
+    this.toolsFor = null;
     fill(this.els.tools);
     this.placeholder("The report is written in the last stage; it appears here when the run completes.");
     fill(this.els.files);
@@ -254,12 +255,19 @@ export class ReportView {
     this.draftText.textContent = draft.text;
   }
 
-  /** The name the run's downloads carry (its detail's `download_stem`). */
+  /**
+   * The name the run's downloads carry (its detail's `download_stem`). It may come in after the tools are
+   * drawn (the detail is refreshed while the files load): they are drawn again with it.
+   */
   setFileName(stem) {
-    this.stem = stem || "deepresearch-report";
+    const next = stem || "deepresearch-report";
+    if (next === this.stem) return;
+    this.stem = next;
+    if (this.toolsFor) this.renderTools(this.toolsFor.runId, this.toolsFor.names);
   }
 
   renderTools(runId, names) {
+    this.toolsFor = { runId, names };
     renderReportTools(this.els.tools, runId, names, this.stem || "deepresearch-report");
   }
 

@@ -1,9 +1,9 @@
 // The small diagram of the research graph: the server's business stages plus the reflection loop, lit up
 // as they run. Built once as SVG; each render only changes classes and captions.
 
-import { s, setText } from "./dom.js";
-import { NODES } from "./nodes.js";
-import { criticEnabled, nodeStates, rounds } from "./selectors.js";
+import { s, setText } from "../core/dom.js";
+import { NODES } from "../core/nodes.js";
+import { criticEnabled, nodeStates, rounds } from "./model/selectors.js";
 
 const WIDTH = 716;
 const NODE_W = 78;
@@ -99,7 +99,7 @@ export class GraphView {
     return group;
   }
 
-  /** @param {ReturnType<import("./events.js").createModel>} model */
+  /** @param {ReturnType<import("./model/events.js").createModel>} model */
   render(model) {
     const states = nodeStates(model);
     const spoken = [];

@@ -3,9 +3,9 @@
 // its item changed, so focus, selection and expanded/collapsed state survive the stream.
 
 import { callDetails, plainError } from "./call-details.js";
-import { bytes, clock, compact, duration, fill, h, plainWords, setText } from "./dom.js";
-import { NODE_BY_KEY } from "./nodes.js";
-import { isActive, upcoming } from "./selectors.js";
+import { bytes, clock, compact, duration, fill, h, plainWords, setText } from "../core/dom.js";
+import { NODE_BY_KEY } from "../core/nodes.js";
+import { isActive, upcoming } from "./model/selectors.js";
 
 const STATE_WORD = {
   running: "Running",
@@ -79,7 +79,7 @@ export class TimelineView {
     fill(this.list, this.upcoming);
   }
 
-  /** @param {ReturnType<import("./events.js").createModel>} model */
+  /** @param {ReturnType<import("./model/events.js").createModel>} model */
   render(model) {
     const latestFailed = [...model.attempts].reverse().find((a) => a.status === "failed" && !a.superseded);
     for (const item of model.items) {

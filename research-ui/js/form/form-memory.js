@@ -2,7 +2,7 @@
 // run (plan review included), its collection and "only my documents". Applied over the server's defaults; a remembered number the
 // server's bounds no longer allow is left at the default, never changed to fit.
 
-import { numberProblem } from "./validate.js";
+import { numberProblem } from "../core/validate.js";
 
 const REMEMBERED = "deepresearch.last-form";
 

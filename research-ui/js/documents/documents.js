@@ -2,8 +2,8 @@
 // documents, uploads into a collection (new or existing; each file its own PUT and its own line), and
 // deleting a document. What a name or a file may be is the server's rule: its messages are shown as they are.
 
-import { api } from "./api.js";
-import { $, bytes, fill, h, plural, setText } from "./dom.js";
+import { api } from "../core/api.js";
+import { $, bytes, fill, h, plural, setText } from "../core/dom.js";
 
 /**
  * @typedef {{name: string, kind: "server"|"uploaded", documents: number|null}} Collection
@@ -330,12 +330,12 @@ export class DocumentsView {
   }
 }
 
-/** @param {import("./api.js").ApiError} error */
+/** @param {import("../core/api.js").ApiError} error */
 function refusedName(error) {
   return error.status === 422 && error.errors.some((e) => e.loc?.[0] === "path" && e.loc?.[1] === "name");
 }
 
-/** @param {import("./api.js").ApiError} error */
+/** @param {import("../core/api.js").ApiError} error */
 function nameReason(error) {
   const named = error.errors.find((e) => e.loc?.[0] === "path" && e.loc?.[1] === "name");
   return (named?.msg || error.message).replace(/\.$/, "");

@@ -2,8 +2,8 @@
 // sources and evidence, searches only for what they do not cover and reuses this run's recorded calls
 // (POST /api/runs/{id}/follow-up, docs/steering.md). The new run opens when it is created.
 
-import { api } from "./api.js";
-import { fill, h, setText } from "./dom.js";
+import { api } from "../core/api.js";
+import { fill, h, setText } from "../core/dom.js";
 
 export class FollowUpBox {
   /**

@@ -1,10 +1,10 @@
 // The open run: its model, stream and views — opened from the route, fed by the event stream, its files
 // reloaded as stages write them, its actions (pause, continue) and its rendering.
 
-import { api } from "./api.js";
-import { $, ago, setText } from "./dom.js";
-import { apply, createModel } from "./events.js";
-import { statusLabel } from "./nodes.js";
+import { api } from "../core/api.js";
+import { $, ago, setText } from "../core/dom.js";
+import { apply, createModel } from "./model/events.js";
+import { stageArtifacts, statusLabel } from "../core/nodes.js";
 import { describe } from "./progress.js";
 import {
   renderActions,
@@ -13,16 +13,10 @@ import {
   renderModelQuality,
   renderUsage,
 } from "./run-render.js";
-import { isActive } from "./selectors.js";
-import { RunStream } from "./stream.js";
+import { isActive } from "./model/selectors.js";
+import { RunStream } from "../core/stream.js";
 
-/** Files each stage writes that the views read (reloaded when the stage finishes). */
-const STAGE_FILES = {
-  search_web: ["search-results.json"],
-  fetch_sources: ["sources-fetched.json"],
-  screen_evidence: ["evidence-table.json"],
-  write_report: ["sources.json", "evidence.json", "deepresearch-report.html"],
-};
+/** The files the views read, by the slot they fill; reloaded when the stage that writes one finishes. */
 const WATCHED = {
   "search-results.json": "search",
   "sources-fetched.json": "fetched",
@@ -108,6 +102,7 @@ export async function openRun(runId) {
     return;
   }
   if (token !== state.openToken) return;
+  report.setFileName(detail.download_stem);
   const model = createModel(detail); // its status is the detail's until the replay says otherwise
   /** @type {OpenRun} */
   const run = {
@@ -145,8 +140,9 @@ export async function openRun(runId) {
 function onEvent(run, event) {
   if (state.run !== run || !apply(run.model, event)) return;
   const stageResult = event.type === "tool_result" && !("parent_call_id" in event) && event.ok;
-  if (stageResult && STAGE_FILES[event.stage]) {
-    for (const name of STAGE_FILES[event.stage]) run.loaded.delete(name);
+  const written = stageResult ? stageArtifacts(event.stage).filter((name) => name in WATCHED) : [];
+  if (written.length) {
+    for (const name of written) run.loaded.delete(name);
     scheduleArtifacts();
   } else if (event.type === "end") {
     run.pausing = false;

@@ -3,14 +3,14 @@
 // the size), what a model call cost and why a step fell back. Errors are said in plain words first; the
 // technical text is folded away under "Technical detail".
 
-import { bytes, compact, domainOf, duration, h, isWebUrl, plainWords } from "./dom.js";
+import { bytes, compact, domainOf, duration, h, isWebUrl, plainWords } from "../core/dom.js";
 
 /**
  * @typedef {{search?: any, fetched?: any}} CallFiles the run's files the details read (any may be missing)
  */
 
 /**
- * @param {import("./event-calls.js").Call} call
+ * @param {import("./model/event-calls.js").Call} call
  * @param {CallFiles} files
  * @returns {HTMLElement}
  */
