@@ -30,6 +30,7 @@ from deepresearch.engine.core import open_engine
 from deepresearch.errors import CheckpointNotFound, InvalidInput, RunConflict, RunNotFound
 from deepresearch.service.auth import TokenError, Tokens
 from deepresearch.service.cli_view import ProgressView
+from deepresearch.service.options import Patch, options_patch
 from deepresearch.service.runs import RunService
 from deepresearch.store import (
     PostgresUnavailable,
@@ -149,8 +150,9 @@ def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
-def _options_patch(args: argparse.Namespace) -> dict[str, Any]:
-    """The run's options as given on the command line (the service merges them over the defaults)."""
+def _options_patch(args: argparse.Namespace) -> Patch:
+    """The run's options as given on the command line, typed as the API's (the service merges them over
+    the defaults)."""
     if args.corpus and not args.corpus.is_dir():
         if args.corpus.is_file():
             raise InvalidInput(
@@ -167,7 +169,9 @@ def _options_patch(args: argparse.Namespace) -> dict[str, Any]:
         "corpus_only": args.corpus_only or None,
         "requires_critic_review": False if args.no_critic else None,
     }
-    return {k: v for k, v in given.items() if v is not None} | {"budget": _budget_overrides(args)}
+    return options_patch(
+        {k: v for k, v in given.items() if v is not None} | {"budget": _budget_overrides(args)}
+    )
 
 
 async def _follow(
@@ -258,7 +262,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
 
             return await _follow(service, run, args.plain, launch)
         if args.command == "resume":
-            patch = {"budget": budget} if (budget := _budget_overrides(args)) else None
+            patch = options_patch({"budget": budget}) if (budget := _budget_overrides(args)) else None
 
             async def resume() -> None:
                 try:

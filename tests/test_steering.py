@@ -4,6 +4,7 @@ at the scripted search, model and web servers."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from typing import Any
 
@@ -23,11 +24,24 @@ def start_reviewed(api: httpx.Client) -> dict[str, Any]:
     return wait_status(api, created.json()["run_id"], {"waiting_for_input", "failed", "completed"})
 
 
+def wait_released(api: httpx.Client, run_id: str, timeout: float = 30) -> dict[str, Any]:
+    """The run once its execution has ended here and returned its lease (AssertionError after `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run = api.get(f"/api/runs/{run_id}").json()
+        if run["lease_owner"] is None and run["active_here"] is False:
+            return run
+        time.sleep(0.05)
+    raise AssertionError(f"run {run_id} still holds its lease after {timeout}s")
+
+
 def test_plan_review_approved(api: httpx.Client, servers: Servers) -> None:
-    run = start_reviewed(api)
-    run_id = run["run_id"]
+    run_id = start_reviewed(api)["run_id"]
+    # the status flips when the engine concludes; the execution then hands its lease back (its finally):
+    # once that is done it holds nothing while it waits
+    run = wait_released(api, run_id)
     assert run["status"] == "waiting_for_input" and run["active_here"] is False
-    assert run["lease_owner"] is None  # it holds nothing while it waits
+    assert run["lease_owner"] is None
     pending = run["pending_input"]
     assert pending["kind"] == "plan_review" and pending["plan"]["queries"] and pending["since"]
     assert pending["plan"]["outline"][0] == "Summary" and len(pending["plan"]["sub_questions"]) >= 1

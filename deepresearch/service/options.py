@@ -9,17 +9,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from config import Settings, describe_validation_error, error_message
 from deepresearch.errors import InvalidInput
-from deepresearch.options import ResearchOptions, merge_options
+from deepresearch.options import OptionsPatch, ResearchOptions, merge_options
 from deepresearch.service.auth import Principal
 from deepresearch.service.collections import Collections
 from deepresearch.service.webhooks import WebhookRefused, check_webhook_url
 
-Patch = BaseModel | Mapping[str, Any]
-"""Options to change: an OptionsPatch, or a mapping validated as one."""
+Patch = OptionsPatch
+"""Options to change, as every front end builds them: the API from its request body, the CLI from its flags
+(:func:`options_patch`)."""
 
 # The rule for a question, as a regular expression that Python, JSON Schema validators and pydantic's
 # engine all read the same way (so the OpenAPI document states it too): no control characters
@@ -55,11 +56,25 @@ def check_question(question: str, max_chars: int) -> str:
 
 def patched(patch: Patch | None, name: str) -> bool:
     """The patch sets option `name` to a value (null or omitted keeps the base value)."""
-    if patch is None:
-        return False
-    if isinstance(patch, BaseModel):
-        return getattr(patch, name, None) is not None
-    return patch.get(name) is not None
+    return patch is not None and getattr(patch, name, None) is not None
+
+
+def _invalid(exc: ValidationError) -> InvalidInput:
+    """A ValidationError of the options as the one InvalidInput a client sees (naming the field)."""
+    first = exc.errors()[0]
+    field = ".".join(["options", *(str(p) for p in first["loc"])])
+    if len(exc.errors()) == 1:
+        return InvalidInput(error_message(first), field)
+    return InvalidInput(describe_validation_error(exc, "options"))
+
+
+def options_patch(values: Mapping[str, Any]) -> Patch:
+    """Options given as plain values (the CLI's flags) as the OptionsPatch the API reads from a request
+    body, with the same bounds; InvalidInput names the bad option."""
+    try:
+        return OptionsPatch.model_validate(dict(values))
+    except ValidationError as exc:
+        raise _invalid(exc) from None
 
 
 def checked_options(
@@ -82,11 +97,7 @@ def checked_options(
     try:
         options = merge_options(base, patch)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(["options", *(str(p) for p in first["loc"])])
-        if len(exc.errors()) == 1:
-            raise InvalidInput(error_message(first), field) from None
-        raise InvalidInput(describe_validation_error(exc, "options")) from None
+        raise _invalid(exc) from None
     if patched(patch, "webhook_url"):
         try:
             check_webhook_url(str(options.webhook_url), settings)
