@@ -18,10 +18,10 @@ import httpx
 from config import Settings
 from deepresearch.auth import Tokens
 from deepresearch.store import open_persistence
+from peers import serve_app
 from runner import create_app
 from tests.conftest import Servers
 from tests.live import ROOT, server_env
-from tests.scripted import serve_app
 from tests.sse import iter_sse
 
 QUESTION = "How do durable workflow checkpoints keep long research runs safe?"
