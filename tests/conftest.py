@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,19 @@ from deepresearch.toolrun import CancelSignal
 from peers.servers import Servers, scripted_servers
 
 pytest_plugins = ["tests.pg", "tests.api"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile our modules once, before any worker starts: the suite starts well over a hundred
+    `deepresearch` processes, and where PYTHONDONTWRITEBYTECODE is set (CI) each would compile every module
+    it imports again (about a quarter of a second of CPU each). Existing bytecode is still read."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller did it
+        return
+    for folder in ("deepresearch", "peers", "bench"):
+        compileall.compile_dir(ROOT / folder, quiet=1, workers=1)
+    for module in ROOT.glob("*.py"):
+        compileall.compile_file(module, quiet=1)
 
 
 @pytest.fixture

@@ -71,8 +71,9 @@ def live_server(
 
 def _wait_ready(process: subprocess.Popen[bytes], port: int, *, retry: bool) -> bool:
     """True once the server answers /readyz from its own socket; False when it exited because the port was
-    taken and `retry` allows another; RuntimeError otherwise (30 s at most)."""
-    deadline = time.monotonic() + 30
+    taken and `retry` allows another; RuntimeError otherwise (60 s at most: an interpreter's start takes
+    seconds of CPU, more while parallel test workers share the cores)."""
+    deadline = time.monotonic() + 60
     while True:
         if process.poll() is not None:
             output = process.stdout.read().decode() if process.stdout else ""
@@ -86,7 +87,7 @@ def _wait_ready(process: subprocess.Popen[bytes], port: int, *, retry: bool) -> 
         if ready and _listens(process.pid, port):
             return True
         if time.monotonic() > deadline:
-            raise RuntimeError("server did not become ready in 30 s")
+            raise RuntimeError("server did not become ready in 60 s")
         time.sleep(0.1)
 
 

@@ -4,6 +4,7 @@ at the scripted search, model and web servers."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from typing import Any
 
@@ -27,6 +28,12 @@ def test_plan_review_approved(api: httpx.Client, servers: Servers) -> None:
     run = start_reviewed(api)
     run_id = run["run_id"]
     assert run["status"] == "waiting_for_input" and run["active_here"] is False
+    # the execution gives its lease back just after the status flips (RunService's finally): a poll can
+    # land in between, so wait for it (bounded); a lease kept while it waits still fails
+    deadline = time.monotonic() + 10
+    while run["lease_owner"] is not None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        run = api.get(f"/api/runs/{run_id}").json()
     assert run["lease_owner"] is None  # it holds nothing while it waits
     pending = run["pending_input"]
     assert pending["kind"] == "plan_review" and pending["plan"]["queries"] and pending["since"]
