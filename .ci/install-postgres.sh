@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the PostgreSQL server binaries that tests/pg.py runs a throwaway cluster from (Debian/Ubuntu).
+# Installs the PostgreSQL server binaries that peers/pg.py runs a throwaway cluster from (Debian/Ubuntu).
 # Idempotent: a quick no-op when initdb, pg_ctl and postgres are already present. Run as root (or with sudo).
 # It never starts a server: the Debian "main" cluster is not created, the tests make their own.
 set -euo pipefail

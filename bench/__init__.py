@@ -1,5 +1,5 @@
 """Benchmarks of deepresearch (issue 13): `python -m bench --quick`, `python -m bench`, `... --peer`.
 
 They are not part of the test suite: every figure is measured against real processes on 127.0.0.1 (the
-scripted peers of tests/scripted with fixed latencies, a real `deepresearch serve`, real SSE clients).
+scripted peers of peers/ with fixed latencies, a real `deepresearch serve`, real SSE clients).
 """

@@ -31,7 +31,8 @@ def _our_frame(allowed: list[tuple[str, Any]]) -> str | None:
         name = frame.f_code.co_filename
         if any(name.replace("\\", "/").endswith(f) and frame.f_code.co_name in fns for f, fns in allowed):
             return None
-        if ours is None and name.startswith(str(ROOT)) and "/tests/" not in name and "/bench/" not in name:
+        tooling = any(f"/{folder}/" in name for folder in ("tests", "bench", "peers"))
+        if ours is None and name.startswith(str(ROOT)) and not tooling:
             ours = f"{Path(name).relative_to(ROOT)}:{frame.f_lineno} ({frame.f_code.co_name})"
         frame = frame.f_back
     return ours

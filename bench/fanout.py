@@ -18,12 +18,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
-from tests.conftest import Servers
-from tests.scripted import serve_app
-from tests.scripted.openai_server import make_openai_server
-from tests.scripted.research_llm import ResearchResponder
-from tests.scripted.search_server import make_search_server
-from tests.scripted.static_site import make_static_site
+from peers import serve_app
+from peers.openai_server import make_openai_server
+from peers.research_llm import ResearchResponder
+from peers.search_server import make_search_server
+from peers.servers import Servers
+from peers.static_site import make_static_site
 
 
 async def measure(servers: Servers, queries: int, latency: float) -> dict[str, float]:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from bench.peers import Interval, Peers
-from tests.live import free_port
+from peers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT_S = 900.0

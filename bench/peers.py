@@ -1,4 +1,4 @@
-"""The benchmark's external world: the scripted model, search server and web site of tests/scripted, run in
+"""The benchmark's external world: the scripted model, search server and web site of peers/, run in
 a process of their own (so they never compete for the GIL of the process being measured), each answering
 after a fixed latency and recording the interval of every call it answers.
 
@@ -92,7 +92,7 @@ def page_slug(n: int) -> str:
 def bench_page_html(n: int) -> str:
     """A typical article page (~80 KB of HTML: navigation, related links, comments, scripts around the
     text), made of the static site's real articles so screening and the report have prose to work on."""
-    from tests.scripted.static_site import ARTICLES, CANONICAL_BASE, SITE_NAME
+    from peers.static_site import ARTICLES, CANONICAL_BASE, SITE_NAME
 
     slugs = list(ARTICLES)
     title, paragraphs = ARTICLES[slugs[n % len(slugs)]]
@@ -158,7 +158,7 @@ def bench_site(static_app: ASGIApp) -> ASGIApp:
 
 def search_hits(site_url: str) -> Callable[[str, int], list[dict[str, Any]]]:
     """Search answers: ``max_results`` distinct bench pages chosen by a hash of the query."""
-    from tests.scripted.static_site import ARTICLES
+    from peers.static_site import ARTICLES
 
     titles = [title for title, _ in ARTICLES.values()]
     snippets = [paragraphs[0][:200] for _, paragraphs in ARTICLES.values()]
@@ -205,11 +205,11 @@ def control_app(log: CallLog) -> Starlette:
 def serve_peers() -> None:
     """Run the peers until stdin closes (the parent exits or closes the pipe)."""
     sys.path.insert(0, str(ROOT))
-    from tests.scripted import serve_app
-    from tests.scripted.openai_server import make_openai_server
-    from tests.scripted.research_llm import ResearchResponder
-    from tests.scripted.search_server import make_search_server
-    from tests.scripted.static_site import make_static_site
+    from peers import serve_app
+    from peers.openai_server import make_openai_server
+    from peers.research_llm import ResearchResponder
+    from peers.search_server import make_search_server
+    from peers.static_site import make_static_site
 
     log = CallLog()
     llm = make_openai_server()

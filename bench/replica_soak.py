@@ -4,7 +4,7 @@ times and the calls the scripted peers saw twice.
 
     .venv/bin/python bench/replica_soak.py [--kills 100] [--database sqlite|postgresql://...] [--seed 1]
 
-Everything runs on 127.0.0.1: the scripted model, search and web servers (tests/scripted) count every
+Everything runs on 127.0.0.1: the scripted model, search and web servers (peers/) count every
 request. A completed call must never be made twice; a call in flight at the moment of a kill may be made
 again once (its receipt says `started`), so a request seen twice right after a kill is counted apart.
 """
@@ -29,13 +29,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import Servers  # noqa: E402
-from tests.live import free_port, server_env  # noqa: E402
-from tests.scripted import serve_app  # noqa: E402
-from tests.scripted.openai_server import make_openai_server  # noqa: E402
-from tests.scripted.research_llm import ResearchResponder  # noqa: E402
-from tests.scripted.search_server import make_search_server  # noqa: E402
-from tests.scripted.static_site import make_static_site  # noqa: E402
+from peers import free_port, serve_app  # noqa: E402
+from peers.openai_server import make_openai_server  # noqa: E402
+from peers.research_llm import ResearchResponder  # noqa: E402
+from peers.search_server import make_search_server  # noqa: E402
+from peers.servers import Servers, server_env  # noqa: E402
+from peers.static_site import make_static_site  # noqa: E402
 
 
 class Replica:

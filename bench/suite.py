@@ -185,8 +185,8 @@ def fanout() -> dict[str, Any]:
 
 
 def postgres_database() -> tuple[str | None, Any, str]:
-    """A throwaway PostgreSQL cluster (tests/pg.py: as the `postgres` user when root), or why not."""
-    from tests.pg import PostgresNotInstalled, start_cluster
+    """A throwaway PostgreSQL cluster (peers/pg.py: as the `postgres` user when root), or why not."""
+    from peers.pg import PostgresNotInstalled, start_cluster
 
     try:
         cluster = start_cluster()

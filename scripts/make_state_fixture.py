@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from deepresearch.engine.core import open_engine
 from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord
-from tests.conftest import Servers, scripted_servers
+from peers.servers import Servers, scripted_servers
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
 PAUSE_AFTER = "screen_evidence"

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
+from peers import serve_app
 from runner import create_app
 from tests.conftest import Servers
-from tests.scripted import serve_app
 
 
 @pytest.fixture

@@ -1,91 +1,32 @@
-"""Shared fixtures: real scripted servers on 127.0.0.1 and settings that point the engine at them."""
+"""Shared fixtures: the scripted servers of peers/ on 127.0.0.1 and settings that point the engine at them."""
 
 from __future__ import annotations
 
+import compileall
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
 
-from config import Settings
 from deepresearch.engine.core import ResearchEngine
 from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord, RunRecord
-from tests.scripted import serve_app
-from tests.scripted.openai_server import ScriptedOpenAI, make_openai_server
-from tests.scripted.research_llm import ResearchResponder
-from tests.scripted.search_server import ScriptedSearch, make_search_server
-from tests.scripted.static_site import StaticSite, make_static_site
+from peers.servers import Servers, scripted_servers
 
 pytest_plugins = ["tests.pg", "tests.api"]
+ROOT = Path(__file__).resolve().parent.parent
 
 
-@dataclass
-class Servers:
-    site: StaticSite
-    site_url: str
-    search: ScriptedSearch
-    search_url: str
-    llm: ScriptedOpenAI
-    llm_url: str
-    responder: ResearchResponder
-
-    def settings(self, tmp_path: Path, *, llm: bool = False, **overrides: Any) -> Settings:
-        return Settings(**self._values(tmp_path, llm=llm) | overrides)
-
-    def env(self, tmp_path: Path, *, llm: bool = False) -> dict[str, str]:
-        """The same configuration as environment variables, for CLI and server processes."""
-        env = {}
-        for name, value in self._values(tmp_path, llm=llm).items():
-            key = name.upper() if name.startswith("openai_") else f"DEEPRESEARCH_{name.upper()}"
-            if isinstance(value, list):
-                env[key] = ",".join(value)
-            elif isinstance(value, bool):
-                env[key] = str(value).lower()
-            else:
-                env[key] = str(value)
-        return env
-
-    def _values(self, tmp_path: Path, *, llm: bool) -> dict[str, Any]:
-        site = urlsplit(self.site_url)
-        values: dict[str, Any] = {
-            "home": tmp_path / "home",
-            "workspace_dir": tmp_path / "workspace",
-            "engine": "llm" if llm else "extractive",
-            "search_providers": ["generic"],
-            "web_search_url": f"{self.search_url}/search",
-            "duckduckgo_enabled": False,
-            "fetch_allow_hosts": [f"{site.hostname}:{site.port}"],
-            "max_research_loops": 1,
-            "queries_per_round": 3,
-            "results_per_query": 3,
-            "sources_to_fetch": 3,
-            "llm_retry_max_wait_seconds": 0.5,
-        }
-        if llm:
-            values |= {
-                "openai_base_url": f"{self.llm_url}/v1",
-                "openai_model_name": "scripted-model",
-                "openai_api_key": "test-key",
-            }
-        return values
-
-
-@contextmanager
-def scripted_servers() -> Iterator[Servers]:
-    """The scripted web site, search server and model server on 127.0.0.1 (tests, scripts, benchmarks)."""
-    site = make_static_site(slow_delay=0.5)
-    llm = make_openai_server()
-    responder = ResearchResponder()
-    llm.responder = responder
-    with serve_app(site.app) as site_url:
-        search = make_search_server(site_base_url=site_url)
-        with serve_app(search.app) as search_url, serve_app(llm) as llm_url:
-            yield Servers(site, site_url, search, search_url, llm, llm_url, responder)
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile our modules once, before any worker starts: the suite starts well over a hundred
+    `deepresearch` processes, and where PYTHONDONTWRITEBYTECODE is set (CI) each would compile every module
+    it imports again (about a quarter of a second of CPU each). Existing bytecode is still read."""
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller did it
+        return
+    for folder in ("deepresearch", "peers", "bench"):
+        compileall.compile_dir(ROOT / folder, quiet=1, workers=1)
+    for module in ROOT.glob("*.py"):
+        compileall.compile_file(module, quiet=1)
 
 
 @pytest.fixture

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,62 +15,90 @@ from typing import Any
 
 import httpx
 
-from tests.conftest import Servers
+from peers import free_port
+from peers.servers import server_env as server_env  # the tests take it from here with live_server
 
 ROOT = Path(__file__).resolve().parent.parent
+_START_ATTEMPTS = 3
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def server_env(servers: Servers, tmp_path: Path, **extra: Any) -> dict[str, str]:
-    env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DEEPRESEARCH_", "OPENAI_", "LONG_TASK_"))
-    }
-    env |= servers.env(tmp_path, llm=True) | {"DEEPRESEARCH_LOG_LEVEL": "WARNING"}
-    env |= {key: str(value) for key, value in extra.items()}
-    return env
+def _listens(pid: int, port: int) -> bool:
+    """Whether process `pid` holds the socket listening on 127.0.0.1:`port` (Linux /proc), so a ready
+    answer there is this server's and not another test worker's that took the port first."""
+    wanted = f"0100007F:{port:04X}"
+    inodes = set()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[1] == wanted and fields[3] == "0A":  # 0A: LISTEN
+                inodes.add(f"socket:[{fields[9]}]")
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        with contextlib.suppress(OSError):  # closed meanwhile
+            if os.readlink(fd) in inodes:
+                return True
+    return False
 
 
 @contextmanager
 def live_server(
     env: dict[str, str], port: int | None = None, cwd: Path | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    port = port or free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agent", "serve", "--port", str(port)],
-        cwd=cwd or ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    base_url = f"http://127.0.0.1:{port}"
+    # A port picked here may be taken by another test worker before the server binds it: then the server
+    # exits saying so, and (when the caller did not choose the port) it starts again on another one.
+    for attempt in range(1, _START_ATTEMPTS + 1):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agent", "serve", "--port", str(chosen := port or free_port())],
+            cwd=cwd or ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            if _wait_ready(process, chosen, retry=port is None and attempt < _START_ATTEMPTS):
+                break
+        except BaseException:
+            _stop(process)
+            raise
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            if process.poll() is not None:
-                output = process.stdout.read().decode() if process.stdout else ""
-                raise RuntimeError(f"server exited with {process.returncode}: {output[-2000:]}")
-            try:
-                if httpx.get(f"{base_url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not become ready in 30 s")
-            time.sleep(0.1)
-        yield base_url, process
+        yield f"http://127.0.0.1:{chosen}", process
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=5)
+        _stop(process)
+
+
+def _wait_ready(process: subprocess.Popen[bytes], port: int, *, retry: bool) -> bool:
+    """True once the server answers /readyz from its own socket; False when it exited because the port was
+    taken and `retry` allows another; RuntimeError otherwise (60 s at most: an interpreter's start takes
+    seconds of CPU, more while parallel test workers share the cores)."""
+    deadline = time.monotonic() + 60
+    while True:
+        if process.poll() is not None:
+            output = process.stdout.read().decode() if process.stdout else ""
+            if retry and "already in use" in output.lower():
+                return False
+            raise RuntimeError(f"server exited with {process.returncode}: {output[-2000:]}")
+        try:
+            ready = httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            ready = False
+        if ready and _listens(process.pid, port):
+            return True
+        if time.monotonic() > deadline:
+            raise RuntimeError("server did not become ready in 60 s")
+        time.sleep(0.1)
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
 
 
 def wait_for(client: httpx.Client, run_id: str, predicate: Any, timeout: float = 60) -> dict[str, Any]:

@@ -17,10 +17,10 @@ from pydantic import TypeAdapter
 
 from deepresearch.engine.core import open_engine
 from deepresearch.service.contracts import RunEvent
+from peers import serve_app
 from runner import create_app
 from stages import STAGE_KEYS
 from tests.conftest import Servers
-from tests.scripted import serve_app
 from tests.sse import iter_sse
 
 QUESTION = "How do durable workflow checkpoints keep long-running jobs from repeating work?"

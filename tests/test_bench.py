@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -95,3 +96,19 @@ async def test_factory_runs_the_research_with_receipts_in_our_store(
     assert run.status == "cancelled"  # never queued/running: `deepresearch serve` must not take it over
     assert {r.tool_name for r in receipts} >= {"web.search", "web.fetch", "llm.structured"}
     assert all(r.status == "succeeded" for r in receipts)
+
+
+def test_bench_imports_neither_pytest_nor_the_tests() -> None:
+    """bench runs its peers from peers/ (no test machinery): importing every bench module in a fresh
+    interpreter loads no pytest and nothing of tests/."""
+    names = sorted(f"bench.{p.stem}" for p in (ROOT / "bench").glob("*.py") if p.stem != "__init__")
+    probe = (
+        "import importlib, sys\n"
+        f"for name in {names!r}: importlib.import_module(name)\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'tests')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[]"

@@ -16,8 +16,8 @@ import pytest
 from deepresearch.cpu import CpuPool, CpuWorkerLost
 from deepresearch.web.extract import extract_document
 from deepresearch.web.fetch import WebFetcher
+from peers.static_site import ARTICLES, article_html
 from tests.conftest import Servers
-from tests.scripted.static_site import ARTICLES, article_html
 
 SLUG = "durable-workflow-checkpoints"
 

@@ -1,4 +1,4 @@
-"""WebFetcher and its SSRF guard, against real HTTP servers on 127.0.0.1 (tests/scripted/static_site.py).
+"""WebFetcher and its SSRF guard, against real HTTP servers on 127.0.0.1 (peers/static_site.py).
 
 Allowlist semantics under test: ``fetch_allow_hosts`` entries match the URL's host as written
 (after canonicalising IP literals, so ``127.1`` == ``127.0.0.1``) and its port. A different spelling
@@ -48,8 +48,8 @@ from deepresearch.web.netguard import (
     resolve_and_check,
     system_resolver,
 )
-from tests.scripted import _free_port, serve_app
-from tests.scripted.static_site import (
+from peers import free_port, serve_app
+from peers.static_site import (
     ARTICLES,
     BOILERPLATE_MARKERS,
     CANONICAL_BASE,
@@ -365,7 +365,7 @@ async def test_not_found_is_http_status_error(site: StaticSite, base: str) -> No
 
 
 async def test_connection_refused_is_connect_error() -> None:
-    closed = f"127.0.0.1:{_free_port()}"
+    closed = f"127.0.0.1:{free_port()}"
     async with WebFetcher(Settings(fetch_allow_hosts=[closed])) as fetcher:
         error = await _fetch_error(fetcher, f"http://{closed}/")
     assert error.reason == "connect"
@@ -672,7 +672,7 @@ async def test_environment_proxies_are_ignored(
     site: StaticSite, base: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A proxy would make the proxy, not us, resolve and connect: trust_env must stay off.
-    dead_proxy = f"http://127.0.0.1:{_free_port()}"
+    dead_proxy = f"http://127.0.0.1:{free_port()}"
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "all_proxy"):
         monkeypatch.setenv(name, dead_proxy)
     async with WebFetcher(_settings(base)) as fetcher:

@@ -1,4 +1,4 @@
-"""LLM client against a real HTTP server speaking the OpenAI wire format (tests/scripted/openai_server.py)."""
+"""LLM client against a real HTTP server speaking the OpenAI wire format (peers/openai_server.py)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from llm_client import (
     StructuredOutputError,
     parse_json_loosely,
 )
-from tests.scripted import _free_port, serve_app
-from tests.scripted.openai_server import (
+from peers import free_port, serve_app
+from peers.openai_server import (
     ScriptedOpenAI,
     ScriptedReply,
     format_kind,
@@ -239,7 +239,7 @@ async def test_timeout_is_retried_then_fails_clearly(server: tuple[ScriptedOpenA
 
 
 async def test_connection_refused_is_retried_then_fails_clearly() -> None:
-    url = f"http://127.0.0.1:{_free_port()}/v1"  # nothing listens there
+    url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
     async with LLMClient(make_settings(url, llm_max_retries=1)) as llm:
         with pytest.raises(LLMError) as caught:
             await llm.complete(HI)

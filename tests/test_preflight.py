@@ -18,10 +18,10 @@ import pytest
 
 from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
+from peers import serve_app
+from peers.openai_server import format_kind
 from runner import create_app
 from tests.conftest import Servers
-from tests.scripted import serve_app
-from tests.scripted.openai_server import format_kind
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
 REPO = Path(__file__).resolve().parent.parent

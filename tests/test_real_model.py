@@ -29,10 +29,10 @@ from starlette.routing import Route
 
 from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
+from peers import serve_app
+from peers.openai_server import prompt_id
 from stages import FINAL_ARTIFACTS
 from tests.conftest import Servers, execute_and_pause_after
-from tests.scripted import serve_app
-from tests.scripted.openai_server import prompt_id
 
 MODEL_URL = os.environ.get("DEEPRESEARCH_TEST_MODEL_URL", "").rstrip("/")
 MODEL_NAME = os.environ.get("DEEPRESEARCH_TEST_MODEL_NAME", "smollm2")

@@ -1,7 +1,7 @@
 """Search providers, the fallback chain and the local corpus.
 
 Web providers talk real HTTP to the scripted search server on 127.0.0.1
-(tests/scripted/search_server.py); DuckDuckGo is exercised only through an injected ``ddgs`` stand-in,
+(peers/search_server.py); DuckDuckGo is exercised only through an injected ``ddgs`` stand-in,
 so no test ever leaves the machine. The corpus is a temp folder indexed with SQLite FTS5.
 """
 
@@ -36,8 +36,8 @@ from deepresearch.search import (
     canonical_url,
 )
 from deepresearch.search.documents import PASSAGE_CHARS, chunk_text
-from tests.scripted import serve_app
-from tests.scripted.search_server import ScriptedSearch, make_search_server
+from peers import serve_app
+from peers.search_server import ScriptedSearch, make_search_server
 
 SITE = "http://site.test"
 TIMEOUT = 5.0
@@ -707,7 +707,7 @@ async def test_broken_corpus_is_a_recorded_failure(
 
 
 def test_scripted_catalogue_points_at_static_site_pages() -> None:
-    from tests.scripted.search_server import CATALOGUE
-    from tests.scripted.static_site import ARTICLES
+    from peers.search_server import CATALOGUE
+    from peers.static_site import ARTICLES
 
     assert set(CATALOGUE) <= set(ARTICLES)

@@ -20,10 +20,10 @@ from pydantic import ValidationError
 from config import Settings
 from deepresearch.service.auth import TokenError, Tokens, check_name
 from deepresearch.store import open_persistence
+from peers import serve_app
 from runner import create_app
 from tests.conftest import Servers
 from tests.live import ROOT, server_env
-from tests.scripted import serve_app
 from tests.sse import iter_sse
 
 QUESTION = "How do durable workflow checkpoints keep long research runs safe?"

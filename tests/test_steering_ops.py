@@ -18,10 +18,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from peers import serve_app
 from runner import create_app
 from tests.api import wait_status
 from tests.conftest import Servers
-from tests.scripted import serve_app
 from tests.test_security import _create_tokens, bearer
 from tests.test_steering import QUESTION
 

@@ -152,32 +152,54 @@ _OPEN_SQLITE = """
 import asyncio, sys
 from deepresearch.store import open_persistence
 
-async def main() -> None:
-    async with open_persistence(sys.argv[1]) as persistence:
+async def main(url: str) -> None:
+    async with open_persistence(url) as persistence:
         await persistence.store.ping()
 
-asyncio.run(main())
+for line in sys.stdin:  # a new database URL, handed to every process at the same moment
+    asyncio.run(main(line.strip()))
+    print("opened", flush=True)
 """
 
 
-def test_processes_opening_a_new_sqlite_database_at_once(tmp_path: Path) -> None:
-    """Several processes set up one new file at the same moment: every one starts, migrations run once."""
-    for attempt in range(5):
-        url = f"sqlite:///{tmp_path / f'race-{attempt}.db'}"
-        processes = [
-            subprocess.Popen(
-                [sys.executable, "-c", _OPEN_SQLITE, url],
-                cwd=REPO,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+async def test_processes_opening_a_new_sqlite_database_at_once(tmp_path: Path) -> None:
+    """Several processes set up one new file at the same moment: every one starts, migrations run once.
+    The processes start once (an interpreter's start takes seconds of CPU) and are handed each new file
+    together, so from the second file on they reach it within milliseconds of each other."""
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    processes = [
+        await asyncio.create_subprocess_exec(sys.executable, "-c", _OPEN_SQLITE, cwd=REPO, **pipes)
+        for _ in range(6)
+    ]
+    try:
+        for attempt in range(5):
+            url = f"sqlite:///{tmp_path / f'race-{attempt}.db'}"
+            for process in processes:
+                assert process.stdin is not None
+                process.stdin.write(f"{url}\n".encode())
+            await asyncio.gather(*(p.stdin.drain() for p in processes if p.stdin))
+            answers = await asyncio.wait_for(
+                asyncio.gather(*(p.stdout.readline() for p in processes if p.stdout)), timeout=60
             )
-            for _ in range(6)
-        ]
-        outcomes = [(p.wait(timeout=60), p.stderr.read().decode() if p.stderr else "") for p in processes]
-        assert all(code == 0 for code, _ in outcomes), [err[-800:] for code, err in outcomes if code]
-        with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
-            versions = [row[0] for row in conn.execute("SELECT version FROM deepresearch_migrations")]
-        assert sorted(versions) == [version for version, *_ in MIGRATIONS]
+            if answers != [b"opened\n"] * len(processes):  # a process failed: its traceback says why
+                for process in processes:
+                    if process.returncode is None:
+                        process.kill()
+                errors = [(await p.stderr.read()).decode()[-800:] for p in processes if p.stderr]
+                raise AssertionError(errors)
+            with sqlite3.connect(url.removeprefix("sqlite:///")) as conn:
+                versions = [row[0] for row in conn.execute("SELECT version FROM deepresearch_migrations")]
+            assert sorted(versions) == [version for version, *_ in MIGRATIONS]
+    finally:
+        for process in processes:
+            if process.stdin:
+                process.stdin.close()  # the processes' loop ends
+        for process in processes:
+            try:
+                await asyncio.wait_for(process.wait(), timeout=30)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
 
 
 async def test_llm_capability_is_remembered_per_endpoint_and_model(store: RunStore) -> None:

@@ -16,8 +16,8 @@ import pytest
 
 from deepresearch.engine.core import graph_config, open_engine
 from deepresearch.store import RunStore, open_postgres_store, open_sqlite_store
+from peers.static_site import ARTICLES
 from tests.conftest import Servers, execute_and_pause_after
-from tests.scripted.static_site import ARTICLES
 from tools import FetchOutcome
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"

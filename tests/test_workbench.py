@@ -37,12 +37,12 @@ from config import Settings
 from deepresearch.options import option_limits
 from deepresearch.service.auth import Tokens
 from deepresearch.store import open_persistence
+from peers import serve_app
 from runner import create_app
 from stages import GRAPH_NODES
 from tests.api import wait_status
 from tests.conftest import Servers
 from tests.live import ROOT, server_env
-from tests.scripted import serve_app
 
 try:
     from playwright.sync_api import expect, sync_playwright

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from deepresearch.engine.core import open_engine
 from deepresearch.store import EventRecord
+from peers.research_llm import UNSUPPORTED_CLAIM
 from stages import FINAL_ARTIFACTS, REPORT_STAGES
 from tests.conftest import Servers
-from tests.scripted.research_llm import UNSUPPORTED_CLAIM
 from workflow import build_graph
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
@@ -110,7 +110,7 @@ async def test_extractive_run_end_to_end(servers: Servers, tmp_path: Path) -> No
     evidence = json.loads(files["evidence.json"].read_text())
     assert evidence["citation_check"]["citations_checked"] >= 1
     # every extractive finding is a verbatim quote of a fetched page
-    from tests.scripted.static_site import ARTICLES
+    from peers.static_site import ARTICLES
 
     page_text = " ".join(" ".join(paragraphs) for _, paragraphs in ARTICLES.values())
     analysis = json.loads((files["sources.json"].parent / "analysis.json").read_text())

@@ -40,7 +40,7 @@ def _keywords(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# slug -> (title, snippet, published, keywords). Slugs match tests/scripted/static_site.py ARTICLES.
+# slug -> (title, snippet, published, keywords). Slugs match peers/static_site.py ARTICLES.
 CATALOGUE: dict[str, tuple[str, str, str, frozenset[str]]] = {
     "sqlite-wal": (
         "How SQLite's write-ahead log keeps readers and writers apart",

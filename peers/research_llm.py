@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.scripted.openai_server import last_user_message, prompt_id
+from peers.openai_server import last_user_message, prompt_id
 
 _EVIDENCE_ITEM = re.compile(r"^\[(\d+)\][^\n]*\n(.+?)(?=\n\n\[\d+\]|\Z)", re.MULTILINE | re.DOTALL)
 _PASSAGE = re.compile(r"^\[(S\d+\.\d+)\]", re.MULTILINE)
