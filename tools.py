@@ -234,7 +234,7 @@ class ResearchTools:
             usage=lambda r: (r.tokens, r.cost_usd),
             label=label or f"llm: {prompt_id}",
             summarize=LLMCallResult.summary,
-            annotate=LLMCallResult.event_fields,
+            annotate=_llm_event_fields,
             shown_args=_llm_shown_args(prompt_id, self.settings.openai_model_name, messages),
         )
         return outcome.value
@@ -278,7 +278,7 @@ class ResearchTools:
             label=f"llm: {prompt_id}",
             shown_args=_llm_shown_args(prompt_id, self.settings.openai_model_name, messages),
             summarize=lambda r: {**r.summary(), "chars": len(r.value)},
-            annotate=LLMCallResult.event_fields,
+            annotate=_llm_event_fields,
         )
         return outcome.value
 
@@ -358,6 +358,12 @@ def _call_result(value: Any, responses: list[LLMResponse], unusable: int) -> LLM
         [r.text[:ANSWER_RECORD_MAX_CHARS] for r in responses],
         unusable,
     )
+
+
+def _llm_event_fields(result: LLMCallResult) -> dict[str, Any]:
+    """What an LLM call's tool_result event says: the answers, and ``status: fell_back`` when the value is
+    the step's extractive method's, so no progress view shows such a call as a plain "ok"."""
+    return {**result.event_fields(), "status": "fell_back" if result.fallback else "ok"}
 
 
 def _llm_shown_args(prompt_id: str, model: str, messages: list[dict[str, str]]) -> dict[str, Any]:
@@ -447,16 +453,19 @@ async def open_research_tools(
         stack.push_async_callback(fetcher.aclose)
         llm: LLMClient | None = None
         if settings.engine_mode == "llm":
-            llm = await open_llm_client(settings, runtime.store)
+            llm = await open_llm_client(settings, runtime.store, runtime.cancel.raise_if_requested_here)
             stack.push_async_callback(llm.aclose)
         yield ResearchTools(
             settings, runtime, Workspace(settings.workspace_dir), search, fetcher, corpus, llm, cpu
         )
 
 
-async def open_llm_client(settings: Settings, store: RunStore) -> LLMClient:
+async def open_llm_client(
+    settings: Settings, store: RunStore, wait_check: Callable[[], None] | None = None
+) -> LLMClient:
     """The run's LLM client, asking for structured output the way this server was found to take it (or
-    finding out, and remembering it in the database)."""
+    finding out - what server it is, then what it accepts - and remembering it in the database).
+    ``wait_check`` runs while a request queues for a slot of the endpoint: a cancel leaves the queue."""
     endpoint, model = endpoint_of(settings), settings.openai_model_name.strip()
     known = await store.get_llm_capability(endpoint, model)
     mode: OutputMode | None = None
@@ -467,7 +476,7 @@ async def open_llm_client(settings: Settings, store: RunStore) -> LLMClient:
         detail = notes or "accepted at the first try"
         await store.put_llm_capability(LLMCapability(endpoint, model, found, detail, utcnow()))
 
-    return LLMClient(settings, output_mode=mode, on_negotiated=remember)
+    return LLMClient(settings, output_mode=mode, on_negotiated=remember, wait_check=wait_check)
 
 
 __all__ = [
