@@ -98,6 +98,9 @@ class Settings(BaseSettings):
         description="When a model's answer stays unusable after one re-ask: extractive = that step uses "
         "the extractive method (labelled) and the run goes on; fail = the stage fails (resumable).",
     )
+    llm_max_concurrency: int | None = Field(
+        None, ge=1, le=256, description="Requests at once to the LLM endpoint; unset: 1 if local, else 4."
+    )
     llm_input_cost_per_mtok: float = Field(0.0, ge=0, description="USD per million prompt tokens.")
     llm_output_cost_per_mtok: float = Field(0.0, ge=0, description="USD per million output tokens.")
 

@@ -16,7 +16,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import TracebackType
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 import httpx
 import openai
@@ -24,6 +24,7 @@ from openai import AsyncOpenAI
 from pydantic import BaseModel
 
 from config import Settings
+from deepresearch.llm.family import ServerFamily, detect_family
 from deepresearch.llm.jsonparse import (
     parse_json_loosely,
     reask_prompt,
@@ -31,7 +32,9 @@ from deepresearch.llm.jsonparse import (
     strip_think,
     validate_loosely,
 )
-from deepresearch.llm.modes import LADDER, OutputMode, rejects_format, response_format, step_down
+from deepresearch.llm.modes import OutputMode
+from deepresearch.llm.negotiation import Negotiated, Negotiation
+from deepresearch.llm.slots import EndpointSlots, default_limit, slots_for
 from deepresearch.llm.types import (
     LLMError,
     LLMResponse,
@@ -63,7 +66,8 @@ BACKOFF_BASE_SECONDS = 0.5
 # A bad answer is echoed back in the re-ask; cap it so a runaway answer cannot blow the context window.
 REASK_ECHO_MAX_CHARS = 8_000
 RAW_EXCERPT_CHARS = 300
-Negotiated = Callable[[OutputMode, str], Awaitable[None]]
+WaitCheck = Callable[[], None]
+"""Called while a request waits for a free slot of its endpoint; what it raises (a cancel) ends the wait."""
 OnDelta = Callable[[str, int], Awaitable[None]]
 """Told each piece of a streamed answer and which answer it belongs to (1: the first, 2: the re-ask)."""
 
@@ -78,9 +82,11 @@ class LLMClient:
         *,
         output_mode: OutputMode | None = None,
         on_negotiated: Negotiated | None = None,
+        wait_check: WaitCheck | None = None,
     ) -> None:
         """``output_mode``: the structured-output mode remembered for this endpoint and model (None: find
-        out, starting at the most capable); ``on_negotiated`` is told the mode once a server accepted it."""
+        out, asking the server what it is first); ``on_negotiated`` is told the mode once a server accepted
+        it; ``wait_check`` is called while a request queues for a slot of the endpoint (a cancel check)."""
         model = settings.openai_model_name.strip()
         if not model:
             raise LLMError(
@@ -111,16 +117,12 @@ class LLMClient:
             max_retries=0,
             http_client=self._http,
         )
-        # Request shape adapts once to servers/models that reject a parameter (see _adapt_to_rejection).
-        self._use_max_completion_tokens = False
-        self._send_temperature = True
-        fixed = settings.structured_output_mode
-        self.output_mode: OutputMode = fixed or output_mode or LADDER[0]
-        # settled: the server accepted this mode (or the setting fixes it); until then a rejection of the
-        # structured-output parameter steps down the ladder, and the notes say what was refused
-        self._mode_settled = fixed is not None or output_mode is not None
-        self._mode_notes: list[str] = [] if fixed is None else ["fixed by DEEPRESEARCH_LLM_STRUCTURED_OUTPUT"]
-        self._on_negotiated = on_negotiated
+        self._base_url = base_url or DEFAULT_OPENAI_BASE_URL
+        # the request shape (structured-output mode, parameters a model refuses) adapts to the server
+        self._negotiation = Negotiation(settings, output_mode, on_negotiated)
+        limit = settings.llm_max_concurrency or default_limit(base_url)
+        self.max_concurrency = limit
+        self._wait_check = wait_check
 
     async def __aenter__(self) -> LLMClient:
         return self
@@ -154,22 +156,26 @@ class LLMClient:
         settings = self._settings
         max_tokens = max_tokens or settings.llm_max_output_tokens
         temperature = settings.llm_temperature if temperature is None else temperature
+        if schema is not None:
+            await self._negotiation.prepare(self._detect_family)
+        negotiation = self._negotiation
         attempts = 0
         retries = 0
         started = time.monotonic()
         while True:
             attempts += 1
-            sent_mode = self.output_mode
-            params = self._request_params(messages, max_tokens, temperature, schema)
+            sent_mode = negotiation.mode
+            params = negotiation.params(self.model, messages, max_tokens, temperature, schema)
             retry_headers: Mapping[str, str] | None = None
             try:
-                completion = await self._client.chat.completions.create(**params)
+                # the wait for a slot comes before the request: it never counts against its timeout
+                async with self._slots.slot(self._wait_check):
+                    completion = await self._client.chat.completions.create(**params)
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 detail = self._redact(server_message(exc))
-                # llama-cpp-python's server answers a response_format it does not know with HTTP 500
-                refused = status in (400, 422) or (status == 500 and "response_format" in detail)
-                if refused and self._adapt_to_rejection(detail, schema is not None, sent_mode):
+                # a refused parameter is a capability, not a transient error: adapt at once, no retry count
+                if negotiation.adapt(detail, status, schema is not None, sent_mode):
                     continue
                 if not (status in RETRYABLE_STATUSES or status >= 500) or retries >= settings.llm_max_retries:
                     raise self._error(
@@ -196,8 +202,8 @@ class LLMClient:
                 raise self._error(f"failed ({type(exc).__name__}: {detail})", attempts, "") from exc
             else:
                 response = self._to_response(completion, attempts)
-                if schema is not None and not self._mode_settled and sent_mode == self.output_mode:
-                    await self._settle_mode()
+                if schema is not None:
+                    await negotiation.accepted(sent_mode)
                 logger.debug(
                     "LLM %s answered in %.2fs (attempts=%s, tokens=%s/%s, finish=%s)",
                     self.model,
@@ -267,24 +273,28 @@ class LLMClient:
         fails before the first piece) is asked once more without streaming, with the usual retries; a
         stream that breaks midway fails (nothing half-written is returned). An exception raised by
         ``on_delta`` (a cancel) closes the stream and propagates."""
-        params = self._request_params(
-            messages, self._settings.llm_max_output_tokens, self._settings.llm_temperature, None
+        settings = self._settings
+        params = self._negotiation.params(
+            self.model, messages, settings.llm_max_output_tokens, settings.llm_temperature, None
         )
+        async with self._slots.slot(self._wait_check):  # held to the stream's end
+            try:
+                stream = await self._client.chat.completions.create(
+                    **params, stream=True, stream_options={"include_usage": True}
+                )
+            except (openai.APIStatusError, openai.APIConnectionError) as exc:
+                logger.info("LLM %s did not stream (%s); asking without it", self.model, type(exc).__name__)
+            else:
+                return await self._read_stream(stream, on_delta)
+        response = await self.complete(messages)  # outside the slot: complete() takes its own
+        await on_delta(response.text)
+        return response
+
+    async def _read_stream(self, stream: Any, on_delta: Callable[[str], Awaitable[None]]) -> LLMResponse:
         parts: list[str] = []
         usage: object = None
         finish: str | None = None
         model = self.model
-        try:
-            stream = await self._client.chat.completions.create(
-                **params, stream=True, stream_options={"include_usage": True}
-            )
-        except (openai.APIStatusError, openai.APIConnectionError) as exc:
-            logger.info(
-                "LLM %s did not stream (%s); asking without streaming", self.model, type(exc).__name__
-            )
-            response = await self.complete(messages)
-            await on_delta(response.text)
-            return response
         try:
             async with stream:
                 async for chunk in stream:
@@ -303,8 +313,25 @@ class LLMClient:
         return LLMResponse(strip_think("".join(parts)), model, self._usage(usage), 1, finish)
 
     @property
+    def output_mode(self) -> OutputMode:
+        """The structured-output mode requests are sent in now."""
+        return self._negotiation.mode
+
+    @property
+    def server_family(self) -> ServerFamily | None:
+        """What the server turned out to be (None: not asked; the mode was known)."""
+        return self._negotiation.family
+
+    @property
+    def _slots(self) -> EndpointSlots:
+        return slots_for(self.endpoint, self.max_concurrency)
+
+    async def _detect_family(self) -> ServerFamily:
+        return await detect_family(self._http, self._base_url, self._api_key)
+
+    @property
     def negotiation_notes(self) -> str:
-        return "; ".join(self._mode_notes)
+        return "; ".join(self._negotiation.notes)
 
     def _reask(
         self, messages: list[dict[str, str]], answer: LLMResponse, prompt: str
@@ -327,12 +354,6 @@ class LLMClient:
             model=self.model,
         )
 
-    async def _settle_mode(self) -> None:
-        self._mode_settled = True
-        logger.info("LLM %s at %s takes structured output as %s", self.model, self.endpoint, self.output_mode)
-        if self._on_negotiated is not None:
-            await self._on_negotiated(self.output_mode, self.negotiation_notes)
-
     # --- internals -----------------------------------------------------------------------------
     def _error(self, failure: str, attempts: int, hint: str, status: int | None = None) -> LLMError:
         message = (
@@ -345,43 +366,6 @@ class LLMClient:
             model=self.model,
             attempts=attempts,
         )
-
-    def _request_params(
-        self,
-        messages: list[dict[str, str]],
-        max_tokens: int,
-        temperature: float,
-        schema: type[BaseModel] | None,
-    ) -> dict[str, Any]:
-        params: dict[str, Any] = {"model": self.model, "messages": cast(Any, messages)}
-        params["max_completion_tokens" if self._use_max_completion_tokens else "max_tokens"] = max_tokens
-        if self._send_temperature:
-            params["temperature"] = temperature
-        if schema is not None and (fmt := response_format(self.output_mode, schema)) is not None:
-            params["response_format"] = fmt
-        return params
-
-    def _adapt_to_rejection(self, detail: str, structured: bool, sent_mode: OutputMode) -> bool:
-        """Some models/servers reject a standard parameter (OpenAI reasoning models: max_tokens and
-        temperature; local servers: a response_format they do not know). Switch it off (or step the
-        structured-output mode down) and retry; each switch goes one way only, so this cannot loop."""
-        lowered = detail.lower()
-        if not self._use_max_completion_tokens and "max_completion_tokens" in lowered:
-            self._use_max_completion_tokens = True
-            change = "using max_completion_tokens instead of max_tokens"
-        elif self._send_temperature and "temperature" in lowered and "support" in lowered:
-            self._send_temperature = False
-            change = "no longer sending temperature"
-        elif structured and sent_mode != "prompt" and rejects_format(detail):
-            lower = step_down(sent_mode)
-            if sent_mode == self.output_mode and lower is not None:  # parallel calls step down once
-                self.output_mode, self._mode_settled = lower, False
-                self._mode_notes.append(f"{sent_mode} refused ({detail[:160]})")
-            change = f"structured output as {self.output_mode} from now on"
-        else:
-            return False
-        logger.warning("LLM %s rejected a parameter (%s); %s", self.model, detail, change)
-        return True
 
     async def _wait_before_retry(self, retry: int, failure: str, headers: Mapping[str, str] | None) -> None:
         cap = self._settings.llm_retry_max_wait_seconds

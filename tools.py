@@ -373,16 +373,19 @@ async def open_research_tools(
         stack.push_async_callback(fetcher.aclose)
         llm: LLMClient | None = None
         if settings.engine_mode == "llm":
-            llm = await open_llm_client(settings, runtime.store)
+            llm = await open_llm_client(settings, runtime.store, runtime.cancel.raise_if_requested_here)
             stack.push_async_callback(llm.aclose)
         yield ResearchTools(
             settings, runtime, Workspace(settings.workspace_dir), search, fetcher, corpus, llm, cpu
         )
 
 
-async def open_llm_client(settings: Settings, store: RunStore) -> LLMClient:
+async def open_llm_client(
+    settings: Settings, store: RunStore, wait_check: Callable[[], None] | None = None
+) -> LLMClient:
     """The run's LLM client, asking for structured output the way this server was found to take it (or
-    finding out, and remembering it in the database)."""
+    finding out - what server it is, then what it accepts - and remembering it in the database).
+    ``wait_check`` runs while a request queues for a slot of the endpoint: a cancel leaves the queue."""
     endpoint, model = endpoint_of(settings), settings.openai_model_name.strip()
     known = await store.get_llm_capability(endpoint, model)
     mode: OutputMode | None = None
@@ -393,7 +396,7 @@ async def open_llm_client(settings: Settings, store: RunStore) -> LLMClient:
         detail = notes or "accepted at the first try"
         await store.put_llm_capability(LLMCapability(endpoint, model, found, detail, utcnow()))
 
-    return LLMClient(settings, output_mode=mode, on_negotiated=remember)
+    return LLMClient(settings, output_mode=mode, on_negotiated=remember, wait_check=wait_check)
 
 
 __all__ = [

@@ -9,6 +9,19 @@
 
 Workflow tests route by prompt: every prompt of the engine carries a line ``deepresearch prompt <id>``
 in its system message, and :func:`prompt_id` extracts it from a request body.
+
+``flavour`` makes it behave like a real server family where they differ:
+
+- ``"llama.cpp"``: llama-cpp-python's server - ``/v1/models`` lists ``owned_by: "me"`` with
+  ``permissions``; ``response_format`` ``json_schema`` is refused with HTTP 500 ("Input should be 'text' or
+  'json_object'"); ``json_object`` with a ``schema`` is taken and the schema becomes the grammar;
+- ``"ollama"``: Ollama's OpenAI layer - ``owned_by: "library"``; ``json_schema``'s schema becomes the
+  native ``format`` (``json_object``: ``"json"``), a top-level ``format`` is ignored;
+- ``"vllm"``: ``owned_by: "vllm"`` with ``max_model_len``; ``json_schema`` or ``guided_json`` constrain.
+
+:attr:`grammars` records, per request, what the server's decoder was constrained by (None: nothing).
+``slots`` makes a server that computes that many answers at once and queues the rest (llama.cpp's
+``--parallel``); :attr:`max_in_flight` is the peak of requests open at once, queued ones included.
 """
 
 from __future__ import annotations
@@ -23,7 +36,7 @@ import uuid
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,6 +46,11 @@ from starlette.types import Receive, Scope, Send
 
 DEFAULT_MODEL = "scripted-model"
 _PROMPT_MARKER = re.compile(r"deepresearch prompt\s+(\S+)")
+Flavour = Literal["generic", "llama.cpp", "ollama", "vllm"]
+LLAMA_CPP_REFUSAL = (
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or "
+    "'json_object' [type=literal_error, input_value='json_schema', input_type=str]"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +127,17 @@ class ScriptedOpenAI:
     including the ones answered with a fault. :attr:`latency` delays every answer (faults included).
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL) -> None:
+    def __init__(
+        self, model: str = DEFAULT_MODEL, flavour: Flavour = "generic", slots: int | None = None
+    ) -> None:
         self.model = model
+        self.flavour: Flavour = flavour
+        self.slots = slots
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.grammars: list[Any] = []
+        self.anonymous = False  # /v1/models says nothing about the flavour (a proxy in front, say)
+        self._slot_gate: asyncio.Semaphore | None = None  # made on the server's own event loop
         self.latency: float = 0.0
         self.responder: Responder = _default_responder
         self.errors: list[str] = []  # responder exceptions, served as HTTP 500
@@ -162,6 +189,8 @@ class ScriptedOpenAI:
             self._calls.clear()
             self._faults.clear()
             self.errors.clear()
+            self.grammars.clear()
+            self.in_flight = self.max_in_flight = 0
         self.latency = 0.0
         self.responder = _default_responder
         self.refuse_formats = set()
@@ -176,6 +205,21 @@ class ScriptedOpenAI:
         return _error(401, "Incorrect API key provided", "invalid_request_error")
 
     async def _chat_completions(self, request: Request) -> Response:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.slots is None:
+                return await self._answer(request)
+            if self._slot_gate is None:
+                self._slot_gate = asyncio.Semaphore(self.slots)
+            async with self._slot_gate:  # like llama.cpp: the rest wait in the server's queue
+                return await self._answer(request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+
+    async def _answer(self, request: Request) -> Response:
         raw = await request.body()
         try:
             body = json.loads(raw)
@@ -195,6 +239,10 @@ class ScriptedOpenAI:
         if (kind := format_kind(body)) in self.refuse_formats:
             message = f"1 validation error: body.response_format.type: {kind} is not supported"
             return _error(self.refuse_status, message, "invalid_request_error")
+        if self.flavour == "llama.cpp" and kind == "json_schema":
+            return _error(500, LLAMA_CPP_REFUSAL, "internal_server_error")
+        with self._lock:
+            self.grammars.append(_grammar(self.flavour, body))
         try:
             reply = self.responder(body)
         except Exception as exc:  # a test's responder bug must surface as a visible server error
@@ -230,12 +278,16 @@ class ScriptedOpenAI:
     async def _models(self, request: Request) -> Response:
         if (refused := self._unauthorized(request)) is not None:
             return refused
-        return JSONResponse(
-            {
-                "object": "list",
-                "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "scripted"}],
-            }
-        )
+        entry: dict[str, Any] = {"id": self.model, "object": "model", "created": 0, "owned_by": "scripted"}
+        if self.anonymous:
+            pass
+        elif self.flavour == "llama.cpp":  # llama-cpp-python's server
+            entry = {"id": self.model, "object": "model", "owned_by": "me", "permissions": []}
+        elif self.flavour == "ollama":
+            entry["owned_by"] = "library"
+        elif self.flavour == "vllm":
+            entry |= {"owned_by": "vllm", "root": self.model, "max_model_len": 8192}
+        return JSONResponse({"object": "list", "data": [entry]})
 
     def _completion(self, body: dict[str, Any], reply: ScriptedReply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -264,6 +316,21 @@ class ScriptedOpenAI:
         return payload
 
 
+def _grammar(flavour: Flavour, body: dict[str, Any]) -> Any:
+    """What the server's decoder is constrained by for this request, as the flavour's server reads it."""
+    fmt = body.get("response_format")
+    fmt = fmt if isinstance(fmt, dict) else {}
+    if flavour == "ollama":  # its OpenAI layer maps response_format onto the native `format`
+        if fmt.get("type") == "json_schema":
+            return (fmt.get("json_schema") or {}).get("schema")
+        return "json" if fmt.get("type") == "json_object" else None
+    if flavour == "llama.cpp":
+        return fmt.get("schema") if fmt.get("type") == "json_object" else None
+    if fmt.get("type") == "json_schema":
+        return (fmt.get("json_schema") or {}).get("schema")
+    return fmt.get("schema") or body.get("guided_json")
+
+
 def _sse(payload: dict[str, Any]) -> str:
     return f"data: {json.dumps(payload)}\n\n"
 
@@ -284,8 +351,10 @@ def _fault_response(fault: _Fault) -> Response:
     return Response(fault.body, status_code=fault.status, headers=headers, media_type=media_type)
 
 
-def make_openai_server(model: str = DEFAULT_MODEL) -> ScriptedOpenAI:
-    return ScriptedOpenAI(model)
+def make_openai_server(
+    model: str = DEFAULT_MODEL, flavour: Flavour = "generic", slots: int | None = None
+) -> ScriptedOpenAI:
+    return ScriptedOpenAI(model, flavour, slots)
 
 
 __all__ = [

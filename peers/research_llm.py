@@ -52,7 +52,43 @@ def _out_of_range(kind: str) -> str:
     }.get(kind, "{}")
 
 
-_MESSY = {"prose": _prose, "empty": _empty, "out_of_range": _out_of_range}
+# what SmolLM2-135M wrote under a grammar: the right shape, no meaning
+SMALL_MODEL_PLAN = json.dumps(
+    {"sub_questions": [",", "query1", "query2"], "queries": ["no code here."], "rationale": "string"}
+)
+
+
+def _placeholder(kind: str) -> str:
+    return {
+        "plan": SMALL_MODEL_PLAN,
+        "screen": '{"relevant": []}',
+        "reflect": json.dumps(
+            {"sufficient": False, "knowledge_gaps": ["string"], "follow_up_queries": ["query1", ","]}
+        ),
+        "review": json.dumps(
+            {
+                "findings": [
+                    {"statement": "statement", "citations": [1]},
+                    {"statement": "...", "citations": [1]},
+                ],
+                "disagreements": ["string"],
+                "open_questions": ["..."],
+            }
+        ),
+        "critic": json.dumps(
+            {
+                "issues": ["issues"],
+                "unsupported_claims": ["..."],
+                "missing_perspectives": [","],
+                "suggestions": ["example"],
+            }
+        ),
+        "report": "## Summary\n\n...\n\n## Findings\n\n### query1\n\n[1]\n\n## Disagreements and risks\n\n"
+        "## Open questions\n\n## Recommendations\n",
+    }.get(kind, "{}")
+
+
+_MESSY = {"prose": _prose, "empty": _empty, "out_of_range": _out_of_range, "placeholder": _placeholder}
 
 
 def _first_sentence(text: str) -> str:
@@ -68,10 +104,13 @@ class ResearchResponder:
     plan_wrapper: str = "{json}"
     """How the plan JSON is wrapped, e.g. '<think>hmm</think>```json\\n{json}\\n```' for messy output."""
     hopeless_plan: bool = False
+    plan_answer: str | None = None
+    """When set, the plan prompt (and its re-ask) is answered with exactly this."""
     messy: str | None = None
     """Every prompt answered badly, as small models do: ``prose`` (a plausible answer, but no JSON),
     ``empty`` (valid JSON, empty arrays; a report without its sections), ``out_of_range`` (passage ids
-    never shown, citations of sources not listed)."""
+    never shown, citations of sources not listed), ``placeholder`` (the right shape, filled with
+    placeholders, punctuation and schema words)."""
     seen: list[str] = field(default_factory=list)
 
     def __call__(self, body: dict[str, Any]) -> str:
@@ -86,6 +125,8 @@ class ResearchResponder:
         return handler(user)
 
     def _plan(self, user: str) -> str:
+        if self.plan_answer is not None:
+            return self.plan_answer
         if self.hopeless_plan:
             return "Sorry, I would rather write a poem about research than a plan."
         question = re.search(r"Question: (.+)", user)
@@ -117,13 +158,16 @@ class ResearchResponder:
 
     def _reflect(self, user: str) -> str:
         done = re.findall(r"^- (.+)$", user.split("Queries already run:")[-1], re.MULTILINE)
+        question = re.search(r"Question: (.+)", user)
+        # on topic, as the engine checks: the question's first words
+        topic = " ".join((question.group(1) if question else "the topic").rstrip("?").split()[:6])
         return json.dumps(
             {
                 "sufficient": self.reflection_sufficient,
-                "knowledge_gaps": [] if self.reflection_sufficient else ["more numbers needed"],
+                "knowledge_gaps": [] if self.reflection_sufficient else [f"more numbers needed on {topic}"],
                 "follow_up_queries": []
                 if self.reflection_sufficient
-                else [f"{self.follow_up_prefix} {len(done) + i}" for i in range(2)],
+                else [f"{self.follow_up_prefix} {len(done) + i} {topic}" for i in range(2)],
             }
         )
 

@@ -74,7 +74,7 @@ async def test_cancel_mid_fan_out_reruns_only_unfinished_branches(servers: Serve
     queries = [
         "sqlite wal readers",
         "durable workflow checkpoints",
-        "heat pumps cold climates",
+        "long runs kept safe",
         "sqlite checkpoint durable",
     ]
     servers.responder.queries = queries
@@ -117,7 +117,7 @@ async def test_cancel_mid_fan_out_reruns_only_unfinished_branches(servers: Serve
 
 
 async def test_search_fan_out_is_parallel(servers: Servers, tmp_path: Path) -> None:
-    servers.responder.queries = ["sqlite wal", "durable checkpoints", "heat pumps", "sqlite durable"]
+    servers.responder.queries = ["sqlite wal", "durable checkpoints", "long runs safe", "sqlite durable"]
     servers.search.latency = 0.6
     settings = servers.settings(tmp_path, llm=True, queries_per_round=4, search_concurrency=4)
     timings: dict[str, float] = {}

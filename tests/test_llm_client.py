@@ -545,7 +545,8 @@ def test_prompt_id_marker() -> None:
 async def test_scripted_server_handles_concurrent_requests(server: tuple[ScriptedOpenAI, str]) -> None:
     scripted, url = server
     scripted.latency = 0.3
-    async with LLMClient(make_settings(url)) as llm:
+    # a loopback endpoint gets one request at a time by default; this test is about the server
+    async with LLMClient(make_settings(url, llm_max_concurrency=5)) as llm:
         started = time.monotonic()
         responses = await asyncio.gather(*(llm.complete(HI) for _ in range(5)))
         elapsed = time.monotonic() - started

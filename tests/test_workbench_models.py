@@ -68,6 +68,7 @@ def test_a_model_with_unusable_answers_shows_which_steps_fell_back(
             "plan: the model's answer was unusable, so this step used its extractive method."
         )
         expect(plan_call.locator(".call-fallback")).to_contain_text(fallbacks[0]["reason"])
+        expect(plan_call.locator(".call-status")).to_have_text("fell back")  # not a plain "ok"
         expect(page.locator("#timeline .call-fallback")).to_have_count(len(steps))
         report_call = bench.stage("write_report").locator('.call[data-kind="llm"][data-fallback]')
         expect(report_call.locator(".call-fallback")).to_contain_text(fallbacks[-1]["reason"])

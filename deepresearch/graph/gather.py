@@ -67,7 +67,7 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
             ),
             step="plan",
             fallback=fallback_plan,
-            context=AnswerContext(),
+            context=AnswerContext(topic=question),
         )
         plan: ResearchPlan = result.value
         sub_questions, queries, rationale = plan.sub_questions, plan.queries, plan.rationale
@@ -417,7 +417,7 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
             ),
             step=step,
             fallback=coverage_rule,
-            context=AnswerContext(),
+            context=AnswerContext(topic="\n".join([state["question"], *state["plan"]["sub_questions"]])),
         )
         verdict = result.value
         answers = answers_note("reflection", step, result)

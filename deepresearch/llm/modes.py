@@ -1,12 +1,21 @@
 """Structured output, negotiated with the server: what to send so the model answers in the schema.
 
-Servers differ. OpenAI, vLLM, recent Ollama and llama.cpp's C++ server take ``response_format`` of type
-``json_schema`` (constrained decoding); llama-cpp-python's server takes ``json_object`` with a ``schema``;
-older servers take only ``json_object``; some take nothing. The client starts at the most capable mode and
-steps down the ladder when the server rejects the parameter, once per (endpoint, model); the mode that
-worked is remembered in the database (table ``llm_capabilities``), so later runs ask the right way at once.
-Whatever the mode, the answer is still parsed loosely and validated: constrained decoding guarantees shape,
-never meaning.
+Servers differ, and each family (deepresearch.llm.family) has its own grammar-constrained form:
+
+- OpenAI and LM Studio: ``response_format`` of type ``json_schema`` (strict);
+- vLLM: ``json_schema`` too, else its own ``guided_json`` body field (older releases);
+- llama.cpp (llama-server and llama-cpp-python's server): ``json_object`` with a ``schema``, turned into a
+  grammar (llama-cpp-python refuses ``json_schema`` with an HTTP 500, "Input should be 'text' or
+  'json_object'");
+- Ollama: ``json_schema``, which its OpenAI layer hands to its native ``format`` (a top-level ``format`` is
+  ignored there);
+- older or unknown servers: ``json_object`` (JSON, shape free) or nothing.
+
+The client starts at the first mode of its server family's ladder and steps down only when the server
+refuses the parameter it was sent (a capability, not a count of errors), once per (endpoint, model); the
+mode that worked is remembered in the database (table ``llm_capabilities``), with the family and why, so
+later runs ask the right way at once. Whatever the mode, the answer is still parsed loosely and validated:
+constrained decoding guarantees shape, never meaning.
 """
 
 from __future__ import annotations
@@ -17,10 +26,21 @@ from typing import Any, Literal, TypeGuard
 
 from pydantic import BaseModel
 
-OutputMode = Literal["json_schema", "json_object_schema", "json_object", "prompt"]
+OutputMode = Literal["json_schema", "guided_json", "json_object_schema", "json_object", "prompt"]
 LADDER: tuple[OutputMode, ...] = ("json_schema", "json_object_schema", "json_object", "prompt")
+"""The ladder of a server whose family is unknown."""
+_EVERY: tuple[OutputMode, ...] = ("json_schema", "guided_json", "json_object_schema", "json_object", "prompt")
+LADDERS: dict[str, tuple[OutputMode, ...]] = {
+    "openai": ("json_schema", "json_object", "prompt"),
+    "vllm": ("json_schema", "guided_json", "json_object", "prompt"),
+    "llama.cpp": ("json_object_schema", "json_object", "prompt"),
+    "ollama": ("json_schema", "json_object", "prompt"),
+    "lmstudio": ("json_schema", "prompt"),  # LM Studio refuses json_object
+    "unknown": LADDER,
+}
 DESCRIPTIONS: dict[str, str] = {
     "json_schema": "response_format json_schema (strict): constrained by the schema",
+    "guided_json": "guided_json (vLLM): constrained by the schema",
     "json_object_schema": "response_format json_object with a schema (llama.cpp server): constrained",
     "json_object": "response_format json_object: JSON, shape not enforced",
     "prompt": "prompt only: the schema is in the prompt; answers are repaired and validated",
@@ -29,7 +49,25 @@ DESCRIPTIONS: dict[str, str] = {
 _STRICT_UNSUPPORTED = frozenset(
     {"default", "minItems", "maxItems", "minimum", "maximum", "minLength", "maxLength", "pattern"}
 )
-_FORMAT_WORDS = ("response_format", "json_schema", "schema", "json_object", "grammar", "format")
+_FORMAT_WORDS = (
+    "response_format",
+    "json_schema",
+    "schema",
+    "json_object",
+    "grammar",
+    "format",
+    "guided_json",
+)
+# how a server says a value is not one it takes (pydantic, FastAPI, Go and C++ servers' wordings)
+_REFUSAL_WORDS = ("input should be", "validation", "not supported", "unsupported", "invalid", "must be")
+
+
+def request_fields(mode: OutputMode, schema: type[BaseModel]) -> dict[str, Any]:
+    """The body fields that ask for ``schema`` in ``mode`` (empty: ask in the prompt only)."""
+    if mode == "guided_json":
+        return {"guided_json": copy.deepcopy(_json_schema(schema))}
+    fmt = response_format(mode, schema)
+    return {} if fmt is None else {"response_format": fmt}
 
 
 def response_format(mode: OutputMode, schema: type[BaseModel]) -> dict[str, Any] | None:
@@ -76,16 +114,29 @@ def _strict(node: Any) -> Any:
     return out
 
 
-def rejects_format(detail: str) -> bool:
-    """Does a 400/422 body say the structured-output parameter is what the server refused?"""
+def rejects_format(detail: str, status: int = 400) -> bool:
+    """Does an error body say the structured-output parameter is what the server refused? A 400/422
+    that names it does; a 500 must also read like a validation error (llama-cpp-python's server answers
+    an unknown response_format type so), or a crash that happens to mention a schema would step down."""
     lowered = detail.lower()
-    return any(word in lowered for word in _FORMAT_WORDS)
+    names_it = any(word in lowered for word in _FORMAT_WORDS)
+    if status in (400, 422):
+        return names_it
+    return status == 500 and names_it and any(word in lowered for word in _REFUSAL_WORDS)
 
 
-def step_down(mode: OutputMode) -> OutputMode | None:
-    index = LADDER.index(mode)
-    return LADDER[index + 1] if index + 1 < len(LADDER) else None
+def ladder_of(family: str) -> tuple[OutputMode, ...]:
+    return LADDERS.get(family, LADDER)
+
+
+def step_down(mode: OutputMode, family: str = "unknown") -> OutputMode | None:
+    """The next mode of the family's ladder (a remembered mode not on it: the rest of the full ladder)."""
+    ladder = ladder_of(family)
+    if mode not in ladder:
+        ladder = _EVERY
+    index = ladder.index(mode)
+    return ladder[index + 1] if index + 1 < len(ladder) else None
 
 
 def is_mode(value: str) -> TypeGuard[OutputMode]:
-    return value in LADDER
+    return value in DESCRIPTIONS

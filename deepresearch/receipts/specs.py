@@ -193,6 +193,12 @@ def _prompt_chars(args: Args) -> int:
     return sum(len(m["content"]) for m in args["messages"])
 
 
+def _llm_event_fields(result: LLMCallResult) -> dict[str, Any]:
+    """What an LLM call's tool_result event says: the answers, and ``status: fell_back`` when the value is
+    the step's extractive method's, so no progress view shows such a call as a plain "ok"."""
+    return {**result.event_fields(), "status": "fell_back" if result.fallback else "ok"}
+
+
 def _llm_usage(result: LLMCallResult) -> tuple[int, float]:
     return result.tokens, result.cost_usd
 
@@ -207,7 +213,7 @@ LLM_STRUCTURED: ToolSpec[LLMCallResult] = ToolSpec(
     reusable=True,
     budget=LLM_TOKENS,
     usage=_llm_usage,
-    annotate=LLMCallResult.event_fields,
+    annotate=_llm_event_fields,
     shown=_llm_shown,
     recorded=_llm_recorded,
 )

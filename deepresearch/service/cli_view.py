@@ -70,6 +70,8 @@ class ProgressView:
             self.reused += 1 if reused else 0
             self.tokens += 0 if reused else int(data.get("tokens") or 0)
             status = "reused receipt" if reused else ("ok" if data.get("ok") else "failed")
+            if data.get("ok") and data.get("fallback"):  # the step's extractive method gave the value
+                status = f"{status}, fell back" if reused else "fell back"
             self.recent.append(f"{data.get('label', data.get('tool_name'))} — {status}{_detail(data)}")
             line = f"    {self.recent[-1]}"
         elif event.type == "message" and data.get("text") and stage not in self.stages:
@@ -128,6 +130,9 @@ def _detail(data: dict[str, Any]) -> str:
         return f", {output['bytes'] // 1024} KB"
     if output.get("ok") is False:
         return f": {output.get('error')}"
+    if isinstance(data.get("fallback"), dict):
+        tokens = f", {output['tokens']} tokens" if output.get("tokens") else ""
+        return f"{tokens} (extractive instead: {str(data['fallback'].get('reason', ''))[:120]})"
     if output.get("tokens"):
         return f", {output['tokens']} tokens"
     return ""

@@ -415,7 +415,8 @@ function callStatus(call) {
   if (call.status === "running") return "…";
   if (call.status === "reused") return "reused";
   if (call.status === "failed") return "failed";
-  return "ok";
+  // an LLM step whose value came from its extractive method is not a plain "ok" (the detail says so too)
+  return call.fallback ? "fell back" : "ok";
 }
 
 function callDetail(call) {
