@@ -22,6 +22,8 @@ from config import Settings
 from deepresearch.cpu import CpuPool
 from deepresearch.engine.workspace import Workspace, WrittenFile, sha256_bytes
 from deepresearch.llm.modes import OutputMode, is_mode
+from deepresearch.mcpclient import McpConfigError, McpTools, PageFetcher
+from deepresearch.mcpclient.roles import RUN_STOPS
 from deepresearch.options import ResearchOptions
 from deepresearch.receipts.results import FetchOutcome, LLMCallResult, StepFallback
 from deepresearch.receipts.runtime import CancelSignal, StageError, ToolRuntime
@@ -66,7 +68,7 @@ class ResearchTools:
         runtime: ToolRuntime,
         workspace: Workspace,
         search: SearchChain,
-        fetcher: WebFetcher,
+        fetcher: PageFetcher,
         corpus: CorpusIndex | None,
         llm: LLMClient | None,
         cpu: CpuPool,
@@ -442,9 +444,20 @@ async def open_research_tools(
             corpus = CorpusIndex(settings.home / index_name, corpus_dir)
             stats = await corpus.reindex()
             logger.info("corpus %s indexed: %s", corpus_dir, stats)
-        search = build_search_chain(settings, corpus=corpus, corpus_only=options.corpus_only)
+        try:  # the MCP servers file's search and fetch roles (docs/mcp.md), connected on first use
+            mcp = McpTools.from_settings(settings, runtime)
+        except McpConfigError as exc:
+            raise StageError("search_web", f"DEEPRESEARCH_MCP_SERVERS_FILE: {exc}") from None
+        stack.push_async_callback(mcp.aclose)
+        search = build_search_chain(
+            settings,
+            corpus=corpus,
+            corpus_only=options.corpus_only,
+            mcp=mcp.search_providers(),
+            passthrough=RUN_STOPS,
+        )
         stack.push_async_callback(search.aclose)
-        fetcher = WebFetcher(settings, cpu=cpu)
+        fetcher = mcp.fetcher(WebFetcher(settings, cpu=cpu))
         stack.push_async_callback(fetcher.aclose)
         llm: LLMClient | None = None
         if settings.engine_mode == "llm":
