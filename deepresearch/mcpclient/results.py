@@ -158,8 +158,8 @@ def _hits_in_text(text: str) -> list[Hit]:
         lines = [line for line in block.splitlines() if line.strip()]
         title = next((_LABEL.sub("", line) for line in lines if _LABEL.match(line)), "")
         rest = [line for line in lines if not _URL_LINE.match(line) and not _LABEL.match(line)]
-        if not title and rest and url not in rest[0]:
-            title, rest = rest[0], rest[1:]
+        if not title and rest:  # the block's first line names it (less its address, when it has it)
+            title, rest = _URL.sub("", rest[0]), rest[1:]
         snippet = " ".join(_URL.sub("", " ".join(_SNIPPET_LABEL.sub("", line) for line in rest)).split())
         hits.append(Hit(_clip(title.strip(" #*-") or url, _TITLE_CHARS), url, _clip(snippet, _SNIPPET_CHARS)))
     return hits

@@ -31,9 +31,14 @@ from tests.scripted.static_site import ARTICLES
 server = MCPServer("scripted-research-tools")
 _search = ScriptedSearch(site_base_url=os.environ.get("FIXTURE_SITE", "https://fieldnotes.example"))
 NOTES = (
-    "Durable execution in practice\n\nA workflow engine that records a checkpoint after each completed "
-    "step can resume after a crash without repeating side effects; every external call is keyed by an "
-    "idempotency key so a retry returns the recorded result instead of calling again."
+    "Durable execution in practice\n\n"
+    "Durable execution avoids repeating side effects by recording a checkpoint after each completed step: "
+    "a workflow that resumes after a crash starts from its latest checkpoint instead of the beginning.\n\n"
+    "Every external call is keyed by an idempotency key, so a retried step returns the recorded result "
+    "instead of calling the payment or email service again; this is how durable execution avoids "
+    "repeating side effects that already happened.\n\n"
+    "The limitation is that a call in flight when the process dies has no recorded result, so durable "
+    "execution may repeat that one side effect unless the service itself deduplicates by the key."
 )
 
 
