@@ -312,7 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"Serving the workbench at http://{shown}:{args.port}/ (API docs: /docs). Ctrl-C stops.")
             return serve(settings, host=args.host, port=args.port)
         if args.command == "mcp":  # stdout is the protocol's: every message of ours goes to stderr
-            from deepresearch.api.mcp_stdio import serve_stdio
+            from deepresearch.api.mcp.stdio import serve_stdio
             from runner import VERSION
 
             asyncio.run(_check_database(settings))

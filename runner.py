@@ -39,7 +39,7 @@ from deepresearch.api.access import (
 from deepresearch.api.accounts import collections, session
 from deepresearch.api.docs import document_api
 from deepresearch.api.errors import BodyLimit, error_responses, install_error_handlers, single_query_values
-from deepresearch.api.mcp_http import mount_mcp
+from deepresearch.api.mcp.http import mount_mcp
 from deepresearch.api.metrics import install_metrics, ops_metrics
 from deepresearch.api.ops import ops
 from deepresearch.api.reading import reading

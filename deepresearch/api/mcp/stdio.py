@@ -18,7 +18,7 @@ import logging
 import signal
 
 from config import Settings
-from deepresearch.api.mcp_server import McpFrontEnd, build_mcp_server
+from deepresearch.api.mcp.tools import McpFrontEnd, build_mcp_server
 from deepresearch.engine.core import open_engine
 from deepresearch.service.auth import LOCAL_CLIENT, Principal
 from deepresearch.service.runs import RunService

@@ -1,4 +1,4 @@
-"""``/mcp`` on ``deepresearch serve``: the MCP server (deepresearch/api/mcp_server.py) over streamable HTTP.
+"""``/mcp`` on ``deepresearch serve``: the MCP server (deepresearch/api/mcp/tools.py) over streamable HTTP.
 
 Who is asking is decided exactly as for /api (deepresearch/api/access.py): a bearer token names the user; a
 loopback server that does not require tokens takes a client without one as the local user; anything else is
@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from deepresearch.api.access import request_principal
-from deepresearch.api.mcp_server import McpFrontEnd, build_mcp_server
+from deepresearch.api.mcp.tools import McpFrontEnd, build_mcp_server
 from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import ErrorPublic
 

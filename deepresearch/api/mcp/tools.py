@@ -1,7 +1,7 @@
 """deepresearch as an MCP server (docs/mcp.md): research tools and the reports as resources, for MCP hosts.
 
-One server definition, two transports: stdio (``deepresearch mcp``, deepresearch/api/mcp_stdio.py) and
-streamable HTTP at ``/mcp`` on ``deepresearch serve`` (deepresearch/api/mcp_http.py). Every tool is a thin
+One server definition, two transports: stdio (``deepresearch mcp``, deepresearch/api/mcp/stdio.py) and
+streamable HTTP at ``/mcp`` on ``deepresearch serve`` (deepresearch/api/mcp/http.py). Every tool is a thin
 translation to the run service, as the HTTP routes are: the same lifecycle, the same ownership rule (a run
 another user owns does not exist), the same checks and messages. ``research`` follows the run's event log
 (not its task), so a host that goes away leaves the run going; get_research picks it up.
@@ -21,7 +21,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
 from config import describe_validation_error
-from deepresearch.api.mcp_models import (
+from deepresearch.api.mcp.models import (
     REPORT_URI,
     SOURCES_FILE,
     SOURCES_URI,
