@@ -22,8 +22,7 @@ from config import Settings
 from deepresearch.cpu import CpuPool
 from deepresearch.engine.workspace import Workspace, WrittenFile, sha256_bytes
 from deepresearch.llm.modes import OutputMode, is_mode
-from deepresearch.mcpclient import McpConfigError, McpTools, PageFetcher
-from deepresearch.mcpclient.roles import RUN_STOPS
+from deepresearch.mcpclient import PageFetcher, open_mcp_tools
 from deepresearch.options import ResearchOptions
 from deepresearch.receipts.results import FetchOutcome, LLMCallResult, StepFallback
 from deepresearch.receipts.runtime import CancelSignal, StageError, ToolRuntime
@@ -444,20 +443,19 @@ async def open_research_tools(
             corpus = CorpusIndex(settings.home / index_name, corpus_dir)
             stats = await corpus.reindex()
             logger.info("corpus %s indexed: %s", corpus_dir, stats)
-        try:  # the MCP servers file's search and fetch roles (docs/mcp.md), connected on first use
-            mcp = McpTools.from_settings(settings, runtime)
-        except McpConfigError as exc:
-            raise StageError("search_web", f"DEEPRESEARCH_MCP_SERVERS_FILE: {exc}") from None
-        stack.push_async_callback(mcp.aclose)
+        mcp = open_mcp_tools(settings, runtime)  # MCP servers that search and fetch (docs/mcp.md), if any
+        if mcp is not None:
+            stack.push_async_callback(mcp.aclose)
         search = build_search_chain(
             settings,
             corpus=corpus,
             corpus_only=options.corpus_only,
-            mcp=mcp.search_providers(),
-            passthrough=RUN_STOPS,
+            mcp=mcp.search_providers() if mcp else (),
+            passthrough=mcp.passthrough if mcp else (),
         )
         stack.push_async_callback(search.aclose)
-        fetcher = mcp.fetcher(WebFetcher(settings, cpu=cpu))
+        fetcher: PageFetcher = WebFetcher(settings, cpu=cpu)
+        fetcher = mcp.fetcher(fetcher) if mcp else fetcher
         stack.push_async_callback(fetcher.aclose)
         llm: LLMClient | None = None
         if settings.engine_mode == "llm":

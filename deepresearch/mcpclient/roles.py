@@ -18,9 +18,10 @@ import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from config import Settings
+from deepresearch.mcpclient import PageFetcher
 from deepresearch.mcpclient.connection import McpConnection, McpFailure
 from deepresearch.mcpclient.results import Hit, UnusableResult, fetched_text, search_hits
 from deepresearch.mcpclient.servers import McpServer, load_servers
@@ -31,7 +32,7 @@ from deepresearch.web.extract import truncate
 from deepresearch.web.fetch import FetchedPage, FetchError
 from stages import REPORT_STAGES
 
-__all__ = ["MCP_TEXT_SCHEME", "RUN_STOPS", "McpFetcher", "McpSearchProvider", "McpTools", "PageFetcher"]
+__all__ = ["MCP_TEXT_SCHEME", "RUN_STOPS", "McpFetcher", "McpSearchProvider", "McpTools"]
 
 MCP_TEXT_SCHEME = "mcp://"
 SEARCH_STAGE = next(s.key for s in REPORT_STAGES if s.tool_name == "web.search")
@@ -44,16 +45,11 @@ lease, the database gone). The search chain lets these through."""
 _TEXT_URL = re.compile(r"^mcp://([A-Za-z0-9._-]+)/text/([0-9a-f]{64})$")
 
 
-class PageFetcher(Protocol):
-    """What the fetch tool asks of a fetcher (WebFetcher, or McpFetcher in front of it)."""
-
-    async def fetch(self, url: str) -> FetchedPage: ...
-
-    async def aclose(self) -> None: ...
-
-
 class McpTools:
     """The run execution's provider servers (DEEPRESEARCH_MCP_SERVERS_FILE), connected on first use."""
+
+    passthrough = RUN_STOPS
+    """For the search chain: what the providers' receipted calls raise that stops the run."""
 
     def __init__(self, servers: Sequence[McpServer], runtime: ToolRuntime, timeout: float, max_chars: int):
         self.runtime = runtime
