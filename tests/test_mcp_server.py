@@ -223,3 +223,26 @@ async def test_http_host_that_disconnects_leaves_the_run_going(servers: Servers,
             runs = (await client.call_tool("list_research", {})).structured_content["runs"]
             assert len(runs) == 1
             assert_cited_report(await poll(client, runs[0]["run_id"]))
+
+
+async def test_http_cancel_and_resume_a_run(servers: Servers, tmp_path: Path) -> None:
+    async with (
+        http_runner(servers, tmp_path, stage_delay_seconds=0.5) as (url, tokens),
+        http_client(url, tokens["alice"]) as client,
+    ):
+        started = await client.call_tool("start_research", {"question": QUESTION})
+        run_id = started.structured_content["run_id"]
+        cancelled = await client.call_tool("cancel_research", {"run_id": run_id})
+        assert not cancelled.is_error, cancelled.content
+        assert cancelled.structured_content["cancel_requested"] or (
+            cancelled.structured_content["status"] == "cancelled"
+        )
+        stopped = await poll(client, run_id)
+        assert stopped["status"] == "cancelled"
+        assert "resume_research" in stopped["next_step"]
+        resumed = await client.call_tool("resume_research", {"run_id": run_id})
+        assert not resumed.is_error, resumed.content
+        assert resumed.structured_content["resumed_from"] == "latest"
+        assert_cited_report(await poll(client, run_id))
+        unknown = await client.call_tool("resume_research", {"run_id": run_id, "checkpoint_id": "nope"})
+        assert "nope" in error_text(unknown)
