@@ -59,6 +59,7 @@ class McpConnection:
         self._stop: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._starts = 0
+        self._last_failure = ""
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
         """The tool's result, an error result included (the caller reads ``is_error``); McpFailure when the
@@ -72,6 +73,7 @@ class McpConnection:
             raise McpFailure(name, f"{tool} did not answer within {self.timeout:g}s") from None
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
+                self._last_failure = f"the connection closed during {tool}"
                 await self._broken()
                 raise McpFailure(name, f"the connection closed during {tool} (did it exit?)") from None
             raise McpFailure(name, f"{tool} failed: {_short(exc.message)}") from None
@@ -79,8 +81,9 @@ class McpConnection:
             raise
         # the transports' own failures: a dead pipe, a refused or reset connection, a malformed answer
         except (OSError, httpx2.HTTPError, ValueError, RuntimeError) as exc:
+            self._last_failure = f"{tool} failed: {_describe(exc)}"
             await self._broken()
-            raise McpFailure(name, f"{tool} failed: {_describe(exc)}") from None
+            raise McpFailure(name, self._last_failure) from None
 
     async def aclose(self) -> None:
         async with self._lock:
@@ -91,7 +94,8 @@ class McpConnection:
             if self._task is None or self._task.done():
                 if self._starts >= MAX_STARTS:
                     raise McpFailure(
-                        self.server.name, f"not connecting again: its connection failed {MAX_STARTS} times"
+                        self.server.name,
+                        f"not connecting again after {MAX_STARTS} tries; the last: {self._last_failure}",
                     )
                 await self._close_current()
                 self._starts += 1
@@ -130,11 +134,13 @@ class McpConnection:
                 await stop.wait()
         except Exception as exc:  # a foreign server and transport: any failure of theirs is its failure
             reason = f"could not connect ({self.server.where}): {_describe(exc)}"
+            self._last_failure = reason
             failure = McpFailure(self.server.name, reason)
             if not ready.done():
                 ready.set_exception(failure)
             else:
-                logger.warning("MCP server %s: its connection ended: %s", self.server.name, _describe(exc))
+                self._last_failure = f"its connection ended: {_describe(exc)}"
+                logger.warning("MCP server %s: %s", self.server.name, self._last_failure)
         finally:
             if not ready.done():
                 ready.set_exception(McpFailure(self.server.name, "the connection was closed"))
