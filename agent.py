@@ -4,7 +4,8 @@ for HTTP.
 deepresearch run "question" [--corpus DIR]     research with a live progress view; Ctrl-C pauses
 deepresearch resume RUN_ID [--checkpoint ID]   continue a paused/failed run (or fork from a checkpoint)
 deepresearch runs | checkpoints RUN_ID         what is stored
-deepresearch serve [--host H] [--port P]       the HTTP runner
+deepresearch serve [--host H] [--port P]       the HTTP runner (and MCP at /mcp)
+deepresearch mcp                               an MCP server on stdin/stdout, for MCP hosts (docs/mcp.md)
 deepresearch token create NAME [--admin] | list | revoke ID_OR_NAME
 deepresearch prune --older-than 30d            delete old finished runs and everything they stored
 """
@@ -98,6 +99,8 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="serve the HTTP runner")
     serve.add_argument("--host", default="127.0.0.1", help="off loopback, API tokens are required")
     serve.add_argument("--port", type=_port, default=8000, help="1-65535 (default 8000)")
+
+    sub.add_parser("mcp", help="serve MCP over stdio, for MCP hosts that start a command (docs/mcp.md)")
 
     token = sub.add_parser("token", help="API tokens: create, list, revoke")
     actions = token.add_subparsers(dest="action", required=True)
@@ -331,6 +334,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             shown = f"[{args.host}]" if ":" in args.host else args.host
             print(f"Serving the workbench at http://{shown}:{args.port}/ (API docs: /docs). Ctrl-C stops.")
             return serve(settings, host=args.host, port=args.port)
+        if args.command == "mcp":  # stdout is the protocol's: every message of ours goes to stderr
+            from deepresearch.api.mcp.stdio import serve_stdio
+            from runner import VERSION
+
+            asyncio.run(_check_database(settings))
+            return asyncio.run(serve_stdio(settings, VERSION))
         return asyncio.run(_main(args, settings))
     except RunNotFound as exc:
         print(f"error: {exc}; list runs with `deepresearch runs`", file=sys.stderr)

@@ -120,6 +120,21 @@ class Settings(BaseSettings):
     corpus_dir: Path | None = Field(None, description="Folder of .md/.txt/.html/.pdf to search.")
     corpus_only: bool = Field(False, description="Search only the local corpus, never the web.")
 
+    # --- MCP (docs/mcp.md) -----------------------------------------------------------------------
+    mcp_servers_file: Path | None = Field(
+        None,
+        description="JSON file of MCP servers (mcpServers format) whose tools runs search and fetch with.",
+    )
+    mcp_timeout_seconds: float = Field(
+        60.0, gt=0, le=3600, description="Per call of a provider MCP server's tool (and per connection)."
+    )
+    mcp_research_timeout_seconds: float = Field(
+        3600.0,
+        gt=0,
+        le=86_400,
+        description="How long the MCP `research` tool waits for the report before answering with the run id.",
+    )
+
     # --- fetch ---------------------------------------------------------------------------------
     fetch_allow_hosts: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="host[:port] allowed even if not public (intranet, tests)."
@@ -292,6 +307,16 @@ class Settings(BaseSettings):
         unknown = [name for name in value if name not in known]
         if unknown:
             raise ValueError(f"unknown search provider(s) {unknown}; choose from {', '.join(known)}")
+        return value
+
+    @field_validator("mcp_servers_file")
+    @classmethod
+    def _mcp_servers_readable(cls, value: Path | None) -> Path | None:
+        # read at load, so a broken file is reported by every command before any run depends on it
+        if value is not None:
+            from deepresearch.mcpclient.servers import load_servers
+
+            load_servers(value)
         return value
 
     @field_validator("fail_stage")

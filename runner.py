@@ -29,6 +29,7 @@ from deepresearch.api.access import (
 from deepresearch.api.accounts import collections, session
 from deepresearch.api.docs import document_api
 from deepresearch.api.errors import BodyLimit, install_error_handlers, single_query_values
+from deepresearch.api.mcp.http import mount_mcp
 from deepresearch.api.metrics import install_metrics, ops_metrics
 from deepresearch.api.ops import ops
 from deepresearch.api.reading import reading
@@ -73,7 +74,8 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             if settings.retention_days:
                 chores.append(asyncio.create_task(_prune_periodically(service, settings.retention_days)))
             try:
-                yield
+                async with mcp.running():  # /mcp's session manager
+                    yield
             finally:
                 for chore in chores:
                     chore.cancel()
@@ -92,6 +94,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
     )
     app.state.settings = settings
     app.state.access = policy = access_policy(settings, bind_host)
+    mcp = mount_mcp(app, VERSION)  # the MCP server over streamable HTTP at /mcp (docs/mcp.md)
     app.include_router(create_router(settings))  # POST /api/runs: its body's schema depends on settings
     app.include_router(runs)
     app.include_router(reading)

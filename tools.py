@@ -22,6 +22,7 @@ from config import Settings
 from deepresearch.cpu import CpuPool
 from deepresearch.engine.workspace import Workspace, sha256_bytes
 from deepresearch.llm.modes import OutputMode, is_mode
+from deepresearch.mcpclient import PageFetcher, open_mcp_tools
 from deepresearch.options import ResearchOptions
 from deepresearch.receipts.results import FetchOutcome, LLMCallResult, StepFallback, WrittenFile
 from deepresearch.receipts.runtime import CancelSignal, StageError, ToolCall, ToolRuntime
@@ -73,7 +74,7 @@ class ResearchTools:
         runtime: ToolRuntime,
         workspace: Workspace,
         search: SearchChain,
-        fetcher: WebFetcher,
+        fetcher: PageFetcher,
         corpus: CorpusIndex | None,
         llm: LLMClient | None,
         cpu: CpuPool,
@@ -367,9 +368,19 @@ async def open_research_tools(
             corpus = CorpusIndex(settings.home / index_name, corpus_dir)
             stats = await corpus.reindex()
             logger.info("corpus %s indexed: %s", corpus_dir, stats)
-        search = build_search_chain(settings, corpus=corpus, corpus_only=options.corpus_only)
+        mcp = open_mcp_tools(settings, runtime)  # MCP servers that search and fetch (docs/mcp.md), if any
+        if mcp is not None:
+            stack.push_async_callback(mcp.aclose)
+        search = build_search_chain(
+            settings,
+            corpus=corpus,
+            corpus_only=options.corpus_only,
+            mcp=mcp.search_providers() if mcp else (),
+            passthrough=mcp.passthrough if mcp else (),
+        )
         stack.push_async_callback(search.aclose)
-        fetcher = WebFetcher(settings, cpu=cpu)
+        fetcher: PageFetcher = WebFetcher(settings, cpu=cpu)
+        fetcher = mcp.fetcher(fetcher) if mcp else fetcher
         stack.push_async_callback(fetcher.aclose)
         llm: LLMClient | None = None
         if settings.engine_mode == "llm":

@@ -48,7 +48,8 @@ def test_a_call_has_the_receipt_key_it_always_had(tool: str, args: dict[str, Any
 
 
 def test_which_receipts_a_new_run_may_reuse() -> None:
-    assert set(REUSABLE_TOOLS) == {"web.search", "web.fetch", "corpus.read", "llm.structured", "llm.complete"}
+    external = {"web.search", "web.fetch", "corpus.read", "llm.structured", "llm.complete"}
+    assert set(REUSABLE_TOOLS) == external | {"mcp.search", "mcp.fetch"}
     assert set(FETCH_TOOLS) == {"web.fetch", "corpus.read"}
     budgets = {name: spec.budget.option if spec.budget else None for name, spec in TOOL_SPECS.items()}
     assert budgets == {
@@ -58,6 +59,9 @@ def test_which_receipts_a_new_run_may_reuse() -> None:
         "llm.structured": "max_llm_tokens",
         "llm.complete": "max_llm_tokens",
         "workspace.write": None,
+        # an MCP call is a sub-call of the web.search or web.fetch that asked for it: that call spends it
+        "mcp.search": None,
+        "mcp.fetch": None,
     }
 
 

@@ -144,8 +144,8 @@ class BrowserGuard:
                 f"this server does not answer for Host {name!r}; the operator can allow it with "
                 "DEEPRESEARCH_ALLOWED_HOSTS"
             )
-        if scope["method"] in _SAFE_METHODS or not scope["path"].startswith("/api/"):
-            return None  # every write is under /api (elsewhere a POST is simply not allowed: 405)
+        if scope["method"] in _SAFE_METHODS or not scope["path"].startswith(("/api/", "/mcp")):
+            return None  # every write is under /api or /mcp (elsewhere a POST is simply not allowed: 405)
         origin = headers.get("origin")
         if origin is not None and not self._same_or_allowed(origin, scope, host):
             return 403, (

@@ -237,9 +237,39 @@ WORKSPACE_WRITE: ToolSpec[WrittenFile] = ToolSpec(
 )
 
 
+# --- mcp.search, mcp.fetch: calls of an operator's MCP servers (deepresearch/mcpclient) ---------------
+# Sub-calls of the web.search or web.fetch call that asked for them: that call spends the budget.
+MCP_SEARCH: ToolSpec[list[SearchResult]] = ToolSpec(
+    "mcp.search",
+    encode=lambda results: [r.model_dump() for r in results],
+    decode=lambda data: [SearchResult.model_validate(r) for r in data],
+    label=lambda args: f"mcp:{args['server']} search",
+    summarize=lambda results: {"results": len(results)},
+    reusable=True,
+)
+MCP_FETCH: ToolSpec[Any] = ToolSpec(
+    "mcp.fetch",
+    # the page's text is stored once by hash; the receipt keeps title, hash and size (mcpclient.roles)
+    encode=lambda fetched: fetched.to_dict(),
+    decode=lambda data: data,
+    label=lambda args: f"mcp:{args['server']} fetch",
+    summarize=lambda fetched: {"chars": fetched.chars},
+    reusable=True,
+)
+
+
 TOOL_SPECS: dict[str, ToolSpec[Any]] = {
     spec.name: spec
-    for spec in (WEB_SEARCH, WEB_FETCH, CORPUS_READ, LLM_STRUCTURED, LLM_COMPLETE, WORKSPACE_WRITE)
+    for spec in (
+        WEB_SEARCH,
+        WEB_FETCH,
+        CORPUS_READ,
+        LLM_STRUCTURED,
+        LLM_COMPLETE,
+        WORKSPACE_WRITE,
+        MCP_SEARCH,
+        MCP_FETCH,
+    )
 }
 REUSABLE_TOOLS: tuple[str, ...] = tuple(name for name, spec in TOOL_SPECS.items() if spec.reusable)
 """External calls a new run may answer from another run's receipts (RunStore.copy_receipts)."""

@@ -18,7 +18,7 @@ from deepresearch.search.base import (
     canonical_url,
 )
 from deepresearch.search.corpus import CorpusError, CorpusIndex
-from deepresearch.search.providers import ALL_SETTINGS, PROVIDERS, make_http_client
+from deepresearch.search.providers import ALL_SETTINGS, MCP_PROVIDERS, PROVIDERS, make_http_client
 
 if TYPE_CHECKING:
     from config import Settings
@@ -50,6 +50,7 @@ class SearchChain:
         corpus_only: bool = False,
         *,
         http_client: httpx.AsyncClient | None = None,
+        passthrough: tuple[type[BaseException], ...] = (),
     ) -> None:
         if corpus_only and corpus is None:
             raise ValueError("corpus_only needs a corpus")
@@ -57,6 +58,9 @@ class SearchChain:
         self.corpus = corpus
         self.corpus_only = corpus_only
         self._http_client = http_client  # owned: closed by aclose()
+        self.passthrough = passthrough
+        """Exceptions that are no provider's failure (a cancel, a budget: a provider that makes its calls
+        through the run's receipts raises them) and must stop the search, not move on to the next."""
 
     async def search(self, query: str, max_results: int) -> SearchOutcome:
         if max_results < 1:
@@ -93,12 +97,13 @@ class SearchChain:
         outcome.results = _dedupe(found)
         return outcome
 
-    @staticmethod
     async def _try_provider(
-        provider: SearchProvider, query: str, max_results: int, failures: dict[str, str]
+        self, provider: SearchProvider, query: str, max_results: int, failures: dict[str, str]
     ) -> list[SearchResult]:
         try:
             hits = await provider.search(query, max_results)
+        except self.passthrough:
+            raise
         except ProviderError as exc:
             failures[provider.name] = exc.message
             # expected (offline, rate limits): kept in the outcome's failures and shown in the events
@@ -134,12 +139,18 @@ def _dedupe(results: Sequence[SearchResult]) -> list[SearchResult]:
 
 
 def build_search_chain(
-    settings: Settings, *, corpus: CorpusIndex | None = None, corpus_only: bool = False
+    settings: Settings,
+    *,
+    corpus: CorpusIndex | None = None,
+    corpus_only: bool = False,
+    mcp: Sequence[SearchProvider] = (),
+    passthrough: tuple[type[BaseException], ...] = (),
 ) -> SearchChain:
     """The chain of the configured providers, in ``settings.search_providers`` order.
 
     A provider is built only when configured (URL/key present, DuckDuckGo enabled); all HTTP
-    providers share one client, closed by :meth:`SearchChain.aclose`.
+    providers share one client, closed by :meth:`SearchChain.aclose`. ``mcp``: the run's MCP search
+    providers (deepresearch.mcpclient, built with the run's receipts), in the chain at the ``mcp`` entry.
     """
     # the run's own corpus_only decides (ResearchOptions already defaults it from settings.corpus_only)
     if corpus_only:
@@ -148,13 +159,16 @@ def build_search_chain(
     client = make_http_client(timeout, settings.fetch_user_agent)
     # a malformed provider URL raises ValueError here: a configuration error, reported at build time
     # (the client has opened no connection yet, so there is nothing to release)
-    providers = [
-        provider
-        for name in dict.fromkeys(settings.search_providers)
-        if (provider := _build_provider(name, settings, client)) is not None
-    ]
+    providers: list[SearchProvider] = []
+    for name in dict.fromkeys(settings.search_providers):
+        if name == MCP_PROVIDERS:
+            providers.extend(mcp)
+        elif (provider := _build_provider(name, settings, client)) is not None:
+            providers.append(provider)
     logger.info("search chain: %s", ", ".join(p.name for p in providers) or "(no web provider)")
-    return SearchChain(providers, corpus=corpus, corpus_only=False, http_client=client)
+    return SearchChain(
+        providers, corpus=corpus, corpus_only=False, http_client=client, passthrough=passthrough
+    )
 
 
 def _build_provider(name: str, settings: Settings, client: httpx.AsyncClient) -> SearchProvider | None:

@@ -75,7 +75,8 @@ class ProviderProbe:
 def provider_urls(settings: Settings) -> dict[str, str | None]:
     """Every known provider, in chain order, with the URL a probe asks (None: not configured)."""
     configured = {provider.name: provider.probe_url(settings) for provider in PROVIDERS}
-    chain = list(dict.fromkeys(settings.search_providers))
+    # the MCP entry is no web provider with a URL to probe (its servers are called only by runs)
+    chain = [name for name in dict.fromkeys(settings.search_providers) if name in configured]
     order = chain + [name for name in configured if name not in chain]
     return {name: configured[name] if name in chain else None for name in order}
 

@@ -21,6 +21,7 @@ from deepresearch.search.base import ProviderError, SearchResult, clean_text, is
 from deepresearch.web.tls import shared_ssl_context
 
 __all__ = [
+    "MCP_PROVIDERS",
     "PROVIDERS",
     "BraveProvider",
     "DuckDuckGoProvider",
@@ -474,7 +475,12 @@ PROVIDERS: tuple[type[WebProvider], ...] = (
 )
 """Every web provider, in the default chain order. A new provider is a class above, with its name, its
 setting, ``from_settings`` and ``probe_url``, listed here (and its setting in config.py's Settings)."""
-PROVIDER_NAMES: tuple[str, ...] = tuple(provider.name for provider in PROVIDERS)
+MCP_PROVIDERS = "mcp"
+"""The search roles of the MCP servers file (DEEPRESEARCH_MCP_SERVERS_FILE), in the file's order: built for
+each run execution with its receipts (deepresearch.mcpclient), not from settings alone. First by default: an
+operator who lists servers means them to be used."""
+PROVIDER_NAMES: tuple[str, ...] = (MCP_PROVIDERS, *(provider.name for provider in PROVIDERS))
+"""Every name DEEPRESEARCH_SEARCH_PROVIDERS may list, in the default chain order."""
 
 
 def _either(names: list[str]) -> str:

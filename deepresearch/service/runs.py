@@ -348,6 +348,10 @@ class RunService(RunViews, ReplicaDuties):
     def is_active_here(self, run_id: str) -> bool:
         return run_id in self._active
 
+    def active_run_ids(self) -> list[str]:
+        """The runs this process executes, or holds waiting for a slot."""
+        return list(self._active)
+
     # --- lifecycle ---------------------------------------------------------------------------------
     async def prune(self, older_than_days: float) -> PrunePublic:
         """Delete every run that stopped more than `older_than_days` ago (events, checkpoints, receipts,
