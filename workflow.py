@@ -47,6 +47,7 @@ def fan_out_reviewers(state: AnalysisState) -> list[Send]:
                 engine=state["engine"],
                 sub_questions=sub_questions,
                 evidence=state.get("evidence", []),
+                topic=state["plan"].get("topic", ""),
             ),
         )
         for name in state["options"]["reviewers"]

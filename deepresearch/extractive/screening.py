@@ -59,16 +59,24 @@ def passages_of(sources: Sequence[dict[str, Any]]) -> list[PassageRecord]:
 
 
 def rank_sources(
-    question: str, sub_questions: Sequence[str], sources: Sequence[dict[str, Any]], limits: Sequence[int]
+    question: str,
+    sub_questions: Sequence[str],
+    sources: Sequence[dict[str, Any]],
+    limits: Sequence[int],
+    topic: str = "",
 ) -> list[list[list[tuple[float, PassageRecord]]]]:
     """The sources cut into passages and ranked once per limit in `limits`: a stage's whole CPU work in
     one call, so it makes one trip to a CPU worker (deepresearch/cpu.py)."""
     passages = passages_of(sources)
-    return [rank_passages(question, sub_questions, passages, limit) for limit in limits]
+    return [rank_passages(question, sub_questions, passages, limit, topic) for limit in limits]
 
 
 def rank_passages(
-    question: str, sub_questions: Sequence[str], passages: Sequence[PassageRecord], limit: int
+    question: str,
+    sub_questions: Sequence[str],
+    passages: Sequence[PassageRecord],
+    limit: int,
+    topic: str = "",
 ) -> list[list[tuple[float, PassageRecord]]]:
     """For each sub-question, its best passages as (score, passage), best first: BM25F over title,
     headings and body against the sub-question plus the question's topic."""
@@ -85,7 +93,7 @@ def rank_passages(
     bodies = [set(_tokens(p["text"])) for p in passages]
     # the topic, not every word of the question: "its limitations" must not pull every sub-question
     # to the one section on limitations
-    focus = " ".join(keywords(question_topic(question), 6))
+    focus = " ".join(keywords(topic or question_topic(question), 6))
     # a passage must name the topic (in its title, headings or text) to be evidence on it - or be a section
     # of a page whose opening names all of it: a project's own documents rarely repeat its name in every
     # section (a page that merely mentions one of the topic's words does not lend it to all its sections)

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.text import content_tokens, is_statement, split_sentences
+from deepresearch.extractive.text import content_tokens, is_statement, logical_lines, split_sentences
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
 
@@ -60,30 +60,103 @@ def section_label(heading: str) -> str:
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
 
 
+_ITEM = re.compile(r"^(?:[-*+•]|\d{1,2}[.)])\s+")
+_FORWARD = re.compile(r"(?::|\b(?:the following|as follows|below)[.:]?)$", re.IGNORECASE)
+MAX_LIST_ITEMS = 8
+MAX_UNIT_CHARS = 600
+
+
+@dataclass(slots=True)
+class _Reader:
+    """Walks a passage's lines and collects its quotable units (see ``quotes``)."""
+
+    n: int
+    label: str
+    units: list[Quote]
+    term: str = ""  # a definition list's current term ("--soft:"), the label of what follows it
+    intro: str = ""  # a sentence that announces a list or a sample ("The order of merging is:")
+    items: list[str] | None = None
+    previous: str = ""  # the last sentence read, for one that opens with "It", "This", "They"
+
+    def add(self, text: str) -> None:
+        label = self.term or self.label
+        tokens = content_tokens(text)
+        self.units.append(
+            Quote(text, self.n, label, len(self.units), frozenset(tokens), tokens[0] if tokens else "")
+        )
+
+    def sentence(self, sentence: str) -> None:
+        previous, self.previous = self.previous, sentence
+        if not _prose(sentence) or _FORWARD.search(sentence):
+            return
+        first = sentence.split()[0].strip("\"'“(").lower()
+        if first in _DANGLING:
+            if not previous or not _prose(previous) or previous.split()[0].lower() in _DANGLING:
+                return  # its antecedent is not quotable: leave it out rather than quote a fragment
+            self.add(f"{previous} {sentence}")
+        elif self.term or self.label or not _subjectless(sentence):
+            self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
+
+    def close_list(self) -> None:
+        """A list whose items are no sentences is one unit with the sentence that announced it."""
+        items, self.items = self.items or [], None
+        text = f"{self.intro} {'; '.join(i.rstrip('.;,') for i in items)}."
+        if self.intro and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
+            self.add(text)
+        self.intro = ""
+
+    def line(self, line: str) -> None:
+        item = _ITEM.match(line)
+        text = line[item.end() :] if item else line
+        if item and not is_statement(text):
+            self.items = [*(self.items or []), text]
+            return
+        if self.items is not None:
+            self.close_list()
+        if _term_line(text):
+            self.term, self.previous = text.rstrip(":").strip(), ""
+            return
+        if self.intro and not item and not is_statement(text) and len(text) <= 200:
+            # "To rotate the logs every day:" followed by the command: the sample is the answer
+            self.add(f"{self.intro} `{text}`")
+            self.intro = ""
+            return
+        self.intro = text if _announces(text) else ""
+        for sentence in split_sentences(text):
+            self.sentence(sentence)
+
+
+def _announces(text: str) -> bool:
+    """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
+    return bool(_FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
+
+
+def _term_line(text: str) -> bool:
+    """A definition list's term as the extractor writes it ("--soft:", "git reset [<mode>]:"): short, ending
+    with a colon, not a sentence announcing what follows ("The order of merging is:")."""
+    return (text.endswith(":") and len(text) <= 80 and not _announces(text)) or (
+        text.endswith(":") and len(text.split()) <= 2
+    )
+
+
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
-    """The passage's quotable units (see the module docstring), in order."""
+    """The passage's quotable units, in order: its sentences (one that leans on the sentence before is
+    quoted with it), a definition's sentences under their term, a list of fragments with the sentence that
+    announces it, a short code sample with the sentence that introduces it."""
     lines = passage.split("\n", 1)
     if _HEADING_LINE.match(lines[0].strip()):
         passage = lines[1] if len(lines) > 1 else ""
     # the page's own title names nothing the source list does not: only a sub-section is a label
     label = section_label(headings[-1]).replace("*", "").replace("`", "") if len(headings) > 1 else ""
-    units: list[Quote] = []
-    sentences = split_sentences(passage)
-    for index, sentence in enumerate(sentences):
-        if not _prose(sentence):
-            continue
-        first = sentence.split()[0].strip("\"'“(").lower()
-        text = sentence
-        if first in _DANGLING:
-            previous = sentences[index - 1] if index else ""
-            if not previous or not _prose(previous) or previous.split()[0].lower() in _DANGLING:
-                continue  # its antecedent is not quotable: leave it out rather than quote a fragment
-            text = f"{previous} {sentence}"
-        elif not label and _subjectless(sentence):
-            continue  # "Returns the ..." with no heading to name what returns it
-        tokens = content_tokens(text)
-        units.append(Quote(text, n, label, len(units), frozenset(tokens), tokens[0] if tokens else ""))
-    return units
+    reader = _Reader(n, label, [])
+    for paragraph in re.split(r"\n\s*\n", passage):
+        for line in logical_lines(paragraph):
+            reader.line(line)
+        if reader.items is not None and not _ITEM.match(paragraph.strip()):
+            reader.close_list()
+    if reader.items is not None:
+        reader.close_list()
+    return reader.units
 
 
 # release notes describe what changed, not how a thing works
@@ -93,7 +166,7 @@ _NEWS = re.compile(
 _CHANGELOG = re.compile(r"^(?:Changed|New|Added) in version\b")
 
 
-_CODE_CHARS = frozenset("{}[]=%'\"#<>|\\")
+_CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
 
 
 def code_like(text: str) -> bool:

@@ -68,6 +68,15 @@ def _stem(token: str) -> str:
     return token[:-1] if token.endswith("e") and len(token) >= 4 else token
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def plain_words(text: str) -> list[str]:
+    """Stemmed content words split at every non-alphanumeric character: "git-gc(1)" and "lang_vacuum" give
+    "git", "gc" and "lang", "vacuum" (titles and file names, compared word by word)."""
+    return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
+
+
 def keywords(text: str, limit: int = 8) -> list[str]:
     """Distinct content words of a text, in order of first appearance (original spelling)."""
     seen: dict[str, str] = {}
@@ -81,7 +90,7 @@ def keywords(text: str, limit: int = 8) -> list[str]:
 _CONTINUES = re.compile(r"^(?![-*+] )[a-z`(,;–—]")
 
 
-def _logical_lines(text: str) -> list[str]:
+def logical_lines(text: str) -> list[str]:
     """Lines, with hard-wrapped prose re-joined: a line that does not end a sentence continues when the
     next one starts in lower case (Markdown and plain-text files wrap paragraphs at ~80 columns)."""
     lines: list[str] = []
@@ -108,7 +117,7 @@ def split_sentences(text: str) -> list[str]:
     extracted pages put headings, list items and paragraphs on their own lines, and a heading must not
     glue itself to the next sentence."""
     sentences: list[str] = []
-    for line in _logical_lines(text):
+    for line in logical_lines(text):
         sentences.extend(part.strip() for part in _SENTENCE_END.split(line) if part.strip())
     return sentences
 

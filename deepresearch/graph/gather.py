@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from langgraph.runtime import Runtime
 
 import prompts
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic
 from deepresearch.extractive.screening import rank_sources
 from deepresearch.extractive.seeding import uncovered_queries
 from deepresearch.extractive.text import keywords
@@ -48,10 +48,13 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
     tools, options = runtime.context.tools, state["options"]
     question = state["question"]
     answers: dict[str, Any] = {}
+    # how rare each phrase of the question is in the corpus: the planner's topic is the most specific one
+    rarity = await tools.corpus.document_shares(lookup_phrases(question)) if tools.corpus else None
+    topic = ""
     if state["engine"] == "llm":
 
         def fallback_plan() -> ResearchPlan:
-            plan = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS)
+            plan = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS, rarity)
             rationale = f"Keyword plan: the model's plan was unusable. {plan.rationale}"
             return ResearchPlan(sub_questions=plan.sub_questions, queries=plan.queries, rationale=rationale)
 
@@ -73,8 +76,9 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         sub_questions, queries, rationale = plan.sub_questions, plan.queries, plan.rationale
         answers = answers_note("plan_research", "plan", result)
     else:
-        keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS)
+        keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS, rarity)
         sub_questions, queries, rationale = keyword.sub_questions, keyword.queries, keyword.rationale
+        topic = keyword.topic
     queries = queries[: options["queries_per_round"]]
     pending = queries
     if state.get("sources"):  # a follow-up: search only for what the sources it starts with miss
@@ -90,6 +94,8 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "sub_questions": sub_questions[:MAX_SUB_QUESTIONS],
         "queries": queries,
         "rationale": rationale,
+        # what screening and the reviewers take the question to be about (the keyword plan's topic)
+        "topic": topic or question_topic(question, rarity),
     }
     await write_json(runtime, state, "plan_research", "plan.json", {"question": question, **plan_out})
     message(
@@ -259,7 +265,7 @@ def _chars(source: dict[str, Any]) -> int:
 # --- 4. screen_evidence --------------------------------------------------------------------------
 @business_stage("screen_evidence")
 async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
-    tools, question = runtime.context.tools, state["question"]
+    tools, question, topic = runtime.context.tools, state["question"], state["plan"].get("topic", "")
     sub_questions = state["plan"]["sub_questions"]
     sources = await tools.source_texts("screen_evidence", state.get("sources", []))
     # cutting every page into passages and BM25 over them are the stage's CPU work: in the engine's
@@ -267,7 +273,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     limits = [CANDIDATES_PER_SUB_QUESTION]
     if state["engine"] != "llm":
         limits.append(CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS)
-    ranked = await tools.cpu.run(rank_sources, question, sub_questions, sources, limits, trusted=True)
+    ranked = await tools.cpu.run(rank_sources, question, sub_questions, sources, limits, topic, trusted=True)
     candidates_per_sq, wider_per_sq = ranked[0], ranked[-1]
 
     answers: dict[str, Any] = {}

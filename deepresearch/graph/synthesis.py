@@ -29,7 +29,7 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
         return {
             "findings": {
                 reviewer: compose.extractive_review(
-                    reviewer, task["sub_questions"], task["evidence"], task["question"]
+                    reviewer, task["sub_questions"], task["evidence"], task["question"], task.get("topic", "")
                 )
             }
         }
@@ -37,7 +37,7 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
 
     def extractive_review() -> ReviewerFindings:
         review = compose.extractive_review(
-            reviewer, task["sub_questions"], task["evidence"], task["question"]
+            reviewer, task["sub_questions"], task["evidence"], task["question"], task.get("topic", "")
         )
         return ReviewerFindings.model_validate({k: v for k, v in review.items() if k != "engine"})
 

@@ -57,13 +57,17 @@ MIN_COVERAGE = {"fact_reviewer": 0.15, "implication_reviewer": 0.25, "risk_revie
 
 
 def extractive_review(
-    reviewer: str, sub_questions: list[str], evidence: list[dict[str, Any]], question: str = ""
+    reviewer: str,
+    sub_questions: list[str],
+    evidence: list[dict[str, Any]],
+    question: str = "",
+    topic: str = "",
 ) -> dict[str, Any]:
     """Quote sentences from the evidence table according to the reviewer's role: the facts that answer each
     sub-question best (fact_reviewer), consequences (implication_reviewer) or hedges and stated limits
     (risk_reviewer); picked by MMR, so they differ from each other and come from more than one source."""
     units: list[tuple[int, float, bool, Quote]] = []
-    topic_phrase = question_topic(question) if question else ""
+    topic_phrase = topic or (question_topic(question) if question else "")
     topic = set(content_tokens(topic_phrase))
     for index in range(len(sub_questions)):
         items = [e for e in evidence if e["sub_question_index"] == index]
