@@ -15,7 +15,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Phrase", "noun_phrases", "tokens"]
+__all__ = ["Phrase", "noun_phrases", "tokens", "verbs"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -264,3 +264,9 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
 
 def _tidy(text: str) -> str:
     return re.sub(r"\s+([,;:])", r"\1", text).strip(" ,;:")
+
+
+def verbs(clause: str) -> list[str]:
+    """The words of the clause taken for verbs ("decide", "answers", "rotate")."""
+    words = tokens(clause)
+    return [words[i] for i in sorted(_verbs(words))]

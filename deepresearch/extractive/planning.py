@@ -164,10 +164,11 @@ def keyword_plan(
     whole = " ".join(asked)
     aspects, item_queries = _aspects(clauses[0], whole, phrase, rarity) if phrase else ([], [])
     sub_questions = list(dict.fromkeys(sub_questions + aspects))[:max_sub_questions]
-    own = [_core(phrase)] if phrase else []
+    # the things compared are searched one by one; a list of them as a query finds the pages that list them
+    own = [_core(phrase)] if phrase and not item_queries else []
     # another clause is a query when it names something ("What should be used instead?" does not)
     named = [sq for sq, clause in zip(sub_questions[1:], clauses[1:], strict=False) if noun_phrases(clause)]
-    queries = [question, *own, *named, *item_queries]
+    queries = [question, *own, *item_queries, *named]
     queries += [" ".join(keywords(sq, 6)) for sq in sub_questions[: len(clauses)]]
     unique = list(dict.fromkeys(q for q in queries if q.strip()))
     rationale = (
@@ -208,6 +209,17 @@ _ASKS_LIMITS = re.compile(
     r"\b(limits?|limitations?|risks?|drawbacks?|pitfalls?|costs?|trade-?offs?|downsides?|caveats?)\b",
     re.IGNORECASE,
 )
+
+
+_ASPECT_WORDS = re.compile(
+    r"\b(?:limitations?|limits?|drawbacks?|risks?|work|works|configured|configure)\b", re.IGNORECASE
+)
+
+
+def without_aspects(sub_question: str) -> str:
+    """The sub-question without its aspect words: "What are the limitations of X?" asks about X (its limits
+    are found by their wording, not by the word "limitation"), "How does X work?" asks about X."""
+    return _ASPECT_WORDS.sub(" ", sub_question)
 
 
 def asks_about_limits(text: str) -> bool:

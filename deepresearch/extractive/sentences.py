@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.text import content_tokens, is_statement, logical_lines, split_sentences
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
@@ -76,7 +77,7 @@ class _Reader:
     term: str = ""  # a definition list's current term ("--soft:"), the label of what follows it
     intro: str = ""  # a sentence that announces a list or a sample ("The order of merging is:")
     items: list[str] | None = None
-    previous: str = ""  # the last sentence read, for one that opens with "It", "This", "They"
+    previous: tuple[str, ...] = ()  # the last two sentences read, for one that opens with "It", "This"
 
     def add(self, text: str) -> None:
         label = self.term or self.label
@@ -86,14 +87,19 @@ class _Reader:
         )
 
     def sentence(self, sentence: str) -> None:
-        previous, self.previous = self.previous, sentence
+        previous, self.previous = self.previous, (*self.previous[-1:], sentence)
         if not _prose(sentence) or _FORWARD.search(sentence):
             return
-        first = sentence.split()[0].strip("\"'“(").lower()
-        if first in _DANGLING:
-            if not previous or not _prose(previous) or previous.split()[0].lower() in _DANGLING:
-                return  # its antecedent is not quotable: leave it out rather than quote a fragment
-            self.add(f"{previous} {sentence}")
+        if _dangling(sentence):
+            # quoted with the sentences it leans on, back to one that names its subject (at most two)
+            chain = [sentence]
+            for before in reversed(previous):
+                if not _prose(before):
+                    return  # its antecedent is not quotable: leave it out rather than quote a fragment
+                chain.insert(0, before)
+                if not _dangling(before):
+                    self.add(" ".join(chain))
+                    return
         elif self.term or self.label or not _subjectless(sentence):
             self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
 
@@ -114,7 +120,7 @@ class _Reader:
         if self.items is not None:
             self.close_list()
         if _term_line(text):
-            self.term, self.previous = text.rstrip(":").strip(), ""
+            self.term, self.previous = text.rstrip(":").strip(), ()
             return
         if self.intro and not item and not is_statement(text) and len(text) <= 200:
             # "To rotate the logs every day:" followed by the command: the sample is the answer
@@ -124,6 +130,10 @@ class _Reader:
         self.intro = text if _announces(text) else ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
+
+
+def _dangling(sentence: str) -> bool:
+    return sentence.split()[0].strip("\"'“(").lower() in _DANGLING
 
 
 def _announces(text: str) -> bool:
@@ -217,10 +227,12 @@ class Scorer:
     def weights(self, query: str, question: str, topic: str = "") -> QueryWeights:
         """The topic's own words count half: every candidate is about the topic, what tells them apart is
         the rest of the sub-question ("timeout" in "What happens when a subprocess.run call exceeds its
-        timeout?")."""
+        timeout?"). So do its verbs: the sources say "selects" where the question says "decides"."""
         shared = set(content_tokens(topic))
-        own = {t: self.idf(t) * (0.5 if t in shared else 1.0) for t in content_tokens(query)}
-        return QueryWeights(own, {t: self.idf(t) for t in content_tokens(question) if t not in own})
+        light = {t for verb in verbs(query) for t in content_tokens(verb)} - shared
+        own = {t: self.idf(t) * (0.5 if t in shared | light else 1.0) for t in content_tokens(query)}
+        context = {t: self.idf(t) * (0.5 if t in light else 1.0) for t in content_tokens(question)}
+        return QueryWeights(own, {t: w for t, w in context.items() if t not in own})
 
     @staticmethod
     def coverage(unit: Quote, weights: QueryWeights) -> float:

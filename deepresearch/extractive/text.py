@@ -118,10 +118,21 @@ def split_sentences(text: str) -> list[str]:
     glue itself to the next sentence."""
     sentences: list[str] = []
     for line in logical_lines(text):
-        sentences.extend(part.strip() for part in _SENTENCE_END.split(line) if part.strip())
+        parts = [part.strip() for part in _SENTENCE_END.split(line) if part.strip()]
+        for part in parts:
+            # "name-based vs. IP-based", "e.g. Apache": an abbreviation's full stop ends no sentence
+            if sentences and _ABBREVIATION.search(sentences[-1]):
+                joined = f"{sentences[-1]} {part}"
+                if joined in line:
+                    sentences[-1] = joined
+                    continue
+            sentences.append(part)
     return sentences
 
 
+_ABBREVIATION = re.compile(
+    r"(?:^|\s)(?:vs|e\.g|i\.e|etc|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St)\.$", re.IGNORECASE
+)
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(\S.*)$")
 
 
@@ -241,12 +252,17 @@ class BM25F:
             df.update({t for f in self.weights for t in doc.get(f, [])})
         self._idf = {term: math.log(1 + (n - freq + 0.5) / (freq + 0.5)) for term, freq in df.items()}
 
-    def scores(self, query: str | Sequence[str]) -> list[float]:
-        terms = set(content_tokens(query) if isinstance(query, str) else query)
+    def scores(self, query: str | Sequence[str] | Mapping[str, float]) -> list[float]:
+        """Each document's score; a mapping weighs its terms (a verb of the question counts less than the
+        things it names)."""
+        if isinstance(query, Mapping):
+            terms = dict(query)
+        else:
+            terms = dict.fromkeys(content_tokens(query) if isinstance(query, str) else query, 1.0)
         result = []
         for tf, lengths in zip(self._tf, self._len, strict=True):
             score = 0.0
-            for term in terms:
+            for term, boost in terms.items():
                 weighted = 0.0
                 for name, weight in self.weights.items():
                     freq = tf[name].get(term, 0)
@@ -254,7 +270,7 @@ class BM25F:
                         norm = 1 - self.b + self.b * lengths[name] / self._avg[name]
                         weighted += weight * freq / norm
                 if weighted:
-                    score += self._idf.get(term, 0.0) * weighted / (self.k1 + weighted)
+                    score += boost * self._idf.get(term, 0.0) * weighted / (self.k1 + weighted)
             result.append(score)
         return result
 
