@@ -36,6 +36,8 @@ _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
     r"([\w.]+)\s*(\()?"
 )
+COMMON = 0.2
+"""Share of a sub-question's candidate quotes that must name a topic word for it to count half."""
 NEAR_DUPLICATE = 0.7
 """Jaccard similarity of content words at which two sentences say the same thing."""
 
@@ -74,13 +76,14 @@ class _Reader:
     n: int
     label: str
     units: list[Quote]
+    subject: str = ""  # the page's own heading: what "This module ..." at a section's start means
     term: str = ""  # a definition list's current term ("--soft:"), the label of what follows it
     intro: str = ""  # a sentence that announces a list or a sample ("The order of merging is:")
     items: list[str] | None = None
     previous: tuple[str, ...] = ()  # the last two sentences read, for one that opens with "It", "This"
 
-    def add(self, text: str) -> None:
-        label = self.term or self.label
+    def add(self, text: str, label: str = "") -> None:
+        label = label or self.term or self.label
         tokens = content_tokens(text)
         self.units.append(
             Quote(text, self.n, label, len(self.units), frozenset(tokens), tokens[0] if tokens else "")
@@ -89,6 +92,10 @@ class _Reader:
     def sentence(self, sentence: str) -> None:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
         if not _prose(sentence) or _FORWARD.search(sentence):
+            return
+        if not previous and self.subject and _points_at_subject(sentence):
+            # a section opening "This module implements ..." points at the page's subject: named as label
+            self.add(sentence, self.subject)
             return
         if _dangling(sentence):
             # quoted with the sentences it leans on, back to one that names its subject (at most two)
@@ -132,6 +139,22 @@ class _Reader:
             self.sentence(sentence)
 
 
+_VERB_AFTER = _words("is are was were has have had can could will would may might must should does do did")
+
+
+def _points_at_subject(sentence: str) -> bool:
+    """ "This module ...", "These directives ...": a demonstrative before a noun (not "This is", "This
+    means"), which at a section's start names the page's subject."""
+    words = sentence.split()
+    if len(words) < 3 or words[0].lower() not in ("this", "these"):
+        return False
+    second = words[1].lower().strip(",")
+    verb = second in _VERB_AFTER or (
+        words[0].lower() == "this" and second.endswith("s") and not second.endswith("ss")
+    )
+    return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
+
+
 def _dangling(sentence: str) -> bool:
     return sentence.split()[0].strip("\"'“(").lower() in _DANGLING
 
@@ -158,7 +181,8 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
         passage = lines[1] if len(lines) > 1 else ""
     # the page's own title names nothing the source list does not: only a sub-section is a label
     label = section_label(headings[-1]).replace("*", "").replace("`", "") if len(headings) > 1 else ""
-    reader = _Reader(n, label, [])
+    subject = section_label(headings[0]).replace("*", "").replace("`", "") if headings else ""
+    reader = _Reader(n, label, [], subject=subject)
     for paragraph in re.split(r"\n\s*\n", passage):
         for line in logical_lines(paragraph):
             reader.line(line)
@@ -224,11 +248,17 @@ class Scorer:
     def idf(self, term: str) -> float:
         return math.log(1 + (self._n - self._df.get(term, 0) + 0.5) / (self._df.get(term, 0) + 0.5))
 
-    def weights(self, query: str, question: str, topic: str = "") -> QueryWeights:
-        """The topic's own words count half: every candidate is about the topic, what tells them apart is
-        the rest of the sub-question ("timeout" in "What happens when a subprocess.run call exceeds its
-        timeout?"). So do its verbs: the sources say "selects" where the question says "decides"."""
+    def weights(
+        self, query: str, question: str, topic: str = "", candidates: Sequence[Quote] = ()
+    ) -> QueryWeights:
+        """The topic's own words count half when the candidates are about the topic (one in five or more
+        names it): what tells them apart is the rest of the sub-question ("timeout" in "What happens when a
+        subprocess.run call exceeds its timeout?"). A topic word few candidates name is what the
+        sub-question is after ("prefork" in "What is the prefork module?" when the question compares three).
+        Verbs count half too: the sources say "selects" where the question says "decides"."""
         shared = set(content_tokens(topic))
+        if candidates:
+            shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
         light = {t for verb in verbs(query) for t in content_tokens(verb)} - shared
         own = {t: self.idf(t) * (0.5 if t in shared | light else 1.0) for t in content_tokens(query)}
         context = {t: self.idf(t) * (0.5 if t in light else 1.0) for t in content_tokens(question)}

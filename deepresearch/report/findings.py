@@ -61,7 +61,8 @@ def extractive_review(
     findings: list[dict[str, Any]] = []
     taken: list[Quote] = []
     for index, sub_question in enumerate(sub_questions):
-        weights = scorer.weights(without_aspects(sub_question), question, topic_phrase)
+        candidates = [unit for i, _, _, unit, _ in units if i == index]
+        weights = scorer.weights(without_aspects(sub_question), question, topic_phrase, candidates)
         # on "What are the limitations of X?" a stated limit answers, whatever words it uses
         limits = asks_about_limits(sub_question)
         scored: list[tuple[float, Quote]] = []
