@@ -48,6 +48,7 @@ def fan_out_reviewers(state: AnalysisState) -> list[Send]:
                 sub_questions=sub_questions,
                 evidence=state.get("evidence", []),
                 topic=state["plan"].get("topic", ""),
+                rarity=state["plan"].get("rarity", {}),
             ),
         )
         for name in state["options"]["reviewers"]

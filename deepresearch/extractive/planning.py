@@ -19,8 +19,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from deepresearch.extractive.phrases import Phrase, noun_phrases
-from deepresearch.extractive.text import keywords
+from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
+from deepresearch.extractive.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
 
@@ -86,13 +86,36 @@ def _core(phrase: Phrase) -> str:
 
 
 def lookup_phrases(question: str) -> list[str]:
-    """What the planner asks the corpus about: each noun phrase's core and its shorter tails."""
+    """What the planner asks the corpus about: each noun phrase's core and its shorter tails, and every
+    content word of the question."""
     found: list[str] = []
     for clause in _clauses(question):
         for phrase in noun_phrases(clause):
             words = _core(phrase).split()
             found += [" ".join(words[i:]) for i in range(len(words))] + words
+    found += [w for w in tokens(question) if w.lower() not in FUNCTION_WORDS and w not in ",;:?!"]
     return list(dict.fromkeys(w.lower() for w in found if w))
+
+
+GENERIC_SHARE = 0.5
+GENERIC_FLOOR = 0.2
+
+
+def term_weights(rarity: Mapping[str, float] | None) -> dict[str, float]:
+    """How much each word of the question counts when matching text, by how many of the corpus's documents
+    hold it: 1 up to GENERIC_SHARE of them, less above (to GENERIC_FLOOR for a word on every page: "Apache"
+    in Apache's manual names nothing in particular). Keyed by stem (content_tokens). The callers leave the
+    topic's own words at 1: "virtual host" is on half of Apache's pages and still what the question asks."""
+    weights: dict[str, float] = {}
+    for word, share in (rarity or {}).items():
+        if " " in word or share <= 0:
+            continue
+        factor = (
+            1.0 if share <= GENERIC_SHARE else max(GENERIC_FLOOR, math.log(share) / math.log(GENERIC_SHARE))
+        )
+        for stem in content_tokens(word):
+            weights[stem] = min(weights.get(stem, 1.0), factor)
+    return weights
 
 
 def _specificity(phrase: Phrase, rarity: Mapping[str, float] | None) -> float:

@@ -92,12 +92,16 @@ def rank_sources(
     limits: Sequence[int],
     topic: str = "",
     found: Mapping[int, float] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[list[list[tuple[float, PassageRecord]]]]:
     """The sources cut into passages and ranked once per limit in `limits`: a stage's whole CPU work in
     one call, so it makes one trip to a CPU worker (deepresearch/cpu.py). ``found``: how well the search
-    ranked each source (0..1, by its number), see document_relevance."""
+    ranked each source (0..1, by its number), see document_relevance; ``weights``: how much each word
+    counts (planning.term_weights)."""
     passages = passages_of(sources)
-    return [rank_passages(question, sub_questions, passages, limit, topic, found) for limit in limits]
+    return [
+        rank_passages(question, sub_questions, passages, limit, topic, found, weights) for limit in limits
+    ]
 
 
 def search_priors(
@@ -117,7 +121,9 @@ def search_priors(
     return {n: value / best for n, value in raw.items()}
 
 
-def _query(sub_question: str, focus: str, topic_terms: set[str]) -> dict[str, float]:
+def _query(
+    sub_question: str, focus: str, topic_terms: set[str], generic: Mapping[str, float] | None = None
+) -> dict[str, float]:
     """The sub-question's terms (its aspect words left out), a verb counting VERB_WEIGHT, and the topic's
     when the sub-question names none of it ("Can the search be automated?" is about git bisect; "What is the
     worker module?" is about the worker module, not every module the question compares)."""
@@ -127,7 +133,10 @@ def _query(sub_question: str, focus: str, topic_terms: set[str]) -> dict[str, fl
         for term in content_tokens(verb):
             if term in weights and term not in topic_terms:
                 weights[term] = VERB_WEIGHT
-    return weights
+    scale = {
+        t: w for t, w in (generic or {}).items() if t not in topic_terms
+    }  # the topic's words count fully
+    return {term: weight * scale.get(term, 1.0) for term, weight in weights.items()}
 
 
 def document_relevance(
@@ -136,6 +145,7 @@ def document_relevance(
     focus: str,
     topic_terms: set[str],
     found: Mapping[int, float] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> dict[int, float]:
     """Each page's relevance to the question, 0..1 of the best page's: BM25F over the whole page (its title,
     all its headings, its prose) against the question and the topic, times the title prior; averaged with
@@ -149,7 +159,7 @@ def document_relevance(
             page["headings"] += _tokens(p["headings"][-1] if p["headings"] else "")
         page["body"] += _tokens(_prose(p["text"]))
     numbers = list(pages)
-    raw = BM25F([pages[n] for n in numbers]).scores(_query(question, focus, topic_terms))
+    raw = BM25F([pages[n] for n in numbers]).scores(_query(question, focus, topic_terms, weights))
     scores = {
         n: score * (1 + TITLE_PRIOR * len(topic_terms & titles[n]) / len(topic_terms) if topic_terms else 1.0)
         for n, score in zip(numbers, raw, strict=True)
@@ -170,6 +180,7 @@ def rank_passages(
     limit: int,
     topic: str = "",
     found: Mapping[int, float] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[list[tuple[float, PassageRecord]]]:
     """For each sub-question, its best passages as (score, passage), best first (see the module docstring);
     on the first, the section openings of the best pages follow, marked ``lead``."""
@@ -198,10 +209,10 @@ def rank_passages(
         set(_tokens(f"{p['title']} {' '.join(p['headings'])}")) | bodies[i] | opening[p["n"]]
         for i, p in enumerate(passages)
     ]
-    relevance = document_relevance(question, passages, focus, topic_terms, found)
+    relevance = document_relevance(question, passages, focus, topic_terms, found, weights)
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []
     for number, sub_question in enumerate(sub_questions):
-        raw = index.scores(_query(sub_question, focus, topic_terms))
+        raw = index.scores(_query(sub_question, focus, topic_terms, weights))
         scores = [
             score * (1 - DOCUMENT_WEIGHT + DOCUMENT_WEIGHT * relevance[p["n"]])
             for score, p in zip(raw, passages, strict=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.extractive.phrases import verbs
@@ -36,6 +36,8 @@ _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
     r"([\w.]+)\s*(\()?"
 )
+VERB = 0.3
+"""What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
 COMMON = 0.2
 """Share of a sub-question's candidate quotes that must name a topic word for it to count half."""
 NEAR_DUPLICATE = 0.7
@@ -208,9 +210,21 @@ def code_like(text: str) -> bool:
     return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
 
 
+# a sentence that sends the reader elsewhere says nothing about the subject itself
+_POINTER = re.compile(
+    r"^(?:see|read|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
+    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:information|details))\b|"
+    r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|elsewhere)\b|"
+    r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows)\b|"
+    r"\bshould read\b|\bread (?:more )?about\b|\bcome back to this\b",
+    re.IGNORECASE,
+)
+
+
 def _prose(sentence: str) -> bool:
     return (
         is_statement(sentence)
+        and not _POINTER.search(sentence)
         and not code_like(sentence)
         and not sentence.startswith("(")
         and not _NOT_PROSE.search(sentence)
@@ -249,7 +263,12 @@ class Scorer:
         return math.log(1 + (self._n - self._df.get(term, 0) + 0.5) / (self._df.get(term, 0) + 0.5))
 
     def weights(
-        self, query: str, question: str, topic: str = "", candidates: Sequence[Quote] = ()
+        self,
+        query: str,
+        question: str,
+        topic: str = "",
+        candidates: Sequence[Quote] = (),
+        generic: Mapping[str, float] | None = None,
     ) -> QueryWeights:
         """The topic's own words count half when the candidates are about the topic (one in five or more
         names it): what tells them apart is the rest of the sub-question ("timeout" in "What happens when a
@@ -259,9 +278,17 @@ class Scorer:
         shared = set(content_tokens(topic))
         if candidates:
             shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
-        light = {t for verb in verbs(query) for t in content_tokens(verb)} - shared
-        own = {t: self.idf(t) * (0.5 if t in shared | light else 1.0) for t in content_tokens(query)}
-        context = {t: self.idf(t) * (0.5 if t in light else 1.0) for t in content_tokens(question)}
+        light = {t for verb in verbs(query) for t in content_tokens(verb)} - set(content_tokens(topic))
+        # a word on every page of the corpus counts little (planning.term_weights), unless it is the topic's
+        scale = {t: w for t, w in (generic or {}).items() if t not in set(content_tokens(topic))}
+        own = {
+            t: self.idf(t) * (VERB if t in light else 0.5 if t in shared else 1.0) * scale.get(t, 1.0)
+            for t in content_tokens(query)
+        }
+        context = {
+            t: self.idf(t) * (0.5 if t in light else 1.0) * scale.get(t, 1.0)
+            for t in content_tokens(question)
+        }
         return QueryWeights(own, {t: w for t, w in context.items() if t not in own})
 
     @staticmethod

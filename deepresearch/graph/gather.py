@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 from langgraph.runtime import Runtime
 
 import prompts
-from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic
+from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic, term_weights
 from deepresearch.extractive.screening import rank_sources, search_priors
 from deepresearch.extractive.seeding import uncovered_queries
 from deepresearch.extractive.text import keywords
@@ -94,8 +94,10 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "sub_questions": sub_questions[:MAX_SUB_QUESTIONS],
         "queries": queries,
         "rationale": rationale,
-        # what screening and the reviewers take the question to be about (the keyword plan's topic)
+        # what screening and the reviewers take the question to be about (the keyword plan's topic), and how
+        # common each of its words is in the corpus (a word on every page matches nothing in particular)
         "topic": topic or question_topic(question, rarity),
+        "rarity": {word: round(share, 4) for word, share in (rarity or {}).items()},
     }
     await write_json(runtime, state, "plan_research", "plan.json", {"question": question, **plan_out})
     message(
@@ -272,8 +274,9 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     # worker processes, off the loop (the extractive mode also ranks a wider pool)
     limits = [CANDIDATES_PER_SUB_QUESTION, CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS]
     found = search_priors(state.get("search_results", []), sources)  # how well the search ranked each
+    weights = term_weights(state["plan"].get("rarity"))
     ranked = await tools.cpu.run(
-        rank_sources, question, sub_questions, sources, limits, topic, found, trusted=True
+        rank_sources, question, sub_questions, sources, limits, topic, found, weights, trusted=True
     )
     candidates_per_sq, wider_per_sq = ranked[0], ranked[-1]
 

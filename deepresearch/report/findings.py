@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepresearch.extractive.planning import asks_about_limits, question_topic, without_aspects
+from deepresearch.extractive.planning import asks_about_limits, question_topic, term_weights, without_aspects
 from deepresearch.extractive.sentences import Quote, Scorer, mmr, quotes
 from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_tokens, has_cue
 
@@ -38,12 +38,14 @@ def extractive_review(
     evidence: list[dict[str, Any]],
     question: str = "",
     topic: str = "",
+    rarity: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Quote sentences from the evidence table according to the reviewer's role: the facts that answer each
     sub-question best (fact_reviewer), consequences (implication_reviewer) or hedges and stated limits
     (risk_reviewer); picked by MMR, so they differ from each other and come from more than one source."""
     topic_phrase = topic or (question_topic(question) if question else "")
     topic_terms = set(content_tokens(topic_phrase))
+    generic = term_weights(rarity)  # a word on every page of the corpus counts little
     # (sub-question, passage rank, page titled with the topic, quote, where it stands: for printing a
     # sub-question's findings in reading order - its passage's place in the evidence, its place there)
     units: list[tuple[int, float, bool, Quote, list[int]]] = []
@@ -62,7 +64,7 @@ def extractive_review(
     taken: list[Quote] = []
     for index, sub_question in enumerate(sub_questions):
         candidates = [unit for i, _, _, unit, _ in units if i == index]
-        weights = scorer.weights(without_aspects(sub_question), question, topic_phrase, candidates)
+        weights = scorer.weights(without_aspects(sub_question), question, topic_phrase, candidates, generic)
         # on "What are the limitations of X?" a stated limit answers, whatever words it uses
         limits = asks_about_limits(sub_question)
         scored: list[tuple[float, Quote]] = []
