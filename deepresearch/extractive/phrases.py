@@ -267,6 +267,14 @@ def _tidy(text: str) -> str:
 
 
 def verbs(clause: str) -> list[str]:
-    """The words of the clause taken for verbs ("decide", "answers", "rotate")."""
+    """The words of the clause taken for verbs ("decide", "answers", "rotate"), without what follows a form
+    of "be" ("are my INSERT statements so *slow*", "is a file still *tracked*"): a predicate is what the
+    question asks about, not a way of saying it."""
     words = tokens(clause)
-    return [words[i] for i in sorted(_verbs(words))]
+    lower = [w.lower() for w in words]
+    found = []
+    for i in sorted(_verbs(words)):
+        before = [w for w in lower[:i] if w in _AUX_BE | _AUX_DO]
+        if not before or before[-1] not in _AUX_BE or lower[i] in _AUX_BE | _AUX_DO | _AUX_HAVE:
+            found.append(words[i])
+    return found

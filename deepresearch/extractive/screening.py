@@ -21,7 +21,7 @@ from typing import Any, NotRequired, TypedDict
 from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import question_topic, without_aspects
 from deepresearch.extractive.sentences import code_like
-from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, keywords
+from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, keywords, named_share
 
 RELATIVE_FLOOR = 0.45
 """A candidate must score at least this share of the sub-question's best passage."""
@@ -161,7 +161,7 @@ def document_relevance(
     numbers = list(pages)
     raw = BM25F([pages[n] for n in numbers]).scores(_query(question, focus, topic_terms, weights))
     scores = {
-        n: score * (1 + TITLE_PRIOR * len(topic_terms & titles[n]) / len(topic_terms) if topic_terms else 1.0)
+        n: score * (1 + TITLE_PRIOR * named_share(topic_terms, titles[n]))
         for n, score in zip(numbers, raw, strict=True)
     }
     best = max(scores.values(), default=0.0) or 1.0

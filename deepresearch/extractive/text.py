@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 _STOPWORD_TEXT = """
@@ -75,6 +75,35 @@ def plain_words(text: str) -> list[str]:
     """Stemmed content words split at every non-alphanumeric character: "git-gc(1)" and "lang_vacuum" give
     "git", "gc" and "lang", "vacuum" (titles and file names, compared word by word)."""
     return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
+
+
+PART_OF_WORD = 0.6
+"""What a word counts as a part of a compound ("type" in "datatypes", "autoinc" in "autoincrement")."""
+
+
+def word_match(word: str, other: str) -> float:
+    """1 for the same word (stem), PART_OF_WORD when the shorter one (3 letters or more) begins or ends the
+    longer one, at least three letters longer (a compound), else 0."""
+    if word == other:
+        return 1.0
+    short, long = sorted((word, other), key=len)
+    if len(short) >= 3 and len(long) >= len(short) + 3 and (long.startswith(short) or long.endswith(short)):
+        return PART_OF_WORD
+    return 0.0
+
+
+def named_share(
+    terms: Iterable[str], names: Iterable[str], weights: Mapping[str, float] | None = None
+) -> float:
+    """The (weighted) share of ``terms`` that ``names`` holds, a compound counting PART_OF_WORD."""
+    terms, names = list(dict.fromkeys(terms)), set(names)
+    total = sum((weights or {}).get(t, 1.0) for t in terms)
+    if not total:
+        return 0.0
+    found = sum(
+        (weights or {}).get(t, 1.0) * max((word_match(t, n) for n in names), default=0.0) for t in terms
+    )
+    return found / total
 
 
 def keywords(text: str, limit: int = 8) -> list[str]:

@@ -17,7 +17,7 @@ import re
 import sqlite3
 from collections import Counter
 
-from deepresearch.extractive.text import KEYWORD_NAME, plain_words
+from deepresearch.extractive.text import KEYWORD_NAME, named_share, plain_words
 
 __all__ = ["BM25_WEIGHTS", "SEQ_BITS", "DocumentRanker", "document_shares", "match_expression"]
 
@@ -153,12 +153,11 @@ class DocumentRanker:
         title = self._titles.get(file_id)
         if not title or not asked:
             return 0.0
-        shared = title & asked.keys()
-        if not shared:
+        recall = named_share(asked, title, asked)  # "datatypes" names "type" in part
+        if not recall:
             return 0.0
-        recall = sum(asked[w] for w in shared) / sum(asked.values())
         weights = {w: self._title_idf.get(w, 0.0) for w in title}
-        precision = sum(weights[w] for w in shared) / (sum(weights.values()) or 1.0)
+        precision = named_share(title, asked, weights)
         return 2 * recall * precision / (recall + precision) if recall + precision else 0.0
 
 
