@@ -52,6 +52,8 @@ def fan_out_reviewers(state: AnalysisState) -> list[Send]:
                 engine=state["engine"],
                 sub_questions=sub_questions,
                 evidence=state.get("evidence", []),
+                topic=state["plan"].get("topic", ""),
+                rarity=state["plan"].get("rarity", {}),
             ),
         )
         for name in state["options"]["reviewers"]

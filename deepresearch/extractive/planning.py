@@ -1,41 +1,42 @@
 """Extractive planning: sub-questions a person would write, built from the question's own structure.
 
 A question is split into its clauses ("What is X and what are its limits?" is two questions), pronouns are
-resolved to the question's topic, and the aspects that fit are added - what it is, how it works, its limits,
-how it is configured - each a plain grammatical question about the topic. Nothing is generated: every
-sub-question is the user's clause or a fixed template around a phrase taken from the question.
+resolved to the question's topic, and the aspects that fit are added - what the topic is (or what each thing
+compared is), how it works, its limits, how it is configured - each a plain grammatical question about the
+topic. Nothing is generated: every sub-question is the user's clause or a fixed template around a noun
+phrase taken from the question.
+
+The topic is one of the question's noun phrases (extractive/phrases.py), never a verb or an adverb: the
+subject unless it is a pronoun, a name the question asks about, the object of "How do I ..." When the corpus
+says how rare each phrase is (the share of its documents that contain it), the rarest phrase the corpus
+knows wins, so "Git" or "SQLite" - on every page of their own manual - give way to "git gc" or "VACUUM".
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from deepresearch.extractive.text import STOPWORDS, keywords
+from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
+from deepresearch.extractive.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
 
 _WH = r"what|how|which|why|when|where|who|is|are|does|do|can|should"
 _CLAUSE_SPLIT = re.compile(rf"\?\s+|;\s+|,?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)", re.IGNORECASE)
-_IDENTIFIER = re.compile(r"(?<![\w.])(?:\w+(?:\.\w+)+(?:\(\))?|_*\w+_\w*|\w+\(\))(?![\w.])")
-_KIND_NOUN = re.compile(
-    r"\b(?:the\s+)?(\w+)\s+(module|statement|function|class|package|decorator|method|library)\b",
-    re.IGNORECASE,
-)
-_WHAT_IS = re.compile(r"^what\s+(?:is|are)\s+((?:the|a|an)\s+)?(.+)$", re.IGNORECASE)
+_IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]|^[A-Z][A-Z0-9_]+$|-")
+_WHAT_IS = re.compile(r"^what\s+(?:is|are)\b", re.IGNORECASE)
 _HOW_WORK = re.compile(
-    r"^how\s+(?:does|do|is|are|can)\s+(.+?)\s+(?:work|works|behave|function)\b", re.IGNORECASE
+    r"^how\s+(?:does|do|is|are|can)\s+.+?\s+(?:work|works|behave|function)\b", re.IGNORECASE
 )
-_WHAT_DO = re.compile(r"^what\s+(?:does|do)\s+(.+?)\s+do\b", re.IGNORECASE)
 _HOW_VERB = re.compile(r"^how\s+(?:does|do)\s+(\S+(?:\s+\S+)?)\s+([a-z]+)\s+(.+)$", re.IGNORECASE)
 _HOW_TO = re.compile(r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one)\s+(.+)$", re.IGNORECASE)
 _HOW_TO_INF = re.compile(r"^how\s+to\s+(.+)$", re.IGNORECASE)
-_PHRASE_END = re.compile(
-    r"\s+(?:and|or|in|for|with|when|if|that|which|to|from|on|at|by)\s+|,|$", re.IGNORECASE
-)
 _LIMIT_WORDS = re.compile(
     r"\b(limit|limits|limitation|limitations|risk|risks|drawback|drawbacks|pitfall|pitfalls|cost|costs|"
-    r"trade-?offs?|downsides?|caveats?|fail|fails|exceeds?|errors?)\b",
+    r"trade-?offs?|downsides?|caveats?|fail|fails|exceeds?|errors?|wrong|slow|advise against)\b",
     re.IGNORECASE,
 )
 _CONFIG_WORDS = re.compile(
@@ -44,6 +45,19 @@ _CONFIG_WORDS = re.compile(
 )
 _PRONOUN_ITS = re.compile(r"\bits\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
+_LEADING = re.compile(r"^(?:my|your|our|their|his|its|two|three|many|several|multiple)\s+", re.IGNORECASE)
+_COMPARATIVE = re.compile(
+    r"\s+(?:faster|slower|larger|smaller|bigger|better|worse|safer|easier|harder|cheaper|quicker|longer|"
+    r"shorter|higher|lower)$",
+    re.IGNORECASE,
+)
+# how much a phrase's place in the question makes it the topic: what "What is" names first
+_ROLE_WEIGHT = {"named": 1.3, "subject": 1.0, "which": 1.0, "object": 0.9, "pp": 0.8, "clause": 0.8}
+_QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the subject matter
+_LATER_CLAUSE = 0.8  # the question's second clause ("... and what does it cost?")
+_SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server configuration")
+SPECIFIC = 0.15
+"""A topic in at most this share of the corpus's documents is specific enough for "What is X?" aspects."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,52 +67,165 @@ class KeywordPlan:
     sub_questions: list[str]
     queries: list[str]
     rationale: str
+    topic: str = ""
 
 
-def keyword_plan(question: str, max_queries: int, max_sub_questions: int = MAX_SUB_QUESTIONS) -> KeywordPlan:
-    """Sub-questions from the question's structure, and search queries in the question's own words.
-
-    The queries are the question, then each sub-question, then the topic on its own; the corpus search
-    expands each with its top documents' vocabulary (pseudo-relevance feedback, see search/corpus.py)."""
+def _clauses(question: str) -> list[str]:
     question = " ".join(question.split()).strip()
     clauses = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
-    clauses = clauses or [question.strip(" ?.")]
-    topic = question_topic(clauses[0])
+    return clauses or [question.strip(" ?.")]
+
+
+def _display(phrase: Phrase) -> str:
+    """The phrase as the sub-questions name it: its article kept, a possessive or a count left out."""
+    return _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
+
+
+def _core(phrase: Phrase) -> str:
+    return re.sub(r"^(?:the|a|an)\s+", "", _display(phrase), flags=re.IGNORECASE)
+
+
+def lookup_phrases(question: str) -> list[str]:
+    """What the planner asks the corpus about: each noun phrase's core and its shorter tails, and every
+    content word of the question."""
+    found: list[str] = []
+    for clause in _clauses(question):
+        for phrase in noun_phrases(clause):
+            words = _core(phrase).split()
+            found += [" ".join(words[i:]) for i in range(len(words))] + words
+    found += [w for w in tokens(question) if w.lower() not in FUNCTION_WORDS and w not in ",;:?!"]
+    return list(dict.fromkeys(w.lower() for w in found if w))
+
+
+GENERIC_SHARE = 0.5
+GENERIC_FLOOR = 0.2
+
+
+def term_weights(rarity: Mapping[str, float] | None) -> dict[str, float]:
+    """How much each word of the question counts when matching text, by how many of the corpus's documents
+    hold it: 1 up to GENERIC_SHARE of them, less above (to GENERIC_FLOOR for a word on every page: "Apache"
+    in Apache's manual names nothing in particular). Keyed by stem (content_tokens). The callers leave the
+    topic's own words at 1: "virtual host" is on half of Apache's pages and still what the question asks."""
+    weights: dict[str, float] = {}
+    for word, share in (rarity or {}).items():
+        if " " in word or share <= 0:
+            continue
+        factor = (
+            1.0 if share <= GENERIC_SHARE else max(GENERIC_FLOOR, math.log(share) / math.log(GENERIC_SHARE))
+        )
+        for stem in content_tokens(word):
+            weights[stem] = min(weights.get(stem, 1.0), factor)
+    return weights
+
+
+def _specificity(phrase: Phrase, rarity: Mapping[str, float] | None) -> float:
+    core = _core(phrase)
+    if not core:
+        return 0.0
+    if rarity is None:
+        named = any(_IDENTIFIER.search(word) for word in core.split())
+        return 1.0 + 0.5 * named
+    words = core.lower().split()
+    # a word of the phrase must be rare ("gc" in "git gc"), and the phrase must stand in the corpus: its
+    # longest tail that does ("httpd log files" -> "log files"); a phrase of common words ("the main server
+    # configuration") is not specific however rarely its words stand side by side
+    rarest = max((-math.log(rarity[w]) for w in words if rarity.get(w, 0.0) > 0), default=0.0)
+    for i in range(len(words)):
+        share = rarity.get(" ".join(words[i:]), 0.0)
+        if share > 0:
+            return min(rarest, -math.log(share) * ((len(words) - i) / len(words)) ** 0.5)
+    return 0.0
+
+
+def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Phrase | None:
+    """The question's topic: its noun phrase with the best role, weighted by how rare it is in the corpus."""
+    best: tuple[float, Phrase] | None = None
+    for index, clause in enumerate(_clauses(question)):
+        for phrase in noun_phrases(clause):
+            weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index else 1.0)
+            weight *= _SUBORDINATE if phrase.subordinate else 1.0
+            if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
+                weight *= _QUANTIFIED
+            value = weight * _specificity(phrase, rarity)
+            if value > 0 and (best is None or value > best[0]):
+                best = (value, phrase)
+    return best[1] if best else None
+
+
+def question_topic(question: str, rarity: Mapping[str, float] | None = None) -> str:
+    """The topic as a phrase of the question ("the json module", "git gc", "a detached HEAD"), or ""."""
+    phrase = choose_topic(question, rarity)
+    return _display(phrase) if phrase else ""
+
+
+def _specific(phrase: Phrase, rarity: Mapping[str, float] | None) -> bool:
+    """Worth a "What is X?": a name (an identifier, a capitalised or hyphenated term), or rare in a corpus."""
+    core = _core(phrase)
+    if rarity is not None:
+        share = rarity.get(core.lower(), 0.0)
+        return 0 < share <= SPECIFIC
+    return any(_IDENTIFIER.search(w) or w[:1].isupper() for w in core.split()) or len(core.split()) >= 2
+
+
+def keyword_plan(
+    question: str,
+    max_queries: int,
+    max_sub_questions: int = MAX_SUB_QUESTIONS,
+    rarity: Mapping[str, float] | None = None,
+) -> KeywordPlan:
+    """Sub-questions from the question's structure, and search queries in the question's own words.
+
+    The queries are the question, the topic on its own, then the question's other clauses and the things
+    it compares; an aspect ("What is X?", "What are the limitations of X?") is no query of its own - its
+    answer lies in the pages the topic finds, and "limitations" would only find pages about limits."""
+    question = " ".join(question.split()).strip()
+    clauses = _clauses(question)
+    phrase = choose_topic(question, rarity)
+    topic = _display(phrase) if phrase else ""
     asked = [_resolve_pronouns(clause, topic) for clause in clauses]
     sub_questions = [_as_question(clause) for clause in asked]
     whole = " ".join(asked)
-    task = _task_phrase(clauses[0])
-    if topic:
-        plural = _plural(topic)
-        aspects: list[str] = []
-        items = _items(topic)
-        named = bool(_IDENTIFIER.search(topic) or _KIND_NOUN.search(topic) or _HOW_WORK.match(clauses[0]))
-        # "What is X?" helps when X is an API or the question asks how X works; for a question about one
-        # behaviour of X ("How does X avoid Y?") it would only pull in everything else about X
-        if (
-            task is None
-            and not _WHAT_IS.match(clauses[0])
-            and (named or _mechanism(clauses[0], topic) is None)
-        ):
-            # "loggers, handlers and formatters": what each one is, rather than what the list is
-            aspects += [f"What {'are' if _plural(item) else 'is'} {item}?" for item in items or [topic]]
-        if _WHAT_IS.match(clauses[0]) and not re.search(r"\bhow\b", whole, re.IGNORECASE):
-            aspects.append(f"How {'do' if plural else 'does'} {topic} work?")
-        if not _LIMIT_WORDS.search(whole):
-            aspects.append(f"What are the limitations of {task or _mechanism(clauses[0], topic) or topic}?")
-        if _CONFIG_WORDS.search(whole) and not re.search(r"\bconfigur", whole, re.IGNORECASE):
-            aspects.append(f"How {'are' if plural else 'is'} {topic} configured?")
-        sub_questions += aspects
-    sub_questions = list(dict.fromkeys(sub_questions))[:max_sub_questions]
-    queries = [question, *sub_questions[1:], *([topic] if topic else [])]
-    queries += [" ".join(keywords(sq, 6)) for sq in sub_questions]
+    aspects, item_queries = _aspects(clauses[0], whole, phrase, rarity) if phrase else ([], [])
+    sub_questions = list(dict.fromkeys(sub_questions + aspects))[:max_sub_questions]
+    # the things compared are searched one by one; a list of them as a query finds the pages that list them
+    own = [_core(phrase)] if phrase and not item_queries else []
+    # another clause is a query when it names something ("What should be used instead?" does not)
+    named = [sq for sq, clause in zip(sub_questions[1:], clauses[1:], strict=False) if noun_phrases(clause)]
+    queries = [question, *own, *item_queries, *named]
+    queries += [" ".join(keywords(sq, 6)) for sq in sub_questions[: len(clauses)]]
     unique = list(dict.fromkeys(q for q in queries if q.strip()))
     rationale = (
         "Extractive mode: sub-questions from the question's clauses and the aspects that fit its topic"
         + (f" ({topic})" if topic else "")
         + "; queries in the question's own words."
     )
-    return KeywordPlan(sub_questions, unique[:max_queries], rationale)
+    return KeywordPlan(sub_questions, unique[:max_queries], rationale, topic)
+
+
+def _aspects(
+    clause: str, whole: str, phrase: Phrase, rarity: Mapping[str, float] | None
+) -> tuple[list[str], list[str]]:
+    """The aspect sub-questions that fit the topic, and a query for each thing the question compares."""
+    topic, plural = _display(phrase), phrase.plural
+    aspects: list[str] = []
+    items = _items(phrase)
+    task = _task_phrase(clause)
+    what_is = bool(_WHAT_IS.match(clause))
+    if items:
+        aspects += [f"What {'are' if _plural_word(item) else 'is'} {item}?" for item in items]
+    elif not what_is and task is None and _specific(phrase, rarity):
+        aspects.append(f"What {'are' if plural else 'is'} {topic}?")
+    if what_is and not re.search(r"\bhow\b", whole, re.IGNORECASE):
+        aspects.append(f"How {'do' if plural else 'does'} {topic} work?")
+    subject = next((p for p in noun_phrases(clause) if p.role == "subject"), None)
+    mechanism = _mechanism(clause, _display(subject)) if subject else None
+    if not _LIMIT_WORDS.search(whole) and (
+        task or mechanism or _specific(phrase, rarity) or _HOW_WORK.match(clause)
+    ):
+        aspects.append(f"What are the limitations of {task or mechanism or topic}?")
+    if _CONFIG_WORDS.search(whole) and not re.search(r"\bconfigur", whole, re.IGNORECASE):
+        aspects.append(f"How {'are' if plural else 'is'} {topic} configured?")
+    return aspects, [re.sub(r"^(?:the|a|an)\s+", "", item) for item in items]
 
 
 _ASKS_LIMITS = re.compile(
@@ -107,37 +234,20 @@ _ASKS_LIMITS = re.compile(
 )
 
 
+_ASPECT_WORDS = re.compile(
+    r"\b(?:limitations?|limits?|drawbacks?|risks?|work|works|configured|configure)\b", re.IGNORECASE
+)
+
+
+def without_aspects(sub_question: str) -> str:
+    """The sub-question without its aspect words: "What are the limitations of X?" asks about X (its limits
+    are found by their wording, not by the word "limitation"), "How does X work?" asks about X."""
+    return _ASPECT_WORDS.sub(" ", sub_question)
+
+
 def asks_about_limits(text: str) -> bool:
     """The question asks for the limits, risks or costs of something (not merely what happens on an error)."""
     return bool(_ASKS_LIMITS.search(text))
-
-
-def question_topic(clause: str) -> str:
-    """The thing a question is about, as a phrase of the question: an identifier (asyncio.gather),
-    "the X module/statement", what a what-is question names, or the subject of "how does X work"."""
-    if match := _HOW_WORK.match(clause) or _WHAT_DO.match(clause):
-        return match.group(1).strip()
-    if match := _HOW_TO.match(clause) or _HOW_TO_INF.match(clause):
-        # a task's object: "give a dataclass field a mutable default" -> "a dataclass field"
-        found = _IDENTIFIER.search(clause) or _KIND_NOUN.search(clause)
-        if found is None:
-            rest = match.group(1).split(maxsplit=1)[1:]
-            rest = re.sub(r"^and\s+\S+\s+", "", rest[0]) if rest else ""
-            head = re.split(r"\s+(?:a|an|the)\s+", rest, maxsplit=1)[0]
-            phrase = _PHRASE_END.split(head, maxsplit=1)[0].strip()
-            if phrase:
-                return phrase
-    if match := _WHAT_IS.match(clause):
-        phrase = _PHRASE_END.split(match.group(2), maxsplit=1)[0].strip()
-        if phrase:
-            return f"{match.group(1) or ''}{phrase}".strip()
-    if match := _IDENTIFIER.search(clause):
-        return match.group(0)
-    if (match := _KIND_NOUN.search(clause)) and match.group(1).lower() not in STOPWORDS - {"with"}:
-        return f"the {match.group(1)} {match.group(2)}"
-    words = clause.split()
-    content = [w for w in words[1:] if w.lower().strip(",") not in STOPWORDS]
-    return content[0].strip(",") if content else ""
 
 
 def _mechanism(clause: str, topic: str) -> str | None:
@@ -145,14 +255,16 @@ def _mechanism(clause: str, topic: str) -> str | None:
     match = _HOW_VERB.match(clause)
     if match is None or match.group(2).lower() in ("work", "works") or topic not in clause:
         return None
+    if not clause.lower().startswith(f"how does {topic.lower()} ") and not clause.lower().startswith(
+        f"how do {topic.lower()} "
+    ):
+        return None  # the topic is not the subject: "How does Apache decide which vhost ..." keeps the topic
     subject_end = clause.find(topic) + len(topic)
     tail = clause[subject_end:].strip().split(maxsplit=1)
-    if not tail:
+    if not tail or tail[0].lower() in ("work", "works"):
         return None
     verb = tail[0]
-    if verb.lower() in ("work", "works"):
-        return None
-    third = verb if _plural(topic) else verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
+    third = verb if _plural_word(topic) else verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
     return f"how {topic} {third}" + (f" {tail[1]}" if len(tail) > 1 else "")
 
 
@@ -203,14 +315,28 @@ def _as_question(clause: str) -> str:
     return clause[:1].upper() + clause[1:] + "?"
 
 
-def _items(topic: str) -> list[str]:
-    """The members of a coordinated topic ("loggers, handlers and formatters"), when they are short."""
-    parts = [p.strip() for p in re.split(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+", topic) if p.strip()]
-    return parts if 2 <= len(parts) <= 3 and all(len(p.split()) <= 3 for p in parts) else []
+def _items(phrase: Phrase) -> list[str]:
+    """The members of a coordinated topic, each named in full: "the prefork, worker and event
+    multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
+    formatters" stay as they are."""
+    items = list(phrase.items)
+    if not 2 <= len(items) <= 3 or any(len(item.split()) > 4 for item in items):
+        return []
+    last = items[-1].split()
+    if len(last) > 1 and all(len(item.split()) == 1 for item in items[:-1]):
+        head = " ".join(last[1:])
+        single = head[:-1] if _plural_word(head) else head
+        article = phrase.text.split()[0].lower() if phrase.text.split()[0].lower() in ("the",) else ""
+        named = [*items[:-1], last[0]]
+        return [f"{article or _article(item)} {item} {single}" for item in named]
+    return items
 
 
-def _plural(topic: str) -> bool:
-    last = topic.split()[-1].lower() if topic.split() else ""
-    return " and " in topic or (
-        last.endswith("s") and not last.endswith(("ss", "us", "is")) and "." not in last
-    )
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def _plural_word(text: str) -> bool:
+    last = text.split()[-1].lower() if text.split() else ""
+    plural = last.endswith("s") and not last.endswith(("ss", "us", "is")) and "." not in last
+    return " and " in text or plural

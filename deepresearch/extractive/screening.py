@@ -1,29 +1,49 @@
 """Extractive screening: rank the fetched sources' passages for each sub-question with BM25F.
 
-Each passage is scored over three fields - the source's title, the passage's heading path and its body - so
-the section titled like the question wins. Candidates far below a sub-question's best passage are dropped
-(they are what made reports cite pages that do not answer the question), and so are near-copies of a
-better candidate (the same section in a page's HTML and in its reStructuredText source).
+Documents first: each fetched page is scored as a whole against the question (its title, all its headings,
+its text) and a page far below the best one gives no evidence - a page that shares a few words with the
+question is not one that answers it. Then passages: each is scored over three fields - the source's title,
+the passage's heading path and its body - against the sub-question and the topic (the sub-question's aspect
+words left out, its verbs counting half), times its page's relevance, so the section titled like the
+question on the page about the question wins. Candidates far below a sub-question's best passage are dropped,
+and so are near-copies of a better candidate (the same section in a page's HTML and in its source).
+
+On the question itself, the openings of the best page's sections are evidence too: documentation answers
+"why is X not Y" in a section called "Enabling X", which shares no word with "not Y".
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from typing import Any, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, NotRequired, TypedDict
 
-from deepresearch.extractive.planning import question_topic
+from deepresearch.extractive.phrases import verbs
+from deepresearch.extractive.planning import question_topic, without_aspects
 from deepresearch.extractive.sentences import code_like
-from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, keywords
+from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, keywords, named_share
 
 RELATIVE_FLOOR = 0.45
 """A candidate must score at least this share of the sub-question's best passage."""
 NEAR_COPY = 0.8
 """Jaccard similarity of two passages' content words above which the lower-ranked one is a copy."""
-
-
 SAME_SOURCE_DISCOUNT = 0.85
 """Each passage already kept from a source multiplies that source's next candidates by this."""
+VERB_WEIGHT = 0.5
+"""A verb of the sub-question counts this much of a noun: the pages say "selects" where it says "decides"."""
+DOCUMENT_FLOOR = 0.35
+"""A page whose relevance to the question is below this share of the best page's gives no evidence."""
+DOCUMENT_WEIGHT = 0.6
+"""A passage's score is multiplied by (1 - DOCUMENT_WEIGHT) + DOCUMENT_WEIGHT x its page's relevance."""
+TITLE_PRIOR = 0.5
+"""A page's relevance is multiplied by 1 + TITLE_PRIOR x the share of the topic's words its title names."""
+CONTINUED = 3
+CONTINUATIONS = 2
+"""The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
+LEAD_PAGES = 0.8
+LEAD_SECTIONS = 6
+"""On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at
+least LEAD_PAGES of the best page's are evidence too."""
 
 
 @functools.lru_cache(maxsize=8192)
@@ -40,38 +60,130 @@ class PassageRecord(TypedDict):
     title: str
     headings: list[str]
     text: str
+    opening: NotRequired[bool]  # the first passage of its section
+    lead: NotRequired[bool]  # evidence as a section opening of the best page, not by its own rank
 
 
 def passages_of(sources: Sequence[dict[str, Any]]) -> list[PassageRecord]:
     """Every fetched source's passages, cut by section, with the source's number and title."""
-    return [
-        PassageRecord(
-            passage_id=f"{s['id']}.{i}",
-            source_id=s["id"],
-            n=s["n"],
-            title=s.get("title") or "",
-            headings=list(p.headings),
-            text=p.text,
-        )
-        for s in sources
-        for i, p in enumerate(heading_passages(s["text"]), start=1)
-    ]
+    records = []
+    for s in sources:
+        previous: tuple[str, ...] | None = None
+        for i, p in enumerate(heading_passages(s["text"]), start=1):
+            records.append(
+                PassageRecord(
+                    passage_id=f"{s['id']}.{i}",
+                    source_id=s["id"],
+                    n=s["n"],
+                    title=s.get("title") or "",
+                    headings=list(p.headings),
+                    text=p.text,
+                    opening=p.headings != previous,
+                )
+            )
+            previous = p.headings
+    return records
 
 
 def rank_sources(
-    question: str, sub_questions: Sequence[str], sources: Sequence[dict[str, Any]], limits: Sequence[int]
+    question: str,
+    sub_questions: Sequence[str],
+    sources: Sequence[dict[str, Any]],
+    limits: Sequence[int],
+    topic: str = "",
+    found: Mapping[int, float] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[list[list[tuple[float, PassageRecord]]]]:
     """The sources cut into passages and ranked once per limit in `limits`: a stage's whole CPU work in
-    one call, so it makes one trip to a CPU worker (deepresearch/cpu.py)."""
+    one call, so it makes one trip to a CPU worker (deepresearch/cpu.py). ``found``: how well the search
+    ranked each source (0..1, by its number), see document_relevance; ``weights``: how much each word
+    counts (planning.term_weights)."""
     passages = passages_of(sources)
-    return [rank_passages(question, sub_questions, passages, limit) for limit in limits]
+    return [
+        rank_passages(question, sub_questions, passages, limit, topic, found, weights) for limit in limits
+    ]
+
+
+def search_priors(
+    results: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]]
+) -> dict[int, float]:
+    """How well the search ranked each fetched source, 0..1 of the best: the queries that found it and its
+    best rank. The search saw the whole corpus (or the web); screening sees only what was fetched, where a
+    word every fetched page shares tells nothing."""
+    by_url = {r["url"]: r for r in results}
+    raw = {}
+    for source in sources:
+        result = by_url.get(source["url"])
+        raw[source["n"]] = (
+            len(result.get("queries", [])) + 1 / max(result.get("rank", 99), 1) if result else 0.0
+        )
+    best = max(raw.values(), default=0.0) or 1.0
+    return {n: value / best for n, value in raw.items()}
+
+
+def _query(
+    sub_question: str, focus: str, topic_terms: set[str], generic: Mapping[str, float] | None = None
+) -> dict[str, float]:
+    """The sub-question's terms (its aspect words left out), a verb counting VERB_WEIGHT, and the topic's
+    when the sub-question names none of it ("Can the search be automated?" is about git bisect; "What is the
+    worker module?" is about the worker module, not every module the question compares)."""
+    own = content_tokens(without_aspects(sub_question))
+    weights = dict.fromkeys(own if topic_terms & set(own) else [*own, *content_tokens(focus)], 1.0)
+    for verb in verbs(sub_question):
+        for term in content_tokens(verb):
+            if term in weights and term not in topic_terms:
+                weights[term] = VERB_WEIGHT
+    scale = {
+        t: w for t, w in (generic or {}).items() if t not in topic_terms
+    }  # the topic's words count fully
+    return {term: weight * scale.get(term, 1.0) for term, weight in weights.items()}
+
+
+def document_relevance(
+    question: str,
+    passages: Sequence[PassageRecord],
+    focus: str,
+    topic_terms: set[str],
+    found: Mapping[int, float] | None = None,
+    weights: Mapping[str, float] | None = None,
+) -> dict[int, float]:
+    """Each page's relevance to the question, 0..1 of the best page's: BM25F over the whole page (its title,
+    all its headings, its prose) against the question and the topic, times the title prior; averaged with
+    how well the search ranked it (``found``), when known."""
+    pages: dict[int, dict[str, list[str]]] = {}
+    titles: dict[int, set[str]] = {}
+    for p in passages:
+        page = pages.setdefault(p["n"], {"title": list(_tokens(p["title"])), "headings": [], "body": []})
+        titles.setdefault(p["n"], set(page["title"]))
+        if p.get("opening", True):
+            page["headings"] += _tokens(p["headings"][-1] if p["headings"] else "")
+        page["body"] += _tokens(_prose(p["text"]))
+    numbers = list(pages)
+    raw = BM25F([pages[n] for n in numbers]).scores(_query(question, focus, topic_terms, weights))
+    scores = {
+        n: score * (1 + TITLE_PRIOR * named_share(topic_terms, titles[n]))
+        for n, score in zip(numbers, raw, strict=True)
+    }
+    best = max(scores.values(), default=0.0) or 1.0
+    local = {n: score / best for n, score in scores.items()}
+    if not found:
+        return local
+    mixed = {n: (value + found.get(n, 0.0)) / 2 for n, value in local.items()}
+    top = max(mixed.values(), default=0.0) or 1.0
+    return {n: value / top for n, value in mixed.items()}
 
 
 def rank_passages(
-    question: str, sub_questions: Sequence[str], passages: Sequence[PassageRecord], limit: int
+    question: str,
+    sub_questions: Sequence[str],
+    passages: Sequence[PassageRecord],
+    limit: int,
+    topic: str = "",
+    found: Mapping[int, float] | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> list[list[tuple[float, PassageRecord]]]:
-    """For each sub-question, its best passages as (score, passage), best first: BM25F over title,
-    headings and body against the sub-question plus the question's topic."""
+    """For each sub-question, its best passages as (score, passage), best first (see the module docstring);
+    on the first, the section openings of the best pages follow, marked ``lead``."""
     index = BM25F(
         [
             {
@@ -85,11 +197,11 @@ def rank_passages(
     bodies = [set(_tokens(p["text"])) for p in passages]
     # the topic, not every word of the question: "its limitations" must not pull every sub-question
     # to the one section on limitations
-    focus = " ".join(keywords(question_topic(question), 6))
+    focus = " ".join(keywords(topic or question_topic(question), 6))
+    topic_terms = set(content_tokens(focus))
     # a passage must name the topic (in its title, headings or text) to be evidence on it - or be a section
     # of a page whose opening names all of it: a project's own documents rarely repeat its name in every
     # section (a page that merely mentions one of the topic's words does not lend it to all its sections)
-    topic_terms = set(content_tokens(focus))
     opening: dict[int, set[str]] = {}
     for i, p in enumerate(passages):
         opening.setdefault(p["n"], topic_terms if topic_terms and topic_terms <= bodies[i] else set())
@@ -97,32 +209,93 @@ def rank_passages(
         set(_tokens(f"{p['title']} {' '.join(p['headings'])}")) | bodies[i] | opening[p["n"]]
         for i, p in enumerate(passages)
     ]
+    relevance = document_relevance(question, passages, focus, topic_terms, found, weights)
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []
-    for sub_question in sub_questions:
-        scores = index.scores(f"{sub_question} {focus}")
+    for number, sub_question in enumerate(sub_questions):
+        raw = index.scores(_query(sub_question, focus, topic_terms, weights))
+        scores = [
+            score * (1 - DOCUMENT_WEIGHT + DOCUMENT_WEIGHT * relevance[p["n"]])
+            for score, p in zip(raw, passages, strict=True)
+        ]
         best = max(scores, default=0.0)
         pool = [
             i
             for i in range(len(passages))
             if scores[i] > 0
             and scores[i] >= RELATIVE_FLOOR * best
+            and relevance[passages[i]["n"]] >= DOCUMENT_FLOOR
             and (not topic_terms or topic_terms & fields[i])
         ]
-        kept: list[int] = []
-        per_source: dict[int, int] = {}
-        while pool and len(kept) < limit:
-            # a source's next passage counts a little less: good passages of a second page get a turn
-            i = max(
-                pool, key=lambda j: scores[j] * SAME_SOURCE_DISCOUNT ** per_source.get(passages[j]["n"], 0)
-            )
-            pool.remove(i)
-            if any(_jaccard(bodies[i], bodies[j]) >= NEAR_COPY for j in kept):
-                continue
-            kept.append(i)
-            per_source[passages[i]["n"]] = per_source.get(passages[i]["n"], 0) + 1
-        kept.sort(key=lambda i: -scores[i])
-        ranked_per_sq.append([(scores[i], passages[i]) for i in kept])
+        kept = _diverse(pool, scores, passages, bodies, limit)
+        ranked = [(scores[i], passages[i]) for i in kept]
+        ranked += _continuations(passages, kept, scores)
+        if number == 0:
+            ranked += _leads(passages, scores, relevance, fields, topic_terms, set(kept))
+        ranked_per_sq.append(ranked)
     return ranked_per_sq
+
+
+def _diverse(
+    pool: list[int],
+    scores: list[float],
+    passages: Sequence[PassageRecord],
+    bodies: list[set[str]],
+    limit: int,
+) -> list[int]:
+    """The best of the pool, a source's next passage counting a little less (good passages of a second page
+    get a turn), near-copies of a kept passage left out; best first."""
+    kept: list[int] = []
+    per_source: dict[int, int] = {}
+    while pool and len(kept) < limit:
+        i = max(pool, key=lambda j: scores[j] * SAME_SOURCE_DISCOUNT ** per_source.get(passages[j]["n"], 0))
+        pool.remove(i)
+        if any(_jaccard(bodies[i], bodies[j]) >= NEAR_COPY for j in kept):
+            continue
+        kept.append(i)
+        per_source[passages[i]["n"]] = per_source.get(passages[i]["n"], 0) + 1
+    return sorted(kept, key=lambda i: -scores[i])
+
+
+def _continuations(
+    passages: Sequence[PassageRecord], kept: list[int], scores: list[float]
+) -> list[tuple[float, PassageRecord]]:
+    """The rest of the best passages' sections: an answering section goes on after its first passage
+    ("There are two reasons to prefer the main configuration file: performance and security ...") in words
+    that no longer repeat the question's. Marked ``lead``: their first sentences are findings like the
+    section's opening ones."""
+    found: list[tuple[float, PassageRecord]] = []
+    chosen = set(kept)
+    for i in kept[:CONTINUED]:
+        j = i + 1
+        while j < len(passages) and j - i <= CONTINUATIONS and not passages[j].get("opening", True):
+            if passages[j]["n"] != passages[i]["n"]:
+                break
+            if j not in chosen:
+                chosen.add(j)
+                found.append((scores[i] * 0.9, PassageRecord(**passages[j], lead=True)))
+            j += 1
+    return found
+
+
+def _leads(
+    passages: Sequence[PassageRecord],
+    scores: list[float],
+    relevance: dict[int, float],
+    fields: list[set[str]],
+    topic_terms: set[str],
+    kept: set[int],
+) -> list[tuple[float, PassageRecord]]:
+    """The openings of the best pages' sections that name the topic, in page order, marked ``lead``."""
+    leads = []
+    for i, p in enumerate(passages):
+        if len(leads) >= LEAD_SECTIONS:
+            break
+        if i in kept or not p.get("opening") or relevance[p["n"]] < LEAD_PAGES or not p["headings"]:
+            continue
+        if topic_terms and not topic_terms & fields[i]:
+            continue
+        leads.append((scores[i], PassageRecord(**p, lead=True)))
+    return leads
 
 
 def _prose(text: str) -> str:

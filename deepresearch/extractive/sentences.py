@@ -12,10 +12,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.text import content_tokens, is_statement, split_sentences
+from deepresearch.extractive.phrases import verbs
+from deepresearch.extractive.text import content_tokens, is_statement, logical_lines, split_sentences
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
 
@@ -35,6 +36,10 @@ _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
     r"([\w.]+)\s*(\()?"
 )
+VERB = 0.3
+"""What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
+COMMON = 0.2
+"""Share of a sub-question's candidate quotes that must name a topic word for it to count half."""
 NEAR_DUPLICATE = 0.7
 """Jaccard similarity of content words at which two sentences say the same thing."""
 
@@ -60,30 +65,134 @@ def section_label(heading: str) -> str:
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
 
 
+_ITEM = re.compile(r"^(?:[-*+•]|\d{1,2}[.)])\s+")
+_FORWARD = re.compile(r"(?::|\b(?:the following|as follows|below)[.:]?)$", re.IGNORECASE)
+MAX_LIST_ITEMS = 8
+MAX_UNIT_CHARS = 600
+
+
+@dataclass(slots=True)
+class _Reader:
+    """Walks a passage's lines and collects its quotable units (see ``quotes``)."""
+
+    n: int
+    label: str
+    units: list[Quote]
+    subject: str = ""  # the page's own heading: what "This module ..." at a section's start means
+    term: str = ""  # a definition list's current term ("--soft:"), the label of what follows it
+    intro: str = ""  # a sentence that announces a list or a sample ("The order of merging is:")
+    items: list[str] | None = None
+    previous: tuple[str, ...] = ()  # the last two sentences read, for one that opens with "It", "This"
+
+    def add(self, text: str, label: str = "") -> None:
+        label = label or self.term or self.label
+        tokens = content_tokens(text)
+        self.units.append(
+            Quote(text, self.n, label, len(self.units), frozenset(tokens), tokens[0] if tokens else "")
+        )
+
+    def sentence(self, sentence: str) -> None:
+        previous, self.previous = self.previous, (*self.previous[-1:], sentence)
+        if not _prose(sentence) or _FORWARD.search(sentence):
+            return
+        if not previous and self.subject and _points_at_subject(sentence):
+            # a section opening "This module implements ..." points at the page's subject: named as label
+            self.add(sentence, self.subject)
+            return
+        if _dangling(sentence):
+            # quoted with the sentences it leans on, back to one that names its subject (at most two)
+            chain = [sentence]
+            for before in reversed(previous):
+                if not _prose(before):
+                    return  # its antecedent is not quotable: leave it out rather than quote a fragment
+                chain.insert(0, before)
+                if not _dangling(before):
+                    self.add(" ".join(chain))
+                    return
+        elif self.term or self.label or not _subjectless(sentence):
+            self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
+
+    def close_list(self) -> None:
+        """A list whose items are no sentences is one unit with the sentence that announced it."""
+        items, self.items = self.items or [], None
+        text = f"{self.intro} {'; '.join(i.rstrip('.;,') for i in items)}."
+        if self.intro and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
+            self.add(text)
+        self.intro = ""
+
+    def line(self, line: str) -> None:
+        item = _ITEM.match(line)
+        text = line[item.end() :] if item else line
+        if item and not is_statement(text):
+            self.items = [*(self.items or []), text]
+            return
+        if self.items is not None:
+            self.close_list()
+        if _term_line(text):
+            self.term, self.previous = text.rstrip(":").strip(), ()
+            return
+        if self.intro and not item and not is_statement(text) and len(text) <= 200:
+            # "To rotate the logs every day:" followed by the command: the sample is the answer
+            self.add(f"{self.intro} `{text}`")
+            self.intro = ""
+            return
+        self.intro = text if _announces(text) else ""
+        for sentence in split_sentences(text):
+            self.sentence(sentence)
+
+
+_VERB_AFTER = _words("is are was were has have had can could will would may might must should does do did")
+
+
+def _points_at_subject(sentence: str) -> bool:
+    """ "This module ...", "These directives ...": a demonstrative before a noun (not "This is", "This
+    means"), which at a section's start names the page's subject."""
+    words = sentence.split()
+    if len(words) < 3 or words[0].lower() not in ("this", "these"):
+        return False
+    second = words[1].lower().strip(",")
+    verb = second in _VERB_AFTER or (
+        words[0].lower() == "this" and second.endswith("s") and not second.endswith("ss")
+    )
+    return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
+
+
+def _dangling(sentence: str) -> bool:
+    return sentence.split()[0].strip("\"'“(").lower() in _DANGLING
+
+
+def _announces(text: str) -> bool:
+    """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
+    return bool(_FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
+
+
+def _term_line(text: str) -> bool:
+    """A definition list's term as the extractor writes it ("--soft:", "git reset [<mode>]:"): short, ending
+    with a colon, not a sentence announcing what follows ("The order of merging is:")."""
+    return (text.endswith(":") and len(text) <= 80 and not _announces(text)) or (
+        text.endswith(":") and len(text.split()) <= 2
+    )
+
+
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
-    """The passage's quotable units (see the module docstring), in order."""
+    """The passage's quotable units, in order: its sentences (one that leans on the sentence before is
+    quoted with it), a definition's sentences under their term, a list of fragments with the sentence that
+    announces it, a short code sample with the sentence that introduces it."""
     lines = passage.split("\n", 1)
     if _HEADING_LINE.match(lines[0].strip()):
         passage = lines[1] if len(lines) > 1 else ""
     # the page's own title names nothing the source list does not: only a sub-section is a label
     label = section_label(headings[-1]).replace("*", "").replace("`", "") if len(headings) > 1 else ""
-    units: list[Quote] = []
-    sentences = split_sentences(passage)
-    for index, sentence in enumerate(sentences):
-        if not _prose(sentence):
-            continue
-        first = sentence.split()[0].strip("\"'“(").lower()
-        text = sentence
-        if first in _DANGLING:
-            previous = sentences[index - 1] if index else ""
-            if not previous or not _prose(previous) or previous.split()[0].lower() in _DANGLING:
-                continue  # its antecedent is not quotable: leave it out rather than quote a fragment
-            text = f"{previous} {sentence}"
-        elif not label and _subjectless(sentence):
-            continue  # "Returns the ..." with no heading to name what returns it
-        tokens = content_tokens(text)
-        units.append(Quote(text, n, label, len(units), frozenset(tokens), tokens[0] if tokens else ""))
-    return units
+    subject = section_label(headings[0]).replace("*", "").replace("`", "") if headings else ""
+    reader = _Reader(n, label, [], subject=subject)
+    for paragraph in re.split(r"\n\s*\n", passage):
+        for line in logical_lines(paragraph):
+            reader.line(line)
+        if reader.items is not None and not _ITEM.match(paragraph.strip()):
+            reader.close_list()
+    if reader.items is not None:
+        reader.close_list()
+    return reader.units
 
 
 # release notes describe what changed, not how a thing works
@@ -93,7 +202,7 @@ _NEWS = re.compile(
 _CHANGELOG = re.compile(r"^(?:Changed|New|Added) in version\b")
 
 
-_CODE_CHARS = frozenset("{}[]=%'\"#<>|\\")
+_CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
 
 
 def code_like(text: str) -> bool:
@@ -101,9 +210,21 @@ def code_like(text: str) -> bool:
     return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
 
 
+# a sentence that sends the reader elsewhere says nothing about the subject itself
+_POINTER = re.compile(
+    r"^(?:see|read|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
+    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:information|details))\b|"
+    r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|elsewhere)\b|"
+    r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows)\b|"
+    r"\bshould read\b|\bread (?:more )?about\b|\bcome back to this\b",
+    re.IGNORECASE,
+)
+
+
 def _prose(sentence: str) -> bool:
     return (
         is_statement(sentence)
+        and not _POINTER.search(sentence)
         and not code_like(sentence)
         and not sentence.startswith("(")
         and not _NOT_PROSE.search(sentence)
@@ -141,13 +262,34 @@ class Scorer:
     def idf(self, term: str) -> float:
         return math.log(1 + (self._n - self._df.get(term, 0) + 0.5) / (self._df.get(term, 0) + 0.5))
 
-    def weights(self, query: str, question: str, topic: str = "") -> QueryWeights:
-        """The topic's own words count half: every candidate is about the topic, what tells them apart is
-        the rest of the sub-question ("timeout" in "What happens when a subprocess.run call exceeds its
-        timeout?")."""
+    def weights(
+        self,
+        query: str,
+        question: str,
+        topic: str = "",
+        candidates: Sequence[Quote] = (),
+        generic: Mapping[str, float] | None = None,
+    ) -> QueryWeights:
+        """The topic's own words count half when the candidates are about the topic (one in five or more
+        names it): what tells them apart is the rest of the sub-question ("timeout" in "What happens when a
+        subprocess.run call exceeds its timeout?"). A topic word few candidates name is what the
+        sub-question is after ("prefork" in "What is the prefork module?" when the question compares three).
+        Verbs count half too: the sources say "selects" where the question says "decides"."""
         shared = set(content_tokens(topic))
-        own = {t: self.idf(t) * (0.5 if t in shared else 1.0) for t in content_tokens(query)}
-        return QueryWeights(own, {t: self.idf(t) for t in content_tokens(question) if t not in own})
+        if candidates:
+            shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
+        light = {t for verb in verbs(query) for t in content_tokens(verb)} - set(content_tokens(topic))
+        # a word on every page of the corpus counts little (planning.term_weights), unless it is the topic's
+        scale = {t: w for t, w in (generic or {}).items() if t not in set(content_tokens(topic))}
+        own = {
+            t: self.idf(t) * (VERB if t in light else 0.5 if t in shared else 1.0) * scale.get(t, 1.0)
+            for t in content_tokens(query)
+        }
+        context = {
+            t: self.idf(t) * (0.5 if t in light else 1.0) * scale.get(t, 1.0)
+            for t in content_tokens(question)
+        }
+        return QueryWeights(own, {t: w for t, w in context.items() if t not in own})
 
     @staticmethod
     def coverage(unit: Quote, weights: QueryWeights) -> float:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 _STOPWORD_TEXT = """
@@ -68,6 +68,44 @@ def _stem(token: str) -> str:
     return token[:-1] if token.endswith("e") and len(token) >= 4 else token
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def plain_words(text: str) -> list[str]:
+    """Stemmed content words split at every non-alphanumeric character: "git-gc(1)" and "lang_vacuum" give
+    "git", "gc" and "lang", "vacuum" (titles and file names, compared word by word)."""
+    return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
+
+
+PART_OF_WORD = 0.6
+"""What a word counts as a part of a compound ("type" in "datatypes", "autoinc" in "autoincrement")."""
+
+
+def word_match(word: str, other: str) -> float:
+    """1 for the same word (stem), PART_OF_WORD when the shorter one (3 letters or more) begins or ends the
+    longer one, at least three letters longer (a compound), else 0."""
+    if word == other:
+        return 1.0
+    short, long = sorted((word, other), key=len)
+    if len(short) >= 3 and len(long) >= len(short) + 3 and (long.startswith(short) or long.endswith(short)):
+        return PART_OF_WORD
+    return 0.0
+
+
+def named_share(
+    terms: Iterable[str], names: Iterable[str], weights: Mapping[str, float] | None = None
+) -> float:
+    """The (weighted) share of ``terms`` that ``names`` holds, a compound counting PART_OF_WORD."""
+    terms, names = list(dict.fromkeys(terms)), set(names)
+    total = sum((weights or {}).get(t, 1.0) for t in terms)
+    if not total:
+        return 0.0
+    found = sum(
+        (weights or {}).get(t, 1.0) * max((word_match(t, n) for n in names), default=0.0) for t in terms
+    )
+    return found / total
+
+
 def keywords(text: str, limit: int = 8) -> list[str]:
     """Distinct content words of a text, in order of first appearance (original spelling)."""
     seen: dict[str, str] = {}
@@ -81,7 +119,7 @@ def keywords(text: str, limit: int = 8) -> list[str]:
 _CONTINUES = re.compile(r"^(?![-*+] )[a-z`(,;–—]")
 
 
-def _logical_lines(text: str) -> list[str]:
+def logical_lines(text: str) -> list[str]:
     """Lines, with hard-wrapped prose re-joined: a line that does not end a sentence continues when the
     next one starts in lower case (Markdown and plain-text files wrap paragraphs at ~80 columns)."""
     lines: list[str] = []
@@ -108,11 +146,22 @@ def split_sentences(text: str) -> list[str]:
     extracted pages put headings, list items and paragraphs on their own lines, and a heading must not
     glue itself to the next sentence."""
     sentences: list[str] = []
-    for line in _logical_lines(text):
-        sentences.extend(part.strip() for part in _SENTENCE_END.split(line) if part.strip())
+    for line in logical_lines(text):
+        parts = [part.strip() for part in _SENTENCE_END.split(line) if part.strip()]
+        for part in parts:
+            # "name-based vs. IP-based", "e.g. Apache": an abbreviation's full stop ends no sentence
+            if sentences and _ABBREVIATION.search(sentences[-1]):
+                joined = f"{sentences[-1]} {part}"
+                if joined in line:
+                    sentences[-1] = joined
+                    continue
+            sentences.append(part)
     return sentences
 
 
+_ABBREVIATION = re.compile(
+    r"(?:^|\s)(?:vs|e\.g|i\.e|etc|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St)\.$", re.IGNORECASE
+)
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(\S.*)$")
 
 
@@ -232,12 +281,17 @@ class BM25F:
             df.update({t for f in self.weights for t in doc.get(f, [])})
         self._idf = {term: math.log(1 + (n - freq + 0.5) / (freq + 0.5)) for term, freq in df.items()}
 
-    def scores(self, query: str | Sequence[str]) -> list[float]:
-        terms = set(content_tokens(query) if isinstance(query, str) else query)
+    def scores(self, query: str | Sequence[str] | Mapping[str, float]) -> list[float]:
+        """Each document's score; a mapping weighs its terms (a verb of the question counts less than the
+        things it names)."""
+        if isinstance(query, Mapping):
+            terms = dict(query)
+        else:
+            terms = dict.fromkeys(content_tokens(query) if isinstance(query, str) else query, 1.0)
         result = []
         for tf, lengths in zip(self._tf, self._len, strict=True):
             score = 0.0
-            for term in terms:
+            for term, boost in terms.items():
                 weighted = 0.0
                 for name, weight in self.weights.items():
                     freq = tf[name].get(term, 0)
@@ -245,7 +299,7 @@ class BM25F:
                         norm = 1 - self.b + self.b * lengths[name] / self._avg[name]
                         weighted += weight * freq / norm
                 if weighted:
-                    score += self._idf.get(term, 0.0) * weighted / (self.k1 + weighted)
+                    score += boost * self._idf.get(term, 0.0) * weighted / (self.k1 + weighted)
             result.append(score)
         return result
 

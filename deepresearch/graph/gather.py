@@ -10,8 +10,8 @@ from urllib.parse import urlsplit
 from langgraph.runtime import Runtime
 
 import prompts
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.screening import rank_sources
+from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic, term_weights
+from deepresearch.extractive.screening import rank_sources, search_priors
 from deepresearch.extractive.seeding import uncovered_queries
 from deepresearch.extractive.text import keywords
 from deepresearch.graph.common import (
@@ -48,10 +48,13 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
     tools, options = runtime.context.tools, state["options"]
     question = state["question"]
     answers: dict[str, Any] = {}
+    # how rare each phrase of the question is in the corpus: the planner's topic is the most specific one
+    rarity = await tools.corpus.document_shares(lookup_phrases(question)) if tools.corpus else None
+    topic = ""
     if state["engine"] == "llm":
 
         def fallback_plan() -> ResearchPlan:
-            plan = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS)
+            plan = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS, rarity)
             rationale = f"Keyword plan: the model's plan was unusable. {plan.rationale}"
             return ResearchPlan(sub_questions=plan.sub_questions, queries=plan.queries, rationale=rationale)
 
@@ -73,8 +76,9 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         sub_questions, queries, rationale = plan.sub_questions, plan.queries, plan.rationale
         answers = answers_note("plan_research", "plan", result)
     else:
-        keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS)
+        keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS, rarity)
         sub_questions, queries, rationale = keyword.sub_questions, keyword.queries, keyword.rationale
+        topic = keyword.topic
     queries = queries[: options["queries_per_round"]]
     pending = queries
     if state.get("sources"):  # a follow-up: search only for what the sources it starts with miss
@@ -90,6 +94,10 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "sub_questions": sub_questions[:MAX_SUB_QUESTIONS],
         "queries": queries,
         "rationale": rationale,
+        # what screening and the reviewers take the question to be about (the keyword plan's topic), and how
+        # common each of its words is in the corpus (a word on every page matches nothing in particular)
+        "topic": topic or question_topic(question, rarity),
+        "rarity": {word: round(share, 4) for word, share in (rarity or {}).items()},
     }
     await write_json(runtime, state, "plan_research", {"question": question, **plan_out})
     message(
@@ -257,15 +265,17 @@ def _chars(source: dict[str, Any]) -> int:
 # --- 4. screen_evidence --------------------------------------------------------------------------
 @business_stage("screen_evidence")
 async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
-    tools, question = runtime.context.tools, state["question"]
+    tools, question, topic = runtime.context.tools, state["question"], state["plan"].get("topic", "")
     sub_questions = state["plan"]["sub_questions"]
     sources = await tools.source_texts("screen_evidence", state.get("sources", []))
     # cutting every page into passages and BM25 over them are the stage's CPU work: in the engine's
     # worker processes, off the loop (the extractive mode also ranks a wider pool)
-    limits = [CANDIDATES_PER_SUB_QUESTION]
-    if state["engine"] != "llm":
-        limits.append(CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS)
-    ranked = await tools.cpu.run(rank_sources, question, sub_questions, sources, limits, trusted=True)
+    limits = [CANDIDATES_PER_SUB_QUESTION, CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS]
+    found = search_priors(state.get("search_results", []), sources)  # how well the search ranked each
+    weights = term_weights(state["plan"].get("rarity"))
+    ranked = await tools.cpu.run(
+        rank_sources, question, sub_questions, sources, limits, topic, found, weights, trusted=True
+    )
     candidates_per_sq, wider_per_sq = ranked[0], ranked[-1]
 
     answers: dict[str, Any] = {}
@@ -277,13 +287,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
             for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
         ]
         if state["engine"] != "llm" or not candidates:
-            kept = candidates[:EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION]
-            ids, pages = {p["passage_id"] for _, p in kept}, {p["n"] for _, p in kept}
-            more = [(s, p) for s, p in wider_per_sq[index] if p["n"] in pages and p["passage_id"] not in ids]
-            return [
-                _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
-                for score, p in [*kept, *more[:EXTRACTIVE_MORE_SECTIONS]]
-            ]
+            return _extractive_evidence(index, sub_questions[index], candidates, wider_per_sq[index])
 
         def bm25_screening() -> ScreeningResult:
             # the extractive method's choice, recorded in the receipt; relevance = BM25 score / best score
@@ -357,6 +361,22 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     return {"evidence": evidence, "stage_notes": {"screen_evidence": note}, "model_answers": answers}
 
 
+def _extractive_evidence(
+    index: int, sub_question: str, candidates: list[tuple[float, Any]], wider: list[tuple[float, Any]]
+) -> list[dict[str, Any]]:
+    """The extractive evidence on a sub-question: its best passages, further sections of the pages they
+    come from, and (on the question itself) the openings of the best page's sections."""
+    ranked = [(s, p) for s, p in candidates if not p.get("lead")]
+    kept = ranked[:EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION]
+    ids, pages = {p["passage_id"] for _, p in kept}, {p["n"] for _, p in kept}
+    more = [(s, p) for s, p in wider if p["n"] in pages and p["passage_id"] not in ids and not p.get("lead")]
+    kept += more[:EXTRACTIVE_MORE_SECTIONS]
+    kept += [(s, p) for s, p in candidates if p.get("lead")]
+    seen: set[str] = set()  # the first of two copies wins
+    unique = [(s, p) for s, p in kept if not (p["passage_id"] in seen or seen.add(p["passage_id"]))]
+    return [_evidence(index, sub_question, p, score, None, "BM25 rank") for score, p in unique]
+
+
 def _evidence(
     index: int, sub_question: str, passage: dict[str, Any], score: float, relevance: float | None, reason: str
 ) -> dict[str, Any]:
@@ -371,7 +391,8 @@ def _evidence(
         "headings": passage["headings"],
         "bm25": round(score, 3),
         "relevance": relevance,
-        "reason": reason,
+        "reason": "section opening of the best page" if passage.get("lead") else reason,
+        "lead": bool(passage.get("lead")),
     }
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypedDict
+from typing import Annotated, Any, NotRequired, TypedDict
 
 
 def merge_by(
@@ -132,3 +132,5 @@ class ReviewerTask(TypedDict):
     engine: str
     sub_questions: list[str]
     evidence: list[dict[str, Any]]
+    topic: NotRequired[str]  # the plan's topic (extractive plans name one)
+    rarity: NotRequired[dict[str, float]]  # the share of the corpus's documents holding each question word

@@ -22,6 +22,11 @@ from tools import ResearchContext
 logger = logging.getLogger(__name__)
 
 
+def _plan_terms(task: ReviewerTask) -> tuple[str, dict[str, float] | None]:
+    """The plan's topic and the corpus shares of the question's words (extractive plans carry them)."""
+    return task.get("topic", ""), task.get("rarity")
+
+
 # --- 5. analyze_findings (subgraph: fan-out of analysis_reviewer, then reduce_analysis) -----------
 async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     reviewer = task["reviewer"]
@@ -29,7 +34,12 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
         return {
             "findings": {
                 reviewer: compose.extractive_review(
-                    reviewer, task["sub_questions"], task["evidence"], task["question"]
+                    reviewer,
+                    task["sub_questions"],
+                    task["evidence"],
+                    task["question"],
+                    task.get("topic", ""),
+                    task.get("rarity"),
                 )
             }
         }
@@ -37,7 +47,12 @@ async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext
 
     def extractive_review() -> ReviewerFindings:
         review = compose.extractive_review(
-            reviewer, task["sub_questions"], task["evidence"], task["question"]
+            reviewer,
+            task["sub_questions"],
+            task["evidence"],
+            task["question"],
+            task.get("topic", ""),
+            task.get("rarity"),
         )
         return ReviewerFindings.model_validate({k: v for k, v in review.items() if k != "engine"})
 

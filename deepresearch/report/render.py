@@ -106,14 +106,26 @@ def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], res
     return f"{core.rstrip()} {markers.strip()}{end}" if kept else f"{core.rstrip()}{end}{markers}"
 
 
-def sources_markdown(sources: list[dict[str, Any]]) -> str:
-    lines = ["## Sources", ""]
-    for source in sources:
+def sources_markdown(sources: list[dict[str, Any]], cited: set[int] | None = None) -> str:
+    """The numbered source list; given the numbers the report cites, split into "Cited" and "Also read"
+    (fetched and screened, but no sentence of the report rests on them)."""
+
+    def line(source: dict[str, Any]) -> str:
         title = source.get("title") or source["url"]
         where = source["url"]
         kind = "local document" if where.startswith("corpus://") else source.get("domain", "")
-        lines.append(f"{source['n']}. {_md_escape(title)} — <{where}> ({kind})")
-    return "\n".join(lines) + "\n"
+        return f"[{source['n']}] {_md_escape(title)} — <{where}> ({kind})"
+
+    if cited is None:
+        return "\n".join(["## Sources", "", *(f"- {line(s)}" for s in sources)]) + "\n"
+    lines = ["## Sources", ""]
+    for name, group in (
+        ("Cited", [s for s in sources if s["n"] in cited]),
+        ("Also read", [s for s in sources if s["n"] not in cited]),
+    ):
+        if group:
+            lines += [f"### {name}", "", *(f"- {line(s)}" for s in group), ""]
+    return "\n".join(lines).rstrip() + "\n"
 
 
 def _md_escape(text: str) -> str:
@@ -191,23 +203,13 @@ def render_html(markdown: str, title: str, fetched: set[str]) -> str:
     )
 
 
+_SOURCE_ITEM = re.compile(r"<li>(\s*(?:<p>)?\s*<a href=\"#source-(\d+)\" class=\"cite\">)")
+
+
 def _anchor_sources(body: str) -> str:
-    """Give each item of the final ordered list under "Sources" an id the citation links can reach."""
+    """Give each item of the list under "Sources" the id its citations link to (#source-n, n the number the
+    item starts with)."""
     head, sep, tail = body.rpartition("<h2>Sources</h2>")
     if not sep:
         return body
-    counter = 0
-
-    def number(match: re.Match[str]) -> str:
-        nonlocal counter
-        counter += 1
-        return f'<li id="source-{counter}">'
-
-    start = tail.find("<ol")
-    if start == -1:
-        return body
-    ol_open_end = tail.find(">", start)
-    start_attr = re.search(r'start="(\d+)"', tail[start:ol_open_end])
-    if start_attr:
-        counter = int(start_attr.group(1)) - 1
-    return head + sep + tail[:start] + re.sub(r"<li>", number, tail[start:])
+    return head + sep + _SOURCE_ITEM.sub(lambda m: f'<li id="source-{m.group(2)}">{m.group(1)}', tail)

@@ -12,15 +12,22 @@ import asyncio
 import hashlib
 import logging
 import os
-import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from deepresearch.extractive.text import KEYWORD_NAME, heading_passages
+from deepresearch.extractive.text import heading_passages
 from deepresearch.search.base import SearchResult
 from deepresearch.search.documents import PASSAGE_CHARS, SUPPORTED_SUFFIXES, chunk_text, extract_text
+from deepresearch.search.ranking import (
+    BM25_WEIGHTS,
+    SEQ_BITS,
+    DocumentRanker,
+    document_shares,
+    match_expression,
+)
+from deepresearch.search.repeats import Fingerprint, boilerplate, duplicates, fingerprint, strip_boilerplate
 
 __all__ = ["CORPUS_SCHEME", "CorpusDocument", "CorpusError", "CorpusIndex", "IndexStats", "match_expression"]
 
@@ -28,25 +35,11 @@ logger = logging.getLogger(__name__)
 
 CORPUS_SCHEME = "corpus://"
 # bump when extraction or chunking changes: a mismatching index is rebuilt from scratch
-INDEX_VERSION = "2"
-_SEQ_BITS = 20
+INDEX_VERSION = "4"
+# bump when the rules of search/repeats.py change: boilerplate and duplicates are found again (no rebuild)
+REPEATS_VERSION = "1"
+_SEQ_BITS = SEQ_BITS
 _MAX_PASSAGES = (1 << _SEQ_BITS) - 1
-_MAX_QUERY_TOKENS = 32
-_TOKEN_RE = re.compile(r"\w+")
-_STOPWORDS = frozenset(
-    (
-        "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "in", "is",
-        "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "what", "when", "where",
-        "which", "who", "why", "will", "with",
-    )
-)  # fmt: skip
-# BM25F-style field weights (title, heading path, body): the section titled like the question wins, the
-# page title helps all its sections, and a strong body passage still wins over a weak heading match
-_BM25_WEIGHTS = "2.0, 3.0, 1.0"
-_PRF_DOCS = 8  # pseudo-relevance feedback: the top passages whose headings expand the query
-_PRF_TERMS = 3
-_PRF_WEIGHT = 0.3  # an expansion term counts this much of an original one
-
 _COLUMNS = ("title", "headings", "body")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -58,33 +51,29 @@ CREATE TABLE IF NOT EXISTS files (
     sha256 TEXT NOT NULL,
     title TEXT NOT NULL,
     passage_count INTEGER NOT NULL,
-    error TEXT
+    error TEXT,
+    blocks BLOB,
+    shingles BLOB,
+    duplicate_of INTEGER
 );
+CREATE TABLE IF NOT EXISTS boilerplate (key INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS texts (file_id INTEGER PRIMARY KEY, text TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
     title, headings, body, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 """
 
-_RANK_SQL = f"""
-WITH ranked AS MATERIALIZED (
-    SELECT rowid AS rid, bm25(passages, {_BM25_WEIGHTS}) AS score FROM passages WHERE passages MATCH :q
-)
-SELECT rid >> {_SEQ_BITS} AS file_id, min(score) AS score FROM ranked GROUP BY file_id ORDER BY score LIMIT :n
-"""
-_FEEDBACK_SQL = f"""
-SELECT title, headings FROM passages WHERE passages MATCH :q ORDER BY bm25(passages, {_BM25_WEIGHTS}) LIMIT :n
-"""
 _SNIPPET_SQL = f"""
 SELECT files.path, files.title, snippet(passages, 2, '', '', '…', 32), files.mtime_ns
 FROM passages JOIN files ON files.id = :file_id
 WHERE passages MATCH :q AND passages.rowid BETWEEN :low AND :high
-ORDER BY bm25(passages, {_BM25_WEIGHTS}) LIMIT 1
+ORDER BY bm25(passages, {BM25_WEIGHTS}) LIMIT 1
 """
-
-
-# words every page title of a documentation set carries ("— Python 3.11.2 documentation")
-_FEEDBACK_NOISE = frozenset(("documentation", "python", "html", "index", "contents", "guide"))
+_FIRST_SQL = """
+SELECT files.path, files.title, substr(passages.body, 1, 200), files.mtime_ns
+FROM passages JOIN files ON files.id = :file_id
+WHERE passages.rowid BETWEEN :low AND :high ORDER BY passages.rowid LIMIT 1
+"""
 
 
 class CorpusError(Exception):
@@ -115,17 +104,6 @@ class _Known:
     mtime_ns: int
     size: int
     sha256: str
-
-
-def match_expression(query: str) -> str | None:
-    """A safe FTS5 MATCH expression for free text: each word quoted, OR-ed; BM25 rewards docs that
-    match more of them. Quotes/operators/columns in the user's text can never reach FTS5 syntax."""
-    named = {name.lower() for name in KEYWORD_NAME.findall(query)}  # "the with statement" keeps "with"
-    tokens = list(dict.fromkeys(_TOKEN_RE.findall(query.lower())))
-    content = [token for token in tokens if token not in _STOPWORDS or token in named] or tokens
-    if not content:
-        return None
-    return " OR ".join(f'"{token}"' for token in content[:_MAX_QUERY_TOKENS])
 
 
 def _sphinx_copy(root: Path, relative: str) -> bool:
@@ -162,6 +140,8 @@ class CorpusIndex:
         self.corpus_dir = Path(corpus_dir)
         self.max_file_bytes = max_file_bytes
         self._reindex_lock = asyncio.Lock()
+        self._repeats: tuple[frozenset[int], frozenset[int]] | None = None
+        self._ranker: DocumentRanker | None = None
 
     @property
     def root(self) -> Path:
@@ -180,7 +160,18 @@ class CorpusIndex:
         expression = match_expression(query)
         if expression is None or limit < 1:
             return []
-        return await asyncio.to_thread(self._search_sync, expression, limit)
+        return await asyncio.to_thread(self._search_sync, query, expression, limit)
+
+    async def document_shares(self, phrases: list[str]) -> dict[str, float]:
+        """The share of the corpus's documents that contain each phrase (0 when none does)."""
+        return await asyncio.to_thread(self._shares_sync, phrases)
+
+    def _shares_sync(self, phrases: list[str]) -> dict[str, float]:
+        conn = self._connect()
+        try:
+            return document_shares(conn, phrases, self._repeated()[1])
+        finally:
+            conn.close()
 
     async def read(self, url: str) -> CorpusDocument:
         """Full text of a corpus document, read from disk (the fetch stage uses this, not HTTP)."""
@@ -220,6 +211,7 @@ class CorpusIndex:
                     conn.execute("DROP TABLE IF EXISTS passages")
                     conn.execute("DROP TABLE IF EXISTS files")
                     conn.execute("DROP TABLE IF EXISTS texts")
+                    conn.execute("DROP TABLE IF EXISTS boilerplate")
                     conn.execute(
                         "INSERT OR REPLACE INTO meta (key, value) VALUES ('index_version', ?)",
                         (INDEX_VERSION,),
@@ -232,24 +224,18 @@ class CorpusIndex:
             raise
         return conn
 
-    def _search_sync(self, expression: str, limit: int) -> list[SearchResult]:
+    def _search_sync(self, query: str, expression: str, limit: int) -> list[SearchResult]:
         conn = self._connect()
         try:
-            scores = dict(conn.execute(_RANK_SQL, {"q": expression, "n": limit * 3}).fetchall())
-            expansion = self._feedback_terms(conn, expression)
-            if expansion is not None:
-                for file_id, score in conn.execute(_RANK_SQL, {"q": expansion, "n": limit * 3}):
-                    scores[file_id] = (
-                        scores.get(file_id, 0.0) + _PRF_WEIGHT * score
-                    )  # bm25(): lower is better
-            best = sorted(scores, key=lambda file_id: scores[file_id])[:limit]
+            if self._ranker is None:
+                self._ranker = DocumentRanker(conn, self._repeated()[1])
             rows = []
-            for file_id in best:
+            for file_id in self._ranker.rank(conn, query, limit):
                 low = file_id << _SEQ_BITS
                 params = {"q": expression, "file_id": file_id, "low": low, "high": low | _MAX_PASSAGES}
                 row = conn.execute(_SNIPPET_SQL, params).fetchone()
-                if row is None and expansion is not None:
-                    row = conn.execute(_SNIPPET_SQL, params | {"q": expansion}).fetchone()
+                if row is None:  # found by the feedback terms only: its first passage stands for it
+                    row = conn.execute(_FIRST_SQL, params).fetchone()
                 if row is not None:
                     rows.append(row)
         finally:
@@ -264,21 +250,6 @@ class CorpusIndex:
             )
             for path, title, snippet, mtime_ns in rows
         ]
-
-    @staticmethod
-    def _feedback_terms(conn: sqlite3.Connection, expression: str) -> str | None:
-        """Pseudo-relevance feedback: the words the top passages' titles and headings share (in two or more
-        of them) that the query lacks, as a MATCH expression of their own - the corpus's own vocabulary
-        for what the user asked ("placeholders" finds the section on "parameter substitution")."""
-        asked = set(_TOKEN_RE.findall(expression.lower()))
-        counts: dict[str, int] = {}
-        for title, headings in conn.execute(_FEEDBACK_SQL, {"q": expression, "n": _PRF_DOCS}):
-            words = {w for w in _TOKEN_RE.findall(f"{title} {headings}".lower()) if len(w) > 2}
-            for word in words - asked - _STOPWORDS - _FEEDBACK_NOISE:
-                if not word.isdigit():
-                    counts[word] = counts.get(word, 0) + 1
-        terms = sorted((w for w, c in counts.items() if c >= 2), key=lambda w: (-counts[w], w))[:_PRF_TERMS]
-        return " OR ".join(f'"{term}"' for term in terms) if terms else None
 
     def _walk(self) -> list[tuple[str, Path]]:
         root = self.root
@@ -320,9 +291,46 @@ class CorpusIndex:
                     self._delete_passages(conn, known[relative].file_id)
                     conn.execute("DELETE FROM files WHERE id = ?", (known[relative].file_id,))
                 counts["removed"] += 1
+            found = conn.execute("SELECT value FROM meta WHERE key = 'repeats_version'").fetchone()
+            if counts["added"] or counts["updated"] or counts["removed"] or found != (REPEATS_VERSION,):
+                self._find_repeats(conn)
         finally:
             conn.close()
+        self._repeats, self._ranker = None, None
         return IndexStats(**counts)
+
+    @staticmethod
+    def _find_repeats(conn: sqlite3.Connection) -> None:
+        """Boilerplate blocks and duplicate documents over the whole corpus (search/repeats.py): after any
+        change, since one new page can make a block common or a file a copy."""
+        rows = conn.execute("SELECT id, path, blocks, shingles FROM files WHERE error IS NULL").fetchall()
+        common = boilerplate([blocks for _, _, blocks, _ in rows])
+        copies = duplicates((file_id, path, shingles) for file_id, path, _, shingles in rows)
+        with conn:
+            conn.execute("DELETE FROM boilerplate")
+            conn.executemany("INSERT INTO boilerplate (key) VALUES (?)", [(key,) for key in sorted(common)])
+            conn.execute("UPDATE files SET duplicate_of = NULL")
+            conn.executemany(
+                "UPDATE files SET duplicate_of = ? WHERE id = ?", [(kept, i) for i, kept in copies.items()]
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('repeats_version', ?)", (REPEATS_VERSION,)
+            )
+        logger.info("corpus: %d boilerplate blocks, %d duplicate documents", len(common), len(copies))
+
+    def _repeated(self) -> tuple[frozenset[int], frozenset[int]]:
+        """(boilerplate block keys, ids of duplicate documents), read once per index object."""
+        if self._repeats is None:
+            conn = self._connect()
+            try:
+                keys = frozenset(key for (key,) in conn.execute("SELECT key FROM boilerplate"))
+                copies = frozenset(
+                    i for (i,) in conn.execute("SELECT id FROM files WHERE duplicate_of IS NOT NULL")
+                )
+            finally:
+                conn.close()
+            self._repeats = (keys, copies)
+        return self._repeats
 
     def _index_file(self, conn: sqlite3.Connection, relative: str, path: Path, known: _Known | None) -> str:
         try:
@@ -334,6 +342,7 @@ class CorpusIndex:
             return "unchanged"
         error: str | None = None
         title, passages, digest, text = relative, [], "", None
+        prints = Fingerprint(b"", b"")
         if stat.st_size > self.max_file_bytes:
             error = f"file is larger than {self.max_file_bytes} bytes"
         else:
@@ -354,6 +363,7 @@ class CorpusIndex:
             try:
                 extracted = extract_text(path, data)
                 title, passages, text = extracted.title, _sections(extracted.text), extracted.text
+                prints = fingerprint(text)
             except Exception as exc:
                 # a malformed PDF/HTML file must not stop the whole corpus from being indexed
                 error = f"{type(exc).__name__}: {exc}"
@@ -367,9 +377,9 @@ class CorpusIndex:
         with conn:
             if known is None:
                 cursor = conn.execute(
-                    "INSERT INTO files (path, mtime_ns, size, sha256, title, passage_count, error) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (relative, stat.st_mtime_ns, stat.st_size, digest, title, len(passages), error),
+                    "INSERT INTO files (path, mtime_ns, size, sha256, title, passage_count, error, blocks, "
+                    "shingles) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (relative, stat.st_mtime_ns, stat.st_size, digest, title, len(passages), error, *prints),
                 )
                 file_id = int(cursor.lastrowid or 0)
             else:
@@ -377,8 +387,8 @@ class CorpusIndex:
                 self._delete_passages(conn, file_id)
                 conn.execute(
                     "UPDATE files SET mtime_ns = ?, size = ?, sha256 = ?, title = ?, passage_count = ?, "
-                    "error = ? WHERE id = ?",
-                    (stat.st_mtime_ns, stat.st_size, digest, title, len(passages), error, file_id),
+                    "error = ?, blocks = ?, shingles = ? WHERE id = ?",
+                    (stat.st_mtime_ns, stat.st_size, digest, title, len(passages), error, *prints, file_id),
                 )
             if text is not None:  # the fetch stage reads this instead of parsing the file again
                 conn.execute("INSERT OR REPLACE INTO texts (file_id, text) VALUES (?, ?)", (file_id, text))
@@ -426,7 +436,7 @@ class CorpusIndex:
             if cached is not None:
                 title, text = cached
                 return CorpusDocument(
-                    url=url, path=path, title=title, text=text, modified=_iso(stat.st_mtime_ns)
+                    url=url, path=path, title=title, text=self._clean(text), modified=_iso(stat.st_mtime_ns)
                 )
             data = path.read_bytes()
         except FileNotFoundError as exc:
@@ -439,5 +449,14 @@ class CorpusIndex:
             # same reasoning as indexing: report a readable error instead of a parser traceback
             raise CorpusError(f"cannot extract text from {url!r}: {type(exc).__name__}: {exc}") from exc
         return CorpusDocument(
-            url=url, path=path, title=extracted.title, text=extracted.text, modified=_iso(stat.st_mtime_ns)
+            url=url,
+            path=path,
+            title=extracted.title,
+            text=self._clean(extracted.text),
+            modified=_iso(stat.st_mtime_ns),
         )
+
+    def _clean(self, text: str) -> str:
+        """The text as a source: without the blocks the corpus repeats on many pages (navigation, footers)
+        and without copyright and licence notices."""
+        return strip_boilerplate(text, self._repeated()[0])

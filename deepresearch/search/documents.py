@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from bs4 import Tag
+
 from deepresearch.web.extract import soup_of
 
 __all__ = [
@@ -130,15 +132,37 @@ def _from_html(data: bytes) -> tuple[str, str]:
             # a definition term with an id is an API entry's signature; a plain <dt> is a glossary term
             level = DEFINITION_LEVEL if tag.get("id") else None
         # a signature is split into many <span>s that must join without spaces: "subprocess.run(args, ...)"
-        text = " ".join(tag.get_text("" if tag.name == "dt" else " ").split()).rstrip("¶").strip()
+        text = " ".join(tag.get_text("" if tag.name == "dt" and level else " ").split()).rstrip("¶").strip()
         if level is not None and text:
             tag.replace_with(f"\n\n{'#' * level} {text}\n\n")
+        elif text:
+            # a term line ends with a colon: the definition that follows is quoted under its term
+            tag.replace_with(f"\n\n{text if text.endswith(':') else text + ':'}\n\n")
+    _mark_lists_and_tables(root)
     # mark block boundaries so inline markup (<b>, <a>) stays inside its sentence
     for block in root.find_all(_BLOCK_TAGS):
         block.insert_before("\n\n")
         block.insert_after("\n\n")
     lines = (" ".join(line.split()) for line in root.get_text().split("\n\n"))
     return title, "\n\n".join(line for line in lines if line)
+
+
+def _mark_lists_and_tables(root: Tag) -> None:
+    """A list item starts with "- " (so an item that is no sentence still reads as one of a list), and a
+    table's cells are kept apart: "Default: 3600" for a row of a name and a value, "a | b | c" otherwise."""
+    for item in root.find_all("li"):
+        first = next((t for t in item.find_all(string=True) if t.strip()), None)
+        if first is not None:
+            first.replace_with(f"- {first.lstrip()}")
+    for row in root.find_all("tr"):
+        cells = row.find_all(["th", "td"], recursive=False)
+        for index, cell in enumerate(cells):
+            text = " ".join(cell.get_text(" ").split())
+            if len(cells) == 2 and index == 0:
+                text = f"{text}{'' if text.endswith(':') else ':'} "
+            elif index < len(cells) - 1:
+                text = f"{text} | "
+            cell.replace_with(text)
 
 
 _RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+_:.])\1{2,}\s*$")

@@ -1,0 +1,280 @@
+"""The noun phrases of a question and the part each plays: a small chunker, not a parser.
+
+Words are told apart by closed classes (question words, auxiliaries, pronouns, determiners, prepositions,
+conjunctions, adverbs); what is left is content. A verb is recognised by where it stands, not by a word
+list: right after a subject pronoun ("How do I *rotate* ..."), at the end of the subject that follows "does"
+or a modal ("How does SQLite *decide* the type ..."), after an adverb that follows the subject ("... still
+*loop*"). Runs of content words between these are the noun phrases; each keeps its determiner for display
+("the json module") and records its role: subject, object, what a "What is ..." question names, or one
+inside a prepositional phrase or a subordinate clause.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+
+__all__ = ["Phrase", "noun_phrases", "tokens", "verbs"]
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_TOKEN = re.compile(r"\[[^\]\s]{1,20}\]|\.?\w[\w.\-+#/'’]*(?:\(\))?|[,;:?!]")
+_WH = _set("what how which why when where who whose")
+_AUX_DO = _set("do does did can could should would will may might must shall")
+_AUX_BE = _set("is are was were be been being am")
+_AUX_HAVE = _set("has have had")
+_SUBJECT_PRONOUNS = _set("i you we they he she it")
+_PRONOUNS = _set("me us them him her itself themselves this these those") | _SUBJECT_PRONOUNS
+_POSSESSIVES = _set("my your our their his its")
+_DETERMINERS = _set("the a an some any each every all no another both either neither")
+_PREPOSITIONS = _set(
+    "of in on at to for from by with about into onto over under after before without between against "
+    "during through across via per than as like within upon behind beyond instead"
+)
+_CONJUNCTIONS = _set("and or but nor")
+_SUBORDINATORS = _set("when while if whether because although though unless until since once that")
+_ADVERBS = _set(
+    "not n't never still really actually too very also just only even ever always already yet then there "
+    "here now again together usually often sometimes automatically anymore more most less least wrong right "
+    "instead so"
+)
+_PARTICLES = _set("up down out off away back")
+_PARTICIPLES = _set("made done built written kept found lost held sent left given taken seen known shown")
+_IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
+_QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple", "same", "other"])
+FUNCTION_WORDS = (
+    _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
+    | _CONJUNCTIONS | _SUBORDINATORS | _ADVERBS | _PARTICLES
+)  # fmt: skip
+# "the with statement", "for loops": a keyword named as such is a content word there
+_KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop loops operator operators")
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """A noun phrase of the question: ``text`` as written (with its determiner), ``head`` without
+    determiner, possessive or quantifier, ``role`` one of subject, object, named (what "What is" asks
+    about), which (the noun after "Which"), pp, clause; ``items`` the members of a coordination."""
+
+    text: str
+    head: str
+    role: str
+    start: int
+    items: tuple[str, ...] = ()
+    subordinate: bool = False  # in a clause of its own ("when I can edit the main server configuration")
+
+    @property
+    def plural(self) -> bool:
+        last = self.head.split()[-1].lower() if self.head.split() else ""
+        return bool(self.items) or (
+            last.endswith("s") and not last.endswith(("ss", "us", "is")) and "." not in last
+        )
+
+
+def tokens(text: str) -> list[str]:
+    return [t.rstrip(".'’") if not t.startswith(".") or len(t) > 1 else t for t in _TOKEN.findall(text)]
+
+
+def _is_content(word: str, following: str) -> bool:
+    lower = word.lower()
+    if lower in FUNCTION_WORDS or lower in _AUX_DO | _AUX_BE | _AUX_HAVE:
+        return (
+            lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in _KEYWORD_KIND
+        )
+    return word not in ",;:?!"
+
+
+def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], int]:
+    """The content words from ``start`` on (through a coordination's commas and "and"), and where it ends."""
+    run: list[int] = []
+    j = start
+    while j < len(words) and (content[j] or (words[j].lower() in ("and", "or", ",") and run)):
+        if content[j]:
+            run.append(j)
+        j += 1
+    return run, j
+
+
+def _verbs(words: list[str]) -> set[int]:
+    """Positions of the words taken for verbs (see the module docstring)."""
+    verbs: set[int] = set()
+    lower = [w.lower() for w in words]
+    content = [_is_content(w, words[i + 1] if i + 1 < len(words) else "") for i, w in enumerate(words)]
+    aux = _AUX_DO | _AUX_BE | _AUX_HAVE
+    for i, word in enumerate(lower):
+        nxt = i + 1
+        if word in _SUBJECT_PRONOUNS and nxt < len(words):
+            # "I rotate", "I can edit", "it actually change", "it is stale" (a predicate, no noun), "I have"
+            verb = nxt
+            while verb + 1 < len(words) and lower[verb] in aux | _ADVERBS and content[verb + 1]:
+                verb += 1
+            if content[verb] or lower[verb] in aux:
+                verbs.add(verb)
+            if verb + 2 < len(words) and lower[verb + 1] in _CONJUNCTIONS and content[verb + 2]:
+                verbs.add(verb + 2)  # "I create and activate"
+        after = nxt
+        while after < len(words) and lower[after] in _ADVERBS:
+            after += 1
+        if word in _AUX_BE and i > 1 and content[i - 1] and after < len(words) and content[after]:
+            run, _ = _run(words, after, content)
+            verbs.update(run)  # "HEAD is detached", "is still fresh": a predicate, no noun
+        relative = word in ("that", "which", "who") and i > 1 and nxt + 1 < len(words) and content[nxt]
+        if relative and lower[nxt + 1] in _DETERMINERS | _POSSESSIVES | _PRONOUNS:
+            verbs.add(nxt)  # "the commit that introduced a bug"
+        if word in _PREPOSITIONS and nxt + 1 < len(words) and lower[nxt].endswith("ing") and content[nxt]:
+            verbs.add(nxt)  # "without restarting the server"
+        if i > 0 and (
+            word in _AUX_DO or (word in _AUX_BE and (i < 2 or lower[i - 1] in _WH | _SUBORDINATORS))
+        ):
+            j = nxt
+            while j < len(words) and lower[j] in _DETERMINERS | _POSSESSIVES:
+                j += 1
+            bare = j == nxt
+            run, end = _run(words, j, content)
+            if bare and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
+                verbs.add(run[1])  # "does asyncio.gather handle ...": a name is a whole subject
+            elif len(run) >= 2:
+                verbs.add(_verb_in_run(words, run, end, be=word in _AUX_BE))
+        elif content[i] and (i == 0 or not content[i - 1]):
+            run, end = _run(words, i, content)
+            # a bare noun run ending where a new noun phrase starts: "host answers a request", "call exceeds
+            # its timeout" (a run after "a" or "the" is an object, "give a field a default")
+            boundary = end < len(words) and lower[end] in _POSSESSIVES | (
+                _DETERMINERS if i == 0 or lower[i - 1] not in _DETERMINERS else frozenset()
+            )
+            if len(run) >= 2 and boundary and not verbs & set(run):
+                verbs.add(run[-1])
+            # "Which configuration choices slow Apache httpd down": a lower-case word before a name
+            for a, b in itertools.pairwise(run):
+                if (
+                    len(run) >= 3
+                    and b == a + 1
+                    and a != run[0]
+                    and words[a].islower()
+                    and words[b][:1].isupper()
+                ):
+                    verbs.add(a)
+                    break
+        if word in _ADVERBS and i > 1 and nxt < len(words) and content[nxt] and content[i - 1]:
+            verbs.add(nxt)  # "... flag still loop", "... constraints not enforced"
+        participle = lower[i].endswith("ed") or lower[i] in _PARTICIPLES
+        ends = nxt >= len(words) or lower[nxt] in _PREPOSITIONS | _SUBORDINATORS | {",", "?"}
+        if content[i] and participle and i > 0 and content[i - 1] and ends:
+            verbs.add(i)  # "a value stored in", "commits made while"
+    wh_verb = (
+        len(words) > 1 and lower[0] in ("what", "who", "which") and content[1] and lower[1].endswith("s")
+    )
+    if wh_verb and (len(words) == 2 or not content[2] or lower[2] in ("wrong", "on")):
+        verbs.add(1)  # "What happens when", "What goes wrong"
+    verbs.discard(-1)
+    return verbs
+
+
+def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool) -> int:
+    """The verb in the run after "does X ..." or "is X ...": the last word when the run ends where a clause
+    or a new noun phrase starts ("does SQLite decide the", "do ... modules differ?"), the second when a
+    preposition follows ("does deepresearch avoid repeating paid calls when"); after "is", a participle."""
+    following = words[end].lower() if end < len(words) else "?"
+    if following in _AUX_DO | _AUX_BE | _AUX_HAVE | _ADVERBS:
+        return -1  # "What does the with statement do", "can unreachable objects really be lost"
+    if be:
+        return run[-1] if words[run[-1]].lower().endswith(("ed", "en")) else -1
+    contiguous = run[-1] - run[0] == len(run) - 1  # not a coordination ("A, B and C differ in")
+    if following in _PREPOSITIONS | _SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:
+        return run[1]
+    return run[-1]
+
+
+def noun_phrases(clause: str) -> list[Phrase]:
+    """The clause's noun phrases in order (see the module docstring)."""
+    words = tokens(clause)
+    lower = [w.lower() for w in words]
+    verbs = _verbs(words)
+    phrases: list[Phrase] = []
+    context = "subject"
+    subordinate = False
+    i = 0
+    while i < len(words):
+        following = words[i + 1] if i + 1 < len(words) else ""
+        if i in verbs:
+            context = "object"
+        elif lower[i] in _PREPOSITIONS and not _is_content(words[i], following):
+            context = "pp"
+        elif lower[i] in _SUBORDINATORS | (_WH if i else frozenset()):
+            context, subordinate = "clause", True
+        if i in verbs or not _is_content(words[i], following):
+            i += 1
+            continue
+        start = i
+        while start > 0 and lower[start - 1] in _DETERMINERS | _POSSESSIVES | _QUANTIFIERS:
+            start -= 1
+        end, items = _extent(words, i, verbs)
+        role = context
+        if start > 0 and lower[0] in ("what", "which") and not phrases:
+            role = "named" if lower[1] in _AUX_BE and start <= 3 else "which" if start == 1 else role
+        text = " ".join(words[start:end])
+        head = " ".join(w for w in words[i:end] if w.lower() not in _QUANTIFIERS)
+        phrases.append(Phrase(_tidy(text), _tidy(head), role, start, items, subordinate))
+        if role in ("subject", "named", "which"):
+            context = "object" if role == "subject" else "subject"
+        i = end
+    return phrases
+
+
+def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, ...]]:
+    """Where the noun phrase starting at ``i`` ends, and its members when it is a coordination ("prefork,
+    worker and event multi-processing modules", "blobs, trees and commits")."""
+    lower = [w.lower() for w in words]
+
+    def content(j: int) -> bool:
+        return (
+            j < len(words)
+            and j not in verbs
+            and _is_content(words[j], words[j + 1] if j + 1 < len(words) else "")
+        )
+
+    end = i
+    while content(end):
+        end += 1
+    members = [(i, end)]
+    j = end
+    while j < len(words) and lower[j] in (",", "and", "or"):
+        k = j + 1
+        if k < len(words) and lower[k] in ("and", "or"):
+            k += 1
+        if not content(k) or (
+            lower[j] == "," and not any(lower[m] in ("and", "or") for m in range(k, min(k + 5, len(words))))
+        ):
+            break
+        stop = k
+        while content(stop):
+            stop += 1
+        members.append((k, stop))
+        end = j = stop
+        if lower[members[-1][0] - 1] in ("and", "or"):
+            break
+    if len(members) == 1:
+        return end, ()
+    return end, tuple(" ".join(words[a:b]) for a, b in members)
+
+
+def _tidy(text: str) -> str:
+    return re.sub(r"\s+([,;:])", r"\1", text).strip(" ,;:")
+
+
+def verbs(clause: str) -> list[str]:
+    """The words of the clause taken for verbs ("decide", "answers", "rotate"), without what follows a form
+    of "be" ("are my INSERT statements so *slow*", "is a file still *tracked*"): a predicate is what the
+    question asks about, not a way of saying it."""
+    words = tokens(clause)
+    lower = [w.lower() for w in words]
+    found = []
+    for i in sorted(_verbs(words)):
+        before = [w for w in lower[:i] if w in _AUX_BE | _AUX_DO]
+        if not before or before[-1] not in _AUX_BE or lower[i] in _AUX_BE | _AUX_DO | _AUX_HAVE:
+            found.append(words[i])
+    return found

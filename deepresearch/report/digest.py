@@ -1,0 +1,207 @@
+"""The extractive report body: every line a quote of a fetched source, or a fixed rule.
+
+- **Summary**: the strongest answer sentences - the best quote on each sub-question that does not ask for
+  limits, then the next best on the question itself.
+- **Findings**: per sub-question, its other quotes in reading order (the order of the sections they come
+  from, then of the sentences in a section); a stated limit goes under the sub-question that asks for limits.
+  A sub-question whose only quotes went to the summary is left out rather than answered with a note.
+- **Disagreements and risks**: warnings and stated dangers only (data loss, corruption, security, "must
+  not"), or a plain "none found" - a hedge like "but" or "only one" is not a risk.
+
+No sentence is quoted twice, and a source whose one weak quote is a digression is left out.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import Any
+
+from deepresearch.extractive.planning import asks_about_limits
+from deepresearch.extractive.sentences import NEAR_DUPLICATE
+from deepresearch.extractive.text import content_tokens, split_sentences
+
+SUMMARY_CLAIMS = 5
+SUMMARY_FROM_MAIN = 2  # the question's own sub-question lends at most this many; the rest explain it below
+SOURCE_FOCUS = 0.3
+STRONG_QUOTE = 0.85
+"""A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
+or its best finding scores at least STRONG_QUOTE of the best finding."""
+FINDINGS_BUDGET = 24
+FINDINGS_PER_SUB_QUESTION = (3, 8)
+"""Quotes under Findings: FINDINGS_BUDGET shared among the sub-questions, each between these bounds."""
+RISKS_LISTED = 4
+NO_RISKS = (
+    "- None found: no fetched passage on these sub-questions states a warning, a danger or a conflicting "
+    "claim."
+)
+RISK = re.compile(
+    r"\b(?:warning|caution|danger\w*|must not|never|insecure|unsafe|not safe|vulnerab\w*|security|attack\w*|"
+    r"lose|loses|lost|loss|corrupt\w*|deadlock\w*|irreversibl\w*|cannot be undone|risk\w*|conflict\w*|"
+    r"contradict\w*|deprecated|denial of service)\b",
+    re.IGNORECASE,
+)
+"""What makes a quote a risk worth its own section (not a hedge such as "however" or "at most")."""
+
+
+class _Ledger:
+    """The sentences the report has used: each is quoted once in the whole report, and a near-copy of one
+    (the same sentence in a page's HTML and in its source file) counts as the same sentence."""
+
+    def __init__(self) -> None:
+        self._used: list[set[str]] = []
+
+    def take(self, statement: str) -> bool:
+        """Record the statement's sentences; False (and nothing recorded) if any of them is used already."""
+        sentences = [set(content_tokens(s)) for s in split_sentences(statement)] or [
+            set(content_tokens(statement))
+        ]
+        if any(self._seen(terms) for terms in sentences):
+            return False
+        self._used += sentences
+        return True
+
+    def _seen(self, terms: set[str]) -> bool:
+        return any(
+            terms == used or (terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
+            for used in self._used
+        )
+
+
+def cite(finding: dict[str, Any]) -> str:
+    """A finding as a report line: its section (when it names the subject), then the quote with the citation
+    before each sentence's closing punctuation, so every quoted sentence is checked on its own."""
+    marks = "".join(f"[{n}]" for n in finding["citations"])
+    parts = []
+    for sentence in split_sentences(finding["statement"].strip()) or [finding["statement"].strip()]:
+        parts.append(
+            f"{sentence[:-1]} {marks}{sentence[-1]}" if sentence[-1:] in ".!?" else f"{sentence} {marks}"
+        )
+    section = finding.get("section") or ""
+    return (f"*{section}*: " if section else "") + " ".join(parts)
+
+
+def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
+    """The sources worth quoting: a source that yields one weak quote while another carries the answer is
+    a digression."""
+    mass: Counter[int] = Counter()
+    best: dict[int, float] = {}
+    for finding in (f for group in groups for f in group):
+        for n in finding["citations"]:
+            mass[n] += finding.get("score", 0.0)
+            best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
+    top_mass, top_best = max(mass.values(), default=0.0), max(best.values(), default=0.0)
+    return {n for n in mass if mass[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
+
+
+def _summary(facts: list[dict[str, Any]], sub_questions: list[str]) -> list[dict[str, Any]]:
+    """The strongest answer sentences: the best quote on each sub-question that does not ask for limits
+    (in the plan's order), then the next best on the question itself."""
+    by_question: dict[str, list[dict[str, Any]]] = {sq: [] for sq in sub_questions}
+    for finding in facts:
+        by_question.setdefault(finding["sub_question"], []).append(finding)
+    answers = [sq for sq in sub_questions if not asks_about_limits(sq) or sq == sub_questions[0]]
+    chosen = [by_question[sq][0] for sq in answers if by_question.get(sq)]
+    main = by_question.get(sub_questions[0], []) if sub_questions else []
+    chosen += main[1:SUMMARY_FROM_MAIN]
+    return sorted(chosen, key=lambda f: -f.get("score", 0.0))[: SUMMARY_CLAIMS + 2]
+
+
+def extractive_report_body(state: dict[str, Any]) -> str:
+    """The labelled extractive report (see the module docstring)."""
+    findings = state.get("findings", {})
+    by_score = lambda items: sorted(items, key=lambda f: -f.get("score", 0.0))  # noqa: E731
+    groups = [by_score(findings.get(name, {}).get("findings", [])) for name in ("fact_reviewer",)]
+    groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("implication_reviewer",)]
+    groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("risk_reviewer",)]
+    focused = _focused(groups)
+    facts, implications, risks = ([f for f in g if set(f["citations"]) & focused] for g in groups)
+    sub_questions = state["plan"]["sub_questions"]
+    ledger = _Ledger()
+    used: list[dict[str, Any]] = []
+
+    def pick(candidates: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+        chosen = []
+        for finding in candidates:
+            if len(chosen) >= limit:
+                break
+            if ledger.take(finding["statement"]):
+                used.append(finding)
+                chosen.append(finding)
+        return chosen
+
+    lines = ["## Summary", ""]
+    summary = pick(_summary(facts, sub_questions), SUMMARY_CLAIMS)
+    lines += [f"- {cite(f)}" for f in summary] or [
+        "- The fetched sources did not answer the question directly."
+    ]
+    lines += ["", "## Findings", ""]
+    share = FINDINGS_BUDGET // max(len(sub_questions), 1)
+    per_question = max(FINDINGS_PER_SUB_QUESTION[0], min(FINDINGS_PER_SUB_QUESTION[1], share))
+    evidence = {e["sub_question"] for e in state.get("evidence", [])}
+    listed = 0
+    for sub_question in sub_questions:
+        mine = [f for f in [*facts, *implications] if f["sub_question"] == sub_question]
+        if asks_about_limits(sub_question):  # a stated limit answers it
+            mine += [f for f in risks if f["sub_question"] == sub_question]
+        chosen = pick(by_score(mine), per_question)
+        if chosen:
+            lines += [f"### {sub_question}", ""]
+            lines += [f"- {cite(f)}" for f in sorted(chosen, key=lambda f: f.get("order", [0, 0]))] + [""]
+            listed += 1
+        elif sub_question not in evidence:
+            lines += [f"### {sub_question}", "", "No fetched source addressed this sub-question.", ""]
+            listed += 1
+    if not listed:
+        lines += ["Every finding is in the summary above.", ""]
+    lines += ["## Disagreements and risks", ""]
+    risk_lines = pick([f for f in risks if RISK.search(f["statement"])], RISKS_LISTED)
+    lines += [f"- {cite(f)}" for f in risk_lines] or [NO_RISKS]
+    lines += ["", "## Open questions", ""]
+    critique = state.get("critique") or {}
+    open_items = [
+        *critique.get("missing_perspectives", []),
+        *critique.get("issues", []),
+        *state.get("reflection", {}).get("knowledge_gaps", []),
+    ]
+    lines += [f"- {item}" for item in dict.fromkeys(open_items)] or [
+        "- None identified by the extractive checks."
+    ]
+    lines += ["", "## Recommendations", ""]
+    lines += _recommendations(state, used, critique, limits_listed=bool(risk_lines))
+    return "\n".join(lines) + "\n"
+
+
+def _recommendations(
+    state: dict[str, Any], used: list[dict[str, Any]], critique: dict[str, Any], *, limits_listed: bool
+) -> list[str]:
+    """Rules that follow from the findings: read first the sources the strongest findings rest on (by
+    relevance, not by count), heed the stated risks, fill the gaps the critic found."""
+    lines = []
+    weight: Counter[int] = Counter()
+    sections: dict[int, str] = {}
+    for finding in used:
+        for n in finding["citations"]:
+            weight[n] += finding.get("score", 0.0) or 0.1
+            if finding.get("section"):
+                sections.setdefault(n, finding["section"])
+    if weight:
+        titles = {s["n"]: s.get("title") or s["url"] for s in state.get("sources", [])}
+        best = [n for n, _ in weight.most_common(2)]
+        named = [
+            f"no. {n}, {titles.get(n, '')}" + (f" (section {sections[n]})" if n in sections else "")
+            for n in best
+        ]
+        lines.append("- Read first the sources the strongest findings rest on: " + "; ".join(named) + ".")
+    if limits_listed:
+        lines.append("- Check the risks listed under Disagreements and risks before relying on the findings.")
+    lines += [f"- {item}" for item in critique.get("suggestions", [])]
+    if state.get("engine") == "llm":
+        # the report step fell back: the model is configured, its answer was unusable
+        lines.append(
+            "- The model's report was unusable, so this one is quoted from the sources; a larger model "
+            "(or DEEPRESEARCH_LLM_STRUCTURED_OUTPUT set to what the server supports) may write it."
+        )
+    else:
+        lines.append("- Configure a language model (see README) for a synthesised, analyst-written report.")
+    return lines

@@ -1,0 +1,124 @@
+"""The extractive reviewers: each quotes sentences of the evidence table for every sub-question.
+
+A sentence's score weighs how much of the sub-question it names and how well its section answers the
+sub-question (the passage's BM25 rank): documentation answers a question in a section, and the sentences
+that explain it rarely repeat the question's words. The first sentences of the best sections are findings
+even when they share few words with the question; elsewhere a sentence must name enough of it.
+
+An aspect word of a sub-question ("limitations", "work", "configured") is not a term to match: "What are the
+limitations of X?" is answered by a sentence about X that states a limit, not by one that says "limit".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepresearch.extractive.planning import asks_about_limits, question_topic, term_weights, without_aspects
+from deepresearch.extractive.sentences import Quote, Scorer, mmr, quotes
+from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_tokens, has_cue
+
+REVIEW_LIMITS = {"fact_reviewer": 10, "implication_reviewer": 2, "risk_reviewer": 3}
+"""Findings per sub-question for each extractive reviewer."""
+LIMIT_BONUS = 0.2
+RELATIVE_FLOOR = 0.6
+FLOOR_REFERENCE = 3
+"""A finding must score at least RELATIVE_FLOOR of the FLOOR_REFERENCE-th best quote on its sub-question."""
+ELABORATION_BONUS = 0.1
+"""Added to a quote from a section whose heading names a term of the best quote that the question lacks."""
+MIN_COVERAGE = {"fact_reviewer": 0.15, "implication_reviewer": 0.25, "risk_reviewer": 0.25}
+"""Share of the sub-question's (idf-weighted) terms a quote must contain to be a finding on it..."""
+ANSWERING_SECTION = 0.75
+LEAD_SENTENCES = 3
+"""... unless it is among the first LEAD_SENTENCES of a passage ranked ANSWERING_SECTION of the best or up."""
+
+
+def extractive_review(
+    reviewer: str,
+    sub_questions: list[str],
+    evidence: list[dict[str, Any]],
+    question: str = "",
+    topic: str = "",
+    rarity: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Quote sentences from the evidence table according to the reviewer's role: the facts that answer each
+    sub-question best (fact_reviewer), consequences (implication_reviewer) or hedges and stated limits
+    (risk_reviewer); picked by MMR, so they differ from each other and come from more than one source."""
+    topic_phrase = topic or (question_topic(question) if question else "")
+    topic_terms = set(content_tokens(topic_phrase))
+    generic = term_weights(rarity)  # a word on every page of the corpus counts little
+    # (sub-question, passage rank, page titled with the topic, quote, where it stands: for printing a
+    # sub-question's findings in reading order - its passage's place in the evidence, its place there)
+    units: list[tuple[int, float, bool, Quote, list[int]]] = []
+    for index in range(len(sub_questions)):
+        items = [e for e in evidence if e["sub_question_index"] == index]
+        top = max((e["bm25"] for e in items), default=0.0) or 1.0
+        for place, item in enumerate(items):
+            about = bool(topic_terms & set(content_tokens(item.get("title") or "")))
+            for unit in quotes(item["passage"], item["n"], item.get("headings") or ()):
+                # a section opening of the best page counts as an answering section for its first sentences
+                rank = max(item["bm25"] / top, ANSWERING_SECTION if item.get("lead") else 0.0)
+                units.append((index, rank, about, unit, [place, unit.position]))
+    scorer = Scorer(unit for _, _, _, unit, _ in units)
+    wanted = {"implication_reviewer": IMPLICATION_CUES, "risk_reviewer": RISK_CUES}.get(reviewer)
+    findings: list[dict[str, Any]] = []
+    taken: list[Quote] = []
+    for index, sub_question in enumerate(sub_questions):
+        candidates = [unit for i, _, _, unit, _ in units if i == index]
+        weights = scorer.weights(without_aspects(sub_question), question, topic_phrase, candidates, generic)
+        # on "What are the limitations of X?" a stated limit answers, whatever words it uses
+        limits = asks_about_limits(sub_question)
+        scored: list[tuple[float, Quote]] = []
+        orders: dict[int, list[int]] = {}
+        for i, rank, about, unit, order in units:
+            # a finding on a sub-question about limits states one (a hedge, a cost, a "cannot")
+            cues = wanted or (RISK_CUES if limits else None)
+            if i != index or (cues is not None and not has_cue(unit.text, cues)):
+                continue
+            coverage = scorer.coverage(unit, weights)
+            # ... but it must still be about the sub-question, not any hedge on the page
+            bonus = LIMIT_BONUS if limits and has_cue(unit.text, RISK_CUES) and coverage >= 0.1 else 0.0
+            leading = (
+                reviewer == "fact_reviewer" and rank >= ANSWERING_SECTION and unit.position < LEAD_SENTENCES
+            )
+            if coverage + bonus >= MIN_COVERAGE[reviewer] or leading:
+                scored.append((scorer.score(unit, weights, rank, about) + bonus, unit))
+                orders[id(unit)] = order
+        scored = _elaborations(
+            sorted(scored, key=lambda pair: -pair[0]), weights.own.keys() | weights.context.keys()
+        )
+        # far below the sub-question's best quotes is off the point, however diverse it would make the list;
+        # measured against the FLOOR_REFERENCE-th best, not the best: a source's sentence restating the
+        # question outscores every sentence that explains the answer, and must not silence them
+        reference = scored[min(FLOOR_REFERENCE, len(scored)) - 1][0] if scored else 0.0
+        scored = [pair for pair in scored if pair[0] >= RELATIVE_FLOOR * reference]
+        for score, unit in mmr(scored, REVIEW_LIMITS[reviewer], taken):
+            taken.append(unit)
+            findings.append(
+                {
+                    "sub_question": sub_question,
+                    "statement": unit.text,
+                    "citations": [unit.n],
+                    "section": unit.section,
+                    "score": round(score, 3),
+                    "order": orders[id(unit)],
+                    "confidence": "medium" if score >= 0.5 else "low",
+                }
+            )
+    return {"engine": "extractive", "findings": findings, "disagreements": [], "open_questions": []}
+
+
+def _elaborations(scored: list[tuple[float, Quote]], asked: set[str]) -> list[tuple[float, Quote]]:
+    """The best quote names the answer's terms ("a checkpoint after every stage, and a receipt for every
+    call"): a section titled with one of them explains that part of the answer, and gets a small bonus."""
+    if not scored:
+        return scored
+    answer_terms = scored[0][1].terms - asked
+    return sorted(
+        (
+            (score + ELABORATION_BONUS, unit)
+            if unit is not scored[0][1] and answer_terms & set(content_tokens(unit.section))
+            else (score, unit)
+            for score, unit in scored
+        ),
+        key=lambda pair: -pair[0],
+    )
