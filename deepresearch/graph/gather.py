@@ -263,10 +263,9 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     sub_questions = state["plan"]["sub_questions"]
     sources = await tools.source_texts("screen_evidence", state.get("sources", []))
     # cutting every page into passages and BM25 over them are the stage's CPU work: in the engine's
-    # worker processes, off the loop (the extractive mode also ranks a wider pool)
-    limits = [CANDIDATES_PER_SUB_QUESTION]
-    if state["engine"] != "llm":
-        limits.append(CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS)
+    # worker processes, off the loop (the extractive method - the extractive mode, or a screening that fell
+    # back to it - also reads a wider pool)
+    limits = [CANDIDATES_PER_SUB_QUESTION, CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS]
     ranked = await tools.cpu.run(rank_sources, question, sub_questions, sources, limits, trusted=True)
     candidates_per_sq, wider_per_sq = ranked[0], ranked[-1]
 
@@ -274,11 +273,8 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
 
     async def screen(index: int) -> list[dict[str, Any]]:
         candidates = candidates_per_sq[index]
-        by_bm25 = [
-            _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
-            for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
-        ]
-        if state["engine"] != "llm" or not candidates:
+
+        def extractive_pick() -> list[dict[str, Any]]:
             kept = candidates[:EXTRACTIVE_EVIDENCE_PER_SUB_QUESTION]
             ids, pages = {p["passage_id"] for _, p in kept}, {p["n"] for _, p in kept}
             more = [(s, p) for s, p in wider_per_sq[index] if p["n"] in pages and p["passage_id"] not in ids]
@@ -286,6 +282,9 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
                 _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
                 for score, p in [*kept, *more[:EXTRACTIVE_MORE_SECTIONS]]
             ]
+
+        if state["engine"] != "llm" or not candidates:
+            return extractive_pick()
 
         def bm25_screening() -> ScreeningResult:
             # the extractive method's choice, recorded in the receipt; relevance = BM25 score / best score
@@ -314,8 +313,8 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
             context=AnswerContext(passage_ids=frozenset(p["passage_id"] for _, p in candidates)),
         )
         answers.update(answers_note("screen_evidence", step, result))
-        if result.fallback is not None:
-            return by_bm25
+        if result.fallback is not None:  # as wide as the extractive mode's: its reviewers read this too
+            return extractive_pick()
         by_id = {p["passage_id"]: (score, p) for score, p in candidates}
         kept = sorted(
             (
