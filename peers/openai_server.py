@@ -47,9 +47,11 @@ from starlette.types import Receive, Scope, Send
 DEFAULT_MODEL = "scripted-model"
 _PROMPT_MARKER = re.compile(r"deepresearch prompt\s+(\S+)")
 Flavour = Literal["generic", "llama.cpp", "ollama", "vllm"]
+# what llama-cpp-python 0.3.36's server answers, HTTP 500 (its traceback line aside)
 LLAMA_CPP_REFUSAL = (
-    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should be 'text' or "
-    "'json_object' [type=literal_error, input_value='json_schema', input_type=str]"
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+    "\"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or "
+    "'json_object'\"}}"
 )
 
 

@@ -28,6 +28,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from deepresearch.engine.core import open_engine
+from deepresearch.graph.meaning import ItemRule, problem, topic_words
 from deepresearch.store import EventRecord
 from peers import serve_app
 from peers.openai_server import prompt_id
@@ -128,7 +129,7 @@ async def test_a_real_small_model_completes_an_honestly_labelled_run(
     report = (folder / "deepresearch-report.md").read_text()
     sources = {s["n"] for s in json.loads((folder / "sources.json").read_text())["sources"]}
     cited = {int(n) for n in re.findall(r"\[(\d+)\]", report.split("## Sources")[0])}
-    assert cited <= sources  # every [n] that is left resolves to a fetched source...
+    assert cited and cited <= sources  # the report cites, and every [n] left resolves to a fetched source...
     check = json.loads((folder / "evidence.json").read_text())["citation_check"]
     assert check["citations_supported"] >= len(cited)  # ...and was checked against it
     usage = final.usage
@@ -140,6 +141,19 @@ async def test_a_real_small_model_completes_an_honestly_labelled_run(
     if not usage["fallbacks"]:
         assert "no step fell back" in header
     assert capability is not None  # the structured-output mode was found out and remembered
+    # llama.cpp's server told what it is (/models): asked in its grammar form at once, never refused
+    assert "server: llama.cpp" in capability.detail and capability.mode == "json_object_schema"
+    assert counting.refused == 0
+    # the plan's sub-questions (the report's sections) are real questions, not "," or "query1"
+    plan = json.loads((folder / "plan.json").read_text())
+    for sub_question in plan["sub_questions"]:
+        assert problem(sub_question, ItemRule(2, on_topic=True), frozenset(), topic_words(QUESTION)) is None
+    # a call whose value came from the step's extractive method says so in its event
+    llm_results = [
+        e for e in events if e.type == "tool_result" and e.data.get("tool_name", "").startswith("llm.")
+    ]
+    for event in (e for e in llm_results if e.data.get("parent_call_id")):
+        assert event.data["status"] == ("fell_back" if event.data.get("fallback") else "ok")
     state = json.loads((folder / "research-state.json").read_text())
     assert state["model_answers"]["unusable"] == usage["unusable_answers"]
 

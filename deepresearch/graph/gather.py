@@ -269,7 +269,8 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
     sub_questions = state["plan"]["sub_questions"]
     sources = await tools.source_texts("screen_evidence", state.get("sources", []))
     # cutting every page into passages and BM25 over them are the stage's CPU work: in the engine's
-    # worker processes, off the loop (the extractive mode also ranks a wider pool)
+    # worker processes, off the loop (the extractive method - the extractive mode, or a screening that fell
+    # back to it - also reads a wider pool)
     limits = [CANDIDATES_PER_SUB_QUESTION, CANDIDATES_PER_SUB_QUESTION + EXTRACTIVE_MORE_SECTIONS]
     found = search_priors(state.get("search_results", []), sources)  # how well the search ranked each
     weights = term_weights(state["plan"].get("rarity"))
@@ -282,12 +283,12 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
 
     async def screen(index: int) -> list[dict[str, Any]]:
         candidates = candidates_per_sq[index]
-        by_bm25 = [
-            _evidence(index, sub_questions[index], p, score, None, "BM25 rank")
-            for score, p in candidates[:EVIDENCE_PER_SUB_QUESTION]
-        ]
-        if state["engine"] != "llm" or not candidates:
+
+        def extractive_pick() -> list[dict[str, Any]]:
             return _extractive_evidence(index, sub_questions[index], candidates, wider_per_sq[index])
+
+        if state["engine"] != "llm" or not candidates:
+            return extractive_pick()
 
         def bm25_screening() -> ScreeningResult:
             # the extractive method's choice, recorded in the receipt; relevance = BM25 score / best score
@@ -316,8 +317,8 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
             context=AnswerContext(passage_ids=frozenset(p["passage_id"] for _, p in candidates)),
         )
         answers.update(answers_note("screen_evidence", step, result))
-        if result.fallback is not None:
-            return by_bm25
+        if result.fallback is not None:  # as wide as the extractive mode's: its reviewers read this too
+            return extractive_pick()
         by_id = {p["passage_id"]: (score, p) for score, p in candidates}
         kept = sorted(
             (
