@@ -9,23 +9,9 @@ if [[ -x /usr/bin/chromium ]]; then
     exit 0
 fi
 
-as_root() {
-    if [[ "$(id -u)" -eq 0 ]]; then
-        "$@"
-    else
-        sudo "$@"
-    fi
-}
-if [[ "$(id -u)" -ne 0 ]] && ! command -v sudo >/dev/null 2>&1; then
-    echo "install-browser: need root (or sudo) to install the chromium package" >&2
-    exit 1
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-browser: apt-get not found; install Chromium at /usr/bin/chromium yourself" >&2
-    exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
+# shellcheck source=.ci/apt.sh
+source "$(dirname "$0")/apt.sh"
+apt_ready install-browser "Chromium at /usr/bin/chromium"
 as_root apt-get update -q
 # fonts-liberation: readable metric-compatible fonts for the screenshots
 as_root apt-get install -y -q --no-install-recommends --no-upgrade \

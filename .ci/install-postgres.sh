@@ -20,23 +20,9 @@ if bindir="$(have_server)" && id -u postgres >/dev/null 2>&1; then
     exit 0
 fi
 
-as_root() {
-    if [[ "$(id -u)" -eq 0 ]]; then
-        "$@"
-    else
-        sudo "$@"
-    fi
-}
-if [[ "$(id -u)" -ne 0 ]] && ! command -v sudo >/dev/null 2>&1; then
-    echo "install-postgres: need root (or sudo) to install the postgresql package" >&2
-    exit 1
-fi
-if ! command -v apt-get >/dev/null 2>&1; then
-    echo "install-postgres: apt-get not found; install the PostgreSQL server (initdb, pg_ctl) yourself" >&2
-    exit 1
-fi
-
-export DEBIAN_FRONTEND=noninteractive
+# shellcheck source=.ci/apt.sh
+source "$(dirname "$0")/apt.sh"
+apt_ready install-postgres "the PostgreSQL server (initdb, pg_ctl)"
 apt_install=(apt-get install -y -q --no-install-recommends --no-upgrade
     -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold)
 
