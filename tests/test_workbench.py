@@ -123,7 +123,10 @@ def browser() -> Iterator[Any]:
         if os.environ.get("DEEPRESEARCH_REQUIRE_BROWSER") == "1":  # CI installed it: missing is a failure
             pytest.fail(BROWSER_MISSING)
         pytest.skip(BROWSER_MISSING)
-    assert sync_playwright is not None
+    assert sync_playwright is not None and expect is not None
+    # expect()'s own default is 5 s, whatever the context's: WAIT_MS bounds every expectation (a run's first
+    # stages take longer than 5 s while parallel test workers share the cores)
+    expect.set_options(timeout=WAIT_MS)
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
