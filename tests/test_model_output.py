@@ -184,6 +184,9 @@ def test_reviewers_critic_and_reflection_drop_placeholders() -> None:
             "findings": [
                 {"statement": "statement", "citations": [1]},
                 {"statement": "WAL mode lets readers run beside one writer.", "citations": [1]},
+                {"statement": "Checkpoints are written after every stage.", "citations": []},
+                {"statement": "A receipt is kept for every external call.", "citations": [97]},
+                {"statement": "What is and is not repeated", "citations": [1]},  # a heading, copied
             ],
             "open_questions": ["...", "How large may the WAL file grow?"],
         },
@@ -191,6 +194,12 @@ def test_reviewers_critic_and_reflection_drop_placeholders() -> None:
     )
     assert [f.statement for f in findings.findings] == ["WAL mode lets readers run beside one writer."]
     assert findings.open_questions == ["How large may the WAL file grow?"]
+    assert cited.dropped["findings"] == [
+        "statement 'statement' a placeholder",
+        "statement 'Checkpoints are written after every stage.' cites nothing",
+        "statement 'A receipt is kept for every external call.' cites [97], not in the evidence",
+        "statement 'What is and is not repeated' a question or a heading, not a statement",
+    ]
     with pytest.raises(ValueError, match="findings has no usable item"):
         ReviewerFindings.model_validate({"findings": [{"statement": "...", "citations": [1]}]}, context=cited)
     with pytest.raises(ValueError, match="every list is empty"):

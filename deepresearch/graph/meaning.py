@@ -8,6 +8,7 @@ model wrote is kept only if it is
 - not a placeholder ("query1", "sub-question 1", "string", "...", "example", "your query here");
 - not an echo of the schema (a field's name, title or description, a JSON type word);
 - not a duplicate of an earlier item (case and punctuation aside);
+- for a finding, a statement: not a question, nor a bare heading copied from a passage;
 - on topic, where that is checkable: at least one content word (by stem, or its first five letters) in
   common with what the answer is about (the question; for reflection, the sub-questions too).
 
@@ -49,10 +50,16 @@ TOPIC_PREFIX = 5
 """Two content words match when their stems are equal or they share this many first letters."""
 
 
+_QUESTION_WORDS = frozenset({"what", "how", "why", "when", "where", "which", "who", "whom", "whose"})
+
+
 @dataclass(frozen=True, slots=True)
 class ItemRule:
     min_words: int = 1
     on_topic: bool = False
+    statement: bool = False
+    """It must state something: a question, or a bare heading such as "What is and is not repeated"
+    (copied from the passage's section title), is not a finding."""
 
 
 def normalized(text: str) -> str:
@@ -109,7 +116,14 @@ def problem(text: str, rule: ItemRule, echoes: frozenset[str], topic: frozenset[
         return "too short"
     if rule.on_topic and topic and not on_topic(text, topic):
         return "off topic (no word in common with the question)"
+    if rule.statement and _not_a_statement(text, words):
+        return "a question or a heading, not a statement"
     return None
+
+
+def _not_a_statement(text: str, words: list[str]) -> bool:
+    bare = re.sub(r"(\s*\[\d+\])+\s*$", "", text).rstrip()  # a trailing citation is not the sentence's end
+    return bare.endswith("?") or (words[0] in _QUESTION_WORDS and not bare.endswith((".", "!", ";", ")")))
 
 
 def screen(

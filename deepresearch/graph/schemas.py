@@ -174,7 +174,7 @@ class Finding(BaseModel):
         return value
 
 
-_STATEMENT_RULE = ItemRule(min_words=3)
+_STATEMENT_RULE = ItemRule(min_words=3, statement=True)
 
 
 class ReviewerFindings(_Checked):
@@ -198,34 +198,37 @@ class ReviewerFindings(_Checked):
         allowed = (context or AnswerContext()).citations
         if context is None or allowed is None:
             return self
-        self._drop_empty_findings(context)
-        if not self.findings:
-            if context.dropped.get("findings"):
-                raise ValueError(_no_usable("findings", context))
-            raise ValueError("findings is empty: state at least one finding from the evidence")
-        problems = []
-        for index, finding in enumerate(self.findings):
-            wrong = [n for n in finding.citations if n not in allowed]
-            if wrong:
-                problems.append(f"findings.{index} cites {wrong}, not in the evidence")
-            elif not finding.citations:
-                problems.append(f"findings.{index} cites nothing")
-        if problems:
-            raise ValueError("; ".join(problems) + f"; cite only source numbers {sorted(allowed)}")
-        return self
+        self._drop_findings(context, allowed)
+        if self.findings:
+            return self
+        if context.dropped.get("findings"):
+            raise ValueError(
+                _no_usable("findings", context) + f"; cite only source numbers {sorted(allowed)}"
+            )
+        raise ValueError("findings is empty: state at least one finding from the evidence")
 
-    def _drop_empty_findings(self, context: AnswerContext) -> None:
-        """Findings whose statement says nothing (a placeholder, the schema's words, two words, a repeat)."""
+    def _drop_findings(self, context: AnswerContext, allowed: frozenset[int]) -> None:
+        """Findings that say nothing (see meaning.problem: a placeholder, the schema's words, under three
+        words, a question or a bare heading), repeat one, or rest on no listed source (no citation, or only
+        numbers not in the evidence). A finding citing a listed and an unlisted source stays: the unlisted
+        number is removed afterwards."""
         echoes = meaning.schema_words(ReviewerFindings)
-        statements, _ = meaning.screen([f.statement for f in self.findings], _STATEMENT_RULE, echoes, None)
-        kept, dropped, seen = [], [], set(statements)
+        kept, dropped, seen = [], [], set()
         for finding in self.findings:
-            if finding.statement in seen:
-                seen.discard(finding.statement)  # the first of duplicates stays
+            key = meaning.normalized(finding.statement)
+            why = meaning.problem(finding.statement, _STATEMENT_RULE, echoes, None)
+            if why is None and key in seen:
+                why = "a duplicate"
+            elif why is None and not finding.citations:
+                why = "cites nothing"
+            elif why is None and not set(finding.citations) & allowed:
+                why = f"cites {finding.citations}, not in the evidence"
+            if why is None:
+                seen.add(key)
                 kept.append(finding)
             else:
-                dropped.append(f"{finding.statement[:40]!r}")
-        context.dropped["findings"] = [f"statement {d} says nothing" for d in dropped]
+                dropped.append(f"statement {finding.statement[:60]!r} {why}")
+        context.dropped["findings"] = dropped
         if dropped:
             logger.info("ReviewerFindings.findings: dropped %s", "; ".join(dropped))
         self.findings = kept

@@ -26,8 +26,6 @@ logger = logging.getLogger(__name__)
 
 LOCAL_DEFAULT = 1
 REMOTE_DEFAULT = 4
-WAIT_TICK_SECONDS = 0.1
-"""How often a queued request looks at its ``check`` (a cancel)."""
 _LOCAL_NAMES = ("localhost", "host.docker.internal", "host.containers.internal")
 
 
@@ -42,16 +40,14 @@ def default_limit(base_url: str) -> int:
         address = ipaddress.ip_address(host)
     except ValueError:
         return LOCAL_DEFAULT if "." not in host else REMOTE_DEFAULT
-    return (
-        LOCAL_DEFAULT
-        if address.is_loopback or address.is_private or address.is_link_local
-        else (REMOTE_DEFAULT)
-    )
+    local = address.is_loopback or address.is_private or address.is_link_local
+    return LOCAL_DEFAULT if local else REMOTE_DEFAULT
 
 
 class EndpointSlots:
     """A first-come, first-served limit of requests in flight. Not a Semaphore: a waiter must be able to
-    leave the queue (a cancel) without losing or leaking a slot, and the queue length is worth logging."""
+    leave the queue (a task cancelled) without losing or leaking a slot, and the queue length is worth
+    logging."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -60,10 +56,15 @@ class EndpointSlots:
 
     @asynccontextmanager
     async def slot(self, check: Callable[[], None] | None = None) -> AsyncIterator[None]:
-        """Hold one slot for the body. ``check`` is called while queued (every WAIT_TICK_SECONDS); what
-        it raises leaves the queue. Cancelling the waiting task leaves it too."""
+        """Hold one slot for the body. ``check`` is called before queueing and once the slot is granted,
+        just before the request would be sent; what it raises (a cancel) gives the slot on and sends
+        nothing. Not while waiting: the requests ahead - a cancelled run's own calls in flight among them -
+        end first, so a stage never stops before the calls it sent have reported. Cancelling the waiting
+        task leaves the queue."""
         await self._acquire(check)
         try:
+            if check is not None:
+                check()
             yield
         finally:
             self._release()
@@ -81,15 +82,11 @@ class EndpointSlots:
         )
         try:
             # bounded by the requests ahead: each holds its slot for at most its timeouts and retries
-            while not waiter.done():
-                await asyncio.wait([waiter], timeout=WAIT_TICK_SECONDS)
-                if check is not None and not waiter.done():
-                    check()
+            await waiter
         except BaseException:
             if waiter.done() and not waiter.cancelled():
                 self._release()  # granted just as it left: hand the slot on
             else:
-                waiter.cancel()
                 self._discard(waiter)
             raise
 
