@@ -286,9 +286,15 @@ class Scorer:
             for t in content_tokens(query)
         }
         context = {
-            t: self.idf(t) * (0.5 if t in light else 1.0) * scale.get(t, 1.0)
+            t: self.idf(t) * (VERB if t in light else 1.0) * scale.get(t, 1.0)
             for t in content_tokens(question)
         }
+        # no word outweighs all the others together: a rare word of the question ("enforced") would make
+        # every sentence that has it the answer, and every one that explains the answer without it a miss
+        for term, weight in own.items():
+            others = sum(own.values()) - weight
+            if others > 0:
+                own[term] = min(weight, others)
         return QueryWeights(own, {t: w for t, w in context.items() if t not in own})
 
     @staticmethod
