@@ -110,7 +110,7 @@ def keywords(text: str, limit: int = 8) -> list[str]:
     """Distinct content words of a text, in order of first appearance (original spelling)."""
     seen: dict[str, str] = {}
     for tok in tokenize(text):
-        if tok in STOPWORDS or len(tok) < 3:
+        if tok in STOPWORDS or len(tok) < 2:
             continue
         seen.setdefault(_stem(tok), tok)
     return list(seen.values())[:limit]
