@@ -36,6 +36,9 @@ _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
     r"([\w.]+)\s*(\()?"
 )
+COVERAGE = 0.45
+RANK = 0.5
+"""A quote's relevance: how much of the sub-question it names, and how well its section answers it."""
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
 COMMON = 0.2
@@ -313,13 +316,14 @@ class Scorer:
         return 0.7 * own + 0.3 * (share(weights.context) if weights.context else own)
 
     def score(self, unit: Quote, weights: QueryWeights, passage_rank: float, about: bool = False) -> float:
-        """0.6 x coverage + 0.3 x the passage's rank, plus small signals: the section's first statement
+        """COVERAGE x coverage + RANK x the passage's rank, plus small signals: the section's first statement
         (it often defines the subject), a sentence whose subject is a term asked about ("Handlers send
         ..."), a page whose title names the topic; minus change notes ("The new X has been added")."""
         lead = 0.1 if unit.position == 0 else 0.0
         subject = 0.1 if unit.subject in weights.own else 0.0
         news = 0.1 if _NEWS.search(unit.text) else 0.0
-        return 0.6 * self.coverage(unit, weights) + 0.3 * passage_rank + lead + subject + 0.1 * about - news
+        relevance = COVERAGE * self.coverage(unit, weights) + RANK * passage_rank
+        return relevance + lead + subject + 0.1 * about - news
 
 
 def overlaps(a: str, b: str) -> bool:
