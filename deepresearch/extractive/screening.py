@@ -71,6 +71,7 @@ class PassageRecord(TypedDict):
     text: str
     opening: NotRequired[bool]  # the first passage of its section
     lead: NotRequired[bool]  # evidence as a section opening of the best page, not by its own rank
+    page: NotRequired[float]  # its page's relevance to the question (0..1 of the best page's)
 
 
 def passages_of(sources: Sequence[dict[str, Any]]) -> list[PassageRecord]:
@@ -220,6 +221,8 @@ def rank_passages(
         for i, p in enumerate(passages)
     ]
     relevance = document_relevance(question, passages, focus, topic_terms, found, weights)
+    for p in passages:
+        p["page"] = round(relevance[p["n"]], 3)
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []
     for number, sub_question in enumerate(sub_questions):
         raw = index.scores(_query(sub_question, focus, topic_terms, weights))
