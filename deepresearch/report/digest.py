@@ -28,8 +28,8 @@ SOURCE_FOCUS = 0.3
 STRONG_QUOTE = 0.85
 """A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
 or its best finding scores at least STRONG_QUOTE of the best finding."""
-FINDINGS_BUDGET = 24
-FINDINGS_PER_SUB_QUESTION = (3, 8)
+FINDINGS_BUDGET = 32
+FINDINGS_PER_SUB_QUESTION = (4, 10)
 """Quotes under Findings: FINDINGS_BUDGET shared among the sub-questions, each between these bounds."""
 RISKS_LISTED = 4
 NO_RISKS = (
