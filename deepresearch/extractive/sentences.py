@@ -160,8 +160,17 @@ def _points_at_subject(sentence: str) -> bool:
     return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
 
 
+# a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too
+_CONNECTIVE = re.compile(
+    r"^(?:however|thus|therefore|hence|also|otherwise|instead|likewise|similarly|consequently|furthermore|"
+    r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
+    r"as a result|this way|that way|for (?:example|instance)|on the other hand)\b,?",
+    re.IGNORECASE,
+)
+
+
 def _dangling(sentence: str) -> bool:
-    return sentence.split()[0].strip("\"'“(").lower() in _DANGLING
+    return sentence.split()[0].strip("\"'“(").lower() in _DANGLING or bool(_CONNECTIVE.match(sentence))
 
 
 def _announces(text: str) -> bool:
