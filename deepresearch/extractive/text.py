@@ -61,7 +61,7 @@ def content_tokens(text: str) -> list[str]:
 
 def _stem(token: str) -> str:
     """A tiny suffix stripper: enough for overlap scoring, deterministic and dependency-free."""
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "ly", "s"):
+    for suffix in ("ations", "ation", "nesses", "ness", "ings", "ing", "ies", "es", "ed", "ly", "s"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
             return token[: -len(suffix)] + ("y" if suffix == "ies" else "")
     # a final e goes too, so create, creates, created and creating share one stem
