@@ -116,17 +116,22 @@ class _Reader:
             self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
 
     def close_list(self) -> None:
-        """A list whose items are no sentences is one unit with the sentence that announced it."""
+        """A list announced by a sentence ("... if any of the following are true:") is one unit with it when
+        short enough; otherwise its items that are sentences are quoted one by one."""
         items, self.items = self.items or [], None
         text = f"{self.intro} {'; '.join(i.rstrip('.;,') for i in items)}."
         if self.intro and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
             self.add(text)
+        else:
+            for item in items:
+                for sentence in split_sentences(item) if is_statement(item) else ():
+                    self.sentence(sentence)
         self.intro = ""
 
     def line(self, line: str) -> None:
         item = _ITEM.match(line)
         text = line[item.end() :] if item else line
-        if item and not is_statement(text):
+        if item and (self.intro or self.items is not None or not is_statement(text)):
             self.items = [*(self.items or []), text]
             return
         if self.items is not None:
