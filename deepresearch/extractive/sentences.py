@@ -41,6 +41,8 @@ RANK = 0.5
 """A quote's relevance: how much of the sub-question it names, and how well its section answers it."""
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
+NEW_SOURCE = 0.05
+"""What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 COMMON = 0.2
 """Share of a sub-question's candidate quotes that must name a topic word for it to count half."""
 NEAR_DUPLICATE = 0.7
@@ -354,23 +356,24 @@ def mmr(
     limit: int,
     taken: Sequence[Quote] = (),
     lam: float = 0.75,
-    source_penalty: float = 0.03,
+    new_source: float = NEW_SOURCE,
 ) -> list[tuple[float, Quote]]:
     """Pick up to ``limit`` quotes: relevance minus similarity to what is already picked (or ``taken``
-    elsewhere), minus a little per quote already picked from the same source. Near-duplicates of anything
-    picked or taken are never picked."""
+    elsewhere), minus ``new_source`` for a source nothing picked or taken comes from yet: a report that
+    rests on fewer, stronger sources cites fewer that do not answer. Near-duplicates of anything picked or
+    taken are never picked."""
     chosen: list[tuple[float, Quote]] = []
     pool = list(scored)
     while pool and len(chosen) < limit:
         picked = [q for _, q in chosen] + list(taken)
-        per_source = Counter(q.n for _, q in chosen)
+        sources = {q.n for q in picked}
 
         def value(
-            item: tuple[float, Quote], picked: list[Quote] = picked, per_source: Counter[int] = per_source
+            item: tuple[float, Quote], picked: list[Quote] = picked, sources: set[int] = sources
         ) -> float:
             score, unit = item
             redundancy = max((similarity(unit, other) for other in picked), default=0.0)
-            return lam * score - (1 - lam) * redundancy - source_penalty * per_source[unit.n]
+            return lam * score - (1 - lam) * redundancy - (new_source if unit.n not in sources else 0.0)
 
         best = max(pool, key=value)
         pool.remove(best)
