@@ -122,7 +122,9 @@ def _verbs(words: list[str]) -> set[int]:
         if word in _AUX_BE and i > 1 and content[i - 1] and after < len(words) and content[after]:
             run, _ = _run(words, after, content)
             verbs.update(run)  # "HEAD is detached", "is still fresh": a predicate, no noun
+        # "the commit that introduced a bug" (after a verb, "decide which berth", "which" names a noun)
         relative = word in ("that", "which", "who") and i > 1 and nxt + 1 < len(words) and content[nxt]
+        relative = relative and content[i - 1] and i - 1 not in verbs
         if relative and lower[nxt + 1] in _DETERMINERS | _POSSESSIVES | _PRONOUNS:
             verbs.add(nxt)  # "the commit that introduced a bug"
         if word in _PREPOSITIONS and nxt + 1 < len(words) and lower[nxt].endswith("ing") and content[nxt]:
