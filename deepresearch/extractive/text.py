@@ -384,4 +384,7 @@ def is_statement(sentence: str, min_words: int = 6) -> bool:
     )
 
 
-_FULL_SENTENCE = re.compile(r"^[\"'“(]?[A-Z0-9].*[.!?][\"')”]?$", re.DOTALL)
+# a capital first, or a quoted name ("'uncaughtException' is a crude mechanism ...", "`git gc` runs ...")
+_FULL_SENTENCE = re.compile(
+    r"^(?:[\"'“(]?[A-Z0-9]|[\"'‘“`][^\"'’”`\s][^\"'’”`]{0,40}[\"'’”`]\s).*[.!?][\"')”]?$", re.DOTALL
+)
