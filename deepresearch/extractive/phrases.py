@@ -27,7 +27,7 @@ _WH = _set("what how which why when where who whose")
 _AUX_DO = _set("do does did can could should would will may might must shall")
 _AUX_BE = _set("is are was were be been being am")
 _AUX_HAVE = _set("has have had")
-_SUBJECT_PRONOUNS = _set("i you we they he she it")
+_SUBJECT_PRONOUNS = _set("i you we they he she it nobody somebody someone anyone everyone nothing something")
 _PRONOUNS = _set("me us them him her itself themselves this these those") | _SUBJECT_PRONOUNS
 _POSSESSIVES = _set("my your our their his its")
 _DETERMINERS = _set("the a an some any each every all no another both either neither")
@@ -122,7 +122,9 @@ def _verbs(words: list[str]) -> set[int]:
         if word in _AUX_BE and i > 1 and content[i - 1] and after < len(words) and content[after]:
             run, _ = _run(words, after, content)
             verbs.update(run)  # "HEAD is detached", "is still fresh": a predicate, no noun
+        # "the commit that introduced a bug" (after a verb, "decide which berth", "which" names a noun)
         relative = word in ("that", "which", "who") and i > 1 and nxt + 1 < len(words) and content[nxt]
+        relative = relative and content[i - 1] and i - 1 not in verbs
         if relative and lower[nxt + 1] in _DETERMINERS | _POSSESSIVES | _PRONOUNS:
             verbs.add(nxt)  # "the commit that introduced a bug"
         if word in _PREPOSITIONS and nxt + 1 < len(words) and lower[nxt].endswith("ing") and content[nxt]:
@@ -143,8 +145,12 @@ def _verbs(words: list[str]) -> set[int]:
             run, end = _run(words, i, content)
             # a bare noun run ending where a new noun phrase starts: "host answers a request", "call exceeds
             # its timeout" (a run after "a" or "the" is an object, "give a field a default")
+            # ... unless its last word has a verb's -s ("an EventEmitter emits an 'error' event")
+            third_person = (
+                lower[run[-1]].endswith("s") and not lower[run[-1]].endswith("ss") if run else False
+            )
             boundary = end < len(words) and lower[end] in _POSSESSIVES | (
-                _DETERMINERS if i == 0 or lower[i - 1] not in _DETERMINERS else frozenset()
+                _DETERMINERS if i == 0 or lower[i - 1] not in _DETERMINERS or third_person else frozenset()
             )
             if len(run) >= 2 and boundary and not verbs & set(run):
                 verbs.add(run[-1])
@@ -185,7 +191,9 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool) -> int
         return run[-1] if words[run[-1]].lower().endswith(("ed", "en")) else -1
     contiguous = run[-1] - run[0] == len(run) - 1  # not a coordination ("A, B and C differ in")
     if following in _PREPOSITIONS | _SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:
-        return run[1]
+        # after "does" or a modal the verb has no -s: "can worker threads share memory in" (a plural noun
+        # still belongs to the subject), "does deepresearch avoid repeating paid calls when"
+        return next((i for i in run[1:] if not _third_person(words[i])), run[1])
     return run[-1]
 
 
@@ -264,6 +272,11 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
 
 def _tidy(text: str) -> str:
     return re.sub(r"\s+([,;:])", r"\1", text).strip(" ,;:")
+
+
+def _third_person(word: str) -> bool:
+    lower = word.lower()
+    return lower.endswith("s") and not lower.endswith("ss")
 
 
 def verbs(clause: str) -> list[str]:

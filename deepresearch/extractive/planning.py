@@ -182,7 +182,8 @@ def keyword_plan(
     clauses = _clauses(question)
     phrase = choose_topic(question, rarity)
     topic = _display(phrase) if phrase else ""
-    asked = [_resolve_pronouns(clause, topic) for clause in clauses]
+    # a pronoun refers back: in the first clause it has nothing to refer to ("Why is it unsafe to ...")
+    asked = [clauses[0], *(_resolve_pronouns(clause, topic) for clause in clauses[1:])]
     sub_questions = [_as_question(clause) for clause in asked]
     whole = " ".join(asked)
     aspects, item_queries = _aspects(clauses[0], whole, phrase, rarity) if phrase else ([], [])

@@ -21,7 +21,14 @@ from typing import Any, NotRequired, TypedDict
 from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import question_topic, without_aspects
 from deepresearch.extractive.sentences import code_like
-from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, keywords, named_share
+from deepresearch.extractive.text import (
+    BM25F,
+    content_tokens,
+    heading_passages,
+    keywords,
+    named_share,
+    plain_words,
+)
 
 RELATIVE_FLOOR = 0.45
 """A candidate must score at least this share of the sub-question's best passage."""
@@ -37,6 +44,8 @@ DOCUMENT_WEIGHT = 0.6
 """A passage's score is multiplied by (1 - DOCUMENT_WEIGHT) + DOCUMENT_WEIGHT x its page's relevance."""
 TITLE_PRIOR = 0.5
 """A page's relevance is multiplied by 1 + TITLE_PRIOR x the share of the topic's words its title names."""
+SEARCH_WEIGHT = 0.6
+"""A page's relevance mixes its BM25F score among the fetched pages with this share of its search rank."""
 CONTINUED = 3
 CONTINUATIONS = 2
 """The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
@@ -62,6 +71,7 @@ class PassageRecord(TypedDict):
     text: str
     opening: NotRequired[bool]  # the first passage of its section
     lead: NotRequired[bool]  # evidence as a section opening of the best page, not by its own rank
+    page: NotRequired[float]  # its page's relevance to the question (0..1 of the best page's)
 
 
 def passages_of(sources: Sequence[dict[str, Any]]) -> list[PassageRecord]:
@@ -148,29 +158,30 @@ def document_relevance(
     weights: Mapping[str, float] | None = None,
 ) -> dict[int, float]:
     """Each page's relevance to the question, 0..1 of the best page's: BM25F over the whole page (its title,
-    all its headings, its prose) against the question and the topic, times the title prior; averaged with
-    how well the search ranked it (``found``), when known."""
+    all its headings, its prose) against the question and the topic, mixed with how well the search ranked
+    it (``found``, which saw the whole corpus: among the fetched pages every one has the question's words),
+    times the title prior - the share of the topic's words the title names, a word on every page of the
+    corpus counting little ("git-gc(1)" names "git gc", "git-config(1)" only "git")."""
     pages: dict[int, dict[str, list[str]]] = {}
-    titles: dict[int, set[str]] = {}
+    titles: dict[int, str] = {}
     for p in passages:
         page = pages.setdefault(p["n"], {"title": list(_tokens(p["title"])), "headings": [], "body": []})
-        titles.setdefault(p["n"], set(page["title"]))
+        titles.setdefault(p["n"], p["title"])
         if p.get("opening", True):
             page["headings"] += _tokens(p["headings"][-1] if p["headings"] else "")
         page["body"] += _tokens(_prose(p["text"]))
     numbers = list(pages)
     raw = BM25F([pages[n] for n in numbers]).scores(_query(question, focus, topic_terms, weights))
+    best = max(raw, default=0.0) or 1.0
+    local = {n: score / best for n, score in zip(numbers, raw, strict=True)}
+    words = plain_words(focus)
     scores = {
-        n: score * (1 + TITLE_PRIOR * named_share(topic_terms, titles[n]))
-        for n, score in zip(numbers, raw, strict=True)
+        n: ((1 - SEARCH_WEIGHT) * local[n] + SEARCH_WEIGHT * found.get(n, 0.0) if found else local[n])
+        * (1 + TITLE_PRIOR * named_share(words, plain_words(titles[n]), weights))
+        for n in numbers
     }
-    best = max(scores.values(), default=0.0) or 1.0
-    local = {n: score / best for n, score in scores.items()}
-    if not found:
-        return local
-    mixed = {n: (value + found.get(n, 0.0)) / 2 for n, value in local.items()}
-    top = max(mixed.values(), default=0.0) or 1.0
-    return {n: value / top for n, value in mixed.items()}
+    top = max(scores.values(), default=0.0) or 1.0
+    return {n: value / top for n, value in scores.items()}
 
 
 def rank_passages(
@@ -210,6 +221,8 @@ def rank_passages(
         for i, p in enumerate(passages)
     ]
     relevance = document_relevance(question, passages, focus, topic_terms, found, weights)
+    for p in passages:
+        p["page"] = round(relevance[p["n"]], 3)
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []
     for number, sub_question in enumerate(sub_questions):
         raw = index.scores(_query(sub_question, focus, topic_terms, weights))

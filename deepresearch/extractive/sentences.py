@@ -36,8 +36,13 @@ _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
     r"([\w.]+)\s*(\()?"
 )
+COVERAGE = 0.45
+RANK = 0.5
+"""A quote's relevance: how much of the sub-question it names, and how well its section answers it."""
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
+NEW_SOURCE = 0.05
+"""What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 COMMON = 0.2
 """Share of a sub-question's candidate quotes that must name a topic word for it to count half."""
 NEAR_DUPLICATE = 0.7
@@ -113,17 +118,22 @@ class _Reader:
             self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
 
     def close_list(self) -> None:
-        """A list whose items are no sentences is one unit with the sentence that announced it."""
+        """A list announced by a sentence ("... if any of the following are true:") is one unit with it when
+        short enough; otherwise its items that are sentences are quoted one by one."""
         items, self.items = self.items or [], None
         text = f"{self.intro} {'; '.join(i.rstrip('.;,') for i in items)}."
         if self.intro and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
             self.add(text)
+        else:
+            for item in items:
+                for sentence in split_sentences(item) if is_statement(item) else ():
+                    self.sentence(sentence)
         self.intro = ""
 
     def line(self, line: str) -> None:
         item = _ITEM.match(line)
         text = line[item.end() :] if item else line
-        if item and not is_statement(text):
+        if item and (self.intro or self.items is not None or not is_statement(text)):
             self.items = [*(self.items or []), text]
             return
         if self.items is not None:
@@ -157,8 +167,17 @@ def _points_at_subject(sentence: str) -> bool:
     return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
 
 
+# a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too
+_CONNECTIVE = re.compile(
+    r"^(?:however|but|yet|thus|therefore|hence|also|otherwise|instead|likewise|similarly|consequently|furthermore|"
+    r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
+    r"as a result|this way|that way|for (?:example|instance)|on the other hand)\b,?",
+    re.IGNORECASE,
+)
+
+
 def _dangling(sentence: str) -> bool:
-    return sentence.split()[0].strip("\"'“(").lower() in _DANGLING
+    return sentence.split()[0].strip("\"'“(").lower() in _DANGLING or bool(_CONNECTIVE.match(sentence))
 
 
 def _announces(text: str) -> bool:
@@ -286,9 +305,15 @@ class Scorer:
             for t in content_tokens(query)
         }
         context = {
-            t: self.idf(t) * (0.5 if t in light else 1.0) * scale.get(t, 1.0)
+            t: self.idf(t) * (VERB if t in light else 1.0) * scale.get(t, 1.0)
             for t in content_tokens(question)
         }
+        # no word outweighs all the others together: a rare word of the question ("enforced") would make
+        # every sentence that has it the answer, and every one that explains the answer without it a miss
+        for term, weight in own.items():
+            others = sum(own.values()) - weight
+            if others > 0:
+                own[term] = min(weight, others)
         return QueryWeights(own, {t: w for t, w in context.items() if t not in own})
 
     @staticmethod
@@ -307,13 +332,14 @@ class Scorer:
         return 0.7 * own + 0.3 * (share(weights.context) if weights.context else own)
 
     def score(self, unit: Quote, weights: QueryWeights, passage_rank: float, about: bool = False) -> float:
-        """0.6 x coverage + 0.3 x the passage's rank, plus small signals: the section's first statement
+        """COVERAGE x coverage + RANK x the passage's rank, plus small signals: the section's first statement
         (it often defines the subject), a sentence whose subject is a term asked about ("Handlers send
         ..."), a page whose title names the topic; minus change notes ("The new X has been added")."""
         lead = 0.1 if unit.position == 0 else 0.0
         subject = 0.1 if unit.subject in weights.own else 0.0
         news = 0.1 if _NEWS.search(unit.text) else 0.0
-        return 0.6 * self.coverage(unit, weights) + 0.3 * passage_rank + lead + subject + 0.1 * about - news
+        relevance = COVERAGE * self.coverage(unit, weights) + RANK * passage_rank
+        return relevance + lead + subject + 0.1 * about - news
 
 
 def overlaps(a: str, b: str) -> bool:
@@ -330,23 +356,24 @@ def mmr(
     limit: int,
     taken: Sequence[Quote] = (),
     lam: float = 0.75,
-    source_penalty: float = 0.03,
+    new_source: float = NEW_SOURCE,
 ) -> list[tuple[float, Quote]]:
     """Pick up to ``limit`` quotes: relevance minus similarity to what is already picked (or ``taken``
-    elsewhere), minus a little per quote already picked from the same source. Near-duplicates of anything
-    picked or taken are never picked."""
+    elsewhere), minus ``new_source`` for a source nothing picked or taken comes from yet: a report that
+    rests on fewer, stronger sources cites fewer that do not answer. Near-duplicates of anything picked or
+    taken are never picked."""
     chosen: list[tuple[float, Quote]] = []
     pool = list(scored)
     while pool and len(chosen) < limit:
         picked = [q for _, q in chosen] + list(taken)
-        per_source = Counter(q.n for _, q in chosen)
+        sources = {q.n for q in picked}
 
         def value(
-            item: tuple[float, Quote], picked: list[Quote] = picked, per_source: Counter[int] = per_source
+            item: tuple[float, Quote], picked: list[Quote] = picked, sources: set[int] = sources
         ) -> float:
             score, unit = item
             redundancy = max((similarity(unit, other) for other in picked), default=0.0)
-            return lam * score - (1 - lam) * redundancy - source_penalty * per_source[unit.n]
+            return lam * score - (1 - lam) * redundancy - (new_source if unit.n not in sources else 0.0)
 
         best = max(pool, key=value)
         pool.remove(best)

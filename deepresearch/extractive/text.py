@@ -19,7 +19,7 @@ not now of off on once only or other our ours out over own same she should so so
 the their theirs them then there these they this those through to too under until up very was we
 were what when where which while who whom why will with would you your yours yourself vs versus via
 per using use used between within without across among whether does do did tell explain describe
-compare best good better new
+compare best good better new still really actually already even ever yet quite rather simply
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
@@ -30,6 +30,7 @@ KEYWORD_NAME = re.compile(
     r"\b(with|for|while|if|try|from|as|is|not|and|or|in|return|import)\s+(?=(?:statements?|keywords?|clauses?|loops?|operators?|blocks?)\b)",
     re.IGNORECASE,
 )
+_BRACKETED = re.compile(r"\[([A-Za-z][A-Za-z0-9]{0,7})\]")
 _CAMEL = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)+\b")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
@@ -43,6 +44,7 @@ def content_tokens(text: str) -> list[str]:
     """Stemmed content words. An identifier also yields its parts, so "subprocess.run" and
     "functools.lru_cache" match text that names "subprocess", "run", "lru" or "cache" on their own."""
     out: list[str] = [name.lower() for name in KEYWORD_NAME.findall(text)]  # "the with statement"
+    out += [f"[{code.lower()}]" for code in _BRACKETED.findall(text)]  # "the [L] flag", "[END]"
     for word in _CAMEL.findall(text):  # TimeoutExpired -> timeout, expired
         out += [_stem(part.lower()) for part in _CAMEL_PART.findall(word) if len(part) > 2]
     for tok in tokenize(text):
@@ -61,7 +63,7 @@ def content_tokens(text: str) -> list[str]:
 
 def _stem(token: str) -> str:
     """A tiny suffix stripper: enough for overlap scoring, deterministic and dependency-free."""
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "ed", "ly", "s"):
+    for suffix in ("ations", "ation", "nesses", "ness", "ings", "ing", "ies", "es", "ed", "ly", "s"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
             return token[: -len(suffix)] + ("y" if suffix == "ies" else "")
     # a final e goes too, so create, creates, created and creating share one stem
@@ -110,7 +112,7 @@ def keywords(text: str, limit: int = 8) -> list[str]:
     """Distinct content words of a text, in order of first appearance (original spelling)."""
     seen: dict[str, str] = {}
     for tok in tokenize(text):
-        if tok in STOPWORDS or len(tok) < 3:
+        if tok in STOPWORDS or len(tok) < 2:
             continue
         seen.setdefault(_stem(tok), tok)
     return list(seen.values())[:limit]
@@ -382,4 +384,7 @@ def is_statement(sentence: str, min_words: int = 6) -> bool:
     )
 
 
-_FULL_SENTENCE = re.compile(r"^[\"'“(]?[A-Z0-9].*[.!?][\"')”]?$", re.DOTALL)
+# a capital first, or a quoted name ("'uncaughtException' is a crude mechanism ...", "`git gc` runs ...")
+_FULL_SENTENCE = re.compile(
+    r"^(?:[\"'“(]?[A-Z0-9]|[\"'‘“`][^\"'’”`\s][^\"'’”`]{0,40}[\"'’”`]\s).*[.!?][\"')”]?$", re.DOTALL
+)

@@ -394,6 +394,7 @@ def _evidence(
         "relevance": relevance,
         "reason": "section opening of the best page" if passage.get("lead") else reason,
         "lead": bool(passage.get("lead")),
+        "page": passage.get("page"),
     }
 
 

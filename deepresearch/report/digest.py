@@ -22,13 +22,14 @@ from deepresearch.extractive.sentences import NEAR_DUPLICATE
 from deepresearch.extractive.text import content_tokens, split_sentences
 
 SUMMARY_CLAIMS = 5
-SUMMARY_FROM_MAIN = 2  # the question's own sub-question lends at most this many; the rest explain it below
+SUMMARY_PER_QUESTION = 2  # a sub-question lends the summary at most this many; the rest explain it below
+SUMMARY_STRONG = 0.6  # ... and only quotes scoring at least this share of the report's best
 SOURCE_FOCUS = 0.3
 STRONG_QUOTE = 0.85
 """A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
 or its best finding scores at least STRONG_QUOTE of the best finding."""
-FINDINGS_BUDGET = 24
-FINDINGS_PER_SUB_QUESTION = (3, 8)
+FINDINGS_BUDGET = 32
+FINDINGS_PER_SUB_QUESTION = (4, 10)
 """Quotes under Findings: FINDINGS_BUDGET shared among the sub-questions, each between these bounds."""
 RISKS_LISTED = 4
 NO_RISKS = (
@@ -95,16 +96,23 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
 
 
 def _summary(facts: list[dict[str, Any]], sub_questions: list[str]) -> list[dict[str, Any]]:
-    """The strongest answer sentences: the best quote on each sub-question that does not ask for limits
-    (in the plan's order), then the next best on the question itself."""
-    by_question: dict[str, list[dict[str, Any]]] = {sq: [] for sq in sub_questions}
-    for finding in facts:
-        by_question.setdefault(finding["sub_question"], []).append(finding)
-    answers = [sq for sq in sub_questions if not asks_about_limits(sq) or sq == sub_questions[0]]
-    chosen = [by_question[sq][0] for sq in answers if by_question.get(sq)]
-    main = by_question.get(sub_questions[0], []) if sub_questions else []
-    chosen += main[1:SUMMARY_FROM_MAIN]
-    return sorted(chosen, key=lambda f: -f.get("score", 0.0))[: SUMMARY_CLAIMS + 2]
+    """The strongest answer sentences: the best quotes of the whole report, at most SUMMARY_PER_QUESTION
+    from one sub-question, none from a sub-question about limits (they are stated under it); the question's
+    own best quote leads when it is strong (SUMMARY_STRONG of the best)."""
+    ranked = sorted(facts, key=lambda f: -f.get("score", 0.0))
+    top = ranked[0].get("score", 0.0) if ranked else 0.0
+    taken: Counter[str] = Counter()
+    chosen: list[dict[str, Any]] = []
+    for finding in ranked:
+        question = finding["sub_question"]
+        if asks_about_limits(question) and question != sub_questions[0]:
+            continue
+        if taken[question] >= SUMMARY_PER_QUESTION or finding.get("score", 0.0) < SUMMARY_STRONG * top:
+            continue
+        taken[question] += 1
+        chosen.append(finding)
+    main = [f for f in chosen if sub_questions and f["sub_question"] == sub_questions[0]]
+    return main[:1] + [f for f in chosen if f not in main[:1]]
 
 
 def extractive_report_body(state: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from deepresearch.extractive.planning import asks_about_limits, question_topic, 
 from deepresearch.extractive.sentences import Quote, Scorer, mmr, quotes
 from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_tokens, has_cue
 
-REVIEW_LIMITS = {"fact_reviewer": 10, "implication_reviewer": 2, "risk_reviewer": 3}
+REVIEW_LIMITS = {"fact_reviewer": 12, "implication_reviewer": 2, "risk_reviewer": 3}
 """Findings per sub-question for each extractive reviewer."""
 LIMIT_BONUS = 0.2
 RELATIVE_FLOOR = 0.6

@@ -35,9 +35,9 @@ logger = logging.getLogger(__name__)
 
 CORPUS_SCHEME = "corpus://"
 # bump when extraction or chunking changes: a mismatching index is rebuilt from scratch
-INDEX_VERSION = "4"
+INDEX_VERSION = "5"
 # bump when the rules of search/repeats.py change: boilerplate and duplicates are found again (no rebuild)
-REPEATS_VERSION = "1"
+REPEATS_VERSION = "2"
 _SEQ_BITS = SEQ_BITS
 _MAX_PASSAGES = (1 << _SEQ_BITS) - 1
 _COLUMNS = ("title", "headings", "body")

@@ -138,6 +138,7 @@ def _from_html(data: bytes) -> tuple[str, str]:
         elif text:
             # a term line ends with a colon: the definition that follows is quoted under its term
             tag.replace_with(f"\n\n{text if text.endswith(':') else text + ':'}\n\n")
+    _bold_headings(root)
     _mark_lists_and_tables(root)
     # mark block boundaries so inline markup (<b>, <a>) stays inside its sentence
     for block in root.find_all(_BLOCK_TAGS):
@@ -145,6 +146,22 @@ def _from_html(data: bytes) -> tuple[str, str]:
         block.insert_after("\n\n")
     lines = (" ".join(line.split()) for line in root.get_text().split("\n\n"))
     return title, "\n\n".join(line for line in lines if line)
+
+
+BOLD_HEADING_LEVEL = 5
+_BOLD = ("b", "strong")
+
+
+def _bold_headings(root: Tag) -> None:
+    """A paragraph that is one bold phrase and no sentence ("<p><b>(19) INSERT is really slow</b></p>", a
+    FAQ's question) heads what follows, as a heading would: a level-5 heading, under the page's own."""
+    for paragraph in root.find_all("p"):
+        children = [c for c in paragraph.children if not (isinstance(c, str) and not c.strip())]
+        if len(children) != 1 or getattr(children[0], "name", None) not in _BOLD:
+            continue
+        text = " ".join(paragraph.get_text(" ").split())
+        if 3 <= len(text) <= 150 and not text.endswith((".", ":")):
+            paragraph.replace_with(f"\n\n{'#' * BOLD_HEADING_LEVEL} {text}\n\n")
 
 
 def _mark_lists_and_tables(root: Tag) -> None:

@@ -8,11 +8,12 @@ findings or cited as sources of their own, they make a report say nothing or cit
   ``BOILERPLATE_SHARE`` of the corpus's documents, or that reads as a copyright, licence or "last updated"
   notice. The corpus index leaves these blocks out of the text it serves.
 - **Duplicates**: a document whose sampled word 5-grams (shingles) lie for ``NEAR_COPY`` or more in one
-  other document that holds as much of it in return (the same page twice), or a plain-text file whose
-  shingles lie for ``FRAGMENT`` or more in one document (a page's markup source, whose markup breaks some
-  shingles, or a fragment that pages include). The richer format is kept (HTML, Markdown, PDF before plain
-  text), then the longer. A page held in a longer page is kept: a focused page is the better citation, and
-  two manual pages that include the same long option list are still two pages.
+  other document that holds as much of it in return (the same page twice), or for ``FRAGMENT`` or more in
+  one document of a richer format (a page's Markdown or AsciiDoc source next to its HTML, whose markup breaks
+  some shingles, or a fragment that pages include). The richer format is kept (HTML, Markdown, PDF before
+  plain text), then the longer. A page held in a longer page is kept: a focused page is the better citation,
+  and two manual pages that include the same long option list are still two pages. The longer page is left
+  out instead when it is made of other pages (an aggregate: a single-page edition of a manual).
 """
 
 from __future__ import annotations
@@ -43,7 +44,10 @@ BOILERPLATE_MIN = 3
 NEAR_COPY = 0.9
 """Share of each document's shingles found in the other above which two documents are one."""
 FRAGMENT = 0.6
-"""Share of a plain-text file's shingles found in one other document above which it is a part of it."""
+"""Share of a document's shingles found in one document of a richer format (HTML before Markdown, PDF, plain
+text) above which it is that page's source or a fragment it includes."""
+AGGREGATE = 0.7
+"""Share of a page made up of other whole pages above which it is an aggregate of them (see _aggregates)."""
 _SHINGLE_WORDS = 5
 _SAMPLE_MOD = 8  # one shingle in eight is kept (by hash): containment estimated from a sample
 _MIN_SAMPLE = 3  # a text this short says too little to call it a copy of anything
@@ -159,19 +163,39 @@ def duplicates(documents: Iterable[tuple[int, str, bytes | None]]) -> dict[int, 
     kept: set[int] = set()
     dropped: dict[int, int] = {}
     for file_id in order:
-        size = len(own[file_id])
+        size, rank = len(own[file_id]), _format_rank(samples[file_id][0])
         holder = None
-        if size >= _MIN_SAMPLE:
-            plain = _format_rank(samples[file_id][0]) == _PLAIN_RANK
-            for other, count in shared[file_id].most_common():
-                if count < (FRAGMENT if plain else NEAR_COPY) * size:
-                    break
-                copy = count >= NEAR_COPY * size and shared[other][file_id] >= NEAR_COPY * len(own[other])
-                if other in kept and (plain or copy):
-                    holder = other
-                    break
+        for other, count in shared[file_id].most_common() if size >= _MIN_SAMPLE else ():
+            if count < FRAGMENT * size:
+                break
+            # a page's source in a poorer format, or an include fragment; or the same page twice
+            source = _format_rank(samples[other][0]) < rank
+            copy = count >= NEAR_COPY * size and shared[other][file_id] >= NEAR_COPY * len(own[other])
+            if other in kept and (source or copy):
+                holder = other
+                break
         if holder is None:
             kept.add(file_id)
         else:
             dropped[file_id] = holder
+    dropped |= _aggregates(kept, own, shared)
     return dropped
+
+
+def _aggregates(kept: set[int], own: dict[int, set[int]], shared: dict[int, Counter[int]]) -> dict[int, int]:
+    """Pages made of other pages (a manual's single-page edition, a reference that repeats every entry): a
+    page that holds two or more kept pages whole (NEAR_COPY of each), which together make up AGGREGATE of
+    it, is left out for the pages it is made of - each is the focused citation for its part."""
+    holding: defaultdict[int, list[int]] = defaultdict(list)
+    for part in kept:
+        if len(own[part]) < _MIN_SAMPLE:
+            continue
+        for whole, count in shared[part].items():
+            if whole in kept and len(own[whole]) > len(own[part]) and count >= NEAR_COPY * len(own[part]):
+                holding[whole].append(part)
+    found: dict[int, int] = {}
+    for whole, parts in holding.items():
+        covered = set().union(*(own[part] for part in parts)) & own[whole]
+        if len(parts) >= 2 and len(covered) >= AGGREGATE * len(own[whole]):
+            found[whole] = max(parts, key=lambda part: len(own[part]))
+    return found

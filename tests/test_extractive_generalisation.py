@@ -1,0 +1,257 @@
+"""The extractive engine's general methods (issue [quality] part 2), each on a small real input:
+boilerplate and duplicate documents found by content, the page titled with the question's subject ranked
+first, topics that are noun phrases, definitions, lists and FAQ questions quotable with what names their
+subject, and a report that places each quote under the question it answers. The figures over whole manuals
+are measured by bench/quality (docs/quality.md), not here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.quality.grammar import grammar_problems
+from deepresearch.extractive.phrases import verbs
+from deepresearch.extractive.planning import keyword_plan, question_topic
+from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import content_tokens, heading_passages, split_sentences
+from deepresearch.report.digest import NO_RISKS, extractive_report_body
+from deepresearch.report.render import render_html, sources_markdown
+from deepresearch.search.corpus import CorpusIndex
+from deepresearch.search.documents import extract_text
+
+FOOTER = "<p>Copyright 2026 The Example Foundation. Licensed under the Example License.</p>"
+NAV = "<p>Home | Modules | Directives | Sitemap</p>"
+
+
+def _page(title: str, body: str) -> str:
+    return f"<html><head><title>{title}</title></head><body>{NAV}<h1>{title}</h1>{body}{FOOTER}</body></html>"
+
+
+# --- the corpus: boilerplate and copies -------------------------------------------------------------
+async def test_repeated_blocks_and_notices_are_left_out_and_copies_are_no_results(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    topics = ["lighthouses", "tides", "harbours", "beacons", "buoys", "ferries", "anchors", "sails"]
+    for topic in topics:
+        body = "".join(
+            f"<p>Chapter {i} on {topic}: the {topic} of this coast guide ships past rock number {i} at night,"
+            f" and sailors learn the {topic} by heart before their first voyage along the shore.</p>"
+            for i in range(8)
+        )
+        (root / f"{topic}.html").write_text(_page(topic.title(), body))
+    # the page's markup source next to it (the same text in other markup), and a fragment a page includes
+    lines = [f"Chapter {i} on lighthouses: the lighthouses of this coast guide ships past rock number {i} at"
+             f" night, and sailors learn the lighthouses by heart before their first voyage along the shore."
+             for i in range(8)]  # fmt: skip
+    (root / "lighthouses.txt").write_text("Lighthouses\n===========\n\n" + "\n\n".join(lines) + "\n")
+    fragment = " ".join(
+        f"Step {i}: a keeper trims the wick of lamp {i} every evening and winds the clockwork that turns"
+        f" lens {i}."
+        for i in range(8)
+    )
+    (root / "keeper-fragment.txt").write_text(fragment + "\n")
+    (root / "keepers.html").write_text(
+        _page("Keepers", f"<p>{fragment}</p><p>Keepers lived in the tower.</p>")
+    )
+    index = CorpusIndex(tmp_path / "index.db", root)
+    await index.reindex()
+
+    document = await index.read("corpus://tides.html")
+    assert "the tides of this coast guide ships" in document.text
+    assert "Copyright" not in document.text and "Licensed under" not in document.text
+    assert "Sitemap" not in document.text  # on every page: navigation, not content
+    hits = [h.url for h in await index.search("lighthouses guide ships past rock at night", 5)]
+    assert hits[0] == "corpus://lighthouses.html" and "corpus://lighthouses.txt" not in hits
+    keeper = [h.url for h in await index.search("keeper trims the wick clockwork lens", 5)]
+    assert keeper == ["corpus://keepers.html"]
+
+
+async def test_the_page_titled_with_the_subject_wins_over_one_that_repeats_its_words(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "vacuum.html").write_text(
+        _page(
+            "VACUUM", "<p>The VACUUM command rebuilds the database file into a minimal amount of space.</p>"
+        )
+    )
+    changes = "".join(
+        f"<li>Fix a vacuum problem number {i} with vacuum and the vacuum command.</li>" for i in range(12)
+    )
+    (root / "changes.html").write_text(_page("Release history", f"<ul>{changes}</ul>"))
+    (root / "datatypes.html").write_text(
+        _page("Datatypes", "<p>Each value stored in a column has a storage class, not the column.</p>")
+    )
+    index = CorpusIndex(tmp_path / "index.db", root)
+    await index.reindex()
+    assert (await index.search("What does VACUUM do?", 3))[0].url == "corpus://vacuum.html"
+    # a title word that is a compound of a query word names it in part
+    assert (await index.search("type of a value stored in a column", 3))[0].url == "corpus://datatypes.html"
+
+
+# --- planning: topics are noun phrases ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("Why should I avoid paper maps when I can buy a satellite receiver?", "paper maps"),
+        ("How does the harbour master decide which ship docks first?", "the harbour master"),
+        ("What goes wrong when two old ships are towed repeatedly with short ropes?", "short ropes"),
+        ("How do the sloop, ketch and schooner rigs differ?", "the sloop, ketch and schooner rigs"),
+        ("Why are my lantern batteries so weak in winter?", "lantern batteries"),
+    ],
+)
+def test_the_topic_is_a_noun_phrase_of_the_question(question: str, topic: str) -> None:
+    assert question_topic(question) == topic
+
+
+def test_sub_questions_ask_about_the_topic_in_plain_grammar() -> None:
+    question = "How do the sloop, ketch and schooner rigs differ?"
+    plan = keyword_plan(question, max_queries=4)
+    assert plan.sub_questions[1:] == [
+        "What is the sloop rig?",
+        "What is the ketch rig?",
+        "What is the schooner rig?",
+    ]
+    assert "sloop rig" in plan.queries  # each thing compared is searched on its own
+    for sub_question in plan.sub_questions:
+        assert grammar_problems(sub_question, question) == [], sub_question
+    # no "What is avoid?": a verb is never the topic, and a limitations aspect is no search query
+    avoid = keyword_plan("Why should I avoid paper maps when I can buy a satellite receiver?", 4)
+    assert not any("avoid?" in sq for sq in avoid.sub_questions)
+    assert not any("limitation" in q.lower() for q in avoid.queries)
+
+
+def test_rarity_in_the_corpus_picks_the_specific_phrase() -> None:
+    question = "How does Harbourd decide which berth a tanker gets?"
+    shares = {"harbourd": 0.98, "berth": 0.04, "tanker": 0.2}
+    assert question_topic(question, shares) == "berth"
+    assert verbs("How does Harbourd decide which berth a tanker gets")[0] == "decide"
+    assert verbs("Why are my lantern batteries so weak") == []  # a predicate is what is asked, not a verb
+
+
+# --- quotable units ---------------------------------------------------------------------------------
+def _units(html: str, key: str) -> list[tuple[str, str]]:
+    text = extract_text(Path("page.html"), html.encode()).text
+    passage = next(p for p in heading_passages(text) if key in p.text)
+    return [(u.section, u.text) for u in quotes(passage.text, 1, passage.headings)]
+
+
+def test_a_definition_is_quoted_under_its_term() -> None:
+    html = _page(
+        "Knots",
+        "<h2>OPTIONS</h2><dl><dt>--tight</dt><dd><p>Pulls the rope until the knot cannot slip at all.</p>"
+        "</dd><dt>--loose</dt><dd><p>Leaves enough slack for the knot to be untied by hand.</p></dd></dl>",
+    )
+    assert ("--tight", "Pulls the rope until the knot cannot slip at all.") in _units(html, "--tight")
+
+
+def test_a_list_announced_by_a_sentence_is_one_quote_with_it() -> None:
+    html = _page(
+        "Tides",
+        "<h2>Order</h2><p>The order of the tides is:</p><ul><li>&lt;High&gt; water at noon</li>"
+        "<li>&lt;Low&gt; water at dusk</li><li>&lt;High&gt; water at midnight</li></ul>",
+    )
+    units = _units(html, "order of the tides")
+    assert (
+        "Order",
+        "The order of the tides is: <High> water at noon; <Low> water at dusk; <High> water at midnight.",
+    ) in units
+
+
+def test_a_bold_paragraph_heads_what_follows_like_a_faq_question() -> None:
+    html = _page(
+        "FAQ",
+        "<p><b>(7) Why is the lamp so dim?</b></p><blockquote>The lamp burns whale oil, which gives a yellow"
+        " light. Modern lamps burn kerosene instead.</blockquote>",
+    )
+    text = extract_text(Path("faq.html"), html.encode()).text
+    assert "##### (7) Why is the lamp so dim?" in text
+    units = _units(html, "whale oil")
+    assert units[0] == (
+        "(7) Why is the lamp so dim?",
+        "The lamp burns whale oil, which gives a yellow light.",
+    )
+
+
+def test_a_section_opening_this_module_is_quoted_under_the_page_subject() -> None:
+    html = _page(
+        "Apache MPM prefork",
+        "<h3>Summary</h3><p>This Multi-Processing Module implements a non-threaded, pre-forking web server."
+        " It is appropriate for sites that need to avoid threading.</p>",
+    )
+    units = _units(html, "non-threaded")
+    assert (
+        "Apache MPM prefork",
+        "This Multi-Processing Module implements a non-threaded, pre-forking web server.",
+    ) in units
+    # "It is appropriate ..." leans on the sentence before: quoted with it, never alone
+    assert not any(text.startswith("It ") for _, text in units)
+
+
+def test_connective_openers_and_pointers_are_never_quoted_alone() -> None:
+    passage = (
+        "The keeper lights the lamp at dusk. However, the lamp stays dark when the fog horn sounds.\n\n"
+        "See the chapter on fog for the details of the horn."
+    )
+    texts = [u.text for u in quotes(passage, 1)]
+    assert (
+        "The keeper lights the lamp at dusk. However, the lamp stays dark when the fog horn sounds." in texts
+    )
+    assert not any(t.startswith(("However", "See ")) for t in texts)
+    assert split_sentences("Read about Name-based vs. IP-based hosts to decide. Then go.") == [
+        "Read about Name-based vs. IP-based hosts to decide.",
+        "Then go.",
+    ]
+    assert "[l]" in content_tokens("a RewriteRule with the [L] flag")
+
+
+# --- the report --------------------------------------------------------------------------------------
+def _finding(sub_question: str, statement: str, n: int, score: float, order: int) -> dict[str, Any]:
+    return {
+        "sub_question": sub_question,
+        "statement": statement,
+        "citations": [n],
+        "section": "",
+        "score": score,
+        "order": [order, 0],
+    }
+
+
+def test_quotes_go_under_the_question_they_answer_and_sources_are_split() -> None:
+    main, limits = "How does a lighthouse lens work?", "What are the limitations of a lighthouse lens?"
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [main, limits]},
+        "sources": [
+            {"n": 1, "url": "corpus://lens.html", "title": "Lens"},
+            {"n": 2, "url": "corpus://fog.html", "title": "Fog"},
+        ],
+        "evidence": [{"sub_question": main}, {"sub_question": limits}],
+        "findings": {
+            "fact_reviewer": {
+                "findings": [
+                    _finding(main, "The lens gathers the lamp's light into a beam.", 1, 0.9, 0),
+                    _finding(
+                        main, "Prisms above and below the lens bend stray light into the beam.", 1, 0.8, 1
+                    ),
+                ]
+            },
+            "implication_reviewer": {"findings": []},
+            "risk_reviewer": {
+                "findings": [
+                    _finding(limits, "In thick fog the beam cannot reach far, at most a mile.", 1, 0.7, 2)
+                ]
+            },
+        },
+    }
+    body = extractive_report_body(state)
+    findings, rest = body.split("## Findings")[1].split("## Disagreements and risks")
+    assert f"### {limits}" in findings and "at most a mile" in findings.split(f"### {limits}")[1]
+    assert "Nothing beyond the summary above" not in body
+    assert NO_RISKS in rest  # a stated limit is no danger
+    markdown = sources_markdown(state["sources"], {1})
+    cited, also = markdown.split("### Also read")
+    assert "[1] Lens" in cited and "[2] Fog" in also
+    html = render_html(f"See [1].\n\n{markdown}", "q", {"corpus://lens.html", "corpus://fog.html"})
+    assert 'id="source-1"' in html and 'id="source-2"' in html
