@@ -112,10 +112,27 @@ class _Reader:
                     return  # its antecedent is not quotable: leave it out rather than quote a fragment
                 chain.insert(0, before)
                 if not _dangling(before):
-                    self.add(" ".join(chain))
+                    self._lean(chain)
                     return
         elif self.term or self.label or not _subjectless(sentence):
             self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
+
+    def _lean(self, chain: list[str]) -> None:
+        """Quote a sentence that leans on the ones before it. When the unit just read ends with the sentence
+        it leans on, that unit grows by it: the explanation ("X does Y. Thus, Z. Also, W.") stays one quote,
+        rather than a short unit and longer copies of it, of which a report could quote only the first."""
+        last = self.units[-1] if self.units else None
+        sentence = chain[-1]
+        if (
+            last is not None
+            and last.text.endswith(chain[-2])
+            and len(last.text) + len(sentence) < MAX_UNIT_CHARS
+        ):
+            text = f"{last.text} {sentence}"
+            tokens = content_tokens(text)
+            self.units[-1] = Quote(text, last.n, last.section, last.position, frozenset(tokens), last.subject)
+            return
+        self.add(" ".join(chain))
 
     def close_list(self) -> None:
         """A list announced by a sentence ("... if any of the following are true:") is one unit with it when

@@ -20,7 +20,7 @@ from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_to
 REVIEW_LIMITS = {"fact_reviewer": 12, "implication_reviewer": 2, "risk_reviewer": 3}
 """Findings per sub-question for each extractive reviewer."""
 LIMIT_BONUS = 0.2
-RELATIVE_FLOOR = 0.6
+RELATIVE_FLOOR = 0.5
 FLOOR_REFERENCE = 3
 """A finding must score at least RELATIVE_FLOOR of the FLOOR_REFERENCE-th best quote on its sub-question."""
 ELABORATION_BONUS = 0.1
@@ -28,8 +28,14 @@ ELABORATION_BONUS = 0.1
 MIN_COVERAGE = {"fact_reviewer": 0.15, "implication_reviewer": 0.25, "risk_reviewer": 0.25}
 """Share of the sub-question's (idf-weighted) terms a quote must contain to be a finding on it..."""
 ANSWERING_SECTION = 0.75
-LEAD_SENTENCES = 3
+LEAD_SENTENCES = 5
 """... unless it is among the first LEAD_SENTENCES of a passage ranked ANSWERING_SECTION of the best or up."""
+CONTINUATION = 0.85
+CONTINUED = 6
+CONTINUED_SENTENCES = 2
+"""... or it is one of the CONTINUED_SENTENCES after one of the sub-question's CONTINUED best quotes in the
+same passage: an explanation runs over consecutive sentences that rarely repeat the question's words. It
+scores CONTINUATION of that quote's score per sentence between them."""
 
 
 def extractive_review(
@@ -83,6 +89,9 @@ def extractive_review(
             if coverage + bonus >= MIN_COVERAGE[reviewer] or leading:
                 scored.append((scorer.score(unit, weights, rank, about) + bonus, unit))
                 orders[id(unit)] = order
+        if reviewer == "fact_reviewer" and not limits:
+            mine = [(unit, order) for i, _, _, unit, order in units if i == index]
+            scored = _continued(scored, mine, orders)
         scored = _elaborations(
             sorted(scored, key=lambda pair: -pair[0]), weights.own.keys() | weights.context.keys()
         )
@@ -105,6 +114,27 @@ def extractive_review(
                 }
             )
     return {"engine": "extractive", "findings": findings, "disagreements": [], "open_questions": []}
+
+
+def _continued(
+    scored: list[tuple[float, Quote]], candidates: list[tuple[Quote, list[int]]], orders: dict[int, list[int]]
+) -> list[tuple[float, Quote]]:
+    """Add the sentence right after each of the best quotes in its passage (see CONTINUATION)."""
+    best = sorted(scored, key=lambda pair: -pair[0])[:CONTINUED]
+    following = {tuple(order): unit for unit, order in candidates}
+    present = {id(unit) for _, unit in scored}
+    added: list[tuple[float, Quote]] = []
+    for score, unit in best:
+        place, position = orders[id(unit)]
+        for step in range(1, CONTINUED_SENTENCES + 1):
+            after = following.get((place, position + step))
+            if after is None or after.n != unit.n:
+                break
+            if id(after) not in present:
+                present.add(id(after))
+                orders[id(after)] = [place, position + step]
+                added.append((score * CONTINUATION**step, after))
+    return scored + added
 
 
 def _elaborations(scored: list[tuple[float, Quote]], asked: set[str]) -> list[tuple[float, Quote]]:
