@@ -1,0 +1,74 @@
+"""Workbench papercuts of issue 22 in a real browser against the real runner, with the fixtures of
+test_workbench.py: a server whose own documents are its default (DEEPRESEARCH_CORPUS_DIR with
+DEEPRESEARCH_CORPUS_ONLY) configures the form and starts runs that read only those documents.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import Servers
+from tests.test_workbench import QUESTION, browser, expect, workbench
+
+__all__ = ["browser"]  # the shared module-scoped browser fixture
+
+RUN_MS = 60_000  # a whole run, end to end
+
+
+def server_documents(tmp_path: Path) -> Path:
+    folder = tmp_path / "server-docs"
+    folder.mkdir()
+    (folder / "checkpoints.md").write_text(
+        "# Durable checkpoints\n\nA durable workflow checkpoint records the state of a research run after "
+        "every stage, and SQLite write-ahead logging keeps each write safe, so a resumed run continues "
+        "from the latest checkpoint instead of starting over.\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_server_side_documents_only_configure_the_form_and_start_runs(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    """Issue 22 item 9: config.json answered 500 ("corpus_only needs a document collection") and Start stayed
+    disabled; the form then sent corpus_only=false, overriding the server's setting."""
+    folder = server_documents(tmp_path)
+    searches_before = len(servers.search.calls)
+    with workbench(
+        browser, servers, tmp_path, stage_delay_seconds=0.0, corpus_dir=folder, corpus_only=True
+    ) as bench:
+        answer = bench.api.get("/research/config.json")
+        assert answer.status_code == 200, answer.text
+        config = answer.json()
+        assert config["server_documents"] is True and config["defaults"]["corpus_only"] is True
+        assert config["defaults"]["corpus_dir"] is None and str(folder) not in answer.text  # no server path
+
+        page = bench.page
+        bench.goto("#new")
+        start = page.get_by_role("button", name="Start research")
+        expect(start).to_be_enabled()
+        expect(page.locator("#estimate")).to_contain_text("in the server's documents")
+        page.get_by_label("Research question").fill(QUESTION)
+        start.click()
+        expect(page).to_have_url(re.compile(r"#run=\w+"))
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=RUN_MS)
+        run = bench.api.get(f"/api/runs/{bench.run_id()}").json()
+        assert run["options"]["corpus_only"] is True
+        sources = bench.api.get(f"/api/runs/{bench.run_id()}/artifacts/sources.json").json()["sources"]
+        assert sources and all(s["url"].startswith("corpus://") for s in sources), sources
+        assert len(servers.search.calls) == searches_before  # the server's setting: no web search
+        bench.assert_clean()
+
+
+def test_server_side_documents_with_the_web_are_said_in_the_estimate(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    folder = server_documents(tmp_path)
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0, corpus_dir=folder) as bench:
+        config = bench.api.get("/research/config.json").json()
+        assert config["server_documents"] is True and config["defaults"]["corpus_only"] is False
+        bench.goto("#new")
+        expect(bench.page.locator("#estimate")).to_contain_text("on the web and in the server's documents")
+        bench.assert_clean()
