@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Servers
-from tests.test_workbench import QUESTION, browser, expect, workbench
+from tests.test_workbench import QUESTION, TIMELINE, browser, expect, workbench
 
 __all__ = ["browser"]  # the shared module-scoped browser fixture
 
@@ -71,4 +71,35 @@ def test_server_side_documents_with_the_web_are_said_in_the_estimate(
         assert config["server_documents"] is True and config["defaults"]["corpus_only"] is False
         bench.goto("#new")
         expect(bench.page.locator("#estimate")).to_contain_text("on the web and in the server's documents")
+        bench.assert_clean()
+
+
+def test_an_edited_plan_leaves_the_plan_step_done(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    """After "Save edits & continue" the plan stage was drawn paused for good, with a false "Paused here …
+    it runs again" card: the review's write of the edited plan.json opened a plan attempt that never ended."""
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0, plan_review=True) as bench:
+        page = bench.page
+        bench.goto("#new")
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_label("Review the plan first").check()
+        page.get_by_role("button", name="Start research").click()
+        expect(page.locator("#run-status")).to_have_text("Waiting for you", timeout=RUN_MS)
+        expect(page.locator("#plan-review")).to_be_visible()
+        page.get_by_role("button", name="Remove Query 2").click()
+        page.get_by_role("button", name="Save edits & continue").click()
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=RUN_MS)
+        for shown in (page.evaluate(TIMELINE), None):
+            if shown is None:  # the same after a reload, rebuilt from the event log
+                page.reload()
+                expect(page.locator("#run-status")).to_have_text("Completed")
+                expect(bench.stage("write_report", "done")).to_have_count(1)
+                shown = page.evaluate(TIMELINE)
+            plans = [s for s in shown if s["stage"] == "plan_research"]
+            assert [p["status"] for p in plans] == ["done"], shown
+            assert plans[0]["calls"] == ["llm:ok", "write:ok", "write:ok"]  # the edit's write too
+            assert not [s for s in shown if s["status"] == "stopped"], shown
+            expect(page.locator("#timeline .tl-problem.is-paused")).to_have_count(0)
+            expect(page.locator('#graph .g-node[data-node="plan_research"]')).to_have_attribute(
+                "data-status", "done"
+            )
         bench.assert_clean()
