@@ -103,3 +103,24 @@ def test_an_edited_plan_leaves_the_plan_step_done(browser: Any, servers: Servers
                 "data-status", "done"
             )
         bench.assert_clean()
+
+
+def test_the_printed_report_is_the_report_alone(browser: Any, servers: Servers, tmp_path: Path) -> None:
+    """The PDF / print output included the follow-up form under the report."""
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=RUN_MS)
+        page.get_by_role("tab", name="Report").click()
+        expect(page.locator("#follow-up")).to_be_visible()  # on screen, under the report
+        page.emulate_media(media="print")
+        expect(page.locator("#report")).to_be_visible()
+        expect(page.locator("#report h2").first).to_be_visible()
+        expect(page.locator("#follow-up")).to_be_hidden()
+        controls = page.locator("#panel-report").locator("button, textarea, input, select, label")
+        visible = [c.evaluate("e => e.outerHTML.slice(0, 80)") for c in controls.all() if c.is_visible()]
+        assert visible == [], visible  # nothing to press or type in on paper
+        page.emulate_media(media="screen")
+        expect(page.locator("#follow-up")).to_be_visible()
+        bench.assert_clean()
