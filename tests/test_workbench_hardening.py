@@ -124,3 +124,69 @@ def test_the_printed_report_is_the_report_alone(browser: Any, servers: Servers, 
         page.emulate_media(media="screen")
         expect(page.locator("#follow-up")).to_be_visible()
         bench.assert_clean()
+
+
+# The popover's box, the viewport, and where the cited sentence is drawn in it (null: not marked).
+POPOVER = """
+() => {
+  const tip = document.getElementById("cite-preview");
+  const box = tip.getBoundingClientRect();
+  const mark = tip.querySelector("mark");
+  const at = mark ? mark.getBoundingClientRect() : null;
+  return {
+    box: { top: box.top, bottom: box.bottom, left: box.left, right: box.right },
+    view: { width: window.innerWidth, height: window.innerHeight },
+    marked: mark ? mark.textContent : null,
+    markVisible: at ? at.top >= box.top && at.bottom <= box.bottom : false,
+  };
+}
+"""
+# The sentence a citation link ends: the text of its paragraph before it, after the sentence before.
+CITED_BEFORE = """
+(link) => {
+  const range = document.createRange();
+  range.setStart(link.closest("p, li"), 0);
+  range.setEndBefore(link);
+  const parts = range.toString().split(/[.!?]\\s+|\\]/);
+  return parts[parts.length - 1].trim();
+}
+"""
+
+
+def test_a_citation_preview_stays_on_screen_and_shows_the_cited_sentence(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    """The citation popover ran off the bottom of the screen and showed its source's first passage from
+    the top, whatever sentence cited it."""
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0) as bench:
+        page = bench.page
+        run_id = bench.api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        bench.goto(f"#run={run_id}")
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=RUN_MS)
+        page.get_by_role("tab", name="Report").click()
+        links = page.locator("#report p a.cite, #report li a.cite")
+        expect(links.first).to_be_visible()
+        checked = 0
+        for size in ({"width": 1400, "height": 700}, {"width": 420, "height": 640}):
+            page.set_viewport_size(size)
+            for link in links.all():
+                sentence = link.evaluate(CITED_BEFORE)
+                if len(sentence) < 20:
+                    continue
+                # the link at the very bottom of the window: the popover has no room under it
+                link.evaluate("(a) => a.scrollIntoView({block: 'end'})")
+                page.mouse.move(0, 0)
+                link.hover()
+                expect(page.locator("#cite-preview")).to_be_visible()
+                shown = page.evaluate(POPOVER)
+                box, view = shown["box"], shown["view"]
+                assert box["top"] >= 0 and box["bottom"] <= view["height"], (size, shown)
+                assert box["left"] >= 0 and box["right"] <= view["width"], (size, shown)
+                assert shown["marked"] is not None and sentence in " ".join(shown["marked"].split()), (
+                    sentence,
+                    shown,
+                )
+                assert shown["markVisible"], shown
+                checked += 1
+        assert checked >= 4
+        bench.assert_clean()
