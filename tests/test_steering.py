@@ -288,6 +288,27 @@ def test_follow_up_reads_none_of_the_old_sources_again(api: httpx.Client, server
     assert refused.status_code == 409 and "completed" in refused.json()["detail"]
 
 
+def test_a_follow_up_does_not_inherit_plan_review(api: httpx.Client) -> None:
+    """Asked from a report, a follow-up of a run that waited for its plan review used to wait too."""
+    reviewed = start_reviewed(api)
+    run_id = reviewed["run_id"]
+    assert api.post(f"/api/runs/{run_id}/input", json={"action": "approve"}).status_code == 202
+    assert wait_status(api, run_id, {"completed", "failed"})["status"] == "completed"
+    asked = api.post(f"/api/runs/{run_id}/follow-up", json={"question": "What limits SQLite WAL readers?"})
+    assert asked.status_code == 201, asked.text
+    assert asked.json()["options"]["review_plan"] is False
+    done = wait_status(api, asked.json()["run_id"], {"completed", "failed", "waiting_for_input"})
+    assert done["status"] == "completed", done["status"]
+    # asked for, it still waits
+    again = api.post(
+        f"/api/runs/{run_id}/follow-up",
+        json={"question": "How large may the WAL grow?", "options": {"review_plan": True}},
+    )
+    assert again.status_code == 201 and again.json()["options"]["review_plan"] is True
+    waiting = wait_status(api, again.json()["run_id"], {"completed", "failed", "waiting_for_input"})
+    assert waiting["status"] == "waiting_for_input"
+
+
 def test_a_follow_up_keeps_its_texts_when_the_original_is_deleted(api: httpx.Client) -> None:
     """Texts are stored once and shared by hash: a follow-up refers to the original's, so deleting the
     original keeps them (its pages can still be read, without fetching them again)."""
