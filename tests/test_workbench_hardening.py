@@ -59,6 +59,12 @@ def test_server_side_documents_only_configure_the_form_and_start_runs(
         sources = bench.api.get(f"/api/runs/{bench.run_id()}/artifacts/sources.json").json()["sources"]
         assert sources and all(s["url"].startswith("corpus://") for s in sources), sources
         assert len(servers.search.calls) == searches_before  # the server's setting: no web search
+        # a research like it searches the server's documents again: no "folder only the CLI can choose"
+        page.get_by_role("button", name="New research like this").click()
+        expect(page.locator("#new-view")).to_be_visible()
+        expect(page.locator("#estimate")).to_contain_text("in the server's documents")
+        expect(page.locator("#corpus-unavailable")).to_be_hidden()
+        expect(page.get_by_label("Search documents")).not_to_be_checked()
         bench.assert_clean()
 
 

@@ -179,7 +179,10 @@ export class NewResearchForm {
     this.field("review_plan").checked = Boolean(options.review_plan);
     for (const box of this.reviewerBoxes()) box.checked = options.reviewers.includes(box.value);
     const offered = Boolean(options.corpus) && this.collections.includes(options.corpus);
-    const searched = Boolean(options.corpus || options.corpus_dir);
+    // a run that named no collection on a server with its own documents searched those (its folder is
+    // not told to the page): a run like it searches them again, nothing to show as unavailable
+    const serverFolder = this.serverDocuments && !options.corpus;
+    const searched = Boolean(options.corpus || (options.corpus_dir && !serverFolder));
     // the server's own default folder (DEEPRESEARCH_CORPUS_DIR) is not a choice the workbench makes
     this.setUnavailable(fromRun && searched && !offered ? options : null);
     this.corpus.checked = offered || this.unavailableCorpus !== null;
