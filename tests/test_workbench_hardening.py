@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import Servers
-from tests.test_workbench import QUESTION, TIMELINE, browser, expect, workbench
+from tests.test_workbench import ARTIFACTS, QUESTION, TIMELINE, browser, expect, workbench
 
 __all__ = ["browser"]  # the shared module-scoped browser fixture
 
@@ -193,6 +193,9 @@ def test_a_citation_preview_stays_on_screen_and_shows_the_cited_sentence(
                     shown,
                 )
                 assert shown["markVisible"], shown
+                if not checked:
+                    ARTIFACTS.mkdir(exist_ok=True)
+                    page.screenshot(path=str(ARTIFACTS / "workbench-cite-preview.png"))
                 checked += 1
         assert checked >= 4
         bench.assert_clean()
