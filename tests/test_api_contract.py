@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import resource
 import time
 from collections.abc import Iterator
@@ -16,7 +17,7 @@ import pytest
 from pydantic import TypeAdapter
 
 from deepresearch.engine.core import open_engine
-from deepresearch.service.contracts import RunEvent
+from deepresearch.service.contracts import EVENT_MODELS, RunEvent
 from peers import serve_app
 from runner import create_app
 from stages import STAGE_KEYS
@@ -85,6 +86,15 @@ def test_acceptance_flow_two_checkpoints_cancel_preview_resume_report(
     report = api.get(f"/api/runs/{run_id}/report")
     assert report.status_code == 200 and report.headers["content-type"].startswith("text/markdown")
     assert "# " in report.text
+
+
+def test_the_readmes_event_list_is_every_event_type() -> None:
+    """The README's event contract names every type a stream can carry (it left out input_requested)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text("utf-8")
+    listed = re.search(r"\*\*Event contract\.\*\* Types: (.*?)\(models", readme, re.S)
+    assert listed, "the README's event contract moved"
+    types = [m.model_fields["type"].annotation.__args__[0] for m in EVENT_MODELS]  # type: ignore[union-attr]
+    assert re.findall(r"`(\w+)`", listed.group(1)) == types
 
 
 def test_openapi_declares_every_response(api: httpx.Client) -> None:

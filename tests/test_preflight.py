@@ -145,6 +145,8 @@ def test_providers_health_names_what_to_fix(
     assert health["llm"]["status"] == status and words in health["llm"]["message"]
     assert health["advice"][0].startswith("No web search provider is reachable from this server: generic")
     assert "research your documents only" in health["advice"][0]
+    # what an API client can do: a collection (a server folder, corpus_dir, is refused to it with 422)
+    assert "options.corpus" in health["advice"][0] and "corpus_dir" not in health["advice"][0]
     assert words in health["advice"][1] and "DEEPRESEARCH_ENGINE=extractive" in health["advice"][1]
     assert "test-key" not in str(health)
 

@@ -100,6 +100,11 @@ def test_passages_source_text_and_downloads(api: httpx.Client, servers: Servers)
     ]
     assert headings == [re.sub(r"[*_`]", "", h) for h in expected] and "Sources" in headings
     assert document.core_properties.title == "WAL notes"
+    # each source's URL once (an autolink's text is its URL: it was printed again after it)
+    urls = re.findall(r"<(https?://[^>]+)>", markdown.text)
+    listed = [p.text for p in document.paragraphs if any(url in p.text for url in urls)]
+    assert len(listed) == len(urls) >= 1, listed
+    assert all(p.count(url) == 1 for p in listed for url in urls if url in p), listed
 
 
 def test_another_users_run_cannot_be_read_renamed_or_exported(servers: Servers, tmp_path: Path) -> None:

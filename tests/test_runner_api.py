@@ -54,6 +54,10 @@ def test_run_lifecycle_and_event_contract(api: httpx.Client, servers: Servers) -
     assert detail["status"] == "completed" and detail["usage"]["tokens"] > 0
     assert [s["status"] for s in detail["stages"]] == ["done"] * 7
     assert detail["report_path"] == "deepresearch-report.md"
+    # the end event names the report as the run detail does: an artifact path, never the server's path
+    (end,) = [e.data for e in events if e.type == "end"]
+    assert end["report_path"] == detail["report_path"]
+    assert api.get(f"/api/runs/{run['run_id']}/artifacts/{end['report_path']}").status_code == 200
     cps = api.get(f"/api/runs/{run['run_id']}/checkpoints").json()["checkpoints"]
     assert [c["stage"] for c in cps] == [
         "plan_research",

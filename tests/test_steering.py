@@ -104,6 +104,38 @@ def test_plan_review_edited(api: httpx.Client, servers: Servers) -> None:
     assert screened and all(any(q in text for q in sub_questions) for text in screened)
 
 
+def test_the_plan_read_is_the_plan_sent_back(api: httpx.Client, servers: Servers) -> None:
+    """Issue 22 item 11: pending_input.plan, edited and sent back whole (rationale and outline included),
+    was refused with 422 "Extra inputs are not permitted"."""
+    run = start_reviewed(api)
+    run_id, plan = run["run_id"], run["pending_input"]["plan"]
+    assert {"rationale", "outline"} <= set(plan)
+    edited = {**plan, "queries": [*plan["queries"], "sqlite write-ahead log readers writers"]}
+    answer = api.post(f"/api/runs/{run_id}/input", json={"action": "edit", "plan": edited})
+    assert answer.status_code == 202, answer.text
+    done = wait_status(api, run_id, {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed", done["error"]
+    stored = api.get(f"/api/runs/{run_id}/artifacts/plan.json").json()
+    assert stored["queries"] == edited["queries"] and stored["sub_questions"] == plan["sub_questions"]
+    assert stored["rationale"].startswith("Edited by a person at plan review.")
+    assert plan["rationale"] in stored["rationale"]  # the planner's rationale, sent back unchanged, is kept
+    searched = {q for _, q in servers.search.calls}
+    assert "sqlite write-ahead log readers writers" in searched
+
+    # a changed rationale is the plan's; the outline is read only (it follows the sub-questions)
+    run = start_reviewed(api)
+    run_id, plan = run["run_id"], run["pending_input"]["plan"]
+    changed = {**plan, "rationale": "Our own reason.", "outline": ["Anything"]}
+    assert api.post(f"/api/runs/{run_id}/input", json={"action": "edit", "plan": changed}).status_code == 202
+    wait_status(api, run_id, {"completed", "failed", "cancelled"})
+    stored = api.get(f"/api/runs/{run_id}/artifacts/plan.json").json()
+    assert stored["rationale"] == "Edited by a person at plan review. Our own reason."
+    too_long = {**plan, "outline": ["x"] * 21}
+    run_id = start_reviewed(api)["run_id"]
+    refused = api.post(f"/api/runs/{run_id}/input", json={"action": "edit", "plan": too_long})
+    assert refused.status_code == 422 and "outline" in refused.text
+
+
 def test_plan_review_rejected(api: httpx.Client, servers: Servers) -> None:
     run_id = start_reviewed(api)["run_id"]
     reject = {"action": "reject", "reason": "the question is about PostgreSQL, not SQLite"}
@@ -254,6 +286,27 @@ def test_follow_up_reads_none_of_the_old_sources_again(api: httpx.Client, server
     wait_status(api, running["run_id"], {"waiting_for_input"})
     refused = api.post(f"/api/runs/{running['run_id']}/follow-up", json={"question": "Why?"})
     assert refused.status_code == 409 and "completed" in refused.json()["detail"]
+
+
+def test_a_follow_up_does_not_inherit_plan_review(api: httpx.Client) -> None:
+    """Asked from a report, a follow-up of a run that waited for its plan review used to wait too."""
+    reviewed = start_reviewed(api)
+    run_id = reviewed["run_id"]
+    assert api.post(f"/api/runs/{run_id}/input", json={"action": "approve"}).status_code == 202
+    assert wait_status(api, run_id, {"completed", "failed"})["status"] == "completed"
+    asked = api.post(f"/api/runs/{run_id}/follow-up", json={"question": "What limits SQLite WAL readers?"})
+    assert asked.status_code == 201, asked.text
+    assert asked.json()["options"]["review_plan"] is False
+    done = wait_status(api, asked.json()["run_id"], {"completed", "failed", "waiting_for_input"})
+    assert done["status"] == "completed", done["status"]
+    # asked for, it still waits
+    again = api.post(
+        f"/api/runs/{run_id}/follow-up",
+        json={"question": "How large may the WAL grow?", "options": {"review_plan": True}},
+    )
+    assert again.status_code == 201 and again.json()["options"]["review_plan"] is True
+    waiting = wait_status(api, again.json()["run_id"], {"completed", "failed", "waiting_for_input"})
+    assert waiting["status"] == "waiting_for_input"
 
 
 def test_a_follow_up_keeps_its_texts_when_the_original_is_deleted(api: httpx.Client) -> None:

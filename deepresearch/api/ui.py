@@ -47,12 +47,25 @@ class UploadLimits(BaseModel):
     types: list[str] = Field(description="File extensions the document search indexes, e.g. '.md'.")
 
 
+class DefaultOptions(ResearchOptions):
+    """The server's default run options as a client sees them: the server's own folder
+    (DEEPRESEARCH_CORPUS_DIR) is left out, so `corpus_only` may be on without a collection named here."""
+
+    def _corpus_only_needs_corpus(self) -> DefaultOptions:
+        # same name: replaces ResearchOptions' rule, which the hidden folder satisfies on the server
+        return self
+
+
 class UiConfig(BaseModel):
     """The workbench's start-up facts; no secrets (no keys, no URLs of providers)."""
 
     engine: str
     model: str | None
-    defaults: ResearchOptions
+    defaults: DefaultOptions
+    server_documents: bool = Field(
+        description="A run that names no collection (options.corpus) searches the server's own documents "
+        "(DEEPRESEARCH_CORPUS_DIR); with defaults.corpus_only, only them."
+    )
     limits: dict[str, dict[str, int | float]] = Field(
         description="JSON Schema bounds of each numeric option."
     )
@@ -68,7 +81,8 @@ def ui_config(settings: Settings) -> UiConfig:
         engine=engine,
         model=settings.openai_model_name if engine == "llm" else None,
         # the server's own default folder is the operator's business, not the page's
-        defaults=settings.default_options().model_copy(update={"corpus_dir": None}),
+        defaults=DefaultOptions.model_validate(settings.default_option_values() | {"corpus_dir": None}),
+        server_documents=settings.corpus_dir is not None,
         limits=option_limits(),
         reviewers=list(DEFAULT_REVIEWERS),
         max_question_chars=settings.max_question_chars,

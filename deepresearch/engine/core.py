@@ -39,6 +39,7 @@ from tools import ResearchContext, open_research_tools
 from workflow import build_graph
 
 logger = logging.getLogger(__name__)
+REPORT_ARTIFACT = STAGES_BY_KEY["write_report"].artifact
 
 STREAM_MODES = ["tasks", "checkpoints", "custom"]
 
@@ -316,7 +317,10 @@ class ResearchEngine:
                 "status": status,
                 "error": error,
                 "usage": execution.usage.to_dict(),
-                "report_path": self._report_path(final_state) if status == "completed" else None,
+                # the artifact path (GET …/artifacts/{path}), as in the run detail: not the server's path
+                "report_path": REPORT_ARTIFACT
+                if status == "completed" and self._report_path(final_state)
+                else None,
             },
         )
         final_fields: dict[str, Any] = {

@@ -118,6 +118,8 @@ class _Draft:
     def edit_outline(self, edit: PlanEdit) -> None:
         self.plan["sub_questions"] = list(edit.sub_questions)
         self.plan["queries"] = list(edit.queries)
+        if edit.rationale is not None:
+            self.plan["rationale"] = edit.rationale
         self.changes.append(f"outline: {len(self.plan['sub_questions'])} sub-questions")
         self.run_again_from("screen_evidence")
         if self.position == 0:  # not searched yet: the plan's queries are what the first round searches

@@ -15,7 +15,9 @@ from deepresearch.receipts.runtime import RunCancelled
 MAX_SUB_QUESTIONS = 6
 MAX_QUERIES = 20
 MAX_ITEM_CHARS = 300
+MAX_RATIONALE_CHARS = 20_000
 FIXED_SECTIONS_BEFORE = ("Summary",)
+EDITED = "Edited by a person at plan review."
 FIXED_SECTIONS_AFTER = ("Disagreements and risks", "Open questions", "Recommendations", "Sources")
 
 Item = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_ITEM_CHARS)]
@@ -54,6 +56,16 @@ class PlanEdit(BaseModel):
         AfterValidator(one_line),
         AfterValidator(distinct),
     ]
+    # The rest of what pending_input.plan shows, so the plan a client read can be sent back as it is.
+    rationale: (
+        Annotated[str, StringConstraints(strip_whitespace=True, max_length=MAX_RATIONALE_CHARS)] | None
+    ) = Field(None, description="Why this plan; omitted or null keeps the planner's.")
+    outline: (
+        Annotated[list[Annotated[str, Field(max_length=2 * MAX_ITEM_CHARS)]], Field(max_length=20)] | None
+    ) = Field(
+        None,
+        description="Read only: the report's sections follow sub_questions; what is sent here is ignored.",
+    )
 
 
 class PlanDecision(BaseModel):
@@ -108,10 +120,12 @@ def review_of(plan: dict[str, Any]) -> PlanReview:
 
 def edited_plan(plan: dict[str, Any], edit: PlanEdit) -> dict[str, Any]:
     """The state's plan after a person's edit (the rationale says so)."""
-    rationale = str(plan.get("rationale") or "")
+    rationale = str(plan.get("rationale") or "") if edit.rationale is None else edit.rationale
+    if rationale.startswith(EDITED):  # the rationale read back from an earlier edit
+        rationale = rationale[len(EDITED) :].strip()
     return {
         **plan,
         "sub_questions": list(edit.sub_questions),
         "queries": list(edit.queries),
-        "rationale": f"Edited by a person at plan review. {rationale}".strip(),
+        "rationale": f"{EDITED} {rationale}".strip(),
     }

@@ -1,7 +1,8 @@
 """The report as a Word document (GET /api/runs/{id}/report.docx): the run's own Markdown, parsed by the same
 markdown-it the HTML uses (raw HTML off), written with python-docx — headings, paragraphs with bold, italic
 and code, bullet and numbered lists, quotes, code blocks and tables. Links keep their text and show their
-URL after it: a document has no way to check a link later, the reader can."""
+URL after it (once: not after a link whose text is its URL): a document has no way to check a link later,
+the reader can."""
 
 from __future__ import annotations
 
@@ -83,6 +84,7 @@ class _Writer:
         paragraph = self.document.add_paragraph(style=style)
         bold = italic = code = False
         href: str | None = None
+        shown = ""  # the link's own text, so far
         for child in token.children or []:
             if child.type == "strong_open":
                 bold = True
@@ -93,14 +95,20 @@ class _Writer:
             elif child.type == "em_close":
                 italic = False
             elif child.type == "link_open":
-                href = str(child.attrGet("href") or "")
+                href, shown = str(child.attrGet("href") or ""), ""
             elif child.type == "link_close":
-                if href and not href.startswith("#"):
+                # an autolink's (or a bare URL's) text is the URL already: it is not written twice
+                if (
+                    href
+                    and not href.startswith("#")
+                    and shown.strip() not in (href, href.removeprefix("mailto:"), href.split("://", 1)[-1])
+                ):
                     paragraph.add_run(f" <{href}>").italic = True
                 href = None
             elif child.type in ("softbreak", "hardbreak"):
                 paragraph.add_run(" " if child.type == "softbreak" else "\n")
             elif child.type in ("text", "code_inline"):
+                shown += child.content if href is not None else ""
                 run = paragraph.add_run(child.content)
                 run.bold, run.italic = bold or None, italic or None
                 code = child.type == "code_inline"

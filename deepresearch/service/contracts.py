@@ -449,7 +449,10 @@ class EndEvent(_Event):
     status: RunStatus
     error: str | None
     usage: UsagePublic
-    report_path: str | None
+    report_path: str | None = Field(
+        description="The Markdown report's artifact path (GET /api/runs/{run_id}/artifacts/{path}) once "
+        "completed, as in the run detail."
+    )
 
 
 EVENT_MODELS: tuple[type[_Event], ...] = (

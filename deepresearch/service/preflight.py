@@ -10,7 +10,11 @@ from deepresearch.search.health import UNREACHABLE_ADVICE, probe_providers
 from deepresearch.service.contracts import LLMPublic, ModelHealth, ProvidersHealthPublic, SearchProviderHealth
 from deepresearch.store import RunStore
 
-DOCUMENTS_ONLY = "To research your documents only, start the run with corpus_only and a corpus_dir."
+# API clients choose a collection (options.corpus); a server folder (corpus_dir) is the CLI's alone
+DOCUMENTS_ONLY = (
+    "To research your documents only, start the run with corpus_only and a document collection "
+    "(options.corpus, one of GET /api/collections; the command line: --corpus DIR --corpus-only)."
+)
 
 
 async def llm_public(settings: Settings, store: RunStore) -> LLMPublic | None:

@@ -133,7 +133,9 @@ class FollowUpRequest(BaseModel):
 
     question: str = Field(min_length=1, max_length=100_000, description="The follow-up question.")
     options: OptionsPatch | None = Field(  # type: ignore[valid-type]
-        None, description="Options to change; the rest are the original run's (review_plan included)."
+        None,
+        description="Options to change; the rest are the original run's, but review_plan is off unless set "
+        "here.",
     )
 
 
@@ -145,7 +147,8 @@ async def follow_up(
         raise RunConflict(f"run {run_id} is {original.status}; ask a follow-up once it has completed")
     question = check_question(question, service.settings.max_question_chars)
     values = (await service.engine.graph.aget_state(graph_config(original.thread_id))).values
-    options = service.options(original.options, patch, principal)
+    # asked from a finished report, a follow-up does not stop for a plan review unless asked to
+    options = service.options({**original.options, "review_plan": False}, patch, principal)
     run = await service.create_with(question, options, principal)
     run = await service.store.update_run(run.run_id, follow_up_of=run_id)
     await service.store.copy_receipts(run_id, run.run_id, REUSABLE_TOOLS)

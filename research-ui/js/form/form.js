@@ -59,6 +59,7 @@ export class NewResearchForm {
     this.form = form;
     this.actions = actions;
     this.engine = null;
+    this.serverDocuments = false;
     /** the server's option bounds; null until configure(): the form starts nothing without them */
     this.limits = null;
     this.question = /** @type {HTMLTextAreaElement} */ ($("question"));
@@ -95,7 +96,7 @@ export class NewResearchForm {
    * Take the server's configuration: its defaults, the bounds of every number, the question limit and the
    * critic stage's name. Start is enabled only now.
    * @param {{engine: string|null, defaults: any, limits: Record<string, any>, max_question_chars: number,
-   *   stages: import("../core/nodes.js").Stage[]}} config
+   *   server_documents?: boolean, stages: import("../core/nodes.js").Stage[]}} config
    */
   configure(config) {
     this.engine = config.engine;
@@ -110,6 +111,8 @@ export class NewResearchForm {
     }
     setText($("opt-critic-title"), config.stages.find((s) => s.key === "critic_review")?.title);
     this.defaults = config.defaults;
+    /** a run naming no collection searches the server's own documents (only them with corpus_only) */
+    this.serverDocuments = Boolean(config.server_documents);
     const last = withRemembered(config.defaults, config.limits, NUMBERS);
     this.pendingCorpus = last.corpus;
     this.setOptions(last.options);
@@ -176,7 +179,10 @@ export class NewResearchForm {
     this.field("review_plan").checked = Boolean(options.review_plan);
     for (const box of this.reviewerBoxes()) box.checked = options.reviewers.includes(box.value);
     const offered = Boolean(options.corpus) && this.collections.includes(options.corpus);
-    const searched = Boolean(options.corpus || options.corpus_dir);
+    // a run that named no collection on a server with its own documents searched those (its folder is
+    // not told to the page): a run like it searches them again, nothing to show as unavailable
+    const serverFolder = this.serverDocuments && !options.corpus;
+    const searched = Boolean(options.corpus || (options.corpus_dir && !serverFolder));
     // the server's own default folder (DEEPRESEARCH_CORPUS_DIR) is not a choice the workbench makes
     this.setUnavailable(fromRun && searched && !offered ? options : null);
     this.corpus.checked = offered || this.unavailableCorpus !== null;
@@ -318,7 +324,12 @@ export class NewResearchForm {
     options.review_plan = this.field("review_plan").checked;
     const name = this.collection.value;
     options.corpus = this.corpus.checked && this.collections.includes(name) ? name : null;
-    options.corpus_only = Boolean(options.corpus) && this.field("corpus_only").checked;
+    // no collection: the server's own documents (DEEPRESEARCH_CORPUS_DIR) and its corpus_only apply (null)
+    options.corpus_only = options.corpus
+      ? this.field("corpus_only").checked
+      : this.serverDocuments
+        ? null
+        : false;
     const budget = {};
     for (const name of BUDGET) {
       const raw = this.field(name).value.trim();
@@ -351,11 +362,13 @@ export class NewResearchForm {
     if (this.error.dataset.kind === "range") this.showError(""); // every field fits again
     const options = this.options();
     const e = estimateCalls(options, this.engine);
-    const where = options.corpus_only
-      ? "in your documents"
-      : options.corpus
-        ? "on the web and in your documents"
-        : "on the web";
+    const documents = options.corpus
+      ? "your documents"
+      : this.serverDocuments
+        ? "the server's documents"
+        : "";
+    const only = options.corpus ? options.corpus_only : documents && this.defaults.corpus_only;
+    const where = only ? `in ${documents}` : documents ? `on the web and in ${documents}` : "on the web";
     const llmNote =
       this.engine === "extractive"
         ? "No LLM calls: this server runs the extractive engine (keyword planning, BM25 screening, a report made only of quoted, cited sentences)."
@@ -376,7 +389,7 @@ export class NewResearchForm {
         "ul",
         { class: "estimate-figures" },
         figure(`≈ ${e.searches}`, `searches ${where}`),
-        figure(`≈ ${e.fetches}`, options.corpus_only ? "documents read" : "pages fetched"),
+        figure(`≈ ${e.fetches}`, only ? "documents read" : "pages fetched"),
         figure(this.engine === "extractive" ? "0" : `≈ ${e.llm}`, "LLM calls"),
       ),
       h("p", { class: "estimate-note muted" }, llmNote),

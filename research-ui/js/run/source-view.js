@@ -99,8 +99,119 @@ function passageItem(passage) {
   return h("li", {}, passage.subQuestion ? h("p", { class: "muted small", text: passage.subQuestion }) : null, body);
 }
 
+const WORD = /[\p{L}\p{N}]{3,}/gu;
+
+/** @param {string} text */
+function wordsOf(text) {
+  return new Set(text.toLowerCase().match(WORD) || []);
+}
+
+/** A passage's sentences: a line without a full stop (a heading) runs into the next, as in the report. */
+function sentencesOf(text) {
+  return text
+    .split(/(?<=[.!?])\s+/u)
+    .map((s) => s.replace(/\s+/g, " ").trim())
+    .filter(Boolean);
+}
+
 /**
- * Hovering or focusing a citation `[n]` in `article` shows the passages quoted from source n, under it.
+ * The sentence a citation link ends: its paragraph's text before the link, after the sentence (or the
+ * citation) before it.
+ * @param {Element} link
+ */
+export function citedSentence(link) {
+  const block = link.closest("p, li, td, th, dd, blockquote") || link.parentElement;
+  if (!block) return "";
+  const range = document.createRange();
+  range.setStart(block, 0);
+  range.setEndBefore(link);
+  const parts = range.toString().split(/[.!?](?:\s+|$)|\]/);
+  const last = [...parts].reverse().find((part) => part.replace(/\[\s*\d*\s*$/, "").trim());
+  return (last || "").replace(/\[\s*\d*\s*$/, "").trim();
+}
+
+/**
+ * Where in the source's passages `sentence` comes from: the passage sentence with the most words in common
+ * (cosine of the word sets), and its neighbours; null when none has a word in common.
+ * @param {Passage[]} passages
+ * @param {string} sentence
+ */
+export function excerptFor(passages, sentence) {
+  const wanted = wordsOf(sentence);
+  let best = null;
+  passages.forEach((passage, index) => {
+    const sentences = sentencesOf(passage.text);
+    sentences.forEach((candidate, at) => {
+      const have = wordsOf(candidate);
+      let common = 0;
+      for (const word of have) if (wanted.has(word)) common += 1;
+      const score = common / Math.sqrt(Math.max(1, wanted.size * have.size));
+      if (common && (!best || score > best.score)) best = { score, index, sentences, at };
+    });
+  });
+  if (!best) return null;
+  const { sentences, at } = best;
+  return {
+    passage: best.index,
+    before: (at > 1 ? "… " : "") + (sentences[at - 1] || ""),
+    cited: sentences[at],
+    after: (sentences[at + 1] || "") + (at + 2 < sentences.length ? " …" : ""),
+  };
+}
+
+/** The preview's body: the cited sentence marked in its passage, else the source's first passages. */
+function previewBody(passages, sentence) {
+  const excerpt = sentence ? excerptFor(passages, sentence) : null;
+  if (excerpt) {
+    const others = passages.length - 1;
+    return [
+      h(
+        "blockquote",
+        { class: "source-passage" },
+        excerpt.before ? `${excerpt.before} ` : "",
+        h("mark", { text: excerpt.cited }),
+        excerpt.after ? ` ${excerpt.after}` : "",
+      ),
+      others > 0 ? h("p", { class: "muted small" }, `and ${others} more passage(s): click to see the source`) : null,
+    ];
+  }
+  return [
+    ...passages.slice(0, 2).map((p) => {
+      const body = h("blockquote", { class: "source-passage" });
+      if (p.html) insertHtml(p.html, body);
+      else body.textContent = p.text;
+      return body;
+    }),
+    passages.length > 2 ? h("p", { class: "muted small" }, `and ${passages.length - 2} more: click to see the source`) : null,
+  ];
+}
+
+/** Under the link when it fits (or has the more room), else above it; never past the window's edges. */
+function place(tip, link) {
+  const margin = 8;
+  const gap = 6;
+  const box = link.getBoundingClientRect();
+  const width = Math.min(420, window.innerWidth - 2 * margin);
+  tip.style.width = `${width}px`;
+  tip.style.maxHeight = "";
+  const below = window.innerHeight - box.bottom - gap - margin;
+  const above = box.top - gap - margin;
+  const wanted = Math.min(tip.offsetHeight, window.innerHeight * 0.5);
+  const under = wanted <= below || below >= above;
+  const height = Math.max(0, Math.min(wanted, under ? below : above));
+  tip.style.maxHeight = `${height}px`;
+  const top = under ? box.bottom + gap : box.top - gap - height;
+  const left = Math.max(margin, Math.min(box.left, window.innerWidth - width - margin));
+  tip.style.top = `${top + window.scrollY}px`;
+  tip.style.left = `${left + window.scrollX}px`;
+  // the cited sentence in view inside the popover (a long passage scrolls); not scrollIntoView, which
+  // could scroll the page under it too
+  const mark = /** @type {HTMLElement|null} */ (tip.querySelector("mark"));
+  tip.scrollTop = mark ? Math.max(0, mark.offsetTop - tip.clientHeight / 3) : 0;
+}
+
+/**
+ * Hovering or focusing a citation `[n]` in `article` shows where source n says what the sentence says.
  * @param {HTMLElement} article
  * @param {{titleOf: (n: number) => string, passagesFor: (n: number) => Passage[]}} hooks
  */
@@ -115,23 +226,13 @@ export function citePreviews(article, hooks) {
     fill(
       tip,
       h("p", { class: "cite-preview-title" }, h("strong", {}, `[${n}] `), hooks.titleOf(n)),
-      passages.length
-        ? passages.slice(0, 2).map((p) => {
-            const body = h("blockquote", { class: "source-passage" });
-            if (p.html) insertHtml(p.html, body);
-            else body.textContent = p.text;
-            return body;
-          })
-        : h("p", { class: "muted" }, "No quoted passage of this source is loaded."),
-      passages.length > 2 ? h("p", { class: "muted small" }, `and ${passages.length - 2} more: click to see the source`) : null,
+      ...(passages.length
+        ? previewBody(passages, citedSentence(link))
+        : [h("p", { class: "muted" }, "No quoted passage of this source is loaded.")]),
     );
     tip.hidden = false;
     link.setAttribute("aria-describedby", "cite-preview");
-    const box = link.getBoundingClientRect();
-    const width = Math.min(420, window.innerWidth - 16);
-    tip.style.width = `${width}px`;
-    tip.style.left = `${Math.max(8, Math.min(box.left + window.scrollX, window.scrollX + window.innerWidth - width - 8))}px`;
-    tip.style.top = `${box.bottom + window.scrollY + 6}px`;
+    place(tip, link);
   };
   const hide = (link) => {
     if (current !== link) return;

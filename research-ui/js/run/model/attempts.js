@@ -104,5 +104,8 @@ export function attemptFor(model, ev) {
   if (ev.stage === "reflection") return reflectionAttempt(model, ev);
   const latest = latestAttempt(model, ev.stage);
   if (latest && latest.status === "running") return latest;
+  // a call made for a stage after it finished, outside any stage call (the plan review writes the edited
+  // plan.json): it joins the finished attempt; a new one would never end and be drawn paused for good
+  if (latest && latest.status === "done" && !ev.parent_call_id) return latest;
   return newAttempt(model, ev.stage, ev);
 }
