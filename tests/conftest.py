@@ -13,7 +13,14 @@ from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord, RunRecord
 from peers.servers import Servers, scripted_servers
 
-pytest_plugins = ["tests.pg", "tests.api"]
+# shared fixtures of the API, PostgreSQL, fetch, search and LLM test modules (named in each docstring)
+pytest_plugins = [
+    "tests.pg",
+    "tests.api",
+    "tests._fetch_helpers",
+    "tests._search_helpers",
+    "tests._llm_helpers",
+]
 ROOT = Path(__file__).resolve().parent.parent
 
 

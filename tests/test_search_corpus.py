@@ -1,0 +1,263 @@
+"""The local corpus (deepresearch/search/corpus.py, documents.py): a temp folder indexed with SQLite
+FTS5, searched, read, reindexed, and put in front of the web providers in the chain."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from deepresearch.search import AllProvidersFailed, CorpusError, CorpusIndex, IndexStats, build_search_chain
+from deepresearch.search.documents import PASSAGE_CHARS, chunk_text
+from tests._search_helpers import SITE, Backend, web_settings
+
+
+def tiny_pdf(lines: tuple[str, ...]) -> bytes:
+    """A minimal valid one-page PDF with real text that pypdf can extract."""
+    ops = " ".join(f"BT /F1 12 Tf 72 {720 - 20 * i} Td ({line}) Tj ET" for i, line in enumerate(lines))
+    stream = ops.encode("latin-1")
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return bytes(out)
+
+
+LONG_FILLER = "\n\n".join(
+    f"Paragraph {i} talks about gardening, soil moisture and the patience of growing tomatoes. " * 3
+    for i in range(40)
+)
+
+
+@pytest.fixture
+def corpus_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "corpus"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "sqlite.md").write_text(
+        "# SQLite WAL notes\n\nWrite-ahead logging lets readers keep reading while a single writer "
+        "appends frames to the log. Checkpoints copy frames back into the database file.\n"
+    )
+    (root / "heat.txt").write_text(
+        "Heat pump field trials\n\nAir-source heat pumps in cold climates keep a useful coefficient "
+        "of performance well below freezing, according to measurements from Canada.\n"
+    )
+    (root / "page.html").write_text(
+        "<html><head><title>Durable checkpoints</title><script>var secret = 'zebracorn';</script>"
+        "<style>.x{color:red}</style></head><body><h1>Resuming work</h1><p>A workflow that records "
+        "<b>checkpoints</b> after every step can resume after a crash without repeating side "
+        "effects.</p></body></html>"
+    )
+    (root / "paper.pdf").write_bytes(tiny_pdf(("Photosynthesis efficiency in algae", "Measured in 2021")))
+    (root / "long.md").write_text(
+        f"# Garden journal\n\n{LONG_FILLER}\n\nA quasar appeared in the night sky.\n\n{LONG_FILLER}\n\n"
+        "Another quasar sighting, much later.\n"
+    )
+    # never indexed: hidden files, hidden folders, unsupported types
+    (root / ".hidden.md").write_text("zebracorn hidden")
+    (root / ".git").mkdir()
+    (root / ".git" / "config.md").write_text("zebracorn in git")
+    (root / "image.png").write_bytes(b"\x89PNG zebracorn")
+    return root
+
+
+@pytest.fixture
+async def corpus(tmp_path: Path, corpus_dir: Path) -> CorpusIndex:
+    index = CorpusIndex(tmp_path / "index" / "corpus.db", corpus_dir)
+    stats = await index.reindex()
+    assert stats == IndexStats(added=5)
+    return index
+
+
+# --- corpus ----------------------------------------------------------------------------------------
+def test_chunking_bounds_passages() -> None:
+    chunks = chunk_text(LONG_FILLER + "\n\n" + "x" * 3000)
+    assert len(chunks) > 5
+    assert all(len(chunk) <= PASSAGE_CHARS for chunk in chunks)
+    assert "".join(chunks).count("tomatoes") == LONG_FILLER.count("tomatoes")
+
+
+@pytest.mark.parametrize(
+    ("query", "expected_url"),
+    [
+        ("write-ahead log readers", "corpus://notes/sqlite.md"),
+        ("heat pumps in cold climates", "corpus://heat.txt"),
+        ("resume workflow checkpoints after a crash", "corpus://page.html"),
+        ("photosynthesis efficiency", "corpus://paper.pdf"),
+    ],
+)
+async def test_corpus_ranks_the_right_document_first(
+    corpus: CorpusIndex, query: str, expected_url: str
+) -> None:
+    results = await corpus.search(query, 5)
+    assert results[0].url == expected_url
+    assert results[0].provider == "corpus"
+    assert results[0].snippet
+
+
+async def test_corpus_titles_snippets_and_exclusions(corpus: CorpusIndex) -> None:
+    (html_hit,) = await corpus.search("resuming side effects", 1)
+    assert html_hit.title == "Durable checkpoints"
+    assert "side effects" in html_hit.snippet
+    (md_hit,) = await corpus.search("readers writer", 1)
+    assert md_hit.title == "SQLite WAL notes"
+    # script text, hidden files/folders and unsupported types are not indexed
+    assert await corpus.search("zebracorn", 5) == []
+
+
+async def test_long_document_collapses_to_best_passage(corpus: CorpusIndex) -> None:
+    results = await corpus.search("quasar", 5)
+    assert [r.url for r in results] == ["corpus://long.md"]
+    assert "quasar" in results[0].snippet.lower()
+    assert len(results[0].snippet) < PASSAGE_CHARS
+
+
+async def test_incremental_reindex(corpus: CorpusIndex, corpus_dir: Path) -> None:
+    assert await corpus.reindex() == IndexStats(unchanged=5)
+    sqlite_md = corpus_dir / "notes" / "sqlite.md"
+    stat = sqlite_md.stat()
+    os.utime(sqlite_md, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))  # touch only
+    assert await corpus.reindex() == IndexStats(unchanged=5)
+
+    sqlite_md.write_text("# SQLite notes\n\nBusy timeouts and the lighthouse keeper.\n")
+    os.utime(sqlite_md, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10_000_000_000))
+    (corpus_dir / "heat.txt").unlink()
+    (corpus_dir / "notes" / "new.txt").write_text("Fresh notes about volcanoes.\n")
+    assert await corpus.reindex() == IndexStats(added=1, updated=1, removed=1, unchanged=3)
+
+    assert [r.url for r in await corpus.search("lighthouse", 5)] == ["corpus://notes/sqlite.md"]
+    assert await corpus.search("frames appended", 5) == []  # old passages are gone
+    assert await corpus.search("coefficient of performance", 5) == []
+    assert [r.url for r in await corpus.search("volcanoes", 5)] == ["corpus://notes/new.txt"]
+    assert await corpus.reindex() == IndexStats(unchanged=5)
+
+
+async def test_unreadable_file_is_counted_once(tmp_path: Path, corpus_dir: Path) -> None:
+    (corpus_dir / "broken.pdf").write_bytes(b"%PDF-1.4 this is not really a pdf")
+    index = CorpusIndex(tmp_path / "other.db", corpus_dir)
+    assert await index.reindex() == IndexStats(added=5, failed=1)
+    assert await index.reindex() == IndexStats(unchanged=6)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unbalanced',
+        "AND OR NOT",
+        "NEAR(write readers, 2)",
+        "title:secret",
+        "wal*",
+        "^wal -readers +x",
+        "c++ && rust || go!",
+        "()",
+        "{}[]",
+        "'",
+        "",
+        "   ",
+        "über résumé naïve",
+        'sqlite" OR "x',
+        "a" * 5000,
+    ],
+)
+async def test_punctuation_queries_never_raise(corpus: CorpusIndex, query: str) -> None:
+    assert isinstance(await corpus.search(query, 5), list)
+
+
+async def test_operator_words_are_searched_as_words(corpus: CorpusIndex) -> None:
+    results = await corpus.search('NEAR("write-ahead" readers) AND title:', 5)
+    assert results[0].url == "corpus://notes/sqlite.md"
+
+
+async def test_read_returns_document_text(corpus: CorpusIndex, corpus_dir: Path) -> None:
+    doc = await corpus.read("corpus://page.html")
+    assert doc.title == "Durable checkpoints"
+    assert "resume after a crash" in doc.text
+    assert "zebracorn" not in doc.text
+    assert doc.path == (corpus_dir / "page.html").resolve()
+    assert doc.modified.endswith("+00:00")
+    pdf = await corpus.read("corpus://paper.pdf")
+    assert "Photosynthesis efficiency in algae" in pdf.text
+    md = await corpus.read("corpus://notes/sqlite.md")
+    assert md.text.startswith("# SQLite WAL notes")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "corpus://../outside.md",
+        "corpus://notes/../../outside.md",
+        "corpus:///etc/passwd",
+        "corpus://",
+        "corpus://missing.md",
+        "corpus://image.png",
+        "https://example.com/page.md",
+        "notes/sqlite.md",
+    ],
+)
+async def test_read_rejects_bad_urls(corpus: CorpusIndex, url: str) -> None:
+    with pytest.raises(CorpusError):
+        await corpus.read(url)
+
+
+async def test_symlink_out_of_corpus_is_neither_indexed_nor_read(
+    tmp_path: Path, corpus_dir: Path, corpus: CorpusIndex
+) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Private\n\nplatypus secrets\n")
+    (corpus_dir / "link.md").symlink_to(outside)
+    assert await corpus.reindex() == IndexStats(unchanged=5)
+    assert await corpus.search("platypus", 5) == []
+    with pytest.raises(CorpusError, match="escapes the corpus folder"):
+        await corpus.read("corpus://link.md")
+
+
+async def test_corpus_only_never_calls_the_web(backend: Backend, corpus: CorpusIndex) -> None:
+    chain = build_search_chain(web_settings(backend), corpus=corpus, corpus_only=True)
+    outcome = await chain.search("sqlite wal readers", 5)
+    nothing = await chain.search("nothing at all matches", 5)
+    await chain.aclose()
+    assert outcome.providers_used == ["corpus"]
+    assert outcome.results[0].url == "corpus://notes/sqlite.md"
+    assert (nothing.results, nothing.failures) == ([], {})
+    assert backend.server.calls == []
+
+
+async def test_corpus_results_come_first_then_web(backend: Backend, corpus: CorpusIndex) -> None:
+    chain = build_search_chain(web_settings(backend), corpus=corpus)
+    outcome = await chain.search("sqlite wal heat pumps checkpoints", 2)
+    await chain.aclose()
+    assert outcome.providers_used == ["corpus", "searxng"]
+    urls = [r.url for r in outcome.results]
+    assert len(urls) == 4  # max_results from the corpus plus max_results from the web
+    assert all(u.startswith("corpus://") for u in urls[:2])
+    assert all(u.startswith(SITE) for u in urls[2:])
+    assert backend.server.calls == [("searxng", "sqlite wal heat pumps checkpoints")]
+
+
+async def test_broken_corpus_is_a_recorded_failure(
+    backend: Backend, tmp_path: Path, corpus_dir: Path
+) -> None:
+    # the index path is a directory: SQLite cannot open it
+    broken = CorpusIndex(tmp_path, corpus_dir)
+    chain = build_search_chain(web_settings(backend), corpus=broken)
+    outcome = await chain.search("sqlite", 3)
+    await chain.aclose()
+    assert outcome.providers_used == ["searxng"]
+    assert "corpus" in outcome.failures
+    only = build_search_chain(web_settings(backend), corpus=broken, corpus_only=True)
+    with pytest.raises(AllProvidersFailed, match="corpus: "):
+        await only.search("sqlite", 3)
+    await only.aclose()
