@@ -133,7 +133,8 @@ def test_workbench_session_cookie_keeps_the_token_out_of_urls(servers: Servers, 
         assert login.status_code == 200, login.text
         assert login.json() == {"user": "alice", "admin": False, "token_required": True, "collections": []}
         cookie = login.headers["set-cookie"].lower()
-        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/api" in cookie
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/" in cookie
+        assert alice.lower() not in cookie  # a session id, not the token (tests/test_sessions.py)
         # the cookie alone now authenticates, the event stream too (EventSource cannot send headers)
         run_id = browser.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
         assert [e.type for e in iter_sse(browser, f"/api/runs/{run_id}/events")][-1] == "end"

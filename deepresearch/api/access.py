@@ -1,8 +1,9 @@
 """Who may talk to the HTTP runner, and from where (docs/security.md).
 
-- :func:`request_principal` (a FastAPI dependency): the bearer token (``Authorization`` header, or the
-  workbench's HttpOnly session cookie) names the user; without one, a loopback server that does not require
-  tokens treats the client as the local owner, and any other server answers 401.
+- :func:`request_principal` (a FastAPI dependency): the bearer token (``Authorization`` header), or the
+  workbench's session (an HttpOnly cookie holding a session id, never the token) names the user; without
+  either, a loopback server that does not require tokens treats the client as the local owner, and any
+  other server answers 401.
 - :class:`BrowserGuard` (plain ASGI): answers only the Host names this server is for (a DNS-rebinding page
   gets 421), refuses state-changing requests a browser sends from another origin (403: ``Sec-Fetch-Site``
   cross-site or same-site, or a foreign ``Origin``; the rules of Go 1.25's ``http.CrossOriginProtection``)
@@ -27,7 +28,8 @@ from deepresearch.service.contracts import ErrorPublic
 from deepresearch.service.runs import RunService
 from deepresearch.store import RunRecord
 
-SESSION_COOKIE = "deepresearch_token"
+SESSION_COOKIE = "deepresearch_session"
+SECURE_SESSION_COOKIE = "__Host-deepresearch_session"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 
@@ -54,11 +56,26 @@ def access_policy(settings: Settings, bind_host: str) -> AccessPolicy:
     )
 
 
-# documented in OpenAPI as the two ways to present a token; auto_error=False: the rule below decides
+# documented in OpenAPI as the two ways to present who you are; auto_error=False: the rule below decides
 _bearer = HTTPBearer(auto_error=False, description="An API token: `deepresearch token create NAME`.")
 _cookie = APIKeyCookie(
-    name=SESSION_COOKIE, auto_error=False, description="Set by POST /api/session (the workbench)."
+    name=SESSION_COOKIE,
+    auto_error=False,
+    description=(
+        f"A workbench session, set by POST /api/session (`{SECURE_SESSION_COOKIE}` when served over HTTPS)."
+    ),
 )
+
+
+def session_cookie_name(request: Request) -> str:
+    """Over HTTPS the cookie is ``__Host-`` prefixed: the browser then takes it only from this very host,
+    Secure and for Path=/, so a sibling subdomain cannot plant one (cookie tossing)."""
+    return SECURE_SESSION_COOKIE if request.url.scheme == "https" else SESSION_COOKIE
+
+
+def session_cookie(request: Request, plain: Annotated[str | None, Depends(_cookie)]) -> str | None:
+    """The session id this request carries: over HTTPS only the ``__Host-`` cookie counts."""
+    return request.cookies.get(SECURE_SESSION_COOKIE) if request.url.scheme == "https" else plain
 
 
 def unauthorised(detail: str) -> HTTPException:
@@ -68,23 +85,30 @@ def unauthorised(detail: str) -> HTTPException:
 async def request_principal(
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    cookie: Annotated[str | None, Depends(_cookie)],
+    session: Annotated[str | None, Depends(session_cookie)],
 ) -> Principal:
-    """The user this request acts as; 401 when a token is required and missing, or given and not valid."""
+    """The user this request acts as; 401 when a token is required and missing, or when what is given (a
+    token, an Authorization header of another scheme, a session cookie) is not valid: never ignored."""
     policy: AccessPolicy = request.app.state.access
-    token = bearer.credentials if bearer else cookie
-    if not token:
-        if policy.token_required:
-            raise unauthorised(
-                "an API token is required: send `Authorization: Bearer <token>` (the operator creates one "
-                "with `deepresearch token create NAME`)"
-            )
-        return LOCAL_CLIENT
     tokens: Tokens = request.app.state.tokens
-    principal = await tokens.authenticate(token)
-    if principal is None:
-        raise unauthorised("the API token is unknown or revoked")
-    return principal
+    if bearer is not None:
+        principal = await tokens.authenticate(bearer.credentials)
+        if principal is None:
+            raise unauthorised("the API token is unknown or revoked")
+        return principal
+    if "authorization" in request.headers:
+        raise unauthorised("the Authorization header must be `Bearer <token>` (an API token)")
+    if session:
+        principal = await tokens.session_principal(session)
+        if principal is None:
+            raise unauthorised("the session has ended (signed out, expired or its token revoked); sign in")
+        return principal
+    if policy.token_required:
+        raise unauthorised(
+            "an API token is required: send `Authorization: Bearer <token>` (the operator creates one "
+            "with `deepresearch token create NAME`)"
+        )
+    return LOCAL_CLIENT
 
 
 PrincipalDep = Annotated[Principal, Depends(request_principal)]

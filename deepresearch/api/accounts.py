@@ -8,9 +8,17 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request, Response
 
-from deepresearch.api.access import SESSION_COOKIE, PrincipalDep, ServiceDep, request_principal, unauthorised
+from deepresearch.api.access import (
+    SESSION_COOKIE,
+    PrincipalDep,
+    ServiceDep,
+    request_principal,
+    session_cookie,
+    session_cookie_name,
+    unauthorised,
+)
 from deepresearch.api.errors import error_responses
-from deepresearch.service.auth import Principal
+from deepresearch.service.auth import Principal, Tokens
 from deepresearch.service.collections import MEDIA_TYPES
 from deepresearch.service.contracts import (
     CollectionsPublic,
@@ -47,30 +55,42 @@ async def get_session(request: Request, service: ServiceDep, principal: Principa
 
 @session.post("", response_model=SessionPublic, responses=error_responses(400, 401, 403, 413, 422))
 async def create_session(request: Request, body: SessionCreate, service: ServiceDep) -> Response:
-    """Check a token and keep it in an HttpOnly, SameSite=Strict cookie: the workbench's login (the token
-    never goes into a URL or into script-readable storage)."""
-    principal = await request.app.state.tokens.authenticate(body.token)
+    """Sign the workbench in with a token: a new server-side session (expiring after
+    DEEPRESEARCH_SESSION_SECONDS) whose random id goes into an HttpOnly, SameSite=Strict cookie -
+    `__Host-`-prefixed and Secure over HTTPS. The token itself is in no cookie, URL or script-readable
+    storage."""
+    tokens: Tokens = request.app.state.tokens
+    principal = await tokens.authenticate(body.token)
     if principal is None:
         raise unauthorised("the API token is unknown or revoked")
+    lifetime = request.app.state.settings.session_seconds
+    session_id = await tokens.start_session(principal, lifetime)
     response = Response(
         _session(request, service, principal).model_dump_json(), media_type="application/json"
     )
     response.set_cookie(
-        SESSION_COOKIE,
-        body.token,
+        session_cookie_name(request),
+        session_id,
+        max_age=lifetime,
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
-        path="/api",
+        path="/",
     )
     return response
 
 
 @session.delete("", status_code=204, response_class=Response, responses=error_responses(403))
-async def delete_session() -> Response:
-    """Forget the workbench's token (log out)."""
+async def delete_session(
+    request: Request, session_id: Annotated[str | None, Depends(session_cookie)]
+) -> Response:
+    """Sign out: the session is revoked on the server (its cookie is refused from now on, wherever a copy
+    of it is) and the browser told to forget it."""
+    if session_id:
+        await request.app.state.tokens.end_session(session_id)
     response = Response(status_code=204)
-    response.delete_cookie(SESSION_COOKIE, path="/api", httponly=True, samesite="strict")
+    name = session_cookie_name(request)
+    response.delete_cookie(name, path="/", httponly=True, samesite="strict", secure=name != SESSION_COOKIE)
     return response
 
 
