@@ -38,19 +38,19 @@ FileName = Annotated[
 session = APIRouter(prefix="/api/session", tags=["session"])
 
 
-def _session(request: Request, service: RunService, principal: Principal) -> SessionPublic:
+async def _session(request: Request, service: RunService, principal: Principal) -> SessionPublic:
     return SessionPublic(
         user=principal.user,
         admin=principal.admin,
         token_required=request.app.state.access.token_required,
-        collections=service.collections.names(principal),
+        collections=await asyncio.to_thread(service.collections.names, principal),  # lists folders
     )
 
 
 @session.get("", response_model=SessionPublic, responses=error_responses(401))
 async def get_session(request: Request, service: ServiceDep, principal: PrincipalDep) -> SessionPublic:
     """Who this client is, and whether this server requires a token."""
-    return _session(request, service, principal)
+    return await _session(request, service, principal)
 
 
 @session.post("", response_model=SessionPublic, responses=error_responses(400, 401, 403, 413, 422))
@@ -66,7 +66,7 @@ async def create_session(request: Request, body: SessionCreate, service: Service
     lifetime = request.app.state.settings.session_seconds
     session_id = await tokens.start_session(principal, lifetime)
     response = Response(
-        _session(request, service, principal).model_dump_json(), media_type="application/json"
+        (await _session(request, service, principal)).model_dump_json(), media_type="application/json"
     )
     response.set_cookie(
         session_cookie_name(request),

@@ -60,7 +60,7 @@ async def get_source_text(
     responses={200: {"description": "The report as a Word document.", "content": {DOCX: {}}}, **_NOT_FOUND},
 )
 async def get_report_docx(run: RunDep, service: ServiceDep) -> Response:
-    source = service.artifact_file(run, "deepresearch-report.md")
+    source = await service.artifact_file(run, "deepresearch-report.md")
     markdown = await asyncio.to_thread(source.read_text, "utf-8")
     body = await asyncio.to_thread(report_docx, markdown, run.title or run.question)
     return Response(

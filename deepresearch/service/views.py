@@ -176,8 +176,12 @@ class RunViews:
     async def artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
         return await asyncio.to_thread(self._list_artifacts, run)
 
-    def artifact_file(self, run: RunRecord, relative: str) -> Path:
-        """The artifact's absolute path; ArtifactNotFound for anything else (including escapes)."""
+    async def artifact_file(self, run: RunRecord, relative: str) -> Path:
+        """The artifact's absolute path; ArtifactNotFound for anything else (including escapes). Resolving
+        follows symlinks (stat calls): off the event loop."""
+        return await asyncio.to_thread(self._artifact_file, run, relative)
+
+    def _artifact_file(self, run: RunRecord, relative: str) -> Path:
         root = self._artifact_root(run)
         if root is None:
             raise ArtifactNotFound("the run has no artifact folder yet")
