@@ -18,8 +18,9 @@ from deepresearch.api.access import (
     unauthorised,
 )
 from deepresearch.api.errors import error_responses
+from deepresearch.options import CORPUS_NAME_PATTERN
 from deepresearch.service.auth import Principal, Tokens
-from deepresearch.service.collections import MEDIA_TYPES
+from deepresearch.service.collections import FILE_NAME_PATTERN, MEDIA_TYPES
 from deepresearch.service.contracts import (
     CollectionsPublic,
     DocumentPublic,
@@ -30,9 +31,22 @@ from deepresearch.service.contracts import (
 from deepresearch.service.runs import RunService
 
 # the name rules are checked by the service, whose messages say what is allowed (a pattern's would not)
-CollectionName = Annotated[str, Path(max_length=64, description="A collection's name (options.corpus).")]
+# (the patterns are documented in OpenAPI, json_schema_extra, and checked by the service, not by FastAPI)
+CollectionName = Annotated[
+    str,
+    Path(
+        max_length=64,
+        description="A collection's name (options.corpus).",
+        json_schema_extra={"pattern": CORPUS_NAME_PATTERN},
+    ),
+]
 FileName = Annotated[
-    str, Path(max_length=200, description="The document's file name (.md .txt .html .htm .pdf).")
+    str,
+    Path(
+        max_length=200,
+        description="The document's file name (.md .txt .html .htm .pdf).",
+        json_schema_extra={"pattern": FILE_NAME_PATTERN},
+    ),
 ]
 
 session = APIRouter(prefix="/api/session", tags=["session"])
@@ -81,11 +95,11 @@ async def create_session(request: Request, body: SessionCreate, service: Service
 
 
 @session.delete("", status_code=204, response_class=Response, responses=error_responses(403))
-async def delete_session(
-    request: Request, session_id: Annotated[str | None, Depends(session_cookie)]
-) -> Response:
+async def delete_session(request: Request) -> Response:
     """Sign out: the session is revoked on the server (its cookie is refused from now on, wherever a copy
-    of it is) and the browser told to forget it."""
+    of it is) and the browser told to forget it. Needs no credentials (without a session there is nothing
+    to end): the cookie is read here, not declared as the route's security."""
+    session_id = session_cookie(request, request.cookies.get(SESSION_COOKIE))
     if session_id:
         await request.app.state.tokens.end_session(session_id)
     response = Response(status_code=204)

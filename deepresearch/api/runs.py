@@ -99,6 +99,8 @@ runs = APIRouter(
     responses=error_responses(401),
 )
 _NOT_FOUND = error_responses(404, 422)
+# a run's file that it has not written (yet): 409 until the run completes
+_NOT_WRITTEN = error_responses(404, 409, 422)
 _CHANGES = error_responses(403, 404, 422)  # state-changing: a cross-site request is refused with 403
 
 
@@ -269,7 +271,7 @@ async def list_artifacts(run: RunDep, service: ServiceDep) -> ArtifactsPublic:
     response_class=FileResponse,
     responses={
         200: {"description": "The file, with its own media type.", "content": {"*/*": {}}},
-        **_NOT_FOUND,
+        **_NOT_WRITTEN,
     },
 )
 async def get_artifact(run: RunDep, path: str, service: ServiceDep) -> FileResponse:
@@ -292,7 +294,7 @@ async def get_artifact(run: RunDep, path: str, service: ServiceDep) -> FileRespo
                 "text/html": {"schema": {"type": "string"}},
             },
         },
-        **_NOT_FOUND,
+        **_NOT_WRITTEN,
     },
 )
 async def get_report(run: RunDep, service: ServiceDep, format: Literal["md", "html"] = "md") -> Response:
