@@ -54,6 +54,8 @@ def test_a_sign_in_is_a_session_that_sign_out_and_token_revocation_end(
         lowered = header.lower()
         assert "httponly" in lowered and "samesite=strict" in lowered and "path=/" in lowered
         assert "secure" not in lowered  # plain HTTP: a Secure cookie would never come back
+        # and the cookie of earlier releases, which held the token itself, is dropped from the browser
+        assert 'deepresearch_token=""' in header and "path=/api" in lowered
         assert hashlib.sha256(session.encode()).hexdigest() in asyncio.run(_stored_session_hashes(settings))
         assert session not in asyncio.run(_stored_session_hashes(settings))
         assert _who(base, f"{PLAIN}={session}").json()["user"] == "alice"

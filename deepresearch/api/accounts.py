@@ -30,8 +30,8 @@ from deepresearch.service.contracts import (
 )
 from deepresearch.service.runs import RunService
 
-# the name rules are checked by the service, whose messages say what is allowed (a pattern's would not)
-# (the patterns are documented in OpenAPI, json_schema_extra, and checked by the service, not by FastAPI)
+# the name rules are checked by the service, whose messages say what is allowed (a pattern's would not); the
+# patterns are stated in OpenAPI only (json_schema_extra), for clients and fuzzers
 CollectionName = Annotated[
     str,
     Path(
@@ -50,6 +50,8 @@ FileName = Annotated[
 ]
 
 session = APIRouter(prefix="/api/session", tags=["session"])
+# the cookie of releases before server-side sessions held the token itself: browsers are told to drop it
+_TOKEN_COOKIE = "deepresearch_token"
 
 
 async def _session(request: Request, service: RunService, principal: Principal) -> SessionPublic:
@@ -91,6 +93,7 @@ async def create_session(request: Request, body: SessionCreate, service: Service
         secure=request.url.scheme == "https",
         path="/",
     )
+    response.delete_cookie(_TOKEN_COOKIE, path="/api", httponly=True, samesite="strict")
     return response
 
 
@@ -105,6 +108,7 @@ async def delete_session(request: Request) -> Response:
     response = Response(status_code=204)
     name = session_cookie_name(request)
     response.delete_cookie(name, path="/", httponly=True, samesite="strict", secure=name != SESSION_COOKIE)
+    response.delete_cookie(_TOKEN_COOKIE, path="/api", httponly=True, samesite="strict")
     return response
 
 
