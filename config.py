@@ -230,6 +230,9 @@ class Settings(BaseSettings):
     cors_origins: Annotated[list[str], NoDecode] = Field(
         default_factory=list, description="Origins (scheme://host[:port]) other pages may call the API from."
     )
+    session_seconds: int = Field(
+        43_200, ge=1, le=31_536_000, description="How long a workbench sign-in lasts (signing out ends it)."
+    )
     corpus_roots: Annotated[dict[str, Path], NoDecode] = Field(
         default_factory=dict,
         description="Document collections API clients may search: name=folder[,name=folder...].",

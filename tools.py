@@ -386,9 +386,9 @@ async def open_research_tools(
         if settings.engine_mode == "llm":
             llm = await open_llm_client(settings, runtime.store, runtime.cancel.raise_if_requested_here)
             stack.push_async_callback(llm.aclose)
-        yield ResearchTools(
-            settings, runtime, Workspace(settings.workspace_dir), search, fetcher, corpus, llm, cpu
-        )
+        # resolving the workspace folder follows symlinks (stat calls): off the event loop
+        workspace = await asyncio.to_thread(Workspace, settings.workspace_dir)
+        yield ResearchTools(settings, runtime, workspace, search, fetcher, corpus, llm, cpu)
 
 
 async def open_llm_client(

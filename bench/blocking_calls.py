@@ -1,8 +1,8 @@
 """Which synchronous (blocking) calls our code makes on the event loop during one research run, as
-`langgraph dev`'s blockbuster check sees them. Run it with the interpreter of the LangGraph peer venv
-(blockbuster comes with langgraph-cli[inmem]; it is never a product dependency):
+`langgraph dev`'s blockbuster check sees them, through LangGraph's server graph (platform_graph.py).
+blockbuster is a dev dependency (never a product one; langgraph-cli[inmem] brings it too):
 
-    /work/.cache/langgraph-peer-venv/bin/python bench/blocking_calls.py
+    .venv/bin/python bench/blocking_calls.py
 
 Every blocking call is allowed (the run goes on) and recorded with the first frame of our code that made
 it; the scripted peers (bench/peers.py) run on 127.0.0.1 in a process of their own.
@@ -15,6 +15,8 @@ import inspect
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,28 +24,43 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
+# Blocking calls of libraries' own that pass through a frame of ours (an ASGI middleware): FastAPI looks
+# up each endpoint's source file once (inspect.getsourcefile, for its error messages).
+LIBRARY_CALLS = [("fastapi/routing.py", {"_extract_endpoint_context"})]
+
+
 def _our_frame(allowed: list[tuple[str, Any]]) -> str | None:
-    """file:line (function) of the innermost frame of our code on a stack that blockbuster would refuse,
-    or None: no frame is ours, or a frame is one blockbuster lets block (e.g. asyncio's own socket I/O)."""
+    """Where a blocking call that blockbuster would refuse comes from: the innermost frame of our code
+    (file:line (function)), after the library frame that made the call when that is not ours; or None: no
+    frame is ours, or a frame is one blockbuster lets block (e.g. asyncio's own socket I/O)."""
     frame = inspect.currentframe()
-    ours = None
+    ours = caller = None
     while frame is not None:
-        name = frame.f_code.co_filename
-        if any(name.replace("\\", "/").endswith(f) and frame.f_code.co_name in fns for f, fns in allowed):
+        name = frame.f_code.co_filename.replace("\\", "/")
+        if any(name.endswith(f) and frame.f_code.co_name in fns for f, fns in allowed):
             return None
+        where = f"{name}:{frame.f_lineno} ({frame.f_code.co_name})"
+        if caller is None and not name.endswith(("blockbuster.py", "bench/blocking_calls.py")):
+            caller = where
         tooling = any(f"/{folder}/" in name for folder in ("tests", "bench", "peers"))
         if ours is None and name.startswith(str(ROOT)) and not tooling:
             ours = f"{Path(name).relative_to(ROOT)}:{frame.f_lineno} ({frame.f_code.co_name})"
+            if caller != where and caller is not None:
+                ours = f"{caller.split('site-packages/')[-1]} ← {ours}"
         frame = frame.f_back
     return ours
 
 
-async def research(found: Counter[str]) -> str:
+@contextmanager
+def recording_blocking_calls() -> Iterator[Counter[str]]:
+    """While inside, every blocking call blockbuster knows of (file system, sleep, sockets in blocking mode,
+    ...) made on a thread running an event loop is let through and counted by the first frame of our code
+    that made it ("os.mkdir ← deepresearch/store/sqlite.py:155 (connect_sqlite)"); calls with no frame of
+    ours (libraries' own, the scripted peers', the tests') are not. tests/test_blocking_calls.py asserts it
+    stays empty for whole research runs."""
     from blockbuster import BlockBuster
-    from langgraph.checkpoint.memory import InMemorySaver
 
-    from deepresearch.platform_graph import aclose_stores, make_graph
-
+    found: Counter[str] = Counter()
     blockbuster = BlockBuster()
     for name, function in blockbuster.functions.items():
 
@@ -56,21 +73,33 @@ async def research(found: Counter[str]) -> str:
         ) -> bool:
             if _own(*args, **kw):  # blockbuster's own exemption (e.g. a non-blocking socket)
                 return True
-            where = _our_frame(list(_fn.can_block_functions))
+            where = _our_frame([*_fn.can_block_functions, *LIBRARY_CALLS])
             if where is not None:
                 found[f"{_name} ← {where}"] += 1
             return True
 
         function.can_block_predicate = allow
-    config = {"configurable": {"thread_id": "blocking-calls"}}
     blockbuster.activate()
     try:
-        async with make_graph(config) as graph:
-            graph = graph.copy(update={"checkpointer": InMemorySaver()})
-            question = {"question": "How do durable workflow checkpoints avoid repeating work?"}
-            output = await graph.ainvoke(question, config)
+        yield found
     finally:
         blockbuster.deactivate()
+
+
+async def research(found: Counter[str]) -> str:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from deepresearch.platform_graph import aclose_stores, make_graph
+
+    config = {"configurable": {"thread_id": "blocking-calls"}}
+    try:
+        with recording_blocking_calls() as seen:
+            async with make_graph(config) as graph:
+                graph = graph.copy(update={"checkpointer": InMemorySaver()})
+                question = {"question": "How do durable workflow checkpoints avoid repeating work?"}
+                output = await graph.ainvoke(question, config)
+    finally:
+        found.update(seen)
         await aclose_stores()
     return str(output.get("status"))
 

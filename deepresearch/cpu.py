@@ -12,13 +12,14 @@ page never starts a worker. ``workers=0`` runs the same functions in threads, as
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import multiprocessing
 import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
@@ -75,6 +76,10 @@ class CpuPool:
         self._executor: ProcessPoolExecutor | None = None
         self._lock = threading.Lock()  # close() may come from another thread than the loop's
         self._closed = False
+        # Starting the pool and submitting to it may start worker processes (spawn: pipes, files, the
+        # resource tracker): blocking calls, so they are made on this thread, never on the event loop. A
+        # thread of its own: the loop's default executor may be busy with long file work.
+        self._submitter = ThreadPoolExecutor(1, thread_name_prefix="cpu-submit")
 
     @classmethod
     def for_setting(cls, workers: int | None) -> CpuPool:
@@ -107,9 +112,14 @@ class CpuPool:
         loop = asyncio.get_running_loop()
         name = getattr(fn, "__name__", repr(fn))
         for attempt in (1, 2):
-            executor = self._pool()
+            if self._closed:  # (the submitting thread is gone too)
+                raise RuntimeError("the CPU pool is closed")
+            executor = await loop.run_in_executor(self._submitter, self._pool)
             try:
-                return await loop.run_in_executor(executor, fn, *args)
+                future = await loop.run_in_executor(
+                    self._submitter, functools.partial(executor.submit, fn, *args)
+                )
+                return await asyncio.wrap_future(future)
             except BrokenProcessPool:
                 logger.warning(
                     "a CPU worker died while %s was queued or running (attempt %d); starting a new pool",
@@ -135,3 +145,4 @@ class CpuPool:
             executor, self._executor = self._executor, None
         if executor is not None:
             executor.shutdown(wait=False, cancel_futures=True)
+        self._submitter.shutdown(wait=False)

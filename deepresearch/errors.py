@@ -85,6 +85,13 @@ class ArtifactNotFound(NotFound):
     """No such artifact in the run's folder."""
 
 
+class ArtifactNotYetWritten(ArtifactNotFound):
+    """The file is not in the folder of a run that has not completed: it may come once the run goes on
+    (HTTP 409 - "not now" - rather than 404, which says the address names nothing)."""
+
+    status = 409
+
+
 class DocumentNotFound(NotFound):
     """No such collection or document for this user."""
 

@@ -55,7 +55,8 @@ def test_acceptance_flow_two_checkpoints_cancel_preview_resume_report(
         if event.type == "checkpoint":
             checkpoint_events.append(event.data)
             if len(checkpoint_events) == 2 and not cancelled:
-                assert api.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
+                # body-less, as curl sends it (the README's flow): only browsers need to say where they are
+                assert api.post(f"/api/runs/{run_id}/cancel").status_code == 202
                 cancelled = True
         if event.type == "end":
             break
@@ -74,7 +75,7 @@ def test_acceptance_flow_two_checkpoints_cancel_preview_resume_report(
 
     searches = len(servers.search.calls)
     plans = servers.llm.calls_by_prompt()["plan/v1"]
-    resumed = api.post(f"/api/runs/{run_id}/resume", json={})
+    resumed = api.post(f"/api/runs/{run_id}/resume")
     assert resumed.status_code == 202 and resumed.json()["resumed_from"] == "latest"
     after = list(iter_sse(api, f"/api/runs/{run_id}/events", last_event_id=seen[-1]["seq"]))
     assert after[-1].type == "end" and after[-1].data["status"] == "completed"

@@ -133,7 +133,8 @@ def test_workbench_session_cookie_keeps_the_token_out_of_urls(servers: Servers, 
         assert login.status_code == 200, login.text
         assert login.json() == {"user": "alice", "admin": False, "token_required": True, "collections": []}
         cookie = login.headers["set-cookie"].lower()
-        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/api" in cookie
+        assert "httponly" in cookie and "samesite=strict" in cookie and "path=/" in cookie
+        assert alice.lower() not in cookie  # a session id, not the token (tests/test_sessions.py)
         # the cookie alone now authenticates, the event stream too (EventSource cannot send headers)
         run_id = browser.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
         assert [e.type for e in iter_sse(browser, f"/api/runs/{run_id}/events")][-1] == "end"
@@ -154,26 +155,48 @@ def test_loopback_without_tokens_is_the_local_owner(servers: Servers, tmp_path: 
 
 
 def test_cross_site_writes_and_foreign_hosts_are_refused(servers: Servers, tmp_path: Path) -> None:
-    settings = servers.settings(tmp_path, allowed_hosts=["research.example"])
+    settings = servers.settings(
+        tmp_path, allowed_hosts=["research.example"], cors_origins=["https://partner.example"]
+    )
     with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
         run_id = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
         wait_finished(client, run_id)
         port = base.rsplit(":", 1)[1]
-        # what a page on another site can send without a preflight: a form POST
+        cancel = f"/api/runs/{run_id}/cancel"
+        # what a page on another site can send without a preflight: a form POST; a browser names its site
         form = {"content-type": "application/x-www-form-urlencoded"}
-        evil = client.post(f"/api/runs/{run_id}/cancel", headers=form | {"Origin": "http://evil.example"})
+        for site in ("cross-site", "same-site", "Cross-Site", "bogus"):
+            refused = client.post(cancel, headers=form | {"Sec-Fetch-Site": site})
+            assert refused.status_code == 403 and "Sec-Fetch-Site" in refused.json()["detail"], site
+        # a browser from before Sec-Fetch-Site: only its Origin tells
+        evil = client.post(cancel, headers=form | {"Origin": "http://evil.example"})
         assert evil.status_code == 403 and "cross-origin" in evil.json()["detail"]
-        no_origin = client.post(f"/api/runs/{run_id}/cancel", headers=form)
-        assert no_origin.status_code == 403 and "X-Requested-With" in no_origin.json()["detail"]
-        json_cross = client.post(
-            f"/api/runs/{run_id}/cancel", json={}, headers={"Origin": "http://evil.example"}
-        )
-        assert json_cross.status_code == 403
+        other_port = {"Origin": f"http://127.0.0.1:{int(port) + 1}"}
+        assert client.post(cancel, json={}, headers=other_port).status_code == 403
         assert client.delete(f"/api/runs/{run_id}", headers={"Origin": "null"}).status_code == 403
-        # the same request from the workbench's own origin, or a script's header, goes through
-        same = {"Origin": f"http://127.0.0.1:{port}", "X-Requested-With": "deepresearch"}
-        assert client.post(f"/api/runs/{run_id}/cancel", headers=same).status_code == 202
-        assert client.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
+        patch = client.patch(
+            f"/api/runs/{run_id}", json={"title": "x"}, headers={"Origin": "http://evil.example"}
+        )
+        assert patch.status_code == 403
+        # every path, not only /api and /mcp (other routers answer unsafe methods too)
+        assert client.post("/assistants/search", headers={"Sec-Fetch-Site": "cross-site"}).status_code == 403
+        assert client.put("/research/x", headers={"Origin": "http://evil.example"}).status_code == 403
+        # a plain client (curl, httpx: no browser header) needs no body and no extra header
+        assert client.post(cancel).status_code == 202
+        assert client.post(cancel, headers=form).status_code == 202
+        # the server's own page, and what the user does in the address bar
+        for headers in (
+            {"Sec-Fetch-Site": "same-origin", "Origin": f"http://127.0.0.1:{port}"},
+            {"Sec-Fetch-Site": "none"},
+            {"Origin": f"http://127.0.0.1:{port}"},
+            {"Origin": f"http://localhost:{port}", "Host": f"localhost:{port}"},
+        ):
+            assert client.post(cancel, headers=headers).status_code == 202, headers
+        # an origin the operator allows (DEEPRESEARCH_CORS_ORIGINS), whatever the browser says
+        partner = {"Origin": "https://partner.example", "Sec-Fetch-Site": "cross-site"}
+        assert client.post(cancel, headers=partner).status_code == 202
+        lookalike = partner | {"Origin": "https://partner.example.evil"}
+        assert client.post(cancel, headers=lookalike).status_code == 403
         # DNS rebinding: attacker.test resolving to 127.0.0.1 is answered with 421, even for reads
         for host in ("attacker.test", "attacker.test:80", "127.0.0.1.attacker.test"):
             response = client.get("/api/runs", headers={"Host": host})

@@ -119,6 +119,8 @@ async def test_both_backends_have_the_same_tables_columns_and_indexes(
         "tool_receipts",
         "deepresearch_migrations",
         "llm_capabilities",
+        "api_tokens",
+        "browser_sessions",
     )
     with sqlite3.connect(tmp_path / "same.db") as conn:
         lite_columns = {t: [row[1] for row in conn.execute(f"PRAGMA table_info({t})")] for t in tables}

@@ -642,12 +642,14 @@ def sign_in(bench: Workbench, token: str) -> None:
 
 
 def assert_token_kept_out(bench: Workbench, *tokens: str) -> None:
-    """Never in the address bar, the page's storage or script-readable cookies."""
+    """Never in the address bar, the page's storage or any cookie, HttpOnly ones included (the session cookie
+    holds a session id)."""
     page = bench.page
     stored = page.evaluate(STORED)
     cookies = page.evaluate("document.cookie")
+    jar = " ".join(c["value"] for c in page.context.cookies())
     for token in tokens:
-        assert token not in page.url and token not in stored and token not in cookies
+        assert token not in page.url and token not in stored and token not in cookies and token not in jar
 
 
 def test_a_server_that_requires_a_token_signs_in_streams_and_signs_out(

@@ -1,12 +1,13 @@
 """Who may talk to the HTTP runner, and from where (docs/security.md).
 
-- :func:`request_principal` (a FastAPI dependency): the bearer token (``Authorization`` header, or the
-  workbench's HttpOnly session cookie) names the user; without one, a loopback server that does not require
-  tokens treats the client as the local owner, and any other server answers 401.
+- :func:`request_principal` (a FastAPI dependency): the bearer token (``Authorization`` header), or the
+  workbench's session (an HttpOnly cookie holding a session id, never the token) names the user; without
+  either, a loopback server that does not require tokens treats the client as the local owner, and any
+  other server answers 401.
 - :class:`BrowserGuard` (plain ASGI): answers only the Host names this server is for (a DNS-rebinding page
-  gets 421), refuses state-changing requests that a cross-site page could send (403: a foreign ``Origin``;
-  a POST with neither a JSON content type, an ``X-Requested-With`` header nor a bearer token), and puts
-  ``nosniff`` on every response.
+  gets 421), refuses state-changing requests a browser sends from another origin (403: ``Sec-Fetch-Site``
+  cross-site or same-site, or a foreign ``Origin``; the rules of Go 1.25's ``http.CrossOriginProtection``)
+  while clients that are not browsers need nothing extra, and puts ``nosniff`` on every response.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from deepresearch.service.contracts import ErrorPublic
 from deepresearch.service.runs import RunService
 from deepresearch.store import RunRecord
 
-SESSION_COOKIE = "deepresearch_token"
+SESSION_COOKIE = "deepresearch_session"
+SECURE_SESSION_COOKIE = "__Host-deepresearch_session"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
 
@@ -54,11 +56,26 @@ def access_policy(settings: Settings, bind_host: str) -> AccessPolicy:
     )
 
 
-# documented in OpenAPI as the two ways to present a token; auto_error=False: the rule below decides
+# documented in OpenAPI as the two ways to present who you are; auto_error=False: the rule below decides
 _bearer = HTTPBearer(auto_error=False, description="An API token: `deepresearch token create NAME`.")
 _cookie = APIKeyCookie(
-    name=SESSION_COOKIE, auto_error=False, description="Set by POST /api/session (the workbench)."
+    name=SESSION_COOKIE,
+    auto_error=False,
+    description=(
+        f"A workbench session, set by POST /api/session (`{SECURE_SESSION_COOKIE}` when served over HTTPS)."
+    ),
 )
+
+
+def session_cookie_name(request: Request) -> str:
+    """Over HTTPS the cookie is ``__Host-`` prefixed: the browser then takes it only from this very host,
+    Secure and for Path=/, so a sibling subdomain cannot plant one (cookie tossing)."""
+    return SECURE_SESSION_COOKIE if request.url.scheme == "https" else SESSION_COOKIE
+
+
+def session_cookie(request: Request, plain: Annotated[str | None, Depends(_cookie)]) -> str | None:
+    """The session id this request carries: over HTTPS only the ``__Host-`` cookie counts."""
+    return request.cookies.get(SECURE_SESSION_COOKIE) if request.url.scheme == "https" else plain
 
 
 def unauthorised(detail: str) -> HTTPException:
@@ -68,23 +85,30 @@ def unauthorised(detail: str) -> HTTPException:
 async def request_principal(
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    cookie: Annotated[str | None, Depends(_cookie)],
+    session: Annotated[str | None, Depends(session_cookie)],
 ) -> Principal:
-    """The user this request acts as; 401 when a token is required and missing, or given and not valid."""
+    """The user this request acts as; 401 when a token is required and missing, or when what is given (a
+    token, an Authorization header of another scheme, a session cookie) is not valid: never ignored."""
     policy: AccessPolicy = request.app.state.access
-    token = bearer.credentials if bearer else cookie
-    if not token:
-        if policy.token_required:
-            raise unauthorised(
-                "an API token is required: send `Authorization: Bearer <token>` (the operator creates one "
-                "with `deepresearch token create NAME`)"
-            )
-        return LOCAL_CLIENT
     tokens: Tokens = request.app.state.tokens
-    principal = await tokens.authenticate(token)
-    if principal is None:
-        raise unauthorised("the API token is unknown or revoked")
-    return principal
+    if bearer is not None:
+        principal = await tokens.authenticate(bearer.credentials)
+        if principal is None:
+            raise unauthorised("the API token is unknown or revoked")
+        return principal
+    if "authorization" in request.headers:
+        raise unauthorised("the Authorization header must be `Bearer <token>` (an API token)")
+    if session:
+        principal = await tokens.session_principal(session)
+        if principal is None:
+            raise unauthorised("the session has ended (signed out, expired or its token revoked); sign in")
+        return principal
+    if policy.token_required:
+        raise unauthorised(
+            "an API token is required: send `Authorization: Bearer <token>` (the operator creates one "
+            "with `deepresearch token create NAME`)"
+        )
+    return LOCAL_CLIENT
 
 
 PrincipalDep = Annotated[Principal, Depends(request_principal)]
@@ -144,35 +168,45 @@ class BrowserGuard:
                 f"this server does not answer for Host {name!r}; the operator can allow it with "
                 "DEEPRESEARCH_ALLOWED_HOSTS"
             )
-        if scope["method"] in _SAFE_METHODS or not scope["path"].startswith(("/api/", "/mcp")):
-            return None  # every write is under /api or /mcp (elsewhere a POST is simply not allowed: 405)
-        origin = headers.get("origin")
-        if origin is not None and not self._same_or_allowed(origin, scope, host):
-            return 403, (
-                f"cross-origin request from {origin!r} refused; the operator can allow an origin with "
-                "DEEPRESEARCH_CORS_ORIGINS"
-            )
-        # Only a POST can be a "simple" cross-site request that skips the CORS preflight (a form, or fetch
-        # with a form content type); DELETE/PUT/PATCH from another page always need a preflight, which fails.
-        content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-        if (
-            scope["method"] == "POST"
-            and content_type != "application/json"
-            and not ("x-requested-with" in headers or "authorization" in headers)
-        ):
-            return 403, (
-                "a state-changing request needs a JSON body (Content-Type: application/json; an empty body "
-                "will do where none is read), an X-Requested-With header or a bearer token: this keeps "
-                "other web pages from sending it"
-            )
-        return None
+        if scope["method"] in _SAFE_METHODS:
+            return None
+        return self._cross_origin_refusal(headers, host)
 
-    def _same_or_allowed(self, origin: str, scope: Scope, host: str) -> bool:
-        origin = origin.rstrip("/").lower()
-        if origin in self.policy.origins:
-            return True
-        scheme = scope.get("scheme", "http")
-        return origin == f"{scheme}://{host.lower()}"
+    def _cross_origin_refusal(self, headers: Headers, host: str) -> tuple[int, str] | None:
+        """A state-changing request (any path) a browser sent from another origin: 403. Go 1.25's
+        ``http.CrossOriginProtection`` rules: an ``Origin`` in DEEPRESEARCH_CORS_ORIGINS passes; else
+        ``Sec-Fetch-Site`` decides (same-origin and none pass: this server's own page, or the user typing
+        in the address bar; same-site, cross-site and anything else are refused); without it (a browser from
+        before 2023) the ``Origin``'s host must be the ``Host``. A request with neither header is not a
+        browser's — browsers send one of them on every unsafe request — so a plain client (curl, httpx)
+        needs no extra header or body; a token-less loopback server stays protected, since a page elsewhere
+        can only reach it through a browser, which names where the page is."""
+        origin = headers.get("origin")
+        if origin is not None and origin.rstrip("/").lower() in self.policy.origins:
+            return None
+        site = headers.get("sec-fetch-site")
+        if site is not None:
+            if site.strip().lower() in ("same-origin", "none"):
+                return None
+            return 403, (
+                "cross-site request refused: a page of another origin sent it (Sec-Fetch-Site); the operator "
+                "can allow that page's origin with DEEPRESEARCH_CORS_ORIGINS"
+            )
+        if origin is None or _origin_host(origin) == host.lower():
+            return None
+        return 403, (
+            "cross-origin request refused (its Origin is not this server); the operator can allow an origin "
+            "with DEEPRESEARCH_CORS_ORIGINS"
+        )
+
+
+def _origin_host(origin: str) -> str:
+    """host[:port] of an Origin header ("null" and anything malformed: "", which matches no Host)."""
+    try:
+        parsed = urlsplit(origin.strip())
+    except ValueError:
+        return ""
+    return parsed.netloc.lower() if parsed.scheme in ("http", "https") else ""
 
 
 def _host_name(host: str) -> str:

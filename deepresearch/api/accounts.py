@@ -8,10 +8,19 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request, Response
 
-from deepresearch.api.access import SESSION_COOKIE, PrincipalDep, ServiceDep, request_principal, unauthorised
+from deepresearch.api.access import (
+    SESSION_COOKIE,
+    PrincipalDep,
+    ServiceDep,
+    request_principal,
+    session_cookie,
+    session_cookie_name,
+    unauthorised,
+)
 from deepresearch.api.errors import error_responses
-from deepresearch.service.auth import Principal
-from deepresearch.service.collections import MEDIA_TYPES
+from deepresearch.options import CORPUS_NAME_PATTERN
+from deepresearch.service.auth import Principal, Tokens
+from deepresearch.service.collections import FILE_NAME_PATTERN, MEDIA_TYPES
 from deepresearch.service.contracts import (
     CollectionsPublic,
     DocumentPublic,
@@ -21,56 +30,85 @@ from deepresearch.service.contracts import (
 )
 from deepresearch.service.runs import RunService
 
-# the name rules are checked by the service, whose messages say what is allowed (a pattern's would not)
-CollectionName = Annotated[str, Path(max_length=64, description="A collection's name (options.corpus).")]
+# the name rules are checked by the service, whose messages say what is allowed (a pattern's would not); the
+# patterns are stated in OpenAPI only (json_schema_extra), for clients and fuzzers
+CollectionName = Annotated[
+    str,
+    Path(
+        max_length=64,
+        description="A collection's name (options.corpus).",
+        json_schema_extra={"pattern": CORPUS_NAME_PATTERN},
+    ),
+]
 FileName = Annotated[
-    str, Path(max_length=200, description="The document's file name (.md .txt .html .htm .pdf).")
+    str,
+    Path(
+        max_length=200,
+        description="The document's file name (.md .txt .html .htm .pdf).",
+        json_schema_extra={"pattern": FILE_NAME_PATTERN},
+    ),
 ]
 
 session = APIRouter(prefix="/api/session", tags=["session"])
+# the cookie of releases before server-side sessions held the token itself: browsers are told to drop it
+_TOKEN_COOKIE = "deepresearch_token"
 
 
-def _session(request: Request, service: RunService, principal: Principal) -> SessionPublic:
+async def _session(request: Request, service: RunService, principal: Principal) -> SessionPublic:
     return SessionPublic(
         user=principal.user,
         admin=principal.admin,
         token_required=request.app.state.access.token_required,
-        collections=service.collections.names(principal),
+        collections=await asyncio.to_thread(service.collections.names, principal),  # lists folders
     )
 
 
 @session.get("", response_model=SessionPublic, responses=error_responses(401))
 async def get_session(request: Request, service: ServiceDep, principal: PrincipalDep) -> SessionPublic:
     """Who this client is, and whether this server requires a token."""
-    return _session(request, service, principal)
+    return await _session(request, service, principal)
 
 
 @session.post("", response_model=SessionPublic, responses=error_responses(400, 401, 403, 413, 422))
 async def create_session(request: Request, body: SessionCreate, service: ServiceDep) -> Response:
-    """Check a token and keep it in an HttpOnly, SameSite=Strict cookie: the workbench's login (the token
-    never goes into a URL or into script-readable storage)."""
-    principal = await request.app.state.tokens.authenticate(body.token)
+    """Sign the workbench in with a token: a new server-side session (expiring after
+    DEEPRESEARCH_SESSION_SECONDS) whose random id goes into an HttpOnly, SameSite=Strict cookie -
+    `__Host-`-prefixed and Secure over HTTPS. The token itself is in no cookie, URL or script-readable
+    storage."""
+    tokens: Tokens = request.app.state.tokens
+    principal = await tokens.authenticate(body.token)
     if principal is None:
         raise unauthorised("the API token is unknown or revoked")
+    lifetime = request.app.state.settings.session_seconds
+    session_id = await tokens.start_session(principal, lifetime)
     response = Response(
-        _session(request, service, principal).model_dump_json(), media_type="application/json"
+        (await _session(request, service, principal)).model_dump_json(), media_type="application/json"
     )
     response.set_cookie(
-        SESSION_COOKIE,
-        body.token,
+        session_cookie_name(request),
+        session_id,
+        max_age=lifetime,
         httponly=True,
         samesite="strict",
         secure=request.url.scheme == "https",
-        path="/api",
+        path="/",
     )
+    response.delete_cookie(_TOKEN_COOKIE, path="/api", httponly=True, samesite="strict")
     return response
 
 
 @session.delete("", status_code=204, response_class=Response, responses=error_responses(403))
-async def delete_session() -> Response:
-    """Forget the workbench's token (log out)."""
+async def delete_session(request: Request) -> Response:
+    """Sign out: the session is revoked on the server (its cookie is refused from now on, wherever a copy
+    of it is) and the browser told to forget it. Needs no credentials (without a session there is nothing
+    to end): the cookie is read here, not declared as the route's security."""
+    session_id = session_cookie(request, request.cookies.get(SESSION_COOKIE))
+    if session_id:
+        await request.app.state.tokens.end_session(session_id)
     response = Response(status_code=204)
-    response.delete_cookie(SESSION_COOKIE, path="/api", httponly=True, samesite="strict")
+    name = session_cookie_name(request)
+    response.delete_cookie(name, path="/", httponly=True, samesite="strict", secure=name != SESSION_COOKIE)
+    response.delete_cookie(_TOKEN_COOKIE, path="/api", httponly=True, samesite="strict")
     return response
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import FastAPI
 from pydantic import TypeAdapter
 
+from deepresearch.api.errors import DESCRIPTIONS
 from deepresearch.service.contracts import EVENT_TYPES, RunEvent
 
 
@@ -39,8 +40,10 @@ def document_api(app: FastAPI) -> None:
             }
             # error bodies are JSON whatever the route's own media type (report: text/markdown)
             error_body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorPublic"}}}
+            optional_auth = not app.state.access.token_required
             for operations in schema["paths"].values():
                 for operation in operations.values():
+                    _document_operation(operation, optional_auth)
                     for code, response in operation["responses"].items():
                         if code[0] in "45":
                             response["content"] = error_body
@@ -48,3 +51,15 @@ def document_api(app: FastAPI) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _document_operation(operation: dict[str, Any], optional_auth: bool) -> None:
+    """What every operation of a kind answers, whatever its route declares: a body that cannot be parsed
+    (400: not JSON, not UTF-8) or is too large (413, refused before it is read) and invalid input (422);
+    and, on a server that requires no token (loopback), that a token is optional - the empty security
+    requirement `{}` says so in OpenAPI (a token that is given is still checked: 401 if wrong)."""
+    if "requestBody" in operation:
+        for code in (400, 413, 422):
+            operation["responses"].setdefault(str(code), {"description": DESCRIPTIONS[code]})
+    if optional_auth and operation.get("security") and {} not in operation["security"]:
+        operation["security"].append({})

@@ -24,10 +24,10 @@ from deepresearch.service.contracts import ErrorPublic, FieldError
 
 logger = logging.getLogger(__name__)
 
-_DESCRIPTIONS = {
+DESCRIPTIONS = {
     400: "Malformed request.",
     401: "An API token is required, or the one given is unknown or revoked.",
-    403: "Refused: a cross-site request (a foreign Origin, or no JSON body, X-Requested-With or token).",
+    403: "Refused: a write a browser sent from another origin (Sec-Fetch-Site or a foreign Origin).",
     404: "No such run, checkpoint, artifact, collection or document (or not yours).",
     409: "The run's state does not allow this now (the message says what to do first).",
     413: "The request body is larger than the server accepts.",
@@ -40,7 +40,7 @@ _DESCRIPTIONS = {
 
 def error_responses(*codes: int) -> dict[int | str, dict[str, Any]]:
     """OpenAPI `responses` for these error statuses, all with the ErrorPublic body."""
-    return {code: {"model": ErrorPublic, "description": _DESCRIPTIONS[code]} for code in codes}
+    return {code: {"model": ErrorPublic, "description": DESCRIPTIONS[code]} for code in codes}
 
 
 def _error(status: int, detail: str, errors: list[FieldError] | None = None) -> JSONResponse:

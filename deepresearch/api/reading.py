@@ -32,6 +32,7 @@ reading = APIRouter(
     responses=error_responses(401),
 )
 _NOT_FOUND = error_responses(404, 422)
+_NOT_WRITTEN = error_responses(404, 409, 422)  # a file the run has not written (yet)
 
 
 @reading.patch("/{run_id}", response_model=RunPublic, responses=error_responses(403, 404, 422))
@@ -40,7 +41,7 @@ async def rename_run(run: RunDep, body: RunTitleUpdate, service: ServiceDep) -> 
     return await rename(service, run, body)
 
 
-@reading.get("/{run_id}/passages", response_model=PassagesPublic, responses=_NOT_FOUND)
+@reading.get("/{run_id}/passages", response_model=PassagesPublic, responses=_NOT_WRITTEN)
 async def get_passages(run: RunDep, service: ServiceDep) -> PassagesPublic:
     """The run's evidence passages rendered as sanitised HTML, in the evidence file's order."""
     return await rendered_passages(service, run)
@@ -57,10 +58,10 @@ async def get_source_text(
 @reading.get(
     "/{run_id}/report.docx",
     response_class=Response,
-    responses={200: {"description": "The report as a Word document.", "content": {DOCX: {}}}, **_NOT_FOUND},
+    responses={200: {"description": "The report as a Word document.", "content": {DOCX: {}}}, **_NOT_WRITTEN},
 )
 async def get_report_docx(run: RunDep, service: ServiceDep) -> Response:
-    source = service.artifact_file(run, "deepresearch-report.md")
+    source = await service.artifact_file(run, "deepresearch-report.md")
     markdown = await asyncio.to_thread(source.read_text, "utf-8")
     body = await asyncio.to_thread(report_docx, markdown, run.title or run.question)
     return Response(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import mimetypes
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Literal
 
@@ -87,6 +88,10 @@ class MarkdownResponse(Response):
 
 # --- routes --------------------------------------------------------------------------------------
 # every route of /api/runs answers only a client with a valid token (or none needed): 401 otherwise
+# FileResponse guesses a media type; the first guess reads the system's mime.types files, which must not
+# happen on the event loop: read them now, at import
+mimetypes.init()
+
 runs = APIRouter(
     prefix="/api/runs",
     tags=["runs"],
@@ -94,6 +99,8 @@ runs = APIRouter(
     responses=error_responses(401),
 )
 _NOT_FOUND = error_responses(404, 422)
+# a run's file that it has not written (yet): 409 until the run completes
+_NOT_WRITTEN = error_responses(404, 409, 422)
 _CHANGES = error_responses(403, 404, 422)  # state-changing: a cross-site request is refused with 403
 
 
@@ -264,11 +271,11 @@ async def list_artifacts(run: RunDep, service: ServiceDep) -> ArtifactsPublic:
     response_class=FileResponse,
     responses={
         200: {"description": "The file, with its own media type.", "content": {"*/*": {}}},
-        **_NOT_FOUND,
+        **_NOT_WRITTEN,
     },
 )
 async def get_artifact(run: RunDep, path: str, service: ServiceDep) -> FileResponse:
-    target = service.artifact_file(run, path)
+    target = await service.artifact_file(run, path)
     headers = {
         "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
         "X-Content-Type-Options": "nosniff",
@@ -287,11 +294,11 @@ async def get_artifact(run: RunDep, path: str, service: ServiceDep) -> FileRespo
                 "text/html": {"schema": {"type": "string"}},
             },
         },
-        **_NOT_FOUND,
+        **_NOT_WRITTEN,
     },
 )
 async def get_report(run: RunDep, service: ServiceDep, format: Literal["md", "html"] = "md") -> Response:
-    target = service.artifact_file(run, f"deepresearch-report.{format}")
+    target = await service.artifact_file(run, f"deepresearch-report.{format}")
     text = await asyncio.to_thread(target.read_text, "utf-8")
     # named after the run's topic when saved (the workbench's download links leave the name to this)
     headers = {"X-Content-Type-Options": "nosniff", "Content-Disposition": download_name(run, format)}

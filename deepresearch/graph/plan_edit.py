@@ -71,7 +71,16 @@ class PlanEdit(BaseModel):
 class PlanDecision(BaseModel):
     """What a person answers to a plan review."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    # the rule of _plan_only_with_edit, stated in the JSON schema too (clients and fuzzers read it)
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={
+            "if": {"properties": {"action": {"const": "edit"}}, "required": ["action"]},
+            "then": {"required": ["plan"], "properties": {"plan": {"not": {"type": "null"}}}},
+            "else": {"properties": {"plan": {"type": "null"}}},
+        },
+    )
 
     action: Literal["approve", "edit", "reject"]
     plan: PlanEdit | None = Field(None, description="The edited plan (action `edit` only).")

@@ -1,6 +1,10 @@
 """Who is asking: API tokens (created and revoked with the CLI, stored as hashes) and the principal a request
 acts as, which decides the runs it can see.
 
+A workbench session (``drs_<secret>``, in an HttpOnly cookie) is made from a token by signing in: only its
+SHA-256 is stored, it expires (``DEEPRESEARCH_SESSION_SECONDS``), signing out revokes it, and so does revoking
+the token it was made from - the cookie never holds the token itself.
+
 A token is ``drt_<id>_<secret>``: the id is public (``token list`` shows it, ``token revoke`` takes it), the
 secret is 32 random bytes. Only the SHA-256 of the whole token is stored — a token carries 256 bits of
 entropy, so a fast hash is enough (slow password hashes exist for guessable secrets).
@@ -22,6 +26,8 @@ from deepresearch.store import LOCAL_OWNER, RunRecord, RunStore, TokenRecord, ut
 
 TOKEN_PREFIX = "drt_"
 _TOKEN = re.compile(r"^drt_([0-9a-f]{8})_[A-Za-z0-9_-]{43}$")
+SESSION_PREFIX = "drs_"
+_SESSION = re.compile(r"^drs_[A-Za-z0-9_-]{43}$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 _TOUCH_EVERY = timedelta(minutes=1)
 
@@ -119,3 +125,26 @@ class Tokens:
         older_than = (datetime.now(UTC) - _TOUCH_EVERY).isoformat(timespec="milliseconds")
         await self.store.touch_token(record.token_id, older_than)
         return Principal(record.name, admin=record.admin, token_id=record.token_id)
+
+    async def start_session(self, principal: Principal, lifetime_seconds: int) -> str:
+        """A new workbench session acting as `principal` (who signed in with a token): the session id, which
+        only the cookie holds (the database keeps its hash)."""
+        if principal.token_id is None:
+            raise TokenError("a session is made from an API token")
+        session = f"{SESSION_PREFIX}{secrets.token_urlsafe(32)}"
+        expires = (datetime.now(UTC) + timedelta(seconds=lifetime_seconds)).isoformat(timespec="milliseconds")
+        await self.store.add_session(hash_token(session), principal.token_id, expires)
+        return session
+
+    async def session_principal(self, session: str) -> Principal | None:
+        """Who a live session acts as, or None: unknown, malformed, signed out, expired, token revoked."""
+        if not _SESSION.fullmatch(session):
+            return None
+        record = await self.store.find_session(hash_token(session))
+        if record is None:
+            return None
+        return Principal(record.name, admin=record.admin, token_id=record.token_id)
+
+    async def end_session(self, session: str) -> bool:
+        """Sign out: the session is refused from the next request on (every replica reads the database)."""
+        return bool(_SESSION.fullmatch(session)) and await self.store.revoke_session(hash_token(session))

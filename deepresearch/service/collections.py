@@ -8,6 +8,7 @@ run that searches the collection (search/corpus.py re-reads only files whose siz
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import tempfile
@@ -37,7 +38,12 @@ MEDIA_TYPES = {
 class Collections:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.uploads = settings.home.resolve() / "uploads"
+
+    @functools.cached_property
+    def uploads(self) -> Path:
+        """Resolved on first use, which is in a worker thread (resolving stats the path's folders), not
+        when the service is built on the event loop."""
+        return self.settings.home.resolve() / "uploads"
 
     # --- what a principal may search -----------------------------------------------------------
     def names(self, principal: Principal) -> list[str]:

@@ -48,7 +48,10 @@ class RunTitleUpdate(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     title: str | None = Field(
-        max_length=MAX_TITLE_CHARS, description="The run's new name; null or blank: named by its question."
+        max_length=MAX_TITLE_CHARS,
+        description="The run's new name; null or blank: named by its question.",
+        # _visible's rule, for clients and fuzzers: no control character but the whitespace it folds
+        json_schema_extra={"pattern": "^[^\\u0000-\\u0008\\u000e-\\u001b]*$"},
     )
 
     @field_validator("title")
@@ -66,7 +69,7 @@ async def rendered_passages(service: RunService, run: RunRecord) -> PassagesPubl
     """The evidence passages (final evidence.json, else the screening's evidence-table.json) as HTML."""
     for name in ("evidence.json", "evidence-table.json"):
         try:
-            path = service.artifact_file(run, name)
+            path = await service.artifact_file(run, name)
         except ArtifactNotFound:
             continue
         items = (await asyncio.to_thread(_read_json, path)).get("evidence", [])

@@ -8,7 +8,6 @@ decides which process does it. The failure model is in docs/durability.md ("Seve
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import socket
@@ -257,14 +256,21 @@ def iso(moment: datetime) -> str:
     return moment.isoformat(timespec="milliseconds")
 
 
-@functools.cache
-def machine() -> str:
-    """This host and PID namespace: processes that share it can tell whether a pid is alive."""
+def _this_machine() -> str:
     try:
         namespace = str(os.stat("/proc/self/ns/pid").st_ino)
     except OSError:
         namespace = "-"
     return f"{socket.gethostname()}:{namespace}"
+
+
+# read once, at import (never on the event loop: it is a file-system call)
+_MACHINE = _this_machine()
+
+
+def machine() -> str:
+    """This host and PID namespace: processes that share it can tell whether a pid is alive."""
+    return _MACHINE
 
 
 def lease_live(run: RunRecord) -> bool:

@@ -312,10 +312,13 @@ class RunService(RunViews, ReplicaDuties):
             if run.status in ACTIVE_STATUSES or run_id in self._active:
                 raise RunConflict(f"run {run_id} is {run.status}; cancel it before deleting")
             await self.engine.graph.checkpointer.adelete_thread(run.thread_id)  # type: ignore[union-attr]
-            root = self._artifact_root(run)
-            if root is not None and root.is_dir():
-                await asyncio.to_thread(shutil.rmtree, root)
+            await asyncio.to_thread(self._remove_artifacts, run)
             await self.store.delete_run(run_id)
+
+    def _remove_artifacts(self, run: RunRecord) -> None:
+        root = self._artifact_root(run)
+        if root is not None and root.is_dir():
+            shutil.rmtree(root)
 
     # --- queries -----------------------------------------------------------------------------------
     async def get(self, run_id: str) -> RunPublic:

@@ -14,7 +14,7 @@ from typing import Any
 from config import Settings
 from deepresearch.engine.core import ResearchEngine
 from deepresearch.engine.workspace import Workspace, WorkspaceError
-from deepresearch.errors import ArtifactNotFound, CheckpointNotFound
+from deepresearch.errors import ArtifactNotFound, ArtifactNotYetWritten, CheckpointNotFound
 from deepresearch.options import STORED
 from deepresearch.service.contracts import (
     ArtifactPublic,
@@ -176,18 +176,22 @@ class RunViews:
     async def artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
         return await asyncio.to_thread(self._list_artifacts, run)
 
-    def artifact_file(self, run: RunRecord, relative: str) -> Path:
-        """The artifact's absolute path; ArtifactNotFound for anything else (including escapes)."""
+    async def artifact_file(self, run: RunRecord, relative: str) -> Path:
+        """The artifact's absolute path; ArtifactNotFound for anything else (including escapes). Resolving
+        follows symlinks (stat calls): off the event loop."""
+        return await asyncio.to_thread(self._artifact_file, run, relative)
+
+    def _artifact_file(self, run: RunRecord, relative: str) -> Path:
         root = self._artifact_root(run)
         if root is None:
-            raise ArtifactNotFound("the run has no artifact folder yet")
+            raise _missing(run, relative)
         try:
             target = Workspace(root).resolve(relative)
             found = target.is_file()
         except (WorkspaceError, OSError) as exc:  # an escape, or a name the file system refuses
             raise ArtifactNotFound(f"artifact not found: {exc}") from None
         if not found:
-            raise ArtifactNotFound(f"artifact {relative} not found")
+            raise _missing(run, relative)
         return target
 
     def _artifact_root(self, run: RunRecord) -> Path | None:
@@ -249,3 +253,14 @@ def waited(pending_input: dict[str, Any]) -> float:
 
 def public_receipt(receipt: Receipt) -> ReceiptPublic:
     return ReceiptPublic.model_validate(receipt.to_dict())
+
+
+def _missing(run: RunRecord, relative: str) -> ArtifactNotFound:
+    """404 for a completed run (it has all the files it will ever write); 409 for any other: the file may
+    come once the run goes on (a report right after the run started, or after it stopped early)."""
+    if run.status == "completed":
+        return ArtifactNotFound(f"artifact {relative} not found")
+    return ArtifactNotYetWritten(
+        f"the run is {run.status} and has not written {relative}: wait for its end event, or resume it "
+        "if it stopped"
+    )

@@ -172,4 +172,20 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS runs_status_queued ON runs (status, queued_at)",
         ),
     ),
+    # The workbench's sign-ins (POST /api/session): a random id in an HttpOnly cookie, stored as its SHA-256,
+    # made from one API token (whose revocation ends it), expiring, and revoked by signing out.
+    (
+        11,
+        "browser sessions",
+        (
+            """CREATE TABLE IF NOT EXISTS browser_sessions (
+                session_hash TEXT{c} PRIMARY KEY,
+                token_id TEXT{c} NOT NULL,
+                created_at TEXT NOT NULL,
+                expires_at TEXT{c} NOT NULL,
+                revoked_at TEXT
+            )""",
+            "CREATE INDEX IF NOT EXISTS browser_sessions_expiry ON browser_sessions (expires_at)",
+        ),
+    ),
 )

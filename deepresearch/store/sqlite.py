@@ -152,7 +152,8 @@ def sqlite_path_from_url(url: str) -> Path:
 async def connect_sqlite(path: Path) -> aiosqlite.Connection:
     """A WAL-mode connection that waits (busy_timeout) for other processes on the same file instead of
     failing at once with "database is locked"."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    # off the event loop: a file-system call (LangGraph's dev server refuses blocking calls on its loop)
+    await asyncio.to_thread(path.parent.mkdir, parents=True, exist_ok=True)
     # IMMEDIATE: the saver's implicit transactions (an INSERT, an executemany of writes, then its commit)
     # take the write lock up front too; SqliteRunStore opens its own transactions explicitly.
     conn = await aiosqlite.connect(path, isolation_level="IMMEDIATE")

@@ -136,7 +136,7 @@ def next_step(run_id: str, status: str) -> str:
 
 async def read_artifact(service: RunService, run: RunRecord, name: str) -> str:
     """An artifact's text; ArtifactNotFound when the run has not written it."""
-    path = service.artifact_file(run, name)
+    path = await service.artifact_file(run, name)
     return await asyncio.to_thread(path.read_text, "utf-8")
 
 

@@ -131,8 +131,8 @@ const artifactPath = (id, path) => `${runPath(id)}/artifacts/${path.split("/").m
 
 export const api = {
   config: () => request("GET", "/research/config.json"),
-  // The token travels once, in this JSON body; the server keeps it in an HttpOnly cookie (path /api), so
-  // no script, URL or storage ever holds it.
+  // The token travels once, in this JSON body; the server answers with a session (its id in an HttpOnly
+  // cookie, never the token), so no script, URL or storage ever holds the token. Signing out revokes it.
   session: () => request("GET", "/api/session", undefined, { signIn: true }),
   signIn: (token) => request("POST", "/api/session", { token }, { signIn: true }),
   signOut: () => request("DELETE", "/api/session", undefined, { signIn: true }),

@@ -1,6 +1,7 @@
 // Who the workbench acts as (GET /api/session), and the sign-in dialog a server that requires API tokens
-// gets. The token the user pastes goes to the server once, in a JSON body; the server keeps it in an HttpOnly
-// cookie, so it is never in a URL, in localStorage/sessionStorage or readable by any script.
+// gets. The token the user pastes goes to the server once, in a JSON body; the server answers with a session
+// in an HttpOnly cookie (a random id, not the token), so the token is never in a URL, in
+// localStorage/sessionStorage, in a cookie or readable by any script.
 
 import { api, setUnauthorisedHandler } from "./api.js";
 import { $, setText } from "./dom.js";
