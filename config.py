@@ -245,6 +245,12 @@ class Settings(BaseSettings):
         20_000_000, ge=10_000, le=1_000_000_000, description="Largest document a user may upload."
     )
     max_documents_per_collection: int = Field(1000, ge=1, le=1_000_000)
+    max_storage_bytes_per_user: int = Field(
+        1_000_000_000, ge=10_000, le=10**15, description="Bytes of documents one user may keep uploaded."
+    )
+    max_collections_per_user: int = Field(
+        50, ge=1, le=100_000, description="Document collections one user may have."
+    )
     webhook_url: str = Field(
         "", description="Called (POST, signed) whenever a run starts waiting, completes or fails."
     )

@@ -85,7 +85,10 @@ collections = APIRouter(
 @collections.get("", response_model=CollectionsPublic)
 async def list_collections(service: ServiceDep, principal: PrincipalDep) -> CollectionsPublic:
     """The collections a run of yours may search: the server's and your uploaded ones."""
-    return CollectionsPublic(collections=await asyncio.to_thread(service.collections.offered, principal))
+    collections, storage = await asyncio.to_thread(
+        lambda: (service.collections.offered(principal), service.collections.storage(principal))
+    )
+    return CollectionsPublic(collections=collections, storage=storage)
 
 
 @collections.get("/{name}/documents", response_model=DocumentsPublic, responses=error_responses(404, 422))
@@ -104,7 +107,7 @@ _UPLOAD_TYPES = sorted({t for types in MEDIA_TYPES.values() for t in types})
     "/{name}/documents/{file_name}",
     status_code=201,
     response_model=DocumentPublic,
-    responses=error_responses(403, 413, 415, 422),
+    responses=error_responses(403, 413, 415, 422, 429),
     openapi_extra={
         "requestBody": {
             "required": True,

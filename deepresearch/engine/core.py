@@ -69,14 +69,18 @@ class ResearchEngine:
         """Worker processes for the runs' CPU-bound work (extraction, ranking, rendering)."""
 
     async def create_run(
-        self, question: str, options: ResearchOptions | None = None, owner: str = LOCAL_OWNER
+        self,
+        question: str,
+        options: ResearchOptions | None = None,
+        owner: str = LOCAL_OWNER,
+        active_limit: int | None = None,
     ) -> RunRecord:
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
         options = options or self.settings.default_options()
         run = await self.store.create_run(
-            question, options.model_dump(), self.settings.engine_mode, owner=owner
+            question, options.model_dump(), self.settings.engine_mode, owner=owner, active_limit=active_limit
         )
         artifact_dir = run_artifact_dir(question, run.run_id)
         return await self.store.update_run(run.run_id, artifact_dir=artifact_dir)

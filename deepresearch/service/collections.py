@@ -8,16 +8,25 @@ run that searches the collection (search/corpus.py re-reads only files whose siz
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from config import Settings
-from deepresearch.errors import DocumentNotFound, InvalidInput, UnsupportedDocument
+from deepresearch.errors import (
+    DocumentNotFound,
+    InvalidInput,
+    QuotaExceeded,
+    TooManyRequests,
+    UnsupportedDocument,
+)
 from deepresearch.options import CORPUS_NAME_PATTERN
 from deepresearch.service.auth import Principal
-from deepresearch.service.contracts import CollectionPublic, DocumentPublic
+from deepresearch.service.contracts import CollectionPublic, DocumentPublic, StoragePublic
 
 FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,140}\.(md|MD|txt|TXT|html|HTML|htm|HTM|pdf|PDF)$"
 """A plain file name with an extension the corpus indexes (also stated in the OpenAPI document)."""
@@ -91,15 +100,21 @@ class Collections:
             )
         suffix = _check_file_name(file_name)
         _check_content(suffix, body, media_type)
+        with self._locked(principal):
+            return self._put_locked(principal, name, file_name, body)
+
+    def _put_locked(self, principal: Principal, name: str, file_name: str, body: bytes) -> DocumentPublic:
+        """Count and write under the user's lock: uploads at once cannot all pass the same count."""
         folder = self._folder(principal, name)
         existing = self._files(folder) if folder.is_dir() else []
-        replacing = any(p.name == file_name for p in existing)
-        if not replacing and len(existing) >= self.settings.max_documents_per_collection:
+        replaced = next((p.stat().st_size for p in existing if p.name == file_name), None)
+        if replaced is None and len(existing) >= self.settings.max_documents_per_collection:
             raise InvalidInput(
                 f"the collection holds {len(existing)} documents, the most allowed "
                 "(DEEPRESEARCH_MAX_DOCUMENTS_PER_COLLECTION); delete some first",
                 "path.file_name",
             )
+        self._check_quota(principal, folder, len(body) - (replaced or 0))
         folder.mkdir(parents=True, exist_ok=True)
         # written next to its final name, then renamed: the index never reads half a document
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-", suffix=".part")
@@ -112,7 +127,45 @@ class Collections:
             raise
         return DocumentPublic(name=file_name, size=len(body))
 
+    def storage(self, principal: Principal) -> StoragePublic:
+        """How much of the user's quota their uploads use."""
+        uploaded = self._uploaded(principal)
+        return StoragePublic(
+            bytes=sum(p.stat().st_size for folder in uploaded.values() for p in self._files(folder)),
+            max_bytes=self.settings.max_storage_bytes_per_user,
+            collections=len(uploaded),
+            max_collections=self.settings.max_collections_per_user,
+        )
+
+    def _check_quota(self, principal: Principal, folder: Path, growth: int) -> None:
+        used = self.storage(principal)
+        if not folder.is_dir() and used.collections >= used.max_collections:
+            raise TooManyRequests(
+                f"you have {used.collections} collections, the most allowed "
+                "(DEEPRESEARCH_MAX_COLLECTIONS_PER_USER); upload into one of them or delete one first",
+                retry_after=60,
+            )
+        if growth > 0 and used.bytes + growth > used.max_bytes:
+            raise QuotaExceeded(
+                f"your documents take {used.bytes} of {used.max_bytes} bytes; this one needs {growth} more "
+                "(DEEPRESEARCH_MAX_STORAGE_BYTES_PER_USER); delete some first"
+            )
+
+    @contextmanager
+    def _locked(self, principal: Principal) -> Iterator[None]:
+        """The user's upload lock: an exclusive flock on <uploads>/<user>/.lock, which orders the uploads
+        and deletes of every thread and every process on this machine (replicas sharing the folder)."""
+        mine = self.uploads / principal.user
+        mine.mkdir(parents=True, exist_ok=True)
+        with open(mine / ".lock", "ab") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+            yield
+
     def delete(self, principal: Principal, name: str, file_name: str) -> None:
+        with self._locked(principal):
+            self._delete_locked(principal, name, file_name)
+
+    def _delete_locked(self, principal: Principal, name: str, file_name: str) -> None:
         folder = self._uploaded(principal).get(name)
         target = folder / file_name if folder is not None and _FILE_NAME.fullmatch(file_name) else None
         if target is None or not target.is_file() or target.is_symlink():

@@ -275,8 +275,16 @@ class CollectionPublic(_Public):
     documents: int | None = Field(description="Documents in an uploaded collection (null: a server folder).")
 
 
+class StoragePublic(_Public):
+    bytes: int = Field(description="Bytes of all your uploaded documents.")
+    max_bytes: int = Field(description="DEEPRESEARCH_MAX_STORAGE_BYTES_PER_USER.")
+    collections: int = Field(description="Your uploaded collections.")
+    max_collections: int = Field(description="DEEPRESEARCH_MAX_COLLECTIONS_PER_USER.")
+
+
 class CollectionsPublic(_Public):
     collections: list[CollectionPublic]
+    storage: StoragePublic = Field(description="How much of your upload quota is used.")
 
 
 class DocumentPublic(_Public):

@@ -35,6 +35,7 @@ from deepresearch.store import (
     ACTIVE_STATUSES,
     DATABASE_ERRORS,
     DATABASE_UNAVAILABLE,
+    ActiveRunsLimit,
     EventRecord,
     RunChanged,
     RunRecord,
@@ -100,28 +101,33 @@ class RunService(RunViews, ReplicaDuties):
     ) -> RunRecord:
         question = check_question(question, self.settings.max_question_chars)
         options = self.options(self.settings.default_option_values(), patch, principal)
-        if principal != CLI:  # the operator at the console is not rate-limited
-            await self._check_quota(principal)
-        return await self.engine.create_run(question, options, owner=principal.user)
+        return await self.create_with(question, options, principal)
 
     async def create_with(
         self, question: str, options: ResearchOptions, principal: Principal = CLI
     ) -> RunRecord:
-        """A run whose options are merged and checked already (a fork, a follow-up): quota as for any."""
-        if principal != CLI:
-            await self._check_quota(principal)
-        return await self.engine.create_run(question, options, owner=principal.user)
-
-    async def _check_quota(self, principal: Principal) -> None:
+        """A run whose options are merged and checked already (a fork, a follow-up): quota as for any.
+        The operator at the console is not limited."""
+        if principal == CLI:
+            return await self.engine.create_run(question, options, owner=principal.user)
         limit = self.settings.max_active_runs_per_user
-        active = await self.store.count_active(principal.user)
-        if active >= limit:
+        self._refuse_active(principal, await self.store.count_active(principal.user))  # cheap early no
+        self.start_rate.check(principal.user)
+        try:
+            # counted again in the insert's own transaction: starts at once cannot all pass the count above
+            return await self.engine.create_run(question, options, owner=principal.user, active_limit=limit)
+        except ActiveRunsLimit as exc:
+            self.start_rate.forget(principal.user)  # refused: it did not start a run
+            self._refuse_active(principal, exc.active)
+            raise
+
+    def _refuse_active(self, principal: Principal, active: int) -> None:
+        if active >= self.settings.max_active_runs_per_user:
             raise TooManyRequests(
                 f"{principal.user} has {active} runs queued or running, the most allowed at once "
                 "(DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER); wait for one to finish or cancel one",
                 retry_after=10,
             )
-        self.start_rate.check(principal.user)
 
     async def start(self, question: str, patch: Patch | None = None, principal: Principal = CLI) -> RunRecord:
         run = await self.create(question, patch, principal)
