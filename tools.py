@@ -44,6 +44,7 @@ from deepresearch.search import (
     SearchOutcome,
     build_search_chain,
 )
+from deepresearch.search.erasure import index_path
 from deepresearch.search.health import explain_failures
 from deepresearch.store import LLMCapability, RunStore, utcnow
 from deepresearch.web.fetch import FetchedPage, FetchError, WebFetcher
@@ -363,9 +364,7 @@ async def open_research_tools(
             if not corpus_dir.is_dir():
                 raise StageError("search_web", f"corpus folder {corpus_dir} does not exist")
             settings.home.mkdir(parents=True, exist_ok=True)
-            # one index per corpus folder: an incremental re-index of one folder must not drop another's
-            index_name = f"corpus-{sha256_bytes(str(corpus_dir.resolve()).encode())[:12]}.db"
-            corpus = CorpusIndex(settings.home / index_name, corpus_dir)
+            corpus = CorpusIndex(index_path(settings.home, corpus_dir), corpus_dir)
             stats = await corpus.reindex()
             logger.info("corpus %s indexed: %s", corpus_dir, stats)
         mcp = open_mcp_tools(settings, runtime)  # MCP servers that search and fetch (docs/mcp.md), if any

@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from deepresearch.extractive.text import heading_passages
 from deepresearch.search.base import SearchResult
 from deepresearch.search.documents import PASSAGE_CHARS, SUPPORTED_SUFFIXES, chunk_text, extract_text
+from deepresearch.search.erasure import forget_files, scrub, secure
 from deepresearch.search.ranking import (
     BM25_WEIGHTS,
     SEQ_BITS,
@@ -155,6 +156,15 @@ class CorpusIndex:
         logger.info("corpus %s re-indexed: %s", self.corpus_dir, stats)
         return stats
 
+    def forget_sync(self, relatives: list[str]) -> int:
+        """Remove deleted files from the index at once, leaving no copy (not waiting for a re-index)."""
+        self._repeats, self._ranker = None, None
+        conn = self._connect()
+        try:
+            return forget_files(conn, relatives)
+        finally:
+            conn.close()
+
     async def search(self, query: str, limit: int) -> list[SearchResult]:
         """Best-matching documents (one result per document, its best passage as snippet)."""
         expression = match_expression(query)
@@ -200,6 +210,7 @@ class CorpusIndex:
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.db_path, timeout=30)
         try:
+            secure(conn)  # a deleted or replaced document leaves no bytes behind (search/erasure.py)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -286,11 +297,13 @@ class CorpusIndex:
                 seen.add(relative)
                 outcome = self._index_file(conn, relative, path, known.get(relative))
                 counts[outcome] += 1
-            for relative in known.keys() - seen:
-                with conn:
-                    self._delete_passages(conn, known[relative].file_id)
-                    conn.execute("DELETE FROM files WHERE id = ?", (known[relative].file_id,))
-                counts["removed"] += 1
+            counts["removed"] = forget_files(conn, sorted(known.keys() - seen))
+            if counts["updated"] and not counts["removed"]:
+                scrub(conn)  # a replaced document's old text goes as a deleted one's does
+            with conn:  # which folder this is: an index whose folder is gone is deleted (sweep_indexes)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('corpus_dir', ?)", (str(self.root),)
+                )
             found = conn.execute("SELECT value FROM meta WHERE key = 'repeats_version'").fetchone()
             if counts["added"] or counts["updated"] or counts["removed"] or found != (REPEATS_VERSION,):
                 self._find_repeats(conn)

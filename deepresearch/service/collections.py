@@ -25,6 +25,8 @@ from deepresearch.errors import (
     UnsupportedDocument,
 )
 from deepresearch.options import CORPUS_NAME_PATTERN
+from deepresearch.search.corpus import CorpusIndex
+from deepresearch.search.erasure import drop_index, index_path
 from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import CollectionPublic, DocumentPublic, StoragePublic
 
@@ -170,11 +172,15 @@ class Collections:
         target = folder / file_name if folder is not None and _FILE_NAME.fullmatch(file_name) else None
         if target is None or not target.is_file() or target.is_symlink():
             raise DocumentNotFound("no such document in your collections")
+        index = index_path(self.settings.home, folder)  # type: ignore[arg-type]
         target.unlink()
         if not self._files(folder):  # type: ignore[arg-type]
             for leftover in folder.iterdir():  # type: ignore[union-attr]
                 leftover.unlink()
             folder.rmdir()  # type: ignore[union-attr]
+            drop_index(index)
+        elif index.is_file():  # out of the index now, not at the next run's re-index: no copy is kept
+            CorpusIndex(index, folder).forget_sync([file_name])  # type: ignore[arg-type]
 
     # --- internals -------------------------------------------------------------------------------
     def _folder(self, principal: Principal, name: str) -> Path:

@@ -23,6 +23,7 @@ from deepresearch.engine.core import EventSink, ResearchEngine, graph_config
 from deepresearch.errors import RunConflict, RunNotFound, TooManyRequests
 from deepresearch.options import ResearchOptions
 from deepresearch.receipts.runtime import CancelSignal
+from deepresearch.search.erasure import sweep_indexes
 from deepresearch.service.auth import CLI, Principal, can_see
 from deepresearch.service.collections import Collections
 from deepresearch.service.contracts import PrunePublic, RunPublic
@@ -310,9 +311,10 @@ class RunService(RunViews, ReplicaDuties):
             return await self.store.get_run(run_id)
         return await active.task
 
-    async def delete(self, run_id: str) -> None:
+    async def delete(self, run_id: str, *, scrub: bool = True) -> None:
         """Checkpoints, then artifacts, then the rows: the run row goes last, so a delete cut short by a
-        crash leaves a run that can be deleted again, never files or checkpoints nobody can find."""
+        crash leaves a run that can be deleted again, never files or checkpoints nobody can find. `scrub`:
+        then no copy is left in the database's files (prune scrubs once, after all)."""
         async with self._command(run_id):
             run = await self.store.get_run(run_id)
             if run.status in ACTIVE_STATUSES or run_id in self._active:
@@ -322,6 +324,8 @@ class RunService(RunViews, ReplicaDuties):
             if root is not None and root.is_dir():
                 await asyncio.to_thread(shutil.rmtree, root)
             await self.store.delete_run(run_id)
+            if scrub:
+                await self.store.scrub()
 
     # --- queries -----------------------------------------------------------------------------------
     async def get(self, run_id: str) -> RunPublic:
@@ -372,10 +376,12 @@ class RunService(RunViews, ReplicaDuties):
             for run in batch:
                 seen.add(run.run_id)
                 try:
-                    await self.delete(run.run_id)
+                    await self.delete(run.run_id, scrub=False)
                 except (RunConflict, RunNotFound):
                     continue  # resumed or deleted meanwhile
                 deleted.append(run.run_id)
+        await self.store.scrub()
+        await asyncio.to_thread(sweep_indexes, self.settings.home)  # indexes of collections now gone
         if deleted:
             logger.info("pruned %s run(s) finished before %s", len(deleted), cutoff)
         workspace = await asyncio.to_thread(tree_bytes, self.settings.workspace_dir)
