@@ -245,6 +245,10 @@ class Settings(BaseSettings):
         20_000_000, ge=10_000, le=1_000_000_000, description="Largest document a user may upload."
     )
     max_documents_per_collection: int = Field(1000, ge=1, le=1_000_000)
+    document_parse_seconds: float = Field(
+        30.0, gt=0, le=3600, description="Longest a document (PDF) may take to read, in a CPU worker."
+    )
+    document_max_pages: int = Field(2000, ge=1, le=1_000_000, description="Most pages a PDF may have.")
     max_storage_bytes_per_user: int = Field(
         1_000_000_000, ge=10_000, le=10**15, description="Bytes of documents one user may keep uploaded."
     )

@@ -44,6 +44,7 @@ from deepresearch.search import (
     SearchOutcome,
     build_search_chain,
 )
+from deepresearch.search.documents import limited_extractor
 from deepresearch.search.erasure import index_path
 from deepresearch.search.health import explain_failures
 from deepresearch.store import LLMCapability, RunStore, utcnow
@@ -364,7 +365,8 @@ async def open_research_tools(
             if not corpus_dir.is_dir():
                 raise StageError("search_web", f"corpus folder {corpus_dir} does not exist")
             settings.home.mkdir(parents=True, exist_ok=True)
-            corpus = CorpusIndex(index_path(settings.home, corpus_dir), corpus_dir)
+            extract = limited_extractor(cpu, settings.document_max_pages, settings.document_parse_seconds)
+            corpus = CorpusIndex(index_path(settings.home, corpus_dir), corpus_dir, extract=extract)
             stats = await corpus.reindex()
             logger.info("corpus %s indexed: %s", corpus_dir, stats)
         mcp = open_mcp_tools(settings, runtime)  # MCP servers that search and fetch (docs/mcp.md), if any

@@ -125,7 +125,7 @@ async def put_document(
     searches it indexes what changed."""
     body = await request.body()
     media_type = request.headers.get("content-type", "")
-    return await asyncio.to_thread(service.collections.put, principal, name, file_name, body, media_type)
+    return await service.collections.upload(principal, name, file_name, body, media_type, service.engine.cpu)
 
 
 @collections.delete(

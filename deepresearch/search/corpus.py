@@ -13,13 +13,20 @@ import hashlib
 import logging
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from deepresearch.extractive.text import heading_passages
 from deepresearch.search.base import SearchResult
-from deepresearch.search.documents import PASSAGE_CHARS, SUPPORTED_SUFFIXES, chunk_text, extract_text
+from deepresearch.search.documents import (
+    PASSAGE_CHARS,
+    SUPPORTED_SUFFIXES,
+    ExtractedText,
+    chunk_text,
+    extract_text,
+)
 from deepresearch.search.erasure import forget_files, scrub, secure
 from deepresearch.search.ranking import (
     BM25_WEIGHTS,
@@ -136,8 +143,16 @@ def _iso(mtime_ns: int) -> str:
 class CorpusIndex:
     """FTS5 index of ``corpus_dir`` stored at ``db_path``. All SQLite work runs in worker threads."""
 
-    def __init__(self, db_path: Path, corpus_dir: Path, *, max_file_bytes: int = 50_000_000) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        corpus_dir: Path,
+        *,
+        max_file_bytes: int = 50_000_000,
+        extract: Callable[[Path, bytes], ExtractedText] = extract_text,
+    ) -> None:
         self.db_path = Path(db_path)
+        self.extract = extract  # the server's reads PDFs in a CPU worker, within limits
         self.corpus_dir = Path(corpus_dir)
         self.max_file_bytes = max_file_bytes
         self._reindex_lock = asyncio.Lock()
@@ -374,7 +389,7 @@ class CorpusIndex:
                     )
                 return "unchanged"
             try:
-                extracted = extract_text(path, data)
+                extracted = self.extract(path, data)
                 title, passages, text = extracted.title, _sections(extracted.text), extracted.text
                 prints = fingerprint(text)
             except Exception as exc:
@@ -457,7 +472,7 @@ class CorpusIndex:
         except OSError as exc:
             raise CorpusError(f"cannot read corpus file {url!r}: {exc}") from exc
         try:
-            extracted = extract_text(path, data)
+            extracted = self.extract(path, data)
         except Exception as exc:
             # same reasoning as indexing: report a readable error instead of a parser traceback
             raise CorpusError(f"cannot extract text from {url!r}: {type(exc).__name__}: {exc}") from exc

@@ -8,7 +8,9 @@ run that searches the collection (search/corpus.py re-reads only files whose siz
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
+import logging
 import os
 import re
 import tempfile
@@ -16,7 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from pypdf.errors import PyPdfError
+
 from config import Settings
+from deepresearch.cpu import CpuPool, CpuWorkerLost
 from deepresearch.errors import (
     DocumentNotFound,
     InvalidInput,
@@ -26,9 +31,14 @@ from deepresearch.errors import (
 )
 from deepresearch.options import CORPUS_NAME_PATTERN
 from deepresearch.search.corpus import CorpusIndex
+from deepresearch.search.documents import DocumentLimit, read_within_limits
 from deepresearch.search.erasure import drop_index, index_path
 from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import CollectionPublic, DocumentPublic, StoragePublic
+
+logger = logging.getLogger(__name__)
+# what pypdf raises on a malformed file (its own errors, and the builtins its parsing code lets through)
+_PARSE_ERRORS = (PyPdfError, ValueError, KeyError, TypeError, IndexError, AttributeError, OSError)
 
 FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,140}\.(md|MD|txt|TXT|html|HTML|htm|HTM|pdf|PDF)$"
 """A plain file name with an extension the corpus indexes (also stated in the OpenAPI document)."""
@@ -89,6 +99,26 @@ class Collections:
         if folder is None:
             raise DocumentNotFound("you have no uploaded collection of that name")
         return [DocumentPublic(name=p.name, size=p.stat().st_size) for p in self._files(folder)]
+
+    async def upload(
+        self, principal: Principal, name: str, file_name: str, body: bytes, media_type: str, cpu: CpuPool
+    ) -> DocumentPublic:
+        """`put`, after a PDF is read once in a CPU worker within DEEPRESEARCH_DOCUMENT_MAX_PAGES and
+        DEEPRESEARCH_DOCUMENT_PARSE_SECONDS: what a run could not index is refused now (422), and a
+        crafted PDF costs a worker that long at most, never the server's own process."""
+        suffix = _check_file_name(file_name)
+        _check_content(suffix, body, media_type)
+        if suffix == ".pdf":
+            limits = (self.settings.document_max_pages, self.settings.document_parse_seconds)
+            try:
+                await read_within_limits(cpu, file_name, body, *limits)
+            except DocumentLimit as exc:
+                raise InvalidInput(str(exc), "body") from None
+            except CpuWorkerLost:
+                raise UnsupportedDocument("the PDF cannot be read: its parser crashed") from None
+            except _PARSE_ERRORS:  # a malformed PDF is stored and indexed as failed, as before; not refused
+                logger.info("uploaded PDF %s does not parse; stored, it will be indexed as failed", file_name)
+        return await asyncio.to_thread(self.put, principal, name, file_name, body, media_type)
 
     def put(
         self, principal: Principal, name: str, file_name: str, body: bytes, media_type: str
