@@ -245,6 +245,9 @@ class Settings(BaseSettings):
         20_000_000, ge=10_000, le=1_000_000_000, description="Largest document a user may upload."
     )
     max_documents_per_collection: int = Field(1000, ge=1, le=1_000_000)
+    index_progress_seconds: float = Field(
+        5.0, ge=0, le=3600, description="How often a long indexing of documents says how far it is."
+    )
     document_parse_seconds: float = Field(
         30.0, gt=0, le=3600, description="Longest a document (PDF) may take to read, in a CPU worker."
     )

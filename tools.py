@@ -44,6 +44,7 @@ from deepresearch.search import (
     SearchOutcome,
     build_search_chain,
 )
+from deepresearch.search.corpus import Progress
 from deepresearch.search.documents import limited_extractor
 from deepresearch.search.erasure import index_path
 from deepresearch.search.health import explain_failures
@@ -353,10 +354,15 @@ class ResearchContext:
 
 @asynccontextmanager
 async def open_research_tools(
-    settings: Settings, options: ResearchOptions, runtime: ToolRuntime, cpu: CpuPool | None = None
+    settings: Settings,
+    options: ResearchOptions,
+    runtime: ToolRuntime,
+    cpu: CpuPool | None = None,
+    progress: Progress | None = None,
 ) -> AsyncIterator[ResearchTools]:
     """Build the tools of one run execution and close their clients afterwards. ``cpu`` is the process's
-    pool for CPU-bound work (the engine's); without one it runs in threads."""
+    pool for CPU-bound work (the engine's); without one it runs in threads. ``progress`` is told how far
+    indexing the run's document folder is, while it takes long."""
     cpu = cpu or CpuPool(0)
     async with AsyncExitStack() as stack:
         corpus: CorpusIndex | None = None
@@ -367,7 +373,7 @@ async def open_research_tools(
             settings.home.mkdir(parents=True, exist_ok=True)
             extract = limited_extractor(cpu, settings.document_max_pages, settings.document_parse_seconds)
             corpus = CorpusIndex(index_path(settings.home, corpus_dir), corpus_dir, extract=extract)
-            stats = await corpus.reindex()
+            stats = await corpus.reindex(progress, settings.index_progress_seconds)
             logger.info("corpus %s indexed: %s", corpus_dir, stats)
         mcp = open_mcp_tools(settings, runtime)  # MCP servers that search and fetch (docs/mcp.md), if any
         if mcp is not None:

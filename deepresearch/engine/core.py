@@ -234,8 +234,13 @@ class ResearchEngine:
     ) -> _Ending:
         """Stream the graph from where the run stands until it ends, and say how it ended."""
         runtime = ToolRuntime(run.run_id, self.store, cancel, options.budget, run.started_at, execution.fence)
+
+        async def indexing(done: int, total: int) -> None:  # the run's document folder, while it is long
+            text = f"Indexing the documents: {done} of {total} files"
+            await execution.emit("message", None, {"text": text, "indexed": done, "total": total})
+
         try:
-            async with open_research_tools(self.settings, options, runtime, self.cpu) as tools:
+            async with open_research_tools(self.settings, options, runtime, self.cpu, indexing) as tools:
                 context = ResearchContext(
                     run_id=run.run_id, settings=self.settings, tools=tools, cancel=cancel
                 )

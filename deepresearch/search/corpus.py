@@ -13,19 +13,19 @@ import hashlib
 import logging
 import os
 import sqlite3
-from collections.abc import Callable
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from deepresearch.extractive.text import heading_passages
 from deepresearch.search.base import SearchResult
 from deepresearch.search.documents import (
-    PASSAGE_CHARS,
     SUPPORTED_SUFFIXES,
     ExtractedText,
-    chunk_text,
     extract_text,
+    passage_sections,
+    sphinx_copy,
 )
 from deepresearch.search.erasure import forget_files, scrub, secure
 from deepresearch.search.ranking import (
@@ -84,6 +84,10 @@ WHERE passages.rowid BETWEEN :low AND :high ORDER BY passages.rowid LIMIT 1
 """
 
 
+Progress = Callable[[int, int], Awaitable[None]]
+"""Told (files indexed, files in all) while a long re-index runs."""
+
+
 class CorpusError(Exception):
     """A corpus URL/path is invalid, escapes the corpus folder, or the file cannot be read."""
 
@@ -114,28 +118,6 @@ class _Known:
     sha256: str
 
 
-def _sphinx_copy(root: Path, relative: str) -> bool:
-    """A Sphinx build ships each page twice: x.html and its source, _sources/x.rst.txt (or x.txt). The source
-    copy of a page that is there as HTML is left out: indexing both would make every page two sources."""
-    if not relative.startswith("_sources/"):
-        return False
-    page = relative.removeprefix("_sources/")
-    for suffix in (".rst.txt", ".txt"):
-        if page.endswith(suffix):
-            return (root / (page.removesuffix(suffix) + ".html")).is_file()
-    return False
-
-
-def _sections(text: str) -> list[tuple[str, str]]:
-    """(heading path, body) passages: the text cut at its headings, each section's body in passages of at
-    most ~PASSAGE_CHARS."""
-    return [
-        (" › ".join(section.headings), body)
-        for section in heading_passages(text, target_chars=PASSAGE_CHARS, max_chars=1 << 30)
-        for body in chunk_text(section.body)
-    ]
-
-
 def _iso(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC).isoformat(timespec="seconds")
 
@@ -164,10 +146,19 @@ class CorpusIndex:
         return self.corpus_dir.resolve()
 
     # --- public API ---------------------------------------------------------------------------
-    async def reindex(self) -> IndexStats:
-        """Bring the index in line with the folder; only new/changed files are read."""
+    async def reindex(self, progress: Progress | None = None, every: float = 5.0) -> IndexStats:
+        """Bring the index in line with the folder; only new/changed files are read. A long re-index
+        says how far it is, in the log and to `progress` (files done, files in all), at most `every`
+        seconds apart once it has taken that long (a small folder says nothing)."""
+        loop = asyncio.get_running_loop()
+
+        def report(done: int, total: int) -> None:  # in the re-index's thread
+            logger.info("corpus %s: %d of %d files indexed", self.corpus_dir, done, total)
+            if progress is not None:  # waited for: the events keep their order, and a lost lease stops it
+                asyncio.run_coroutine_threadsafe(progress(done, total), loop).result()
+
         async with self._reindex_lock:
-            stats = await asyncio.to_thread(self._reindex_sync)
+            stats = await asyncio.to_thread(self._reindex_sync, report, every)
         logger.info("corpus %s re-indexed: %s", self.corpus_dir, stats)
         return stats
 
@@ -290,12 +281,12 @@ class CorpusIndex:
                     logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
                     continue
                 relative = path.relative_to(root).as_posix()
-                if _sphinx_copy(root, relative):
+                if sphinx_copy(root, relative):
                     continue
                 found.append((relative, path))
         return found
 
-    def _reindex_sync(self) -> IndexStats:
+    def _reindex_sync(self, report: Callable[[int, int], None], every: float) -> IndexStats:
         if not self.corpus_dir.is_dir():
             raise CorpusError(f"corpus folder {self.corpus_dir} does not exist")
         counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0}
@@ -308,10 +299,15 @@ class CorpusIndex:
                 )
             }
             seen: set[str] = set()
-            for relative, path in self._walk():
+            files = self._walk()
+            last, reported = time.monotonic(), 0
+            for done, (relative, path) in enumerate(files, start=1):
                 seen.add(relative)
                 outcome = self._index_file(conn, relative, path, known.get(relative))
                 counts[outcome] += 1
+                if time.monotonic() - last >= every or (reported and done == len(files)):
+                    report(done, len(files))
+                    last, reported = time.monotonic(), done
             counts["removed"] = forget_files(conn, sorted(known.keys() - seen))
             if counts["updated"] and not counts["removed"]:
                 scrub(conn)  # a replaced document's old text goes as a deleted one's does
@@ -390,7 +386,7 @@ class CorpusIndex:
                 return "unchanged"
             try:
                 extracted = self.extract(path, data)
-                title, passages, text = extracted.title, _sections(extracted.text), extracted.text
+                title, passages, text = extracted.title, passage_sections(extracted.text), extracted.text
                 prints = fingerprint(text)
             except Exception as exc:
                 # a malformed PDF/HTML file must not stop the whole corpus from being indexed

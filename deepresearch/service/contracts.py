@@ -420,6 +420,8 @@ class MessageEvent(_Event):
     replica: str | None = Field(None, description="The process that wrote it (takeovers, cancels).")
     queued: bool | None = Field(None, description="True: the run waits for a free slot on its runner.")
     ahead: int | None = Field(None, description="With `queued`: runs waiting before this one there.")
+    indexed: int | None = Field(None, description="Indexing the run's documents: files done so far ...")
+    total: int | None = Field(None, description="... of this many (DEEPRESEARCH_INDEX_PROGRESS_SECONDS).")
 
 
 class ReportDeltaEvent(_Event):
