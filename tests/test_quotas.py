@@ -148,10 +148,10 @@ def test_storage_quota_holds_under_uploads_at_once(
             "collections": 2,
             "max_collections": 2,
         }
-        # replacing a document by one of the same size fits; a larger one does not
-        assert client.put(f"/api/collections/{name}/documents/d0.md", **kwargs).status_code == 201  # type: ignore[arg-type]
-        bigger = client.put(f"/api/collections/{name}/documents/d0.md", content=body + b"y", headers=MARKDOWN)
+        # replacing a document (the first one: the only one surely stored) by one as large fits; larger not
+        assert client.put(f"/api/collections/{name}/documents/a.md", **kwargs).status_code == 201  # type: ignore[arg-type]
+        bigger = client.put(f"/api/collections/{name}/documents/a.md", content=body + b"y", headers=MARKDOWN)
         assert bigger.status_code == 413
         # deleting gives the room back
-        assert client.delete(f"/api/collections/{name}/documents/d0.md").status_code == 204
+        assert client.delete(f"/api/collections/{name}/documents/a.md").status_code == 204
         assert client.get("/api/collections").json()["storage"]["bytes"] == 9_000
