@@ -248,6 +248,19 @@ class Settings(BaseSettings):
         20_000_000, ge=10_000, le=1_000_000_000, description="Largest document a user may upload."
     )
     max_documents_per_collection: int = Field(1000, ge=1, le=1_000_000)
+    index_progress_seconds: float = Field(
+        5.0, ge=0, le=3600, description="How often a long indexing of documents says how far it is."
+    )
+    document_parse_seconds: float = Field(
+        30.0, gt=0, le=3600, description="Longest a document (PDF) may take to read, in a CPU worker."
+    )
+    document_max_pages: int = Field(2000, ge=1, le=1_000_000, description="Most pages a PDF may have.")
+    max_storage_bytes_per_user: int = Field(
+        1_000_000_000, ge=10_000, le=10**15, description="Bytes of documents one user may keep uploaded."
+    )
+    max_collections_per_user: int = Field(
+        50, ge=1, le=100_000, description="Document collections one user may have."
+    )
     webhook_url: str = Field(
         "", description="Called (POST, signed) whenever a run starts waiting, completes or fails."
     )

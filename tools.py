@@ -44,6 +44,9 @@ from deepresearch.search import (
     SearchOutcome,
     build_search_chain,
 )
+from deepresearch.search.corpus import Progress
+from deepresearch.search.documents import limited_extractor
+from deepresearch.search.erasure import index_path
 from deepresearch.search.health import explain_failures
 from deepresearch.store import LLMCapability, RunStore, utcnow
 from deepresearch.web.fetch import FetchedPage, FetchError, WebFetcher
@@ -351,10 +354,15 @@ class ResearchContext:
 
 @asynccontextmanager
 async def open_research_tools(
-    settings: Settings, options: ResearchOptions, runtime: ToolRuntime, cpu: CpuPool | None = None
+    settings: Settings,
+    options: ResearchOptions,
+    runtime: ToolRuntime,
+    cpu: CpuPool | None = None,
+    progress: Progress | None = None,
 ) -> AsyncIterator[ResearchTools]:
     """Build the tools of one run execution and close their clients afterwards. ``cpu`` is the process's
-    pool for CPU-bound work (the engine's); without one it runs in threads."""
+    pool for CPU-bound work (the engine's); without one it runs in threads. ``progress`` is told how far
+    indexing the run's document folder is, while it takes long."""
     cpu = cpu or CpuPool(0)
     async with AsyncExitStack() as stack:
         corpus: CorpusIndex | None = None
@@ -363,10 +371,9 @@ async def open_research_tools(
             if not corpus_dir.is_dir():
                 raise StageError("search_web", f"corpus folder {corpus_dir} does not exist")
             settings.home.mkdir(parents=True, exist_ok=True)
-            # one index per corpus folder: an incremental re-index of one folder must not drop another's
-            index_name = f"corpus-{sha256_bytes(str(corpus_dir.resolve()).encode())[:12]}.db"
-            corpus = CorpusIndex(settings.home / index_name, corpus_dir)
-            stats = await corpus.reindex()
+            extract = limited_extractor(cpu, settings.document_max_pages, settings.document_parse_seconds)
+            corpus = CorpusIndex(index_path(settings.home, corpus_dir), corpus_dir, extract=extract)
+            stats = await corpus.reindex(progress, settings.index_progress_seconds)
             logger.info("corpus %s indexed: %s", corpus_dir, stats)
         mcp = open_mcp_tools(settings, runtime)  # MCP servers that search and fetch (docs/mcp.md), if any
         if mcp is not None:

@@ -61,6 +61,12 @@ class TooManyRequests(DeepResearchError):
         return {"Retry-After": str(self.retry_after)}
 
 
+class QuotaExceeded(DeepResearchError):
+    """Storing this would take a user past their storage quota (HTTP 413); the message names the setting."""
+
+    status = 413
+
+
 class NotFound(DeepResearchError, LookupError):
     """No such thing, or not yours: another user's run or document does not exist for you (HTTP 404)."""
 

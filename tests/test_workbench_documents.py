@@ -107,6 +107,8 @@ def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, t
         expect(rows.nth(1)).to_contain_text("wal.md")
         expect(rows.nth(0).locator(".doc-size")).to_have_text(f"{len(CHECKPOINTS.encode())} B")
         expect(page.locator("#docs-empty")).to_be_hidden()
+        # how much of the user's quota is used (DEEPRESEARCH_MAX_STORAGE_BYTES_PER_USER, _COLLECTIONS_)
+        expect(page.locator("#docs-storage")).to_contain_text("1 of 50 collections")
         listed = bench.api.get("/api/collections/notes/documents").json()["documents"]
         assert listed == [
             {"name": "checkpoints.md", "size": len(CHECKPOINTS.encode())},

@@ -123,7 +123,10 @@ collections = APIRouter(
 @collections.get("", response_model=CollectionsPublic)
 async def list_collections(service: ServiceDep, principal: PrincipalDep) -> CollectionsPublic:
     """The collections a run of yours may search: the server's and your uploaded ones."""
-    return CollectionsPublic(collections=await asyncio.to_thread(service.collections.offered, principal))
+    collections, storage = await asyncio.to_thread(
+        lambda: (service.collections.offered(principal), service.collections.storage(principal))
+    )
+    return CollectionsPublic(collections=collections, storage=storage)
 
 
 @collections.get("/{name}/documents", response_model=DocumentsPublic, responses=error_responses(404, 422))
@@ -142,7 +145,7 @@ _UPLOAD_TYPES = sorted({t for types in MEDIA_TYPES.values() for t in types})
     "/{name}/documents/{file_name}",
     status_code=201,
     response_model=DocumentPublic,
-    responses=error_responses(403, 413, 415, 422),
+    responses=error_responses(403, 413, 415, 422, 429),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -160,7 +163,7 @@ async def put_document(
     searches it indexes what changed."""
     body = await request.body()
     media_type = request.headers.get("content-type", "")
-    return await asyncio.to_thread(service.collections.put, principal, name, file_name, body, media_type)
+    return await service.collections.upload(principal, name, file_name, body, media_type, service.engine.cpu)
 
 
 @collections.delete(

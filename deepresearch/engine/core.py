@@ -70,14 +70,18 @@ class ResearchEngine:
         """Worker processes for the runs' CPU-bound work (extraction, ranking, rendering)."""
 
     async def create_run(
-        self, question: str, options: ResearchOptions | None = None, owner: str = LOCAL_OWNER
+        self,
+        question: str,
+        options: ResearchOptions | None = None,
+        owner: str = LOCAL_OWNER,
+        active_limit: int | None = None,
     ) -> RunRecord:
         question = question.strip()
         if not question:
             raise ValueError("the question is empty")
         options = options or self.settings.default_options()
         run = await self.store.create_run(
-            question, options.model_dump(), self.settings.engine_mode, owner=owner
+            question, options.model_dump(), self.settings.engine_mode, owner=owner, active_limit=active_limit
         )
         artifact_dir = run_artifact_dir(question, run.run_id)
         return await self.store.update_run(run.run_id, artifact_dir=artifact_dir)
@@ -231,8 +235,13 @@ class ResearchEngine:
     ) -> _Ending:
         """Stream the graph from where the run stands until it ends, and say how it ended."""
         runtime = ToolRuntime(run.run_id, self.store, cancel, options.budget, run.started_at, execution.fence)
+
+        async def indexing(done: int, total: int) -> None:  # the run's document folder, while it is long
+            text = f"Indexing the documents: {done} of {total} files"
+            await execution.emit("message", None, {"text": text, "indexed": done, "total": total})
+
         try:
-            async with open_research_tools(self.settings, options, runtime, self.cpu) as tools:
+            async with open_research_tools(self.settings, options, runtime, self.cpu, indexing) as tools:
                 context = ResearchContext(
                     run_id=run.run_id, settings=self.settings, tools=tools, cancel=cancel
                 )

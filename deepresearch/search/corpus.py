@@ -13,13 +13,21 @@ import hashlib
 import logging
 import os
 import sqlite3
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from deepresearch.extractive.text import heading_passages
 from deepresearch.search.base import SearchResult
-from deepresearch.search.documents import PASSAGE_CHARS, SUPPORTED_SUFFIXES, chunk_text, extract_text
+from deepresearch.search.documents import (
+    SUPPORTED_SUFFIXES,
+    ExtractedText,
+    extract_text,
+    passage_sections,
+    sphinx_copy,
+)
+from deepresearch.search.erasure import forget_files, scrub, secure
 from deepresearch.search.ranking import (
     BM25_WEIGHTS,
     SEQ_BITS,
@@ -76,6 +84,10 @@ WHERE passages.rowid BETWEEN :low AND :high ORDER BY passages.rowid LIMIT 1
 """
 
 
+Progress = Callable[[int, int], Awaitable[None]]
+"""Told (files indexed, files in all) while a long re-index runs."""
+
+
 class CorpusError(Exception):
     """A corpus URL/path is invalid, escapes the corpus folder, or the file cannot be read."""
 
@@ -106,28 +118,6 @@ class _Known:
     sha256: str
 
 
-def _sphinx_copy(root: Path, relative: str) -> bool:
-    """A Sphinx build ships each page twice: x.html and its source, _sources/x.rst.txt (or x.txt). The source
-    copy of a page that is there as HTML is left out: indexing both would make every page two sources."""
-    if not relative.startswith("_sources/"):
-        return False
-    page = relative.removeprefix("_sources/")
-    for suffix in (".rst.txt", ".txt"):
-        if page.endswith(suffix):
-            return (root / (page.removesuffix(suffix) + ".html")).is_file()
-    return False
-
-
-def _sections(text: str) -> list[tuple[str, str]]:
-    """(heading path, body) passages: the text cut at its headings, each section's body in passages of at
-    most ~PASSAGE_CHARS."""
-    return [
-        (" › ".join(section.headings), body)
-        for section in heading_passages(text, target_chars=PASSAGE_CHARS, max_chars=1 << 30)
-        for body in chunk_text(section.body)
-    ]
-
-
 def _iso(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=UTC).isoformat(timespec="seconds")
 
@@ -135,8 +125,16 @@ def _iso(mtime_ns: int) -> str:
 class CorpusIndex:
     """FTS5 index of ``corpus_dir`` stored at ``db_path``. All SQLite work runs in worker threads."""
 
-    def __init__(self, db_path: Path, corpus_dir: Path, *, max_file_bytes: int = 50_000_000) -> None:
+    def __init__(
+        self,
+        db_path: Path,
+        corpus_dir: Path,
+        *,
+        max_file_bytes: int = 50_000_000,
+        extract: Callable[[Path, bytes], ExtractedText] = extract_text,
+    ) -> None:
         self.db_path = Path(db_path)
+        self.extract = extract  # the server's reads PDFs in a CPU worker, within limits
         self.corpus_dir = Path(corpus_dir)
         self.max_file_bytes = max_file_bytes
         self._reindex_lock = asyncio.Lock()
@@ -148,12 +146,30 @@ class CorpusIndex:
         return self.corpus_dir.resolve()
 
     # --- public API ---------------------------------------------------------------------------
-    async def reindex(self) -> IndexStats:
-        """Bring the index in line with the folder; only new/changed files are read."""
+    async def reindex(self, progress: Progress | None = None, every: float = 5.0) -> IndexStats:
+        """Bring the index in line with the folder; only new/changed files are read. A long re-index
+        says how far it is, in the log and to `progress` (files done, files in all), at most `every`
+        seconds apart once it has taken that long (a small folder says nothing)."""
+        loop = asyncio.get_running_loop()
+
+        def report(done: int, total: int) -> None:  # in the re-index's thread
+            logger.info("corpus %s: %d of %d files indexed", self.corpus_dir, done, total)
+            if progress is not None:  # waited for: the events keep their order, and a lost lease stops it
+                asyncio.run_coroutine_threadsafe(progress(done, total), loop).result()
+
         async with self._reindex_lock:
-            stats = await asyncio.to_thread(self._reindex_sync)
+            stats = await asyncio.to_thread(self._reindex_sync, report, every)
         logger.info("corpus %s re-indexed: %s", self.corpus_dir, stats)
         return stats
+
+    def forget_sync(self, relatives: list[str]) -> int:
+        """Remove deleted files from the index at once, leaving no copy (not waiting for a re-index)."""
+        self._repeats, self._ranker = None, None
+        conn = self._connect()
+        try:
+            return forget_files(conn, relatives)
+        finally:
+            conn.close()
 
     async def search(self, query: str, limit: int) -> list[SearchResult]:
         """Best-matching documents (one result per document, its best passage as snippet)."""
@@ -200,6 +216,7 @@ class CorpusIndex:
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.db_path, timeout=30)
         try:
+            secure(conn)  # a deleted or replaced document leaves no bytes behind (search/erasure.py)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -264,12 +281,12 @@ class CorpusIndex:
                     logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
                     continue
                 relative = path.relative_to(root).as_posix()
-                if _sphinx_copy(root, relative):
+                if sphinx_copy(root, relative):
                     continue
                 found.append((relative, path))
         return found
 
-    def _reindex_sync(self) -> IndexStats:
+    def _reindex_sync(self, report: Callable[[int, int], None], every: float) -> IndexStats:
         if not self.corpus_dir.is_dir():
             raise CorpusError(f"corpus folder {self.corpus_dir} does not exist")
         counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0}
@@ -282,15 +299,22 @@ class CorpusIndex:
                 )
             }
             seen: set[str] = set()
-            for relative, path in self._walk():
+            files = self._walk()
+            last, reported = time.monotonic(), 0
+            for done, (relative, path) in enumerate(files, start=1):
                 seen.add(relative)
                 outcome = self._index_file(conn, relative, path, known.get(relative))
                 counts[outcome] += 1
-            for relative in known.keys() - seen:
-                with conn:
-                    self._delete_passages(conn, known[relative].file_id)
-                    conn.execute("DELETE FROM files WHERE id = ?", (known[relative].file_id,))
-                counts["removed"] += 1
+                if time.monotonic() - last >= every or (reported and done == len(files)):
+                    report(done, len(files))
+                    last, reported = time.monotonic(), done
+            counts["removed"] = forget_files(conn, sorted(known.keys() - seen))
+            if counts["updated"] and not counts["removed"]:
+                scrub(conn)  # a replaced document's old text goes as a deleted one's does
+            with conn:  # which folder this is: an index whose folder is gone is deleted (sweep_indexes)
+                conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('corpus_dir', ?)", (str(self.root),)
+                )
             found = conn.execute("SELECT value FROM meta WHERE key = 'repeats_version'").fetchone()
             if counts["added"] or counts["updated"] or counts["removed"] or found != (REPEATS_VERSION,):
                 self._find_repeats(conn)
@@ -361,8 +385,8 @@ class CorpusIndex:
                     )
                 return "unchanged"
             try:
-                extracted = extract_text(path, data)
-                title, passages, text = extracted.title, _sections(extracted.text), extracted.text
+                extracted = self.extract(path, data)
+                title, passages, text = extracted.title, passage_sections(extracted.text), extracted.text
                 prints = fingerprint(text)
             except Exception as exc:
                 # a malformed PDF/HTML file must not stop the whole corpus from being indexed
@@ -444,7 +468,7 @@ class CorpusIndex:
         except OSError as exc:
             raise CorpusError(f"cannot read corpus file {url!r}: {exc}") from exc
         try:
-            extracted = extract_text(path, data)
+            extracted = self.extract(path, data)
         except Exception as exc:
             # same reasoning as indexing: report a readable error instead of a parser traceback
             raise CorpusError(f"cannot extract text from {url!r}: {type(exc).__name__}: {exc}") from exc

@@ -2,23 +2,34 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import logging
 import re
-from collections.abc import Iterator
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from bs4 import Tag
 
+from deepresearch.cpu import CpuPool
+from deepresearch.extractive.text import heading_passages
 from deepresearch.web.extract import soup_of
 
 __all__ = [
     "PASSAGE_CHARS",
     "SUPPORTED_SUFFIXES",
+    "DocumentLimit",
     "ExtractedText",
     "chunk_text",
+    "extract_limited",
     "extract_text",
+    "limited_extractor",
+    "passage_sections",
+    "read_within_limits",
+    "sphinx_copy",
 ]
 
 logger = logging.getLogger(__name__)
@@ -47,13 +58,78 @@ class ExtractedText:
     text: str
 
 
-def extract_text(path: Path, data: bytes) -> ExtractedText:
-    """Title and plain text of one corpus file. Raises on unreadable content (callers decide)."""
+class DocumentLimit(ValueError):
+    """A document past a reading limit (its pages, the time its parse takes); the message names the
+    setting that raises the limit."""
+
+
+class _TooSlow(BaseException):
+    """Raised by the timer inside a parse: a BaseException, so no `except Exception` of a parser eats it."""
+
+
+def _too_slow(signum: int, frame: object) -> None:
+    raise _TooSlow
+
+
+def extract_limited(name: str, data: bytes, max_pages: int, seconds: float) -> ExtractedText:
+    """extract_text within limits, for a CPU worker process (cpu.py): at most `max_pages` pages (PDF) and
+    `seconds` of parsing - in a worker's main thread a timer interrupts the parse (a crafted PDF whose
+    pages share one huge content stream is parsed again for every page). In a thread (DEEPRESEARCH_CPU_
+    WORKERS=0) no timer can interrupt it: the caller bounds its own wait instead."""
+    timed = threading.current_thread() is threading.main_thread()
+    if timed:
+        previous = signal.signal(signal.SIGALRM, _too_slow)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return extract_text(Path(name), data, max_pages=max_pages)
+    except _TooSlow:
+        raise DocumentLimit(too_slow(seconds)) from None
+    finally:
+        if timed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
+
+
+async def read_within_limits(
+    cpu: CpuPool, name: str, data: bytes, max_pages: int, seconds: float
+) -> ExtractedText:
+    """extract_limited in a CPU worker process (never in the server's own: a parse holds the GIL). The
+    wait is bounded here as well, for the thread pool and for a parse stuck in C code."""
+    try:
+        return await asyncio.wait_for(cpu.run(extract_limited, name, data, max_pages, seconds), seconds + 5)
+    except TimeoutError:
+        raise DocumentLimit(too_slow(seconds)) from None
+
+
+def limited_extractor(cpu: CpuPool, max_pages: int, seconds: float) -> Callable[[Path, bytes], ExtractedText]:
+    """extract_text for a corpus index's worker thread: PDFs are read in a CPU worker within the limits
+    (through the event loop that is running now), the other types in the calling thread."""
+    loop = asyncio.get_running_loop()
+
+    def extract(path: Path, data: bytes) -> ExtractedText:
+        if path.suffix.lower() != ".pdf":
+            return extract_text(path, data)
+        work = read_within_limits(cpu, path.name, data, max_pages, seconds)
+        return asyncio.run_coroutine_threadsafe(work, loop).result()
+
+    return extract
+
+
+def too_slow(seconds: float) -> str:
+    return (
+        f"reading the document took longer than {seconds:g} s, the most allowed "
+        "(DEEPRESEARCH_DOCUMENT_PARSE_SECONDS)"
+    )
+
+
+def extract_text(path: Path, data: bytes, *, max_pages: int | None = None) -> ExtractedText:
+    """Title and plain text of one corpus file. Raises on unreadable content (callers decide), and
+    DocumentLimit for a PDF of more than `max_pages` pages."""
     suffix = path.suffix.lower()
     if suffix in HTML_SUFFIXES:
         title, text = _from_html(data)
     elif suffix == ".pdf":
-        title, text = _from_pdf(data)
+        title, text = _from_pdf(data, max_pages)
     elif suffix in MARKDOWN_SUFFIXES:
         text = _decode(data)
         title = _markdown_title(text)
@@ -268,17 +344,44 @@ def _rst_inline(text: str) -> str:
     return _RST_LINK.sub(r"\1", text).replace("\\ ", "")
 
 
-def _from_pdf(data: bytes) -> tuple[str, str]:
+def _from_pdf(data: bytes, max_pages: int | None = None) -> tuple[str, str]:
     from pypdf import PdfReader  # optional at runtime; imported only for PDFs
 
     reader = PdfReader(io.BytesIO(data))
     if reader.is_encrypted:
         reader.decrypt("")  # many "encrypted" PDFs only carry an empty user password
+    if max_pages is not None and len(reader.pages) > max_pages:
+        raise DocumentLimit(
+            f"the PDF has {len(reader.pages)} pages, more than the {max_pages} allowed "
+            "(DEEPRESEARCH_DOCUMENT_MAX_PAGES)"
+        )
     pages = [(page.extract_text() or "").strip() for page in reader.pages]
     text = "\n\n".join(page for page in pages if page)
     meta_title = reader.metadata.title if reader.metadata is not None else None
     title = meta_title.strip() if isinstance(meta_title, str) and meta_title.strip() else ""
     return title or _first_line_title(text), text
+
+
+def sphinx_copy(root: Path, relative: str) -> bool:
+    """A Sphinx build ships each page twice: x.html and its source, _sources/x.rst.txt (or x.txt). The source
+    copy of a page that is there as HTML is left out: indexing both would make every page two sources."""
+    if not relative.startswith("_sources/"):
+        return False
+    page = relative.removeprefix("_sources/")
+    for suffix in (".rst.txt", ".txt"):
+        if page.endswith(suffix):
+            return (root / (page.removesuffix(suffix) + ".html")).is_file()
+    return False
+
+
+def passage_sections(text: str) -> list[tuple[str, str]]:
+    """(heading path, body) passages: the text cut at its headings, each section's body in passages of at
+    most ~PASSAGE_CHARS."""
+    return [
+        (" › ".join(section.headings), body)
+        for section in heading_passages(text, target_chars=PASSAGE_CHARS, max_chars=1 << 30)
+        for body in chunk_text(section.body)
+    ]
 
 
 def chunk_text(text: str, size: int = PASSAGE_CHARS) -> list[str]:

@@ -8,17 +8,38 @@ run that searches the collection (search/corpus.py re-reads only files whose siz
 
 from __future__ import annotations
 
+import asyncio
+import fcntl
 import functools
+import logging
 import os
 import re
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from pypdf.errors import PyPdfError
+
 from config import Settings
-from deepresearch.errors import DocumentNotFound, InvalidInput, UnsupportedDocument
+from deepresearch.cpu import CpuPool, CpuWorkerLost
+from deepresearch.errors import (
+    DocumentNotFound,
+    InvalidInput,
+    QuotaExceeded,
+    TooManyRequests,
+    UnsupportedDocument,
+)
 from deepresearch.options import CORPUS_NAME_PATTERN
+from deepresearch.search.corpus import CorpusIndex
+from deepresearch.search.documents import DocumentLimit, read_within_limits
+from deepresearch.search.erasure import drop_index, index_path
 from deepresearch.service.auth import Principal
-from deepresearch.service.contracts import CollectionPublic, DocumentPublic
+from deepresearch.service.contracts import CollectionPublic, DocumentPublic, StoragePublic
+
+logger = logging.getLogger(__name__)
+# what pypdf raises on a malformed file (its own errors, and the builtins its parsing code lets through)
+_PARSE_ERRORS = (PyPdfError, ValueError, KeyError, TypeError, IndexError, AttributeError, OSError)
 
 FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,140}\.(md|MD|txt|TXT|html|HTML|htm|HTM|pdf|PDF)$"
 """A plain file name with an extension the corpus indexes (also stated in the OpenAPI document)."""
@@ -85,6 +106,26 @@ class Collections:
             raise DocumentNotFound("you have no uploaded collection of that name")
         return [DocumentPublic(name=p.name, size=p.stat().st_size) for p in self._files(folder)]
 
+    async def upload(
+        self, principal: Principal, name: str, file_name: str, body: bytes, media_type: str, cpu: CpuPool
+    ) -> DocumentPublic:
+        """`put`, after a PDF is read once in a CPU worker within DEEPRESEARCH_DOCUMENT_MAX_PAGES and
+        DEEPRESEARCH_DOCUMENT_PARSE_SECONDS: what a run could not index is refused now (422), and a
+        crafted PDF costs a worker that long at most, never the server's own process."""
+        suffix = _check_file_name(file_name)
+        _check_content(suffix, body, media_type)
+        if suffix == ".pdf":
+            limits = (self.settings.document_max_pages, self.settings.document_parse_seconds)
+            try:
+                await read_within_limits(cpu, file_name, body, *limits)
+            except DocumentLimit as exc:
+                raise InvalidInput(str(exc), "body") from None
+            except CpuWorkerLost:
+                raise UnsupportedDocument("the PDF cannot be read: its parser crashed") from None
+            except _PARSE_ERRORS:  # a malformed PDF is stored and indexed as failed, as before; not refused
+                logger.info("uploaded PDF %s does not parse; stored, it will be indexed as failed", file_name)
+        return await asyncio.to_thread(self.put, principal, name, file_name, body, media_type)
+
     def put(
         self, principal: Principal, name: str, file_name: str, body: bytes, media_type: str
     ) -> DocumentPublic:
@@ -97,15 +138,21 @@ class Collections:
             )
         suffix = _check_file_name(file_name)
         _check_content(suffix, body, media_type)
+        with self._locked(principal):
+            return self._put_locked(principal, name, file_name, body)
+
+    def _put_locked(self, principal: Principal, name: str, file_name: str, body: bytes) -> DocumentPublic:
+        """Count and write under the user's lock: uploads at once cannot all pass the same count."""
         folder = self._folder(principal, name)
         existing = self._files(folder) if folder.is_dir() else []
-        replacing = any(p.name == file_name for p in existing)
-        if not replacing and len(existing) >= self.settings.max_documents_per_collection:
+        replaced = next((p.stat().st_size for p in existing if p.name == file_name), None)
+        if replaced is None and len(existing) >= self.settings.max_documents_per_collection:
             raise InvalidInput(
                 f"the collection holds {len(existing)} documents, the most allowed "
                 "(DEEPRESEARCH_MAX_DOCUMENTS_PER_COLLECTION); delete some first",
                 "path.file_name",
             )
+        self._check_quota(principal, folder, len(body) - (replaced or 0))
         folder.mkdir(parents=True, exist_ok=True)
         # written next to its final name, then renamed: the index never reads half a document
         handle, temporary = tempfile.mkstemp(dir=folder, prefix=".upload-", suffix=".part")
@@ -118,16 +165,58 @@ class Collections:
             raise
         return DocumentPublic(name=file_name, size=len(body))
 
+    def storage(self, principal: Principal) -> StoragePublic:
+        """How much of the user's quota their uploads use."""
+        uploaded = self._uploaded(principal)
+        return StoragePublic(
+            bytes=sum(p.stat().st_size for folder in uploaded.values() for p in self._files(folder)),
+            max_bytes=self.settings.max_storage_bytes_per_user,
+            collections=len(uploaded),
+            max_collections=self.settings.max_collections_per_user,
+        )
+
+    def _check_quota(self, principal: Principal, folder: Path, growth: int) -> None:
+        used = self.storage(principal)
+        if not folder.is_dir() and used.collections >= used.max_collections:
+            raise TooManyRequests(
+                f"you have {used.collections} collections, the most allowed "
+                "(DEEPRESEARCH_MAX_COLLECTIONS_PER_USER); upload into one of them or delete one first",
+                retry_after=60,
+            )
+        if growth > 0 and used.bytes + growth > used.max_bytes:
+            raise QuotaExceeded(
+                f"your documents take {used.bytes} of {used.max_bytes} bytes; this one needs {growth} more "
+                "(DEEPRESEARCH_MAX_STORAGE_BYTES_PER_USER); delete some first"
+            )
+
+    @contextmanager
+    def _locked(self, principal: Principal) -> Iterator[None]:
+        """The user's upload lock: an exclusive flock on <uploads>/<user>/.lock, which orders the uploads
+        and deletes of every thread and every process on this machine (replicas sharing the folder)."""
+        mine = self.uploads / principal.user
+        mine.mkdir(parents=True, exist_ok=True)
+        with open(mine / ".lock", "ab") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)  # released when the file is closed
+            yield
+
     def delete(self, principal: Principal, name: str, file_name: str) -> None:
+        with self._locked(principal):
+            self._delete_locked(principal, name, file_name)
+
+    def _delete_locked(self, principal: Principal, name: str, file_name: str) -> None:
         folder = self._uploaded(principal).get(name)
         target = folder / file_name if folder is not None and _FILE_NAME.fullmatch(file_name) else None
         if target is None or not target.is_file() or target.is_symlink():
             raise DocumentNotFound("no such document in your collections")
+        index = index_path(self.settings.home, folder)  # type: ignore[arg-type]
         target.unlink()
         if not self._files(folder):  # type: ignore[arg-type]
             for leftover in folder.iterdir():  # type: ignore[union-attr]
                 leftover.unlink()
             folder.rmdir()  # type: ignore[union-attr]
+            drop_index(index)
+        elif index.is_file():  # out of the index now, not at the next run's re-index: no copy is kept
+            CorpusIndex(index, folder).forget_sync([file_name])  # type: ignore[arg-type]
 
     # --- internals -------------------------------------------------------------------------------
     def _folder(self, principal: Principal, name: str) -> Path:

@@ -275,8 +275,16 @@ class CollectionPublic(_Public):
     documents: int | None = Field(description="Documents in an uploaded collection (null: a server folder).")
 
 
+class StoragePublic(_Public):
+    bytes: int = Field(description="Bytes of all your uploaded documents.")
+    max_bytes: int = Field(description="DEEPRESEARCH_MAX_STORAGE_BYTES_PER_USER.")
+    collections: int = Field(description="Your uploaded collections.")
+    max_collections: int = Field(description="DEEPRESEARCH_MAX_COLLECTIONS_PER_USER.")
+
+
 class CollectionsPublic(_Public):
     collections: list[CollectionPublic]
+    storage: StoragePublic = Field(description="How much of your upload quota is used.")
 
 
 class DocumentPublic(_Public):
@@ -412,6 +420,8 @@ class MessageEvent(_Event):
     replica: str | None = Field(None, description="The process that wrote it (takeovers, cancels).")
     queued: bool | None = Field(None, description="True: the run waits for a free slot on its runner.")
     ahead: int | None = Field(None, description="With `queued`: runs waiting before this one there.")
+    indexed: int | None = Field(None, description="Indexing the run's documents: files done so far ...")
+    total: int | None = Field(None, description="... of this many (DEEPRESEARCH_INDEX_PROGRESS_SECONDS).")
 
 
 class ReportDeltaEvent(_Event):

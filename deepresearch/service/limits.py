@@ -34,6 +34,12 @@ class StartRate:
             )
         starts.append(now)
 
+    def forget(self, user: str) -> None:
+        """Take back the last start counted for `user` (the start was refused after all)."""
+        starts = self._starts.get(user)
+        if starts:
+            starts.pop()
+
 
 class StreamSlots:
     """At most `per_client` event streams open at once per client (a user, or an address without token)."""

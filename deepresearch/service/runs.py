@@ -23,6 +23,7 @@ from deepresearch.engine.core import EventSink, ResearchEngine, graph_config
 from deepresearch.errors import RunConflict, RunNotFound, TooManyRequests
 from deepresearch.options import ResearchOptions
 from deepresearch.receipts.runtime import CancelSignal
+from deepresearch.search.erasure import sweep_indexes
 from deepresearch.service.auth import CLI, Principal, can_see
 from deepresearch.service.collections import Collections
 from deepresearch.service.contracts import PrunePublic, RunPublic
@@ -35,6 +36,7 @@ from deepresearch.store import (
     ACTIVE_STATUSES,
     DATABASE_ERRORS,
     DATABASE_UNAVAILABLE,
+    ActiveRunsLimit,
     EventRecord,
     RunChanged,
     RunRecord,
@@ -100,28 +102,33 @@ class RunService(RunViews, ReplicaDuties):
     ) -> RunRecord:
         question = check_question(question, self.settings.max_question_chars)
         options = self.options(self.settings.default_option_values(), patch, principal)
-        if principal != CLI:  # the operator at the console is not rate-limited
-            await self._check_quota(principal)
-        return await self.engine.create_run(question, options, owner=principal.user)
+        return await self.create_with(question, options, principal)
 
     async def create_with(
         self, question: str, options: ResearchOptions, principal: Principal = CLI
     ) -> RunRecord:
-        """A run whose options are merged and checked already (a fork, a follow-up): quota as for any."""
-        if principal != CLI:
-            await self._check_quota(principal)
-        return await self.engine.create_run(question, options, owner=principal.user)
-
-    async def _check_quota(self, principal: Principal) -> None:
+        """A run whose options are merged and checked already (a fork, a follow-up): quota as for any.
+        The operator at the console is not limited."""
+        if principal == CLI:
+            return await self.engine.create_run(question, options, owner=principal.user)
         limit = self.settings.max_active_runs_per_user
-        active = await self.store.count_active(principal.user)
-        if active >= limit:
+        self._refuse_active(principal, await self.store.count_active(principal.user))  # cheap early no
+        self.start_rate.check(principal.user)
+        try:
+            # counted again in the insert's own transaction: starts at once cannot all pass the count above
+            return await self.engine.create_run(question, options, owner=principal.user, active_limit=limit)
+        except ActiveRunsLimit as exc:
+            self.start_rate.forget(principal.user)  # refused: it did not start a run
+            self._refuse_active(principal, exc.active)
+            raise
+
+    def _refuse_active(self, principal: Principal, active: int) -> None:
+        if active >= self.settings.max_active_runs_per_user:
             raise TooManyRequests(
                 f"{principal.user} has {active} runs queued or running, the most allowed at once "
                 "(DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER); wait for one to finish or cancel one",
                 retry_after=10,
             )
-        self.start_rate.check(principal.user)
 
     async def start(self, question: str, patch: Patch | None = None, principal: Principal = CLI) -> RunRecord:
         run = await self.create(question, patch, principal)
@@ -304,9 +311,10 @@ class RunService(RunViews, ReplicaDuties):
             return await self.store.get_run(run_id)
         return await active.task
 
-    async def delete(self, run_id: str) -> None:
+    async def delete(self, run_id: str, *, scrub: bool = True) -> None:
         """Checkpoints, then artifacts, then the rows: the run row goes last, so a delete cut short by a
-        crash leaves a run that can be deleted again, never files or checkpoints nobody can find."""
+        crash leaves a run that can be deleted again, never files or checkpoints nobody can find. `scrub`:
+        then no copy is left in the database's files (prune scrubs once, after all)."""
         async with self._command(run_id):
             run = await self.store.get_run(run_id)
             if run.status in ACTIVE_STATUSES or run_id in self._active:
@@ -314,6 +322,8 @@ class RunService(RunViews, ReplicaDuties):
             await self.engine.graph.checkpointer.adelete_thread(run.thread_id)  # type: ignore[union-attr]
             await asyncio.to_thread(self._remove_artifacts, run)
             await self.store.delete_run(run_id)
+            if scrub:
+                await self.store.scrub()
 
     def _remove_artifacts(self, run: RunRecord) -> None:
         root = self._artifact_root(run)
@@ -369,10 +379,12 @@ class RunService(RunViews, ReplicaDuties):
             for run in batch:
                 seen.add(run.run_id)
                 try:
-                    await self.delete(run.run_id)
+                    await self.delete(run.run_id, scrub=False)
                 except (RunConflict, RunNotFound):
                     continue  # resumed or deleted meanwhile
                 deleted.append(run.run_id)
+        await self.store.scrub()
+        await asyncio.to_thread(sweep_indexes, self.settings.home)  # indexes of collections now gone
         if deleted:
             logger.info("pruned %s run(s) finished before %s", len(deleted), cutoff)
         workspace = await asyncio.to_thread(tree_bytes, self.settings.workspace_dir)

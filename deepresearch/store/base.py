@@ -257,6 +257,15 @@ class RunChanged(Exception):
         self.run_id = run_id
 
 
+class ActiveRunsLimit(Exception):
+    """A run was not created: its owner already has `active` runs queued or running, the limit given."""
+
+    def __init__(self, owner: str, active: int) -> None:
+        super().__init__(f"{owner!r} has {active} runs queued or running")
+        self.owner = owner
+        self.active = active
+
+
 class RunStore(Protocol):
     """Storage for runs. All methods are safe to call concurrently from one event loop."""
 
@@ -272,6 +281,7 @@ class RunStore(Protocol):
         engine: str,
         run_id: str | None = None,
         owner: str = LOCAL_OWNER,
+        active_limit: int | None = None,
     ) -> RunRecord: ...
     async def get_run(self, run_id: str) -> RunRecord: ...
     async def list_runs(
@@ -307,6 +317,7 @@ class RunStore(Protocol):
     async def request_cancel(self, run_id: str) -> RunRecord: ...
     async def is_cancel_requested(self, run_id: str) -> bool: ...
     async def delete_run(self, run_id: str) -> None: ...
+    async def scrub(self) -> None: ...
 
     async def append_event(
         self, run_id: str, type_: str, stage: str | None, data: dict[str, Any], *, fence: str | None = None

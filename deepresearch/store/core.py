@@ -120,6 +120,12 @@ class SqlCore(ABC):
         """Inside the transaction appending an event of `run_id`: tell other processes (at commit)."""
         return None  # SQLite: one process per file writes; PostgreSQL overrides it with NOTIFY
 
+    async def scrub(self) -> None:
+        """After deletes: no copy of what was deleted left in the database's files. SQLite overrides it
+        (WAL checkpoint); PostgreSQL's deleted rows are gone for every query at once, and their space is
+        reclaimed by (auto)vacuum, which the operator runs."""
+        return None
+
     async def watch_events(self, wake: Callable[[str], None]) -> None:
         """Until cancelled, call `wake(run_id)` when another process appends an event (where the
         database can tell; otherwise streamers poll the log)."""

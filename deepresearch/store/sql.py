@@ -17,6 +17,7 @@ from typing import Any
 from deepresearch.errors import RunNotFound
 from deepresearch.store.base import (
     LOCAL_OWNER,
+    ActiveRunsLimit,
     CheckpointRecord,
     EventRecord,
     LeaseLost,
@@ -157,24 +158,26 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
         engine: str,
         run_id: str | None = None,
         owner: str = LOCAL_OWNER,
+        active_limit: int | None = None,
     ) -> RunRecord:
+        """A new queued run. With `active_limit`, ActiveRunsLimit instead if `owner` has that many runs
+        queued or running: the count and the insert are one transaction under a per-owner lock, so starts
+        at once (on any replica) cannot all see the same count and all insert."""
         run_id = run_id or new_run_id()
         now = utcnow()
-        _, rows = await self._write(
-            "INSERT INTO runs (run_id, thread_id, question, options_json, status, engine, created_at,"
-            " updated_at, owner, queued_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING *",
-            (
-                run_id,
-                thread_id_for(run_id),
-                question,
-                dumps_json(options),
-                engine,
-                now,
-                now,
-                owner,
+
+        async def body(tx: Statements) -> list[Row]:
+            if active_limit is not None:
+                await self._serialise(tx, f"owner:{owner}")
+                _, counted = await tx.execute(_COUNT_ACTIVE, (owner,))
+                if int(counted[0]["n"]) >= active_limit:
+                    raise ActiveRunsLimit(owner, int(counted[0]["n"]))
+            return (await tx.execute(_INSERT_RUN, (
+                run_id, thread_id_for(run_id), question, dumps_json(options), engine, now, now, owner,
                 utcnow_precise(),
-            ),
-        )
+            )))[1]  # fmt: skip
+
+        rows = await self._atomic(body)
         return record_from_row(RunRecord, rows[0])
 
     async def get_run(self, run_id: str) -> RunRecord:
@@ -214,9 +217,7 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
 
     async def count_active(self, owner: str) -> int:
         """Runs of `owner` queued or running (one statement: a run moving between the two counts once)."""
-        rows = await self._read(
-            "SELECT COUNT(*) AS n FROM runs WHERE owner = ? AND status IN ('queued', 'running')", (owner,)
-        )
+        rows = await self._read(_COUNT_ACTIVE, (owner,))
         return int(rows[0]["n"])
 
     async def finished_before(self, cutoff: str, limit: int = 1000) -> list[RunRecord]:
@@ -462,6 +463,13 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
             params.append(status)
         rows = await self._read(f"{statement} ORDER BY created_at, args_hash", params)
         return [record_from_row(Receipt, row) for row in rows]
+
+
+_COUNT_ACTIVE = "SELECT COUNT(*) AS n FROM runs WHERE owner = ? AND status IN ('queued', 'running')"
+_INSERT_RUN = (
+    "INSERT INTO runs (run_id, thread_id, question, options_json, status, engine, created_at, updated_at,"
+    " owner, queued_at) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?) RETURNING *"
+)
 
 
 def _current(event: EventRecord) -> EventRecord:

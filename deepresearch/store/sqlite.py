@@ -134,6 +134,11 @@ class SqliteRunStore(SqlRunStore):
     async def _serialise(self, tx: Any, key: str) -> None:
         """Nothing to add: BEGIN IMMEDIATE already holds the database's single write lock."""
 
+    async def scrub(self) -> None:
+        """Write the WAL into the file and truncate it: the pages a delete zeroed leave no older copy."""
+        async with self.lock, self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") as cur:
+            await cur.fetchall()
+
     async def aclose(self) -> None:
         await self._conn.close()
 
@@ -159,6 +164,8 @@ async def connect_sqlite(path: Path) -> aiosqlite.Connection:
     conn = await aiosqlite.connect(path, isolation_level="IMMEDIATE")
     try:
         await conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+        # deleted rows are overwritten with zeros, not only unlinked: a deleted run leaves no text behind
+        await conn.execute("PRAGMA secure_delete=ON")
         await _enable_wal(conn)
     except BaseException:
         await conn.close()  # its worker thread would otherwise keep the process from exiting

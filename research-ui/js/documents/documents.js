@@ -8,6 +8,7 @@ import { $, bytes, fill, h, plural, setText } from "../core/dom.js";
 /**
  * @typedef {{name: string, kind: "server"|"uploaded", documents: number|null}} Collection
  * @typedef {{name: string, size: number}} Document
+ * @typedef {{bytes: number, max_bytes: number, collections: number, max_collections: number}} Storage
  * @typedef {{onChanged: (collections: Collection[]) => void, onUse: (name: string) => void}} DocumentsHooks
  */
 
@@ -78,8 +79,11 @@ export class DocumentsView {
     const token = ++this.loadToken;
     let collections;
     let documents;
+    let storage;
     try {
-      collections = /** @type {Collection[]} */ ((await api.collections()).collections);
+      const listed = await api.collections();
+      collections = /** @type {Collection[]} */ (listed.collections);
+      storage = /** @type {Storage|undefined} */ (listed.storage);
       const mine = collections.filter((c) => c.kind === "uploaded");
       documents = await Promise.all(mine.map(async (c) => (await api.documents(c.name)).documents));
     } catch (error) {
@@ -91,7 +95,21 @@ export class DocumentsView {
     if (token !== this.loadToken) return;
     this.collections = collections;
     this.render(collections, documents);
+    this.showStorage(storage);
     this.hooks.onChanged(collections);
+  }
+
+  /** How much of the user's quota (bytes, collections) the uploads use; nothing from an older server. */
+  showStorage(/** @type {Storage|undefined} */ storage) {
+    const note = $("docs-storage");
+    note.hidden = !storage;
+    if (!storage) return;
+    const share = storage.max_bytes ? Math.round((100 * storage.bytes) / storage.max_bytes) : 0;
+    setText(
+      note,
+      `Your documents use ${bytes(storage.bytes)} of ${bytes(storage.max_bytes)} (${share} %) and ` +
+        `${storage.collections} of ${plural(storage.max_collections, "collection")}.`,
+    );
   }
 
   /**

@@ -130,6 +130,13 @@ function running(model) {
 /** Nothing is running this instant: the graph is moving from one stage to the next. */
 function between(model) {
   const last = current(model).at(-1);
+  const indexing = model.indexing;
+  if (indexing && indexing.done < indexing.total) {
+    return {
+      headline: "Indexing your documents…",
+      detail: `${indexing.done} of ${indexing.total} files indexed.`,
+    };
+  }
   if (!last) return { headline: "Starting…", detail: "" };
   if (last.stage === "screen_evidence") return { headline: stageHeadline("reflection"), detail: "" };
   if (last.stage === "write_report") return { headline: "Verifying the report files on disk.", detail: "" };

@@ -38,6 +38,8 @@ export function createModel(run) {
     status: run.status || "queued",
     /** while the run waits for a free slot on its runner: how many runs go before it (null: not waiting) */
     queuedAhead: run.queue_position ? run.queue_position - 1 : null,
+    /** while a long indexing of the run's documents runs: {done, total} files (null: not indexing) */
+    indexing: /** @type {{done: number, total: number}|null} */ (null),
     lastSeq: 0,
     rev: 0,
     /** timeline entries in order: segment | stage | note | error | end */
@@ -140,6 +142,7 @@ function onRunStatus(model, ev) {
     startSegment(model, ev);
     model.status = "running";
     model.queuedAhead = null;
+    model.indexing = null;
     model.error = null;
     model.budgetStop = null;
     model.end = null;
@@ -296,6 +299,11 @@ function onMessage(model, ev) {
   const text = String(ev.text || "");
   if (ev.queued) {
     model.queuedAhead = Number(ev.ahead) || 0; // the run waits for a slot: said in the headline
+    return;
+  }
+  if (ev.total != null) {
+    // indexing the run's documents, before its first stage: said in the headline, not the timeline
+    model.indexing = { done: Number(ev.indexed) || 0, total: Number(ev.total) || 0 };
     return;
   }
   if (BUSINESS_STAGES.has(ev.stage)) {
