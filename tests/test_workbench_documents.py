@@ -149,6 +149,25 @@ def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, t
         expect(rows.nth(1)).to_contain_text("Delete wal.md?")
         shots(bench, "34-delete-asked")
         page.get_by_role("button", name="Keep").click()  # changed my mind: nothing is deleted
+        # the view shows the list it had while it reloads it: a question asked meanwhile survives the reload
+        bench.goto("#new")
+        held: list[Any] = []
+        page.route("**/api/collections/*/documents", lambda route: held.append(route))  # held until released
+        page.get_by_role("link", name="My documents").first.click()
+        expect(rows).to_have_count(2)
+        page.get_by_role("button", name="Delete wal.md").click()
+        expect(rows.nth(1)).to_contain_text("Delete wal.md?")
+        for _ in range(100):  # the handler runs when Playwright next reads the browser's events
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert held, "the view did not reload its list"
+        with page.expect_response("**/api/collections/*/documents"):
+            for route in held:
+                route.continue_()
+        page.unroute("**/api/collections/*/documents")
+        expect(rows.nth(1)).to_contain_text("Delete wal.md?")
+        page.get_by_role("button", name="Keep").click()
         expect(rows).to_have_count(2)
         assert len(bench.api.get("/api/collections/notes/documents").json()["documents"]) == 2
         page.get_by_role("button", name="Delete wal.md").click()

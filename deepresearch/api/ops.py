@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, HTTPException
 
 from deepresearch.api.access import ServiceDep, request_principal
 from deepresearch.api.errors import error_responses
-from deepresearch.service.contracts import HealthPublic, ProvidersHealthPublic, ReadyPublic
+from deepresearch.service.preflight import HealthPublic, ProvidersHealthPublic, ReadyPublic
 from deepresearch.store import DATABASE_ERRORS
 
 ops = APIRouter(tags=["ops"])

@@ -23,18 +23,20 @@ StageStatus = Literal["pending", "running", "done", "failed"]
 ReceiptStatus = Literal["started", "succeeded", "failed"]
 
 
-class _Public(BaseModel):
+class PublicModel(BaseModel):
+    """A response model: a field the server does not declare is an error (extra="forbid")."""
+
     model_config = ConfigDict(extra="forbid")
 
 
 # --- errors --------------------------------------------------------------------------------------
-class FieldError(_Public):
+class FieldError(PublicModel):
     loc: list[str | int] = Field(description="Where: body / query / header / path, then the field.")
     msg: str
     type: str
 
 
-class ErrorPublic(_Public):
+class ErrorPublic(PublicModel):
     """Every 4xx and 5xx answer has this shape."""
 
     detail: str = Field(description="What is wrong and, where there is one, how to fix it.")
@@ -69,7 +71,7 @@ class UsagePublic(BaseModel):
     )
 
 
-class PendingInputPublic(_Public):
+class PendingInputPublic(PublicModel):
     """What a run `waiting_for_input` waits for; answer with POST /api/runs/{run_id}/input."""
 
     kind: Literal["plan_review"]
@@ -78,12 +80,12 @@ class PendingInputPublic(_Public):
     waiting_seconds: float = Field(0.0, description="How long it has waited, when this was read.")
 
 
-class ForkedFromPublic(_Public):
+class ForkedFromPublic(PublicModel):
     run_id: str = Field(description="The run this one was forked from (left untouched).")
     checkpoint_id: str = Field(description="The checkpoint of that run it started from.")
 
 
-class RunPublic(_Public):
+class RunPublic(PublicModel):
     run_id: str
     thread_id: str = Field(description="The run's LangGraph thread.")
     question: str
@@ -120,14 +122,14 @@ class RunPublic(_Public):
     )
 
 
-class RunsPublic(_Public):
+class RunsPublic(PublicModel):
     runs: list[RunPublic]
     limit: int
     offset: int
     next_offset: int | None = Field(description="Offset of the next page; null on the last page.")
 
 
-class StagePublic(_Public):
+class StagePublic(PublicModel):
     key: str
     title: str
     status: StageStatus
@@ -138,12 +140,12 @@ class StagePublic(_Public):
     cost_usd: float
 
 
-class ArtifactPublic(_Public):
+class ArtifactPublic(PublicModel):
     path: str = Field(description="Relative to the run's artifact folder.")
     size: int
 
 
-class LLMPublic(_Public):
+class LLMPublic(PublicModel):
     """The configured model and how its server takes structured output (negotiated once, remembered)."""
 
     endpoint: str
@@ -168,30 +170,30 @@ class ResumedPublic(RunPublic):
     resumed_from: str = Field(description="The checkpoint id resumed from, or `latest`.")
 
 
-class CancelPublic(_Public):
+class CancelPublic(PublicModel):
     run_id: str
     status: RunStatus
     cancel_requested: bool
 
 
-class ArtifactsPublic(_Public):
+class ArtifactsPublic(PublicModel):
     run_id: str
     artifact_dir: str | None
     artifacts: list[ArtifactPublic]
 
 
 # --- checkpoints and receipts --------------------------------------------------------------------
-class LangGraphRef(_Public):
+class LangGraphRef(PublicModel):
     thread_id: str
     checkpoint_ns: str
     checkpoint_id: str
 
 
-class FrameworkRef(_Public):
+class FrameworkRef(PublicModel):
     langgraph: LangGraphRef
 
 
-class CheckpointFields(_Public):
+class CheckpointFields(PublicModel):
     checkpoint_id: str
     fork_of: str | None = Field(description="Set on the first checkpoint of a fork: the one it forked from.")
     stage: str
@@ -208,12 +210,12 @@ class CheckpointPublic(CheckpointFields):
     resumable: bool
 
 
-class CheckpointsPublic(_Public):
+class CheckpointsPublic(PublicModel):
     run_id: str
     checkpoints: list[CheckpointPublic]
 
 
-class ReceiptPublic(_Public):
+class ReceiptPublic(PublicModel):
     receipt_key: str
     args_hash: str
     tool_name: str
@@ -227,18 +229,18 @@ class ReceiptPublic(_Public):
     updated_at: str
 
 
-class ReceiptsPublic(_Public):
+class ReceiptsPublic(PublicModel):
     run_id: str
     receipts: list[ReceiptPublic]
 
 
-class DuplicateRisk(_Public):
+class DuplicateRisk(PublicModel):
     level: Literal["none", "possible"]
     calls_in_doubt: list[ReceiptPublic]
     explanation: str
 
 
-class PreviewPublic(_Public):
+class PreviewPublic(PublicModel):
     """What resuming from a checkpoint would skip, run and reuse, and the risk of a duplicate call."""
 
     run_id: str
@@ -262,82 +264,45 @@ class SessionCreate(BaseModel):
     )
 
 
-class SessionPublic(_Public):
+class SessionPublic(PublicModel):
     user: str = Field(description="Whose runs this client sees and starts.")
     admin: bool = Field(description="Sees every user's runs.")
     token_required: bool = Field(description="This server answers API calls only with a token.")
     collections: list[str] = Field(description="Document collections a run may search (options.corpus).")
 
 
-class CollectionPublic(_Public):
+class CollectionPublic(PublicModel):
     name: str = Field(description="What a run names in options.corpus.")
     kind: Literal["server", "uploaded"] = Field(description="The operator's folder, or your uploads.")
     documents: int | None = Field(description="Documents in an uploaded collection (null: a server folder).")
 
 
-class StoragePublic(_Public):
+class StoragePublic(PublicModel):
     bytes: int = Field(description="Bytes of all your uploaded documents.")
     max_bytes: int = Field(description="DEEPRESEARCH_MAX_STORAGE_BYTES_PER_USER.")
     collections: int = Field(description="Your uploaded collections.")
     max_collections: int = Field(description="DEEPRESEARCH_MAX_COLLECTIONS_PER_USER.")
 
 
-class CollectionsPublic(_Public):
+class CollectionsPublic(PublicModel):
     collections: list[CollectionPublic]
     storage: StoragePublic = Field(description="How much of your upload quota is used.")
 
 
-class DocumentPublic(_Public):
+class DocumentPublic(PublicModel):
     name: str
     size: int = Field(description="Bytes.")
 
 
-class DocumentsPublic(_Public):
+class DocumentsPublic(PublicModel):
     collection: str
     documents: list[DocumentPublic]
 
 
-class PrunePublic(_Public):
+class PrunePublic(PublicModel):
     deleted: list[str] = Field(description="The runs deleted, with their events, checkpoints and files.")
     database_bytes: int
     workspace_bytes: int
-
-
-# --- ops -----------------------------------------------------------------------------------------
-class HealthPublic(_Public):
-    status: Literal["ok"]
-
-
-class SearchProviderHealth(_Public):
-    name: str
-    configured: bool
-    reachable: bool | None = Field(description="null: not configured, so not probed.")
-    detail: str
-
-
-class ModelHealth(_Public):
-    endpoint: str
-    model: str
-    status: Literal["ok", "unreachable", "unauthorized", "not_found", "unknown_model", "error"]
-    message: str = Field(description="Plain words naming the setting to fix.")
-    detail: str = Field(description="The raw answer or error, for a folded view.")
-    structured_output: str | None = Field(description="The negotiated mode, null until found out.")
-
-
-class ProvidersHealthPublic(_Public):
-    """What a run could reach from this server right now (checked on request, nothing is searched)."""
-
-    web_search: Literal["reachable", "unreachable", "not_configured"]
-    search: list[SearchProviderHealth]
-    corpus_dir: str | None = Field(description="The server's default documents folder, if any.")
-    llm: ModelHealth | None = Field(description="null: no model configured (extractive engine).")
-    advice: list[str] = Field(description="What to do, in plain words; empty when all is well.")
-
-
-class ReadyPublic(_Public):
-    status: Literal["ready"]
-    engine: Literal["llm", "extractive"]
-    llm: LLMPublic | None = None
 
 
 # --- the event log (GET /api/runs/{id}/events: one SSE message per event, `id` = seq) -------------
@@ -483,7 +448,7 @@ EVENT_TYPES: tuple[str, ...] = tuple(m.model_fields["type"].annotation.__args__[
 
 
 # --- steering: forks and follow-ups (docs/steering.md) --------------------------------------------
-class ForkPreviewPublic(_Public):
+class ForkPreviewPublic(PublicModel):
     """What a fork of this checkpoint with this patch would keep, run again and reuse."""
 
     run_id: str = Field(description="The run forked from (it is left untouched).")

@@ -3,12 +3,54 @@ structured output. Read models for ``GET /api/providers/health``, ``/readyz`` an
 
 from __future__ import annotations
 
+from typing import Literal
+
+from pydantic import Field
+
 from config import Settings
 from deepresearch.llm.health import probe_model
 from deepresearch.llm.wire import endpoint_of
 from deepresearch.search.health import UNREACHABLE_ADVICE, probe_providers
-from deepresearch.service.contracts import LLMPublic, ModelHealth, ProvidersHealthPublic, SearchProviderHealth
+from deepresearch.service.contracts import LLMPublic, PublicModel
 from deepresearch.store import RunStore
+
+
+# --- read models of GET /healthz, /readyz and /api/providers/health ---------------------------------
+class HealthPublic(PublicModel):
+    status: Literal["ok"]
+
+
+class SearchProviderHealth(PublicModel):
+    name: str
+    configured: bool
+    reachable: bool | None = Field(description="null: not configured, so not probed.")
+    detail: str
+
+
+class ModelHealth(PublicModel):
+    endpoint: str
+    model: str
+    status: Literal["ok", "unreachable", "unauthorized", "not_found", "unknown_model", "error"]
+    message: str = Field(description="Plain words naming the setting to fix.")
+    detail: str = Field(description="The raw answer or error, for a folded view.")
+    structured_output: str | None = Field(description="The negotiated mode, null until found out.")
+
+
+class ProvidersHealthPublic(PublicModel):
+    """What a run could reach from this server right now (checked on request, nothing is searched)."""
+
+    web_search: Literal["reachable", "unreachable", "not_configured"]
+    search: list[SearchProviderHealth]
+    corpus_dir: str | None = Field(description="The server's default documents folder, if any.")
+    llm: ModelHealth | None = Field(description="null: no model configured (extractive engine).")
+    advice: list[str] = Field(description="What to do, in plain words; empty when all is well.")
+
+
+class ReadyPublic(PublicModel):
+    status: Literal["ready"]
+    engine: Literal["llm", "extractive"]
+    llm: LLMPublic | None = None
+
 
 # API clients choose a collection (options.corpus); a server folder (corpus_dir) is the CLI's alone
 DOCUMENTS_ONLY = (

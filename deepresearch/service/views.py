@@ -21,14 +21,12 @@ from deepresearch.service.contracts import (
     CheckpointPublic,
     DuplicateRisk,
     PreviewPublic,
-    ProvidersHealthPublic,
-    ReadyPublic,
     ReceiptPublic,
     RunDetailPublic,
     RunPublic,
     StagePublic,
 )
-from deepresearch.service.preflight import llm_public, providers_health
+from deepresearch.service.preflight import ProvidersHealthPublic, ReadyPublic, llm_public, providers_health
 from deepresearch.store import ACTIVE_STATUSES, CheckpointRecord, EventRecord, Receipt, RunRecord, RunStore
 from stages import REFLECTION, REPORT_STAGES, STAGE_KEYS, get_stage, reflection_ahead, stages_after
 

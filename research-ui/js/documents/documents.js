@@ -27,6 +27,8 @@ export class DocumentsView {
     this.busy = false;
     /** @type {Collection[]} */
     this.collections = [];
+    /** documents whose "Delete …?" is open ("collection/name"): a list that reloads meanwhile keeps it open */
+    this.confirming = new Set();
     /** the server's upload limits (config.json `uploads`); null: the server checks alone */
     this.limits = /** @type {{max_bytes: number, types: string[]}|null} */ (null);
     this.files.addEventListener("change", () => {
@@ -177,7 +179,9 @@ export class DocumentsView {
   /** @param {string} collection @param {Document} doc */
   documentRow(collection, doc) {
     const row = h("li", { class: "doc", dataset: { document: doc.name } });
-    const normal = () =>
+    const key = `${collection}/${doc.name}`;
+    const normal = () => {
+      this.confirming.delete(key);
       fill(
         row,
         h("span", { class: "doc-name", text: doc.name, title: doc.name }),
@@ -187,11 +191,13 @@ export class DocumentsView {
           class: "btn btn-quiet btn-small doc-delete",
           text: "Delete",
           "aria-label": `Delete ${doc.name}`,
-          on: { click: () => confirm() },
+          on: { click: () => confirm(true) },
         }),
       );
+    };
     // asked in the row, not in a browser dialog: the choice stays next to what it deletes
-    const confirm = () => {
+    const confirm = (/** @type {boolean} */ asked) => {
+      this.confirming.add(key);
       const keep = h("button", {
         type: "button",
         class: "btn btn-small",
@@ -210,14 +216,16 @@ export class DocumentsView {
         }),
         keep,
       );
-      keep.focus();
+      if (asked) keep.focus(); // a reload redraws the question without moving the focus
     };
-    normal();
+    if (this.confirming.has(key)) confirm(false);
+    else normal();
     return row;
   }
 
   /** @param {string} collection @param {Document} doc @param {HTMLElement} row */
   async remove(collection, doc, row) {
+    this.confirming.delete(`${collection}/${doc.name}`);
     for (const button of /** @type {NodeListOf<HTMLButtonElement>} */ (row.querySelectorAll("button"))) {
       button.disabled = true;
     }
