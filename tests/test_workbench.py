@@ -259,7 +259,11 @@ def test_workbench_is_served_under_a_strict_csp(servers: Servers, tmp_path: Path
         for name in modules:
             module = client.get(f"/research/{name}")
             assert module.status_code == 200 and "javascript" in module.headers["content-type"], name
-        assert "text/css" in client.get("/research/styles.css").headers["content-type"]
+        sheets = re.findall(r'<link rel="stylesheet" href="([^"]+)"', shell.text)
+        assert "css/base.css" in sheets, sheets
+        for name in sheets:
+            sheet = client.get(f"/research/{name}")
+            assert sheet.status_code == 200 and "text/css" in sheet.headers["content-type"], name
     for path in UI_DIR.rglob("*"):
         if path.suffix in {".html", ".js"}:
             text = path.read_text("utf-8")
