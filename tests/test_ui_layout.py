@@ -1,5 +1,6 @@
 """The workbench's JavaScript (research-ui/js/) stays easy to find one's way in, enforced: folders by screen
-(docs/architecture.md), few files in each, no long file or function, and every import points at a file.
+(docs/architecture.md), few files in each, no long file or function, and every import points at a file. Its
+stylesheets (research-ui/css/) too: none over MAX_FILE_LINES lines, each linked once by index.html.
 
 The functions are found without a JavaScript parser (none is installed, and the browser tests need none):
 comments, strings, template text and regular expressions are blanked first, so the braces left are the code's.
@@ -13,6 +14,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 JS_DIR = ROOT / "research-ui" / "js"
+CSS_DIR = ROOT / "research-ui" / "css"
 MAX_FILES_AT_TOP = 12
 MAX_FILES_PER_FOLDER = 15
 MAX_FILE_LINES = 500
@@ -163,6 +165,22 @@ def test_every_import_points_at_a_file() -> None:
     shell = (ROOT / "research-ui" / "index.html").read_text("utf-8")
     entry = re.findall(r'<script type="module" src="([^"]+)"', shell)
     assert entry and all((ROOT / "research-ui" / src).is_file() for src in entry), entry
+
+
+def test_stylesheets_are_short_and_each_linked_once() -> None:
+    """Every stylesheet of the workbench lives in css/, has at most MAX_FILE_LINES lines, and index.html
+    links each exactly once (the links' order is the cascade's, so a sheet nobody links is dead code)."""
+    sheets = sorted(path.relative_to(CSS_DIR.parent).as_posix() for path in CSS_DIR.parent.rglob("*.css"))
+    assert sheets and all(name.startswith("css/") for name in sheets), sheets
+    long_files = [
+        f"{name}: {lines} lines"
+        for name in sheets
+        if (lines := len((CSS_DIR.parent / name).read_text("utf-8").splitlines())) > MAX_FILE_LINES
+    ]
+    assert not long_files, f"over {MAX_FILE_LINES} lines: {long_files}"
+    shell = (ROOT / "research-ui" / "index.html").read_text("utf-8")
+    links = re.findall(r'<link rel="stylesheet" href="([^"]+)"', shell)
+    assert sorted(links) == sheets, f"linked {links}, on disk {sheets}"
 
 
 def test_the_function_finder_sees_through_strings_regexes_and_templates() -> None:

@@ -285,7 +285,7 @@ async function loadConfig() {
   const { engine, model } = app.config;
   badge.hidden = !engine;
   badge.dataset.engine = engine || "";
-  // the kind always shows; the detail only where the top bar has room (styles.css)
+  // the kind always shows; the detail only where the top bar has room (css/responsive.css)
   const [kind, detail] =
     engine === "extractive" ? ["Extractive", " mode"] : engine === "llm" ? ["LLM", ` · ${model}`] : ["", ""];
   fill(badge, kind, h("span", { class: "badge-detail", text: detail }));

@@ -396,7 +396,7 @@ function render(run) {
   if (mainTabs.current === "tab-checkpoints") resumeView.load(run.detail, model);
 }
 
-/** A long question is clamped to a few lines (daily.css); "Show all" appears only when something is hidden. */
+/** A long question is clamped to a few lines (css/daily.css); "Show all" appears only when something is hidden. */
 export function fitTitle() {
   const title = $("run-question");
   const more = $("run-question-more");
