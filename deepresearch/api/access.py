@@ -16,7 +16,7 @@ from typing import Annotated
 from urllib.parse import urlsplit
 
 from fastapi import Depends, HTTPException, Path, Request
-from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyCookie, APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -30,6 +30,8 @@ from deepresearch.store import RunRecord
 SESSION_COOKIE = "deepresearch_token"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _WILDCARD_BINDS = frozenset({"0.0.0.0", "::", ""})
+# where the writes are: our API, MCP, and the Agent Protocol at the root (deepresearch/api/agent_protocol/)
+GUARDED_PATHS = ("/api/", "/mcp", "/assistants", "/threads", "/runs", "/store")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +61,10 @@ _bearer = HTTPBearer(auto_error=False, description="An API token: `deepresearch 
 _cookie = APIKeyCookie(
     name=SESSION_COOKIE, auto_error=False, description="Set by POST /api/session (the workbench)."
 )
+# the LangGraph SDKs send their key in this header (docs/agent-protocol.md): the same tokens
+_api_key = APIKeyHeader(
+    name="x-api-key", auto_error=False, description="An API token, as the LangGraph SDKs send it."
+)
 
 
 def unauthorised(detail: str) -> HTTPException:
@@ -69,10 +75,11 @@ async def request_principal(
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     cookie: Annotated[str | None, Depends(_cookie)],
+    api_key: Annotated[str | None, Depends(_api_key)],
 ) -> Principal:
     """The user this request acts as; 401 when a token is required and missing, or given and not valid."""
     policy: AccessPolicy = request.app.state.access
-    token = bearer.credentials if bearer else cookie
+    token = bearer.credentials if bearer else api_key or cookie
     if not token:
         if policy.token_required:
             raise unauthorised(
@@ -144,8 +151,8 @@ class BrowserGuard:
                 f"this server does not answer for Host {name!r}; the operator can allow it with "
                 "DEEPRESEARCH_ALLOWED_HOSTS"
             )
-        if scope["method"] in _SAFE_METHODS or not scope["path"].startswith(("/api/", "/mcp")):
-            return None  # every write is under /api or /mcp (elsewhere a POST is simply not allowed: 405)
+        if scope["method"] in _SAFE_METHODS or not scope["path"].startswith(GUARDED_PATHS):
+            return None  # every write is under these (elsewhere a POST is simply not allowed: 405)
         origin = headers.get("origin")
         if origin is not None and not self._same_or_allowed(origin, scope, host):
             return 403, (
