@@ -12,8 +12,11 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
+from langgraph_sdk.errors import AuthenticationError, NotFoundError
 
 from config import Settings
+from deepresearch.service.auth import Tokens
+from deepresearch.store import open_persistence
 from peers import serve_app
 from runner import create_app
 from stages import STAGE_KEYS
@@ -188,3 +191,50 @@ async def test_a_background_run_is_followed_to_its_end_by_join_stream(client: La
     assert parts[-2].data["report"]["verified"]
     assert (await client.runs.get(thread["thread_id"], run["run_id"]))["status"] == "success"
     assert (await client.runs.join(thread["thread_id"], run["run_id"]))["report"]["verified"]
+
+
+async def _create_tokens(settings: Settings, *names: str) -> list[str]:
+    async with open_persistence(settings.resolved_database_url) as persistence:
+        tokens = Tokens(persistence.store)
+        return [(await tokens.create(name, admin=False))[1] for name in names]
+
+
+@pytest.mark.parametrize("settings", [{"require_token": True}], indirect=True)
+async def test_the_sdk_key_is_a_token_and_another_users_thread_is_not_found(settings: Settings) -> None:
+    alice_key, bob_key = await _create_tokens(settings, "alice", "bob")
+    with serve_app(create_app(settings), lifespan="on") as url:
+        anonymous = get_client(url=url, api_key=None, headers=SDK_HEADERS)
+        alice = get_client(url=url, api_key=alice_key, headers=SDK_HEADERS)
+        bob = get_client(url=url, api_key=bob_key, headers=SDK_HEADERS)
+        stranger = get_client(url=url, api_key="drt_not_a_token", headers=SDK_HEADERS)
+        try:
+            with pytest.raises(AuthenticationError):
+                await anonymous.assistants.search()
+            with pytest.raises(AuthenticationError):
+                await stranger.threads.create()
+            thread = await alice.threads.create(metadata={"owner": "alice"})
+            final = await alice.runs.wait(thread["thread_id"], "deepresearch", input={"question": QUESTION})
+            assert final["report"]["verified"]
+            for attempt in (
+                bob.threads.get(thread["thread_id"]),
+                bob.threads.get_state(thread["thread_id"]),
+                bob.threads.get_history(thread["thread_id"]),
+                bob.runs.list(thread["thread_id"]),
+                bob.runs.create(thread["thread_id"], "deepresearch", input=None),
+                bob.threads.delete(thread["thread_id"]),
+            ):
+                with pytest.raises(NotFoundError):
+                    await attempt
+            assert await bob.threads.search() == []
+            # the thread id is taken: bob cannot create it again, nor read it with if_exists do_nothing
+            with pytest.raises(NotFoundError):
+                await bob.threads.create(thread_id=thread["thread_id"], if_exists="do_nothing")
+            assert [t["thread_id"] for t in await alice.threads.search()] == [thread["thread_id"]]
+            runs = await alice.runs.list(thread["thread_id"])
+            assert [r["status"] for r in runs] == ["success"]
+            await alice.threads.delete(thread["thread_id"])
+            with pytest.raises(NotFoundError):
+                await alice.threads.get(thread["thread_id"])
+        finally:
+            for sdk in (anonymous, alice, bob, stranger):
+                await sdk.http.client.aclose()

@@ -13,11 +13,14 @@ from deepresearch.api.access import ServiceDep, request_principal
 from deepresearch.api.agent_protocol.lifecycle import ASSISTANT_ID, GRAPH_ID, check_assistant
 from deepresearch.api.agent_protocol.models import (
     Assistant,
+    AssistantList,
     AssistantSearch,
+    Count,
     GraphDrawing,
     GraphSchema,
     ResearchInput,
     ServerInfo,
+    Subgraphs,
 )
 from deepresearch.api.errors import error_responses
 from deepresearch.graph.state import ReportState
@@ -56,13 +59,13 @@ def _matches(assistant: Assistant, search: AssistantSearch) -> bool:
     return all(assistant.metadata.get(k) == v for k, v in (search.metadata or {}).items())
 
 
-@assistants.post("/search", response_model=list[Assistant], responses=error_responses(403, 422))
+@assistants.post("/search", response_model=AssistantList, responses=error_responses(403, 422))
 async def search_assistants(body: AssistantSearch) -> list[Assistant]:
     found = [a for a in [the_assistant()] if _matches(a, body)]
     return found[body.offset : body.offset + body.limit]
 
 
-@assistants.post("/count", response_model=int, responses=error_responses(403, 422))
+@assistants.post("/count", response_model=Count, responses=error_responses(403, 422))
 async def count_assistants(body: AssistantSearch) -> int:
     return int(_matches(the_assistant(), body))
 
@@ -110,15 +113,13 @@ async def get_schemas(assistant_id: str) -> GraphSchema:
     return _schemas()
 
 
-@assistants.get("/{assistant_id}/subgraphs", response_model=dict[str, GraphSchema], responses=_NOT_FOUND)
+@assistants.get("/{assistant_id}/subgraphs", response_model=Subgraphs, responses=_NOT_FOUND)
 async def get_subgraphs(assistant_id: str, service: ServiceDep) -> dict[str, GraphSchema]:
     check_assistant(assistant_id)
     return {name: GraphSchema(graph_id=GRAPH_ID) for name, _ in service.engine.graph.get_subgraphs()}
 
 
-@assistants.get(
-    "/{assistant_id}/subgraphs/{namespace}", response_model=dict[str, GraphSchema], responses=_NOT_FOUND
-)
+@assistants.get("/{assistant_id}/subgraphs/{namespace}", response_model=Subgraphs, responses=_NOT_FOUND)
 async def get_subgraph(assistant_id: str, namespace: str, service: ServiceDep) -> dict[str, GraphSchema]:
     check_assistant(assistant_id)
     graph = service.engine.graph

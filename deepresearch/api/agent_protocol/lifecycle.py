@@ -18,9 +18,9 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from deepresearch.api.agent_protocol.models import (
+    AgentRunCreate,
     ResearchInput,
     Run,
-    RunCreate,
     RunStatus,
     Thread,
     ThreadStatus,
@@ -167,7 +167,7 @@ class Protocol:
             kwargs=run.kwargs,
         )
 
-    async def start(self, thread: ProtocolThread, body: RunCreate) -> ProtocolRun:
+    async def start(self, thread: ProtocolThread, body: AgentRunCreate) -> ProtocolRun:
         """Start the thread's research, continue it, or answer its plan review: one new protocol run."""
         assistant_id = check_assistant(body.assistant_id)
         _refuse_unsupported(body)
@@ -203,7 +203,7 @@ class Protocol:
         await self.store.add_protocol_run(run)
         return run
 
-    async def _first(self, thread: ProtocolThread, body: RunCreate) -> RunRecord:
+    async def _first(self, thread: ProtocolThread, body: AgentRunCreate) -> RunRecord:
         if body.command is not None or body.input is None:
             raise RunConflict(
                 f"thread {thread.thread_id} has no research yet: its first run needs "
@@ -231,7 +231,7 @@ class Protocol:
         await self.service.cancel(research.run_id, f"a new run on its thread ({strategy})")
         await self.stopped(research.run_id)
 
-    async def _continue(self, research: RunRecord, body: RunCreate) -> None:
+    async def _continue(self, research: RunRecord, body: AgentRunCreate) -> None:
         if body.command is not None:
             if set(body.command) - {"resume"}:
                 raise InvalidInput(
@@ -285,7 +285,7 @@ def thread_status(research: RunRecord | None) -> ThreadStatus:
     return "error" if research.status == "failed" else "idle"
 
 
-def _refuse_unsupported(body: RunCreate) -> None:
+def _refuse_unsupported(body: AgentRunCreate) -> None:
     """Options whose meaning this server cannot honour are refused, never silently ignored."""
     if body.interrupt_before or body.interrupt_after:
         raise InvalidInput(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
@@ -173,7 +173,7 @@ class Run(BaseModel):
     kwargs: Json = Field(default_factory=dict)
 
 
-class RunCreate(_Open):
+class AgentRunCreate(_Open):
     assistant_id: str = Field(min_length=1, max_length=200)
     input: Json | None = None
     command: Json | None = None
@@ -205,3 +205,33 @@ class ResearchInput(BaseModel):
 
     question: str = Field(min_length=1, description="The question (a new thread's first run).")
     options: Json | None = Field(None, description="Per-run options, as in POST /api/runs.")
+
+
+# --- the protocol's bare lists, numbers and maps, as named models (every route has its model) ------------
+class AssistantList(RootModel[list[Assistant]]):
+    pass
+
+
+class Count(RootModel[int]):
+    pass
+
+
+class Subgraphs(RootModel[dict[str, GraphSchema]]):
+    pass
+
+
+class ThreadList(RootModel[list[Thread]]):
+    pass
+
+
+class ThreadStateList(RootModel[list[ThreadState]]):
+    pass
+
+
+class RunList(RootModel[list[Run]]):
+    pass
+
+
+class StateValues(RootModel[dict[str, Any]]):
+    """The thread's state values once the run ended (`__interrupt__` while it waits for a person,
+    `__error__` when it failed)."""

@@ -14,7 +14,14 @@ from starlette.background import BackgroundTask
 from deepresearch.api.access import PrincipalDep, request_principal
 from deepresearch.api.agent_protocol.deps import ProtocolDep, ThreadDep, ThreadId
 from deepresearch.api.agent_protocol.lifecycle import TERMINAL, Protocol, ThreadNotFound
-from deepresearch.api.agent_protocol.models import Run, RunCreate, RunStatus, StreamMode
+from deepresearch.api.agent_protocol.models import (
+    AgentRunCreate,
+    Run,
+    RunList,
+    RunStatus,
+    StateValues,
+    StreamMode,
+)
 from deepresearch.api.agent_protocol.state import snapshot, values_with_interrupts
 from deepresearch.api.agent_protocol.streaming import RunStream
 from deepresearch.api.errors import error_responses
@@ -40,7 +47,7 @@ def _location(run: ProtocolRun) -> str:
     return f"/threads/{run.thread_id}/runs/{run.run_id}"
 
 
-async def _thread_for(proto: Protocol, thread_id: str | None, body: RunCreate) -> ProtocolThread:
+async def _thread_for(proto: Protocol, thread_id: str | None, body: AgentRunCreate) -> ProtocolThread:
     """The path's thread; a new one for a stateless run or when the body says if_not_exists: create."""
     if thread_id is None:
         return await proto.create_thread(None, {}, "raise")
@@ -96,7 +103,9 @@ async def _final(proto: Protocol, run: ProtocolRun) -> dict[str, Any]:
 
 # --- on a thread ---------------------------------------------------------------------------------
 @runs.post("/threads/{thread_id}/runs", response_model=Run, responses=_START)
-async def create_run(thread_id: ThreadId, body: RunCreate, proto: ProtocolDep, response: Response) -> Run:
+async def create_run(
+    thread_id: ThreadId, body: AgentRunCreate, proto: ProtocolDep, response: Response
+) -> Run:
     """Start (first run), continue (`input: null`) or answer (`command.resume`) the thread's research in
     the background."""
     run = await proto.start(await _thread_for(proto, thread_id, body), body)
@@ -108,23 +117,23 @@ async def create_run(thread_id: ThreadId, body: RunCreate, proto: ProtocolDep, r
     "/threads/{thread_id}/runs/stream", response_class=EventSourceResponse, responses={**_SSE, **_START}
 )
 async def stream_run(
-    thread_id: ThreadId, body: RunCreate, proto: ProtocolDep, request: Request, principal: PrincipalDep
+    thread_id: ThreadId, body: AgentRunCreate, proto: ProtocolDep, request: Request, principal: PrincipalDep
 ) -> EventSourceResponse:
     run = await proto.start(await _thread_for(proto, thread_id, body), body)
     stream = RunStream(proto.service, run, body.modes())
     return _stream_response(request, principal, stream, None, body.stream_resumable)
 
 
-@runs.post("/threads/{thread_id}/runs/wait", response_model=dict[str, Any], responses=_START)
+@runs.post("/threads/{thread_id}/runs/wait", response_model=StateValues, responses=_START)
 async def wait_run(
-    thread_id: ThreadId, body: RunCreate, proto: ProtocolDep, response: Response
+    thread_id: ThreadId, body: AgentRunCreate, proto: ProtocolDep, response: Response
 ) -> dict[str, Any]:
     run = await proto.start(await _thread_for(proto, thread_id, body), body)
     response.headers["Content-Location"] = _location(run)
     return await _final(proto, run)
 
 
-@runs.get("/threads/{thread_id}/runs", response_model=list[Run], responses=_READ)
+@runs.get("/threads/{thread_id}/runs", response_model=RunList, responses=_READ)
 async def list_runs(
     thread: ThreadDep,
     proto: ProtocolDep,
@@ -142,7 +151,7 @@ async def get_run(thread: ThreadDep, run_id: str, proto: ProtocolDep) -> Run:
     return await proto.public_run(await proto.run(thread, run_id))
 
 
-@runs.get("/threads/{thread_id}/runs/{run_id}/join", response_model=dict[str, Any], responses=_READ)
+@runs.get("/threads/{thread_id}/runs/{run_id}/join", response_model=StateValues, responses=_READ)
 async def join_run(thread: ThreadDep, run_id: str, proto: ProtocolDep) -> dict[str, Any]:
     """Wait for the run to end; the thread's state values then."""
     return await _final(proto, await proto.run(thread, run_id))
@@ -215,7 +224,7 @@ async def delete_run(thread: ThreadDep, run_id: str, proto: ProtocolDep) -> Resp
 
 # --- stateless: a new thread each ------------------------------------------------------------------
 @runs.post("/runs", response_model=Run, responses=_START)
-async def create_stateless(body: RunCreate, proto: ProtocolDep, response: Response) -> Run:
+async def create_stateless(body: AgentRunCreate, proto: ProtocolDep, response: Response) -> Run:
     run = await proto.start(await _thread_for(proto, None, body), body)
     response.headers["Content-Location"] = _location(run)
     return await proto.public_run(run)
@@ -223,7 +232,7 @@ async def create_stateless(body: RunCreate, proto: ProtocolDep, response: Respon
 
 @runs.post("/runs/stream", response_class=EventSourceResponse, responses={**_SSE, **_START})
 async def stream_stateless(
-    body: RunCreate, proto: ProtocolDep, request: Request, principal: PrincipalDep
+    body: AgentRunCreate, proto: ProtocolDep, request: Request, principal: PrincipalDep
 ) -> EventSourceResponse:
     """A new thread's research, streamed (the thread is kept: its report and checkpoints are worth it)."""
     run = await proto.start(await _thread_for(proto, None, body), body)
@@ -232,8 +241,8 @@ async def stream_stateless(
     )
 
 
-@runs.post("/runs/wait", response_model=dict[str, Any], responses=_START)
-async def wait_stateless(body: RunCreate, proto: ProtocolDep, response: Response) -> dict[str, Any]:
+@runs.post("/runs/wait", response_model=StateValues, responses=_START)
+async def wait_stateless(body: AgentRunCreate, proto: ProtocolDep, response: Response) -> dict[str, Any]:
     run = await proto.start(await _thread_for(proto, None, body), body)
     response.headers["Content-Location"] = _location(run)
     return await _final(proto, run)

@@ -14,9 +14,11 @@ from deepresearch.api.agent_protocol.models import (
     StateUpdate,
     Thread,
     ThreadCreate,
+    ThreadList,
     ThreadPatch,
     ThreadSearch,
     ThreadState,
+    ThreadStateList,
 )
 from deepresearch.api.agent_protocol.state import (
     empty_state,
@@ -45,7 +47,7 @@ async def create_thread(body: ThreadCreate, proto: ProtocolDep) -> Thread:
     return await proto.public_thread(await proto.create_thread(body.thread_id, body.metadata, body.if_exists))
 
 
-@threads.post("/search", response_model=list[Thread], responses=error_responses(403, 422))
+@threads.post("/search", response_model=ThreadList, responses=error_responses(403, 422))
 async def search_threads(body: ThreadSearch, proto: ProtocolDep) -> list[Thread]:
     """Your threads (an admin: everyone's), newest first, filtered by metadata, ids and status."""
     owner = None if proto.principal.admin else proto.principal.user
@@ -121,7 +123,7 @@ async def post_state_at(thread: ThreadDep, body: HistoryRequest, proto: Protocol
     return await _state(thread, proto, str(checkpoint_id) if checkpoint_id else None)
 
 
-@threads.post("/{thread_id}/history", response_model=list[ThreadState], responses=_READ)
+@threads.post("/{thread_id}/history", response_model=ThreadStateList, responses=_READ)
 async def get_history(thread: ThreadDep, body: HistoryRequest, proto: ProtocolDep) -> list[ThreadState]:
     """The research's checkpoints, newest first; each business checkpoint's metadata names its stage."""
     research = await proto.research(thread)
