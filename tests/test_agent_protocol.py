@@ -12,7 +12,7 @@ import httpx
 import pytest
 from langgraph_sdk import get_client
 from langgraph_sdk.client import LangGraphClient
-from langgraph_sdk.errors import AuthenticationError, NotFoundError
+from langgraph_sdk.errors import AuthenticationError, ConflictError, NotFoundError, UnprocessableEntityError
 
 from config import Settings
 from deepresearch.service.auth import Tokens
@@ -93,7 +93,7 @@ async def test_an_assistant_is_found_and_a_run_streams_each_business_stage(
             thread["thread_id"],
             "deepresearch",
             input={"question": QUESTION},
-            stream_mode=["updates", "values", "custom"],
+            stream_mode=["updates", "values", "custom", "messages-tuple"],
         )
     )
     assert parts[0].event == "metadata" and parts[0].data["run_id"]
@@ -103,6 +103,10 @@ async def test_an_assistant_is_found_and_a_run_streams_each_business_stage(
     # one update per business checkpoint, in order, keyed by the stage's name
     assert updates == [c["stage"] for c in checkpoints]
     assert {"plan_research", "search_web", "fetch_sources", "write_report"} <= set(updates)
+    # the report's text as the model writes it: message chunks of the write_report node
+    chunks = [p.data for p in parts if p.event == "messages"]
+    assert chunks and {meta["langgraph_node"] for _, meta in chunks} == {"write_report"}
+    assert len("".join(chunk["content"] for chunk, _ in chunks)) > 200
     custom = {p.data["event"] for p in parts if p.event == "custom"}
     assert custom >= {"tool_call", "tool_result", "checkpoint"}
     assert [p.event for p in parts[-2:]] == ["values", "end"] and parts[-2].data["report"]["report_path"]
@@ -238,3 +242,44 @@ async def test_the_sdk_key_is_a_token_and_another_users_thread_is_not_found(sett
         finally:
             for sdk in (anonymous, alice, bob, stranger):
                 await sdk.http.client.aclose()
+
+
+@pytest.mark.parametrize("settings", [SLOW], indirect=True)
+async def test_a_busy_thread_rejects_or_interrupts_and_a_stream_resumes_after_its_last_event(
+    client: LangGraphClient, servers: Servers
+) -> None:
+    with pytest.raises(NotFoundError):
+        await client.assistants.get("another-graph")
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    with pytest.raises(ConflictError):  # no research yet: a first run needs the question
+        await client.runs.create(tid, "deepresearch", input=None)
+    first = await client.runs.create(tid, "deepresearch", input={"question": QUESTION})
+    with pytest.raises(ConflictError):  # multitask_strategy reject (the default): the thread is busy
+        await client.runs.create(tid, "deepresearch", input=None)
+    with pytest.raises(UnprocessableEntityError):
+        await client.runs.create(tid, "deepresearch", input=None, multitask_strategy="enqueue")
+
+    seen = None
+    async for part in client.runs.join_stream(tid, first["run_id"], stream_mode="updates"):
+        if part.event == "updates":
+            seen = part
+            break
+    assert seen is not None and seen.id and next(iter(seen.data)) == "plan_research"
+    # a reconnect with Last-Event-ID: the parts after it, never the ones before again
+    after = []
+    async for part in client.runs.join_stream(
+        tid, first["run_id"], stream_mode="updates", last_event_id=seen.id
+    ):
+        after.append(part)
+        if part.event == "updates":
+            break
+    assert after[0].event == "updates" and next(iter(after[0].data)) == "search_web"
+    assert int(after[0].id) > int(seen.id)
+
+    # multitask_strategy interrupt: the running one stops at its checkpoint, the new one continues it
+    second = await client.runs.create(tid, "deepresearch", input=None, multitask_strategy="interrupt")
+    assert (await client.runs.get(tid, first["run_id"]))["status"] == "interrupted"
+    assert (await client.runs.join(tid, second["run_id"]))["report"]["verified"]
+    assert [r["status"] for r in await client.runs.list(tid)] == ["success", "interrupted"]
+    assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
