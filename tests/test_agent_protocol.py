@@ -188,11 +188,17 @@ async def test_plan_review_is_an_interrupt_and_a_resume_command_completes_it(cli
 
 
 async def test_a_background_run_is_followed_to_its_end_by_join_stream(client: LangGraphClient) -> None:
+    """Started as a chat client does (agent-chat-ui): the question as a human message; the state's
+    `messages` end with the cited report."""
     thread = await client.threads.create()
-    run = await client.runs.create(thread["thread_id"], "deepresearch", input={"question": QUESTION})
+    chat = {"messages": [{"type": "human", "content": QUESTION}]}
+    run = await client.runs.create(thread["thread_id"], "deepresearch", input=chat)
     parts = await collect(client.runs.join_stream(thread["thread_id"], run["run_id"], stream_mode=["values"]))
     assert parts[0].event == "metadata" and parts[-1].event == "end"
     assert parts[-2].data["report"]["verified"]
+    question, report = parts[-2].data["messages"]
+    assert (question["type"], question["content"]) == ("human", QUESTION)
+    assert report["type"] == "ai" and "[1]" in report["content"]
     assert (await client.runs.get(thread["thread_id"], run["run_id"]))["status"] == "success"
     assert (await client.runs.join(thread["thread_id"], run["run_id"]))["report"]["verified"]
 

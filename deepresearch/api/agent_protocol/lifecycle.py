@@ -211,7 +211,7 @@ class Protocol:
             )
         given = _checked(ResearchInput, body.input, "input")
         patch = _checked(OptionsPatch, given.options or {}, "input.options")
-        research = await self.service.start(given.question, patch, self.principal)
+        research = await self.service.start(str(given.question), patch, self.principal)
         await self.store.update_protocol_thread(thread.thread_id, research_id=research.run_id)
         if (await self.thread(thread.thread_id)).research_id != research.run_id:
             # another first run won the thread meanwhile: this research must not run unseen

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel, model_validator
 
 RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
@@ -199,12 +199,30 @@ class AgentRunCreate(_Open):
 
 
 class ResearchInput(BaseModel):
-    """A run's `input`: the question and the options of POST /api/runs. `null` continues the thread."""
+    """A run's `input`: the question and the options of POST /api/runs (`null` continues the thread). Chat
+    clients (agent-chat-ui) send `messages` instead: the last human message is the question."""
 
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, description="The question (a new thread's first run).")
+    question: str | None = Field(None, min_length=1, description="The question (a new thread's first run).")
+    messages: list[Json] | None = Field(None, max_length=100, description="Chat clients: the question.")
     options: Json | None = Field(None, description="Per-run options, as in POST /api/runs.")
+
+    @model_validator(mode="after")
+    def _a_question(self) -> ResearchInput:
+        if self.question is None:
+            human = [
+                m
+                for m in self.messages or []
+                if m.get("type") in ("human", "user") or m.get("role") == "user"
+            ]
+            content = human[-1].get("content") if human else None
+            if isinstance(content, list):  # content blocks: their text
+                content = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+            if not isinstance(content, str) or not content.strip():
+                raise ValueError("the input needs a question (or a human message holding it)")
+            self.question = content
+        return self
 
 
 # --- the protocol's bare lists, numbers and maps, as named models (every route has its model) ------------

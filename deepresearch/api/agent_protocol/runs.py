@@ -22,7 +22,7 @@ from deepresearch.api.agent_protocol.models import (
     StateValues,
     StreamMode,
 )
-from deepresearch.api.agent_protocol.state import snapshot, values_with_interrupts
+from deepresearch.api.agent_protocol.state import snapshot, values_with_interrupts, with_messages
 from deepresearch.api.agent_protocol.streaming import RunStream
 from deepresearch.api.errors import error_responses
 from deepresearch.errors import InvalidInput, RunConflict
@@ -98,7 +98,8 @@ async def _final(proto: Protocol, run: ProtocolRun) -> dict[str, Any]:
     if failure is not None:
         return {"__error__": failure}
     research = await proto.service.store.get_run(run.research_id)
-    return values_with_interrupts(await snapshot(proto.service, research))
+    values = values_with_interrupts(await snapshot(proto.service, research))
+    return await with_messages(proto.service, research, values)
 
 
 # --- on a thread ---------------------------------------------------------------------------------

@@ -7,6 +7,7 @@ checkpoint ends (the index of /api/runs/{id}/checkpoints)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 from collections.abc import Mapping
@@ -17,6 +18,7 @@ from pydantic import BaseModel
 
 from deepresearch.api.agent_protocol.models import CheckpointRef, Interrupt, ThreadState, ThreadTask
 from deepresearch.engine.core import graph_config
+from deepresearch.errors import ArtifactNotFound
 from deepresearch.service.runs import RunService
 from deepresearch.store import CheckpointRecord, RunRecord
 
@@ -120,3 +122,19 @@ def values_with_interrupts(snapshot: StateSnapshot) -> dict[str, Any]:
     if snapshot.interrupts:
         values["__interrupt__"] = [i.model_dump() for i in interrupts_of(snapshot)]
     return values
+
+
+async def with_messages(service: RunService, research: RunRecord, values: dict[str, Any]) -> dict[str, Any]:
+    """The values with `messages` as chat clients (agent-chat-ui) render them: the question, and the
+    checked report once it is written."""
+    messages = [{"type": "human", "id": f"{research.run_id}-question", "content": research.question}]
+    report = values.get("report") or {}
+    if report.get("report_path"):
+        try:
+            path = service.artifact_file(research, "deepresearch-report.md")
+            text = await asyncio.to_thread(path.read_text, "utf-8")
+        except ArtifactNotFound:
+            text = None
+        if text is not None:
+            messages.append({"type": "ai", "id": f"{research.run_id}-report", "content": text})
+    return {**values, "messages": messages}

@@ -22,7 +22,7 @@ from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from deepresearch.api.agent_protocol.state import jsonable, snapshot, values_with_interrupts
+from deepresearch.api.agent_protocol.state import jsonable, snapshot, values_with_interrupts, with_messages
 from deepresearch.errors import RunNotFound
 from deepresearch.service.runs import RunService
 from deepresearch.store import EventRecord, RunRecord
@@ -92,7 +92,9 @@ class RunStream:
                     "updates", {event.stage: _changed(earlier.values if earlier else {}, now.values)}, seq
                 )
             if "values" in self.modes:
-                yield _sse("values", jsonable(dict(now.values)), seq)
+                yield _sse(
+                    "values", await with_messages(self.service, research, jsonable(dict(now.values))), seq
+                )
         if event.type == "input_requested" and "updates" in self.modes:
             pending = jsonable(event.data)
             yield _sse(
@@ -130,7 +132,8 @@ class RunStream:
             return
         if "values" in self.modes:
             research = await self._get_research()
-            yield _sse("values", values_with_interrupts(await snapshot(self.service, research)), event.seq)
+            values = values_with_interrupts(await snapshot(self.service, research))
+            yield _sse("values", await with_messages(self.service, research, values), event.seq)
         yield _sse("end", None, event.seq)
 
     async def _get_research(self) -> RunRecord:

@@ -27,6 +27,7 @@ from deepresearch.api.agent_protocol.state import (
     snapshot,
     stage_index,
     thread_state,
+    with_messages,
 )
 from deepresearch.api.errors import error_responses
 from deepresearch.errors import CheckpointNotFound, InvalidInput
@@ -71,7 +72,10 @@ async def search_threads(body: ThreadSearch, proto: ProtocolDep) -> list[Thread]
 @threads.get("/{thread_id}", response_model=Thread, responses=_READ)
 async def get_thread(thread: ThreadDep, proto: ProtocolDep) -> Thread:
     research = await proto.research(thread)
-    values = jsonable(dict((await snapshot(proto.service, research)).values)) if research else None
+    values = None
+    if research is not None:
+        latest = jsonable(dict((await snapshot(proto.service, research)).values))
+        values = await with_messages(proto.service, research, latest)
     return await proto.public_thread(thread, values)
 
 
@@ -99,7 +103,10 @@ async def _state(thread: ThreadDep, proto: ProtocolDep, checkpoint_id: str | Non
     found = await snapshot(proto.service, research, checkpoint_id)
     if checkpoint_id and not found.values:
         raise CheckpointNotFound(f"thread {thread.thread_id} has no checkpoint {checkpoint_id}")
-    return thread_state(thread.thread_id, found, await stage_index(proto.service, research))
+    state = thread_state(thread.thread_id, found, await stage_index(proto.service, research))
+    if checkpoint_id is None:  # the latest: with the chat clients' messages
+        state.values = await with_messages(proto.service, research, state.values)
+    return state
 
 
 @threads.get("/{thread_id}/state", response_model=ThreadState, responses=_READ)
