@@ -289,3 +289,19 @@ async def test_a_busy_thread_rejects_or_interrupts_and_a_stream_resumes_after_it
     assert (await client.runs.join(tid, second["run_id"]))["report"]["verified"]
     assert [r["status"] for r in await client.runs.list(tid)] == ["success", "interrupted"]
     assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
+
+
+@pytest.mark.parametrize("settings", [SLOW], indirect=True)
+async def test_a_run_past_its_deadline_times_out_and_continues_with_a_later_one(
+    client: LangGraphClient, servers: Servers
+) -> None:
+    thread = await client.threads.create()
+    tid = thread["thread_id"]
+    short = {"question": QUESTION, "options": {"budget": {"deadline_seconds": 1}}}
+    final = await client.runs.wait(tid, "deepresearch", input=short)
+    assert not (final.get("report") or {}).get("verified")
+    assert [r["status"] for r in await client.runs.list(tid)] == ["timeout"]
+    later = {"options": {"budget": {"deadline_seconds": 600}}}
+    assert (await client.runs.wait(tid, "deepresearch", input=later))["report"]["verified"]
+    assert [r["status"] for r in await client.runs.list(tid)] == ["success", "timeout"]
+    assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}

@@ -142,6 +142,10 @@ class Protocol:
         end = await self.store.end_after(run.research_id, run.after_seq)
         if end is not None:
             status = _RUN_STATUS.get(str(end.get("status")), "error")
+            if end.get("status") == "cancelled" and str(end.get("error") or "").startswith(
+                "budget: deadline"
+            ):
+                status = "timeout"  # stopped by its deadline budget (options.budget.deadline_seconds)
         else:
             try:
                 research = await self.service.store.get_run(run.research_id)
@@ -240,13 +244,16 @@ class Protocol:
             decision = _checked(PlanDecision, body.command.get("resume"), "command.resume")
             await answer_plan_review(self.service, research.run_id, decision, self.principal)
             return
+        patch = None
         if body.input is not None:
-            raise RunConflict(
-                "this thread's research has its question already: send input null to continue it, or "
-                "start a new thread for a new question"
-            )
+            if set(body.input) != {"options"}:
+                raise RunConflict(
+                    "this thread's research has its question already: send input null (or only "
+                    '{"options": ...}, e.g. a higher budget) to continue it, or start a new thread'
+                )
+            patch = _checked(OptionsPatch, body.input["options"] or {}, "input.options")
         checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
-        await self.service.resume(research.run_id, checkpoint_id, principal=self.principal)
+        await self.service.resume(research.run_id, checkpoint_id, patch, principal=self.principal)
 
     async def stopped(self, research_id: str) -> RunRecord:
         """The research once it is not executing (polled: it may execute on another replica)."""
