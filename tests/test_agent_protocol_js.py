@@ -25,7 +25,7 @@ SCRIPT = ROOT / "tests" / "js" / "agent_protocol_client.mjs"
 
 pytestmark = pytest.mark.skipif(
     shutil.which("node") is None or not ENTRY.is_file(),
-    reason=f"node or @langchain/langgraph-sdk absent: npm install --prefix {SDK_DIR} @langchain/langgraph-sdk@1",
+    reason=f"node or the JS SDK absent: npm install --prefix {SDK_DIR} @langchain/langgraph-sdk@1",
 )
 
 
