@@ -305,3 +305,17 @@ async def test_a_run_past_its_deadline_times_out_and_continues_with_a_later_one(
     assert (await client.runs.wait(tid, "deepresearch", input=later))["report"]["verified"]
     assert [r["status"] for r in await client.runs.list(tid)] == ["success", "timeout"]
     assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
+
+
+def test_the_protocols_writes_pass_the_cross_site_checks_of_api(url: str) -> None:
+    """A page on another site can send a form POST or a fetch with its Origin: both are refused on the
+    protocol's paths as on /api; a read needs no browser header."""
+    with httpx.Client(base_url=url, timeout=10) as raw:
+        assert raw.get("/info").status_code == 200
+        form = raw.post("/threads", content=b"metadata=x", headers={"Content-Type": "text/plain"})
+        assert form.status_code == 403
+        foreign = raw.post(
+            "/runs/wait", json={"assistant_id": "deepresearch"}, headers={"Origin": "https://evil.example"}
+        )
+        assert foreign.status_code == 403
+        assert raw.post("/threads", json={}).status_code == 200
