@@ -176,7 +176,10 @@ async def test_plan_review_is_an_interrupt_and_a_resume_command_completes_it(cli
     state = await client.threads.get_state(thread["thread_id"])
     assert state["interrupts"] and state["interrupts"][0]["value"]["kind"] == "plan_review"
     assert state["next"] == ["review_plan"]
-    assert (await client.threads.get(thread["thread_id"]))["status"] == "interrupted"
+    waiting_thread = await client.threads.get(thread["thread_id"])
+    assert waiting_thread["status"] == "interrupted"
+    [(_task, [interrupt])] = waiting_thread["interrupts"].items()
+    assert interrupt["value"]["kind"] == "plan_review"
 
     answered = await client.runs.wait(
         thread["thread_id"], "deepresearch", command={"resume": {"action": "approve"}}

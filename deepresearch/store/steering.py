@@ -139,8 +139,14 @@ class ProtocolSql(SqlCore):
         return [_thread(row) for row in rows]
 
     async def update_protocol_thread(
-        self, thread_id: str, *, metadata: dict[str, Any] | None = None, research_id: str | None = None
+        self,
+        thread_id: str,
+        *,
+        metadata: dict[str, Any] | None = None,
+        research_id: str | None = None,
+        replacing: str | None = None,
     ) -> None:
+        """`research_id` is set if the thread has none, or `replacing` (a research deleted since)."""
         if metadata is not None:
             await self._write(
                 "UPDATE protocol_threads SET metadata_json = ?, updated_at = ? WHERE thread_id = ?",
@@ -150,8 +156,8 @@ class ProtocolSql(SqlCore):
             # set once: of two first runs racing on a new thread, one research wins
             await self._write(
                 "UPDATE protocol_threads SET research_id = ?, updated_at = ? WHERE thread_id = ?"
-                " AND research_id IS NULL",
-                (research_id, utcnow(), thread_id),
+                " AND (research_id IS NULL OR research_id = ?)",
+                (research_id, utcnow(), thread_id, replacing or ""),
             )
 
     async def delete_protocol_thread(self, thread_id: str) -> None:

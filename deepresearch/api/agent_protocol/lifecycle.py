@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from deepresearch.api.agent_protocol.models import (
     AgentRunCreate,
+    Interrupt,
     ResearchInput,
     Run,
     RunStatus,
@@ -110,7 +111,12 @@ class Protocol:
         except RunNotFound:
             return None  # deleted through /api: the thread is empty again
 
-    async def public_thread(self, thread: ProtocolThread, values: dict[str, Any] | None = None) -> Thread:
+    async def public_thread(
+        self,
+        thread: ProtocolThread,
+        values: dict[str, Any] | None = None,
+        interrupts: dict[str, list[Interrupt]] | None = None,
+    ) -> Thread:
         research = await self.research(thread)
         return Thread(
             thread_id=thread.thread_id,
@@ -119,6 +125,7 @@ class Protocol:
             metadata=thread.metadata,
             status=thread_status(research),
             values=values,
+            interrupts=interrupts or {},
         )
 
     async def delete_thread(self, thread: ProtocolThread) -> None:
@@ -216,7 +223,9 @@ class Protocol:
         given = _checked(ResearchInput, body.input, "input")
         patch = _checked(OptionsPatch, given.options or {}, "input.options")
         research = await self.service.start(str(given.question), patch, self.principal)
-        await self.store.update_protocol_thread(thread.thread_id, research_id=research.run_id)
+        await self.store.update_protocol_thread(
+            thread.thread_id, research_id=research.run_id, replacing=thread.research_id
+        )
         if (await self.thread(thread.thread_id)).research_id != research.run_id:
             # another first run won the thread meanwhile: this research must not run unseen
             await self.service.cancel(research.run_id, "another run started this thread first")

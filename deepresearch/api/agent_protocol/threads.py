@@ -72,11 +72,13 @@ async def search_threads(body: ThreadSearch, proto: ProtocolDep) -> list[Thread]
 @threads.get("/{thread_id}", response_model=Thread, responses=_READ)
 async def get_thread(thread: ThreadDep, proto: ProtocolDep) -> Thread:
     research = await proto.research(thread)
-    values = None
-    if research is not None:
-        latest = jsonable(dict((await snapshot(proto.service, research)).values))
-        values = await with_messages(proto.service, research, latest)
-    return await proto.public_thread(thread, values)
+    if research is None:
+        return await proto.public_thread(thread)
+    latest = await snapshot(proto.service, research)
+    values = await with_messages(proto.service, research, jsonable(dict(latest.values)))
+    waiting = thread_state(thread.thread_id, latest).tasks
+    interrupts = {task.id: task.interrupts for task in waiting if task.interrupts}
+    return await proto.public_thread(thread, values, interrupts)
 
 
 @threads.patch("/{thread_id}", response_model=Thread, responses=_CHANGE)
