@@ -27,6 +27,7 @@ from deepresearch.api.access import (
     access_policy,
 )
 from deepresearch.api.accounts import collections, session
+from deepresearch.api.agent_protocol import mount_agent_protocol
 from deepresearch.api.docs import document_api
 from deepresearch.api.errors import BodyLimit, install_error_handlers, single_query_values
 from deepresearch.api.mcp.http import mount_mcp
@@ -103,6 +104,7 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
     app.include_router(collections)
     app.include_router(ops)
     app.include_router(ops_metrics)
+    mount_agent_protocol(app)  # LangGraph's Agent Protocol at the root (docs/agent-protocol.md)
     mount_ui(app, settings)
     install_error_handlers(app)
     # documents are uploaded with PUT /api/collections/…: their own, larger limit
@@ -115,8 +117,8 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
         app.add_middleware(
             CORSMiddleware,
             allow_origins=list(policy.origins),
-            allow_methods=["GET", "POST", "DELETE"],
-            allow_headers=["Authorization", "Content-Type", "X-Requested-With", "Last-Event-ID"],
+            allow_methods=["GET", "POST", "DELETE", "PATCH"],
+            allow_headers=["Authorization", "Content-Type", "X-Requested-With", "Last-Event-ID", "X-Api-Key"],
         )
     app.add_middleware(HeadAsGet)
     # outermost: a foreign Host or a cross-site write is refused before anything else reads the request

@@ -17,7 +17,7 @@ from typing import Annotated
 from urllib.parse import urlsplit
 
 from fastapi import Depends, HTTPException, Path, Request
-from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import APIKeyCookie, APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -65,6 +65,10 @@ _cookie = APIKeyCookie(
         f"A workbench session, set by POST /api/session (`{SECURE_SESSION_COOKIE}` when served over HTTPS)."
     ),
 )
+# the LangGraph SDKs send their key in this header (docs/agent-protocol.md): the same tokens
+_api_key = APIKeyHeader(
+    name="x-api-key", auto_error=False, description="An API token, as the LangGraph SDKs send it."
+)
 
 
 def session_cookie_name(request: Request) -> str:
@@ -86,13 +90,14 @@ async def request_principal(
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     session: Annotated[str | None, Depends(session_cookie)],
+    api_key: Annotated[str | None, Depends(_api_key)],
 ) -> Principal:
     """The user this request acts as; 401 when a token is required and missing, or when what is given (a
     token, an Authorization header of another scheme, a session cookie) is not valid: never ignored."""
     policy: AccessPolicy = request.app.state.access
     tokens: Tokens = request.app.state.tokens
-    if bearer is not None:
-        principal = await tokens.authenticate(bearer.credentials)
+    if bearer is not None or api_key:
+        principal = await tokens.authenticate(bearer.credentials if bearer is not None else api_key or "")
         if principal is None:
             raise unauthorised("the API token is unknown or revoked")
         return principal

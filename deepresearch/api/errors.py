@@ -75,10 +75,14 @@ def _allowed_methods(request: Request) -> list[str]:
     return sorted({m.upper() for pattern, methods in templates if pattern.match(path) for m in methods})
 
 
+LIST_PARAMETERS = frozenset({"stream_mode"})
+"""Query parameters that are lists (the Agent Protocol's join stream): given once per value."""
+
+
 def single_query_values(request: Request) -> None:
     """A query parameter given twice is refused: which one would count is nobody's guess."""
     params = request.query_params
-    repeated = sorted({key for key in params if len(params.getlist(key)) > 1})
+    repeated = sorted({key for key in params if len(params.getlist(key)) > 1 and key not in LIST_PARAMETERS})
     if repeated:
         raise RequestValidationError(
             [{"loc": ("query", key), "msg": "given more than once", "type": "repeated"} for key in repeated]

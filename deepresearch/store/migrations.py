@@ -188,4 +188,35 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS browser_sessions_expiry ON browser_sessions (expires_at)",
         ),
     ),
+    # The Agent Protocol's threads and runs (deepresearch/api/agent_protocol/): a thread is one research (a
+    # run of ours, `research_id`, once its first protocol run started it); a protocol run is one execution
+    # of it, whose events are the research's events after `after_seq`.
+    (
+        12,
+        "agent protocol threads and runs",
+        (
+            """CREATE TABLE IF NOT EXISTS protocol_threads (
+                thread_id TEXT{c} PRIMARY KEY,
+                owner TEXT{c} NOT NULL,
+                metadata_json TEXT NOT NULL,
+                research_id TEXT{c},
+                created_at TEXT{c} NOT NULL,
+                updated_at TEXT NOT NULL
+            )""",
+            """CREATE TABLE IF NOT EXISTS protocol_runs (
+                run_id TEXT{c} PRIMARY KEY,
+                thread_id TEXT{c} NOT NULL,
+                research_id TEXT{c} NOT NULL,
+                assistant_id TEXT NOT NULL,
+                status TEXT NOT NULL,
+                metadata_json TEXT NOT NULL,
+                kwargs_json TEXT NOT NULL,
+                multitask_strategy TEXT NOT NULL,
+                after_seq {bigint} NOT NULL,
+                created_at TEXT{c} NOT NULL,
+                updated_at TEXT NOT NULL
+            )""",
+            "CREATE INDEX IF NOT EXISTS protocol_runs_thread ON protocol_runs (thread_id, created_at)",
+        ),
+    ),
 )

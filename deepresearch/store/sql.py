@@ -37,7 +37,7 @@ from deepresearch.store.core import Statements
 from deepresearch.store.leases import LeaseSql
 from deepresearch.store.migrations import MIGRATIONS
 from deepresearch.store.savers import compaction_statements
-from deepresearch.store.steering import SteeringSql
+from deepresearch.store.steering import ProtocolSql, SteeringSql
 from deepresearch.store.texts import TextSql
 from deepresearch.store.tokens import TokenSql
 
@@ -84,7 +84,7 @@ _CHECKPOINT_COLUMNS = (
 )
 
 
-class SqlRunStore(TokenSql, LeaseSql, SteeringSql, TextSql):
+class SqlRunStore(TokenSql, LeaseSql, SteeringSql, ProtocolSql, TextSql):
     """The RunStore contract on SQL: the runs, their events, checkpoints and receipts; the other parts
     (tokens, leases, steering, texts) are the bases, all on one SqlCore. Subclasses provide
     `_transaction` and `_serialise`."""
