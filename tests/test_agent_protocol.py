@@ -312,7 +312,12 @@ def test_the_protocols_writes_pass_the_cross_site_checks_of_api(url: str) -> Non
     protocol's paths as on /api; a read needs no browser header."""
     with httpx.Client(base_url=url, timeout=10) as raw:
         assert raw.get("/info").status_code == 200
-        form = raw.post("/threads", content=b"metadata=x", headers={"Content-Type": "text/plain"})
+        # what a browser sends with a form from another site: Sec-Fetch-Site says where the page is
+        form = raw.post(
+            "/threads",
+            content=b"metadata=x",
+            headers={"Content-Type": "text/plain", "Sec-Fetch-Site": "cross-site"},
+        )
         assert form.status_code == 403
         foreign = raw.post(
             "/runs/wait", json={"assistant_id": "deepresearch"}, headers={"Origin": "https://evil.example"}

@@ -131,7 +131,7 @@ async def with_messages(service: RunService, research: RunRecord, values: dict[s
     report = values.get("report") or {}
     if report.get("report_path"):
         try:
-            path = service.artifact_file(research, "deepresearch-report.md")
+            path = await service.artifact_file(research, "deepresearch-report.md")
             text = await asyncio.to_thread(path.read_text, "utf-8")
         except ArtifactNotFound:
             text = None
