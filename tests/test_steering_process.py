@@ -93,8 +93,11 @@ def test_done_means_review_restart_edit_fork_and_follow_up(servers: Servers, tmp
 
         fork_pages = Counter({p: n for p, n in servers.site.hits.items() if p.startswith("/articles/")})
         question = "How do SQLite checkpoints copy write-ahead log frames back into the database?"
-        follow = client.post(f"/api/runs/{fork['run_id']}/follow-up", json={"question": question}).json()
-        # it inherits review_plan: its own plan is reviewed too
+        follow = client.post(
+            f"/api/runs/{fork['run_id']}/follow-up",
+            json={"question": question, "options": {"review_plan": True}},
+        ).json()
+        # a follow-up reviews its plan when asked to (it does not inherit review_plan)
         wait_for(client, follow["run_id"], lambda r: r["status"] == "waiting_for_input")
         assert (
             client.post(f"/api/runs/{follow['run_id']}/input", json={"action": "approve"}).status_code == 202

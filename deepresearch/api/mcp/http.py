@@ -63,7 +63,7 @@ class McpEndpoint:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         try:
-            principal = await request_principal(request, _bearer(request), None)
+            principal = await request_principal(request, _bearer(request), session=None, api_key=None)
         except HTTPException as exc:
             body = ErrorPublic(detail=str(exc.detail)).model_dump(exclude_none=True)
             await JSONResponse(body, status_code=exc.status_code, headers=exc.headers)(scope, receive, send)
