@@ -188,6 +188,9 @@ def test_bad_input_is_a_4xx_with_one_error_shape(api: httpx.Client) -> None:
     # a path served by several routes allows all their methods
     assert api.request("OPTIONS", "/api/runs").headers["allow"] == "GET, POST"
     assert api.request("PUT", f"/api/runs/{run_id}").headers["allow"] == "DELETE, GET, PATCH"
+    # a concrete path is not also the templated one beside it (/assistants/{assistant_id} with id "search")
+    assert api.request("OPTIONS", "/assistants/search").headers["allow"] == "POST"
+    assert api.request("PUT", "/assistants/deepresearch").headers["allow"] == "GET"
     assert_error(_raw_post(base, "/api/runs", b"\xff\xfe{", {}), 400)  # not UTF-8: documented 400
     assert_error(api.post(f"/api/runs/{run_id}/resume", json={"checkpoint_id": "x"}), 409)
     assert_error(api.delete(f"/api/runs/{run_id}"), 409)

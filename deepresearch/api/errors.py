@@ -62,17 +62,26 @@ def describe(errors: list[FieldError]) -> str:
 
 
 def _allowed_methods(request: Request) -> list[str]:
-    """The methods the OpenAPI document lists for this path (what a client was told it may use)."""
+    """The methods the OpenAPI document lists for this path (what a client was told it may use). As in
+    OpenAPI, a concrete path wins over a templated one that also matches it: /assistants/search is that
+    POST route's, not an /assistants/{assistant_id} whose id is "search"."""
     app = request.app
-    templates: list[tuple[re.Pattern[str], list[str]]] | None = getattr(app.state, "allow_templates", None)
+    templates: list[tuple[re.Pattern[str], int, list[str]]] | None
+    templates = getattr(app.state, "allow_templates", None)
     if templates is None:
         templates = [
-            (re.compile("^" + re.sub(r"\\{[^}/]+\\}", "[^/]+", re.escape(path)) + "$"), list(ops))
+            (
+                re.compile("^" + re.sub(r"\\{[^}/]+\\}", "[^/]+", re.escape(path)) + "$"),
+                path.count("{"),
+                list(ops),
+            )
             for path, ops in app.openapi()["paths"].items()
         ]
         app.state.allow_templates = templates
     path = request.url.path
-    return sorted({m.upper() for pattern, methods in templates if pattern.match(path) for m in methods})
+    matches = [(params, methods) for pattern, params, methods in templates if pattern.match(path)]
+    fewest = min((params for params, _ in matches), default=0)
+    return sorted({m.upper() for params, methods in matches if params == fewest for m in methods})
 
 
 LIST_PARAMETERS = frozenset({"stream_mode"})
