@@ -51,8 +51,8 @@ class AssistantSearch(_Open):
     metadata: Json | None = None
     graph_id: str | None = None
     name: str | None = None
-    limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    limit: int = Field(10, ge=1, le=1000, strict=True)
+    offset: int = Field(0, ge=0, strict=True)
 
 
 class GraphSchema(BaseModel):
@@ -108,8 +108,8 @@ class ThreadSearch(_Open):
     metadata: Json | None = None
     ids: list[str] | None = Field(None, max_length=1000)
     status: ThreadStatus | None = None
-    limit: int = Field(10, ge=1, le=1000)
-    offset: int = Field(0, ge=0)
+    limit: int = Field(10, ge=1, le=1000, strict=True)
+    offset: int = Field(0, ge=0, strict=True)
     sort_order: Literal["asc", "desc"] | None = None
 
 
@@ -141,7 +141,7 @@ class ThreadState(BaseModel):
 
 
 class HistoryRequest(_Open):
-    limit: int = Field(10, ge=1, le=1000)
+    limit: int = Field(10, ge=1, le=1000, strict=True)
     before: Json | str | None = None
     metadata: Json | None = None
     checkpoint: Json | None = None
