@@ -212,6 +212,12 @@ def make_pdf(lines: tuple[str, ...] = PDF_LINES) -> bytes:
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(text_ops), text_ops),
         b"<< /Title (Checkpoint storage benchmark) >>",
     ]
+    return pdf_bytes(objects, info=6)
+
+
+def pdf_bytes(objects: list[bytes], info: int | None = None) -> bytes:
+    """A PDF file of these objects (numbered from 1, the first the catalog), with its cross-reference table:
+    what tests that need a real PDF (plain, crafted, oversized) build theirs with."""
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for number, body in enumerate(objects, start=1):
@@ -220,8 +226,10 @@ def make_pdf(lines: tuple[str, ...] = PDF_LINES) -> bytes:
     xref_at = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+    info_ref = b" /Info %d 0 R" % info if info else b""
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1,
+        info_ref,
         xref_at,
     )
     return bytes(out)

@@ -4,7 +4,6 @@ stream, parsed again for every page - is refused with the limit named, and the s
 
 from __future__ import annotations
 
-import io
 import threading
 import time
 import zlib
@@ -13,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from peers import serve_app
+from peers.static_site import pdf_bytes
 from runner import create_app
 from tests.conftest import Servers
 
@@ -37,17 +37,7 @@ def crafted_pdf(pages: int, stream_bytes: int) -> bytes:
         b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(content) + content + b"\nendstream",
         *[page] * pages,
     ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    out.writelines(b"%010d 00000 n \n" % offset for offset in offsets)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return out.getvalue()
+    return pdf_bytes(objects)
 
 
 def test_a_crafted_pdf_is_refused_within_the_limits_and_the_server_answers_meanwhile(

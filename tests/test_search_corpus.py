@@ -10,6 +10,7 @@ import pytest
 
 from deepresearch.search import AllProvidersFailed, CorpusError, CorpusIndex, IndexStats, build_search_chain
 from deepresearch.search.documents import PASSAGE_CHARS, chunk_text
+from peers.static_site import pdf_bytes
 from tests._search_helpers import SITE, Backend, web_settings
 
 
@@ -25,16 +26,7 @@ def tiny_pdf(lines: tuple[str, ...]) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
         b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pdf_bytes(objects)
 
 
 LONG_FILLER = "\n\n".join(
