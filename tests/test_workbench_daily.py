@@ -125,7 +125,7 @@ def test_the_upload_limits_come_from_the_server(browser: Any, servers: Servers, 
         bench.goto("#documents")
         files = page.locator("#docs-files")
         expect(files).to_have_attribute("accept", ",".join(uploads["types"]))
-        expect(page.locator("#docs-files-limits")).to_contain_text("at most 9.8 KB each")
+        expect(page.locator("#docs-files-limits")).to_contain_text("at most 10 kB each")
         page.locator("#docs-collection").fill("notes")
         big = tmp_path / "big.md"
         big.write_text("# Big\n\n" + "word " * 4000, encoding="utf-8")

@@ -109,6 +109,7 @@ def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, t
         expect(page.locator("#docs-empty")).to_be_hidden()
         # how much of the user's quota is used (DEEPRESEARCH_MAX_STORAGE_BYTES_PER_USER, _COLLECTIONS_)
         expect(page.locator("#docs-storage")).to_contain_text("1 of 50 collections")
+        expect(page.locator("#docs-storage")).to_contain_text("of 1 GB")  # the default, in its own units
         listed = bench.api.get("/api/collections/notes/documents").json()["documents"]
         assert listed == [
             {"name": "checkpoints.md", "size": len(CHECKPOINTS.encode())},

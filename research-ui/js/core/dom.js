@@ -70,11 +70,19 @@ export function compact(n) {
   return `${(value / 1_000_000).toFixed(1)}M`;
 }
 
+// decimal units, as the server's limits are set (DEEPRESEARCH_MAX_UPLOAD_BYTES=20000000 reads "20 MB", the
+// 1 GB storage quota "1 GB"): binary units showed them as "19.1 MB" and "953.7 MB"
+const BYTE_UNITS = [["GB", 1e9], ["MB", 1e6], ["kB", 1e3]];
+
 export function bytes(n) {
   if (n === undefined || n === null) return "";
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(n < 10 * 1024 ? 1 : 0)} KB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+  for (const [unit, size] of BYTE_UNITS) {
+    if (n >= size) {
+      const value = n / size;
+      return `${value < 10 ? Number(value.toFixed(1)) : Math.round(value)} ${unit}`;
+    }
+  }
+  return `${n} B`;
 }
 
 export function usd(value) {
