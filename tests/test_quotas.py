@@ -155,3 +155,28 @@ def test_storage_quota_holds_under_uploads_at_once(
         # deleting gives the room back
         assert client.delete(f"/api/collections/{name}/documents/a.md").status_code == 204
         assert client.get("/api/collections").json()["storage"]["bytes"] == 9_000
+
+
+def test_a_resume_counts_against_the_active_run_limit(servers: Servers, tmp_path: Path) -> None:
+    settings = servers.settings(
+        tmp_path, max_active_runs_per_user=1, max_runs_per_minute=1000, stage_delay_seconds=2
+    )
+    with (
+        serve_app(create_app(settings), lifespan="on") as base,
+        httpx.Client(base_url=base, timeout=30) as client,
+    ):
+        paused = client.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
+        assert client.post(f"/api/runs/{paused}/cancel", json={}).status_code == 202
+        _wait_stopped(client, paused)
+        busy = client.post("/api/runs", json={"question": QUESTION})
+        assert busy.status_code == 201, busy.text
+        # the paused run going back to the queue would make two active runs
+        refused = client.post(f"/api/runs/{paused}/resume", json={})
+        assert refused.status_code == 429, refused.text
+        assert "DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER" in refused.json()["detail"]
+        assert client.get(f"/api/runs/{paused}").json()["status"] == "cancelled"
+        client.post(f"/api/runs/{busy.json()['run_id']}/cancel", json={})
+        _wait_stopped(client, busy.json()["run_id"])
+        assert client.post(f"/api/runs/{paused}/resume", json={}).status_code == 202
+        _wait_stopped(client, paused, timeout=120)
+        assert client.get(f"/api/runs/{paused}").json()["status"] == "completed"

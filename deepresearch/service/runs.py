@@ -112,20 +112,20 @@ class RunService(RunViews, ReplicaDuties):
         if principal == CLI:
             return await self.engine.create_run(question, options, owner=principal.user)
         limit = self.settings.max_active_runs_per_user
-        self._refuse_active(principal, await self.store.count_active(principal.user))  # cheap early no
+        self._refuse_active(principal.user, await self.store.count_active(principal.user))  # cheap early no
         self.start_rate.check(principal.user)
         try:
             # counted again in the insert's own transaction: starts at once cannot all pass the count above
             return await self.engine.create_run(question, options, owner=principal.user, active_limit=limit)
         except ActiveRunsLimit as exc:
             self.start_rate.forget(principal.user)  # refused: it did not start a run
-            self._refuse_active(principal, exc.active)
+            self._refuse_active(principal.user, exc.active)
             raise
 
-    def _refuse_active(self, principal: Principal, active: int) -> None:
+    def _refuse_active(self, user: str, active: int) -> None:
         if active >= self.settings.max_active_runs_per_user:
             raise TooManyRequests(
-                f"{principal.user} has {active} runs queued or running, the most allowed at once "
+                f"{user} has {active} runs queued or running, the most allowed at once "
                 "(DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER); wait for one to finish or cancel one",
                 retry_after=10,
             )
@@ -180,6 +180,10 @@ class RunService(RunViews, ReplicaDuties):
                 f"run {run_id} is executing in another process (its lease runs until "
                 f"{run.lease_expires_at}); cancel it instead, or wait: a dead process's runs are taken over"
             )
+        if not takeover and principal != CLI and run.status not in ACTIVE_STATUSES:
+            # a stopped run put back in the queue is active again: it counts against its owner's limit as a
+            # start does (a cheap early no, as for starts; the operator at the console is not limited)
+            self._refuse_active(run.owner, await self.store.count_active(run.owner))
         # its lease, if its process is known to be gone (killed on this machine) before the lease expires
         dead_owner = run.lease_owner if run.lease_owner and not lease_live(run) else None
         if run.status == "completed" and checkpoint_id is None:
