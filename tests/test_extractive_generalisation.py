@@ -146,6 +146,28 @@ def test_a_definition_is_quoted_under_its_term() -> None:
     assert ("--tight", "Pulls the rope until the knot cannot slip at all.") in _units(html, "--tight")
 
 
+def test_a_table_of_contents_or_see_also_list_is_never_quoted() -> None:
+    entries = "".join(
+        f"<li><a href='#{i}'>How to check the tides before a voyage along the coast number {i}</a></li>"
+        for i in range(4)
+    )
+    html = _page(
+        "Tides",
+        f"<h2>Table of Contents</h2><ul>{entries}</ul><h2>See also</h2><p>The harbour master's guide "
+        "explains how the tides are measured at every pier of the coast.</p>"
+        "<h2>Reading the tides</h2><p>The tide rises twice a day because the moon pulls the water of the "
+        "sea towards it.</p>",
+    )
+    assert _units(html, "coast number 1") == []
+    assert _units(html, "harbour master") == []
+    assert _units(html, "twice a day") == [
+        (
+            "Reading the tides",
+            "The tide rises twice a day because the moon pulls the water of the sea towards it.",
+        )
+    ]
+
+
 def test_a_list_announced_by_a_sentence_is_one_quote_with_it() -> None:
     html = _page(
         "Tides",

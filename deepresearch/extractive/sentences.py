@@ -210,10 +210,21 @@ def _term_line(text: str) -> bool:
     )
 
 
+# a page's navigation, not its content: a table of contents or a list of links to other pages, whose
+# entries ("How to check out a different version of a project:") read like sentences once flattened
+_NAVIGATION = re.compile(
+    r"^(?:\d+(?:\.\d+)*\.?\s*)?(?:(?:table of )?contents|see also|on this page|related (?:pages|topics))$",
+    re.IGNORECASE,
+)
+
+
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
     """The passage's quotable units, in order: its sentences (one that leans on the sentence before is
     quoted with it), a definition's sentences under their term, a list of fragments with the sentence that
-    announces it, a short code sample with the sentence that introduces it."""
+    announces it, a short code sample with the sentence that introduces it. A section of navigation (table
+    of contents, "See also") has none."""
+    if headings and _NAVIGATION.match(" ".join(headings[-1].replace("*", "").split())):
+        return []
     lines = passage.split("\n", 1)
     if _HEADING_LINE.match(lines[0].strip()):
         passage = lines[1] if len(lines) > 1 else ""
