@@ -28,32 +28,27 @@ def _plan_terms(task: ReviewerTask) -> tuple[str, dict[str, float] | None]:
 
 
 # --- 5. analyze_findings (subgraph: fan-out of analysis_reviewer, then reduce_analysis) -----------
+def _extractive_review(task: ReviewerTask) -> dict[str, Any]:
+    """The reviewer's findings by the extractive method: its whole review without a model, or a model's
+    unusable answer replaced."""
+    return compose.extractive_review(
+        task["reviewer"],
+        task["sub_questions"],
+        task["evidence"],
+        task["question"],
+        task.get("topic", ""),
+        task.get("rarity"),
+    )
+
+
 async def analysis_reviewer(task: ReviewerTask, runtime: Runtime[ResearchContext]) -> dict[str, Any]:
     reviewer = task["reviewer"]
     if task["engine"] != "llm":
-        return {
-            "findings": {
-                reviewer: compose.extractive_review(
-                    reviewer,
-                    task["sub_questions"],
-                    task["evidence"],
-                    task["question"],
-                    task.get("topic", ""),
-                    task.get("rarity"),
-                )
-            }
-        }
+        return {"findings": {reviewer: _extractive_review(task)}}
     valid = {item["n"] for item in task["evidence"]}
 
     def extractive_review() -> ReviewerFindings:
-        review = compose.extractive_review(
-            reviewer,
-            task["sub_questions"],
-            task["evidence"],
-            task["question"],
-            task.get("topic", ""),
-            task.get("rarity"),
-        )
+        review = _extractive_review(task)
         return ReviewerFindings.model_validate({k: v for k, v in review.items() if k != "engine"})
 
     step = f"review: {reviewer}"
