@@ -1,6 +1,5 @@
 """The run lifecycle, for the CLI and the HTTP runner alike: start, cancel, resume, fork, takeover, delete,
-shutdown, start-up recovery and retention; the read models (run detail, checkpoint index, preview) are its
-part in run_views.py.
+shutdown, start-up recovery and retention (its read models are in views.py).
 
 The state of a run lives in the database (status, cancel intent, events, checkpoints, receipts); this object
 only holds the asyncio tasks this process is executing, so another process can always read, cancel (via the
@@ -111,11 +110,11 @@ class RunService(RunViews, ReplicaDuties):
         The operator at the console is not limited."""
         if principal == CLI:
             return await self.engine.create_run(question, options, owner=principal.user)
-        limit = self.settings.max_active_runs_per_user
         self._refuse_active(principal.user, await self.store.count_active(principal.user))  # cheap early no
         self.start_rate.check(principal.user)
         try:
             # counted again in the insert's own transaction: starts at once cannot all pass the count above
+            limit = self.settings.max_active_runs_per_user
             return await self.engine.create_run(question, options, owner=principal.user, active_limit=limit)
         except ActiveRunsLimit as exc:
             self.start_rate.forget(principal.user)  # refused: it did not start a run
@@ -180,9 +179,7 @@ class RunService(RunViews, ReplicaDuties):
                 f"run {run_id} is executing in another process (its lease runs until "
                 f"{run.lease_expires_at}); cancel it instead, or wait: a dead process's runs are taken over"
             )
-        if not takeover and principal != CLI and run.status not in ACTIVE_STATUSES:
-            # a stopped run put back in the queue is active again: it counts against its owner's limit as a
-            # start does (a cheap early no, as for starts; the operator at the console is not limited)
+        if not takeover and principal != CLI and run.status not in ACTIVE_STATUSES:  # queued again: a start
             self._refuse_active(run.owner, await self.store.count_active(run.owner))
         # its lease, if its process is known to be gone (killed on this machine) before the lease expires
         dead_owner = run.lease_owner if run.lease_owner and not lease_live(run) else None
