@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.quality import baseline, corpora
+from bench.quality.cli import by_split
 from bench.quality.scoring import page_of, score, summary
 
 
@@ -50,6 +51,16 @@ def test_a_dev_kind_set_holding_a_held_out_question_is_caught() -> None:
     assert corpora.problems(broken) == [f"git-dev/{qid}: split 'heldout' in a 'dev' set (only 'dev')"]
     unknown = corpora.QuestionSet(**{**qset.__dict__, "split_rule": {"kind": "extra"}})
     assert any("kind 'extra'" in problem for problem in corpora.problems(unknown))
+
+
+def test_a_dev_kind_set_is_reported_as_dev_and_never_pinned() -> None:
+    spec = corpora.load("sqlite-dev").questions[0]
+    markdown = "# Report\n\n## Findings\n\n- Nothing found.\n\n## Sources\n"
+    figures = by_split({"sqlite-dev": [score(spec, markdown, [], {"sub_questions": [spec["question"]]})]})
+    assert list(figures["sqlite-dev"]) == ["dev"]
+    pins = baseline.updated({}, "extractive", figures)
+    assert "sqlite-dev" not in pins["engines"]["extractive"]
+    assert baseline.unpinned(pins, "extractive", figures) == []
 
 
 def test_extra_dev_sets_keep_clear_of_their_corpus_s_held_out_pages() -> None:
