@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench.quality import baseline, corpora
+from bench.quality.cli import by_split
 from bench.quality.scoring import page_of, score, summary
 
 
@@ -39,6 +40,47 @@ def test_a_changed_split_label_is_caught() -> None:
     flipped = [dict(q, split="dev") for q in qset.questions]
     broken = corpora.QuestionSet(**{**qset.__dict__, "questions": flipped})
     assert any("split_rule" in problem for problem in corpora.problems(broken))
+
+
+def test_a_dev_kind_set_holding_a_held_out_question_is_caught() -> None:
+    qset = corpora.load("git-dev")
+    assert qset.split_rule["kind"] == "dev" and corpora.problems(qset) == []
+    leaked = [dict(q, split="heldout") if i == 3 else q for i, q in enumerate(qset.questions)]
+    broken = corpora.QuestionSet(**{**qset.__dict__, "questions": leaked})
+    qid = qset.questions[3]["id"]
+    assert corpora.problems(broken) == [f"git-dev/{qid}: split 'heldout' in a 'dev' set (only 'dev')"]
+    unknown = corpora.QuestionSet(**{**qset.__dict__, "split_rule": {"kind": "extra"}})
+    assert any("kind 'extra'" in problem for problem in corpora.problems(unknown))
+
+
+def test_a_dev_kind_set_is_reported_as_dev_and_never_pinned() -> None:
+    spec = corpora.load("sqlite-dev").questions[0]
+    markdown = "# Report\n\n## Findings\n\n- Nothing found.\n\n## Sources\n"
+    figures = by_split({"sqlite-dev": [score(spec, markdown, [], {"sub_questions": [spec["question"]]})]})
+    assert list(figures["sqlite-dev"]) == ["dev"]
+    pins = baseline.updated({}, "extractive", figures)
+    assert "sqlite-dev" not in pins["engines"]["extractive"]
+    assert baseline.unpinned(pins, "extractive", figures) == []
+
+
+def test_extra_dev_sets_keep_clear_of_their_corpus_s_held_out_pages() -> None:
+    """An extra dev set is tuning material: none of its questions may send the engine to a page that a
+    held-out question of the same corpus counts (tuning on it would tune on the held-out answers)."""
+    sets = [corpora.load(n) for n in corpora.names()]
+    extra = [s for s in sets if s.split_rule.get("kind") == "dev"]
+    assert {s.name for s in extra} >= {"apache-dev", "git-dev", "sqlite-dev"}
+    for qset in extra:
+        parents = [
+            s for s in sets if s.split_rule.get("seed") is not None and s.corpus_dir == qset.corpus_dir
+        ]
+        assert len(parents) == 1, qset.name
+        held = {p for q in parents[0].questions if q["split"] == "heldout" for p in q["gold"] + q["relevant"]}
+        assert held
+        for q in qset.questions:
+            assert not set(q["gold"] + q["relevant"]) & held, f"{qset.name}/{q['id']}"
+        assert {q["question"] for q in qset.questions}.isdisjoint(q["question"] for q in parents[0].questions)
+        assert len({q["style"] for q in qset.questions}) >= 4
+        assert all(3 <= len(q["facts"]) <= 5 for q in qset.questions)
 
 
 def test_split_of_is_a_seeded_half_split() -> None:

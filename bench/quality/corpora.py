@@ -6,7 +6,10 @@ the command that installs it rather than by a run over the wrong folder. Each qu
 ``split``: ``dev`` (the engine may be tuned on it), ``heldout`` (reported, never tuned on) or ``outside``
 (a whole set kept as an outside check, never tuned on). The dev/heldout labels come from a seeded shuffle
 recorded in the file (``split_rule``), chosen before any measurement; ``split_of`` recomputes them, and
-tests/test_quality_harness.py checks that every file still agrees with its seed."""
+tests/test_quality_harness.py checks that every file still agrees with its seed. A set without a seed names
+its ``kind`` instead, and every question must carry that kind's split: ``tuned`` (the legacy set, all dev),
+``outside`` (all outside) or ``dev`` (extra development material beside a seeded set's dev half, e.g.
+git-dev.json: tuning material only, so a held-out question in it is an error)."""
 
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ from typing import Any
 
 SETS = Path(__file__).resolve().parent / "sets"
 SPLITS = ("dev", "heldout", "outside")
+# split_rule kind (a set with no seed) -> the split every one of its questions must have
+KIND_SPLIT = {"tuned": "dev", "dev": "dev", "outside": "outside"}
 STYLES = ("how", "why", "what-goes-wrong", "compare", "mechanism", "what")
 
 
@@ -78,7 +83,7 @@ def split_of(ids: list[str], seed: int) -> dict[str, str]:
 def problems(qset: QuestionSet) -> list[str]:
     """What is wrong with a set file's shape (empty: nothing): every question has gold pages among its
     relevant ones, facts whose patterns compile, a known split and style, and the recorded split rule
-    gives the recorded labels."""
+    gives the recorded labels (a seed) or every question has its kind's split."""
     found: list[str] = []
     ids = [q["id"] for q in qset.questions]
     if len(set(ids)) != len(ids):
@@ -103,6 +108,14 @@ def problems(qset: QuestionSet) -> list[str]:
         shuffled = {q["id"]: q["split"] for q in qset.questions if q.get("split") in ("dev", "heldout")}
         if split_of(list(shuffled), int(qset.split_rule["seed"])) != shuffled:
             found.append(f"{qset.name}: splits do not follow split_rule seed {qset.split_rule['seed']}")
+    elif (kind := qset.split_rule.get("kind")) is not None:
+        split = KIND_SPLIT.get(kind)
+        if split is None:
+            found.append(f"{qset.name}: split_rule kind {kind!r} is not one of {tuple(KIND_SPLIT)}")
+        for q in qset.questions:
+            if split is not None and q.get("split") != split:
+                where = f"{qset.name}/{q['id']}"
+                found.append(f"{where}: split {q.get('split')!r} in a {kind!r} set (only {split!r})")
     return found
 
 
