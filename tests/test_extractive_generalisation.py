@@ -16,8 +16,8 @@ from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import content_tokens, heading_passages, split_sentences
-from deepresearch.report.digest import NO_RISKS, extractive_report_body
-from deepresearch.report.render import render_html, sources_markdown
+from deepresearch.report.digest import NO_RISKS, cite, extractive_report_body
+from deepresearch.report.render import check_citations, render_html, sources_markdown
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
 
@@ -226,6 +226,25 @@ def test_connective_openers_and_pointers_are_never_quoted_alone() -> None:
         "Then go.",
     ]
     assert "[l]" in content_tokens("a RewriteRule with the [L] flag")
+
+
+def test_a_sentence_keeps_its_closing_bracket_and_its_citation() -> None:
+    # the closing parenthesis stays with its sentence (unbalanced, it would never be quoted), and a citation
+    # marker after "etc.)" ends that sentence rather than starting one: the report's check read the quote
+    # as "... (CD, email, etc." and an empty "[1]." and marked it unverified
+    text = 'Move data by other means (CD, email, etc.). He said "stop." Then he left.'
+    assert split_sentences(text) == [
+        "Move data by other means (CD, email, etc.).",
+        'He said "stop."',
+        "Then he left.",
+    ]
+    assert split_sentences("Move data by other means (CD, email, etc.) [1]. Then go [2].") == [
+        "Move data by other means (CD, email, etc.) [1].",
+        "Then go [2].",
+    ]
+    line = "- " + cite({"statement": text.split(" He")[0], "citations": [1]})
+    checked, check = check_citations(line, {1: [text]}, set())
+    assert checked == "- Move data by other means (CD, email, etc.) [1]." and check.unverified_sentences == 0
 
 
 # --- the report --------------------------------------------------------------------------------------
