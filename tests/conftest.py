@@ -13,14 +13,13 @@ from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord, RunRecord
 from peers.servers import Servers, scripted_servers
 
-# shared fixtures of the API, PostgreSQL, fetch, search, LLM and store test modules (named in each docstring)
+# shared fixtures of the API, PostgreSQL, fetch, search and LLM test modules (named in each docstring)
 pytest_plugins = [
     "tests.pg",
     "tests.api",
     "tests._fetch_helpers",
     "tests._search_helpers",
     "tests._llm_helpers",
-    "tests._store_helpers",
 ]
 ROOT = Path(__file__).resolve().parent.parent
 
