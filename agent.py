@@ -22,23 +22,20 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from config import Settings, describe_settings_error, describe_validation_error, load_settings
-from deepresearch.engine.core import open_engine
 from deepresearch.errors import CheckpointNotFound, InvalidInput, RunConflict, RunNotFound
-from deepresearch.service.auth import TokenError, Tokens
-from deepresearch.service.cli_view import ProgressView
-from deepresearch.service.options import Patch, options_patch
-from deepresearch.service.runs import RunService
-from deepresearch.store import (
-    PostgresUnavailable,
-    RunRecord,
-    UnsupportedDatabase,
-    open_persistence,
-)
+
+# The engine, the store and the settings are imported where a command needs them, not here: the CPU
+# pool's worker processes (spawn) import this module again as their main module, and these imports cost
+# each worker seconds of CPU it never uses. (`deepresearch --help` answers at once, too.)
+if TYPE_CHECKING:
+    from config import Settings
+    from deepresearch.service.options import Patch
+    from deepresearch.service.runs import RunService
+    from deepresearch.store import RunRecord
 
 __all__ = ["main"]
 
@@ -60,6 +57,8 @@ _FLAGS = {
 
 
 async def _check_database(settings: Settings) -> None:
+    from deepresearch.store import open_persistence
+
     async with open_persistence(settings.resolved_database_url) as persistence:
         await persistence.store.ping()
 
@@ -156,6 +155,8 @@ def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _options_patch(args: argparse.Namespace) -> Patch:
     """The run's options as given on the command line, typed as the API's (the service merges them over
     the defaults)."""
+    from deepresearch.service.options import options_patch
+
     if args.corpus and not args.corpus.is_dir():
         if args.corpus.is_file():
             raise InvalidInput(
@@ -181,6 +182,8 @@ async def _follow(
     service: RunService, run: RunRecord, plain: bool, begin: Callable[[], Awaitable[object]]
 ) -> int:
     """Start the execution with `begin`, show its progress until it ends; Ctrl-C pauses it."""
+    from deepresearch.service.cli_view import ProgressView
+
     run_id = run.run_id
     view = ProgressView(run, live=not plain and sys.stdout.isatty())
     service.on_event = view.on_event  # before the execution starts: the view sees its first event
@@ -222,6 +225,9 @@ async def _follow(
 
 
 async def _tokens(args: argparse.Namespace, settings: Settings) -> int:
+    from deepresearch.service.auth import Tokens
+    from deepresearch.store import open_persistence
+
     async with open_persistence(settings.resolved_database_url) as persistence:
         tokens = Tokens(persistence.store)
         if args.action == "create":
@@ -249,6 +255,10 @@ async def _tokens(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _main(args: argparse.Namespace, settings: Settings) -> int:
+    from deepresearch.engine.core import open_engine
+    from deepresearch.service.options import options_patch
+    from deepresearch.service.runs import RunService
+
     if args.command == "token":
         return await _tokens(args, settings)
     async with open_engine(settings) as engine:
@@ -313,6 +323,10 @@ def _port_problem(host: str, port: int) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from config import describe_settings_error, describe_validation_error, load_settings
+    from deepresearch.service.auth import TokenError
+    from deepresearch.store import PostgresUnavailable, UnsupportedDatabase
+
     try:
         env_file = args.env_file if Path(args.env_file).is_file() else None
         settings = load_settings(env_file)

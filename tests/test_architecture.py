@@ -111,14 +111,17 @@ def test_the_package_is_folders_of_a_bounded_size() -> None:
         assert len(entries) <= MAX_MODULES_PER_FOLDER, (folder, len(entries))
 
 
-def _sources() -> list[Path]:
-    roots = [*ROOT.glob("*.py"), *ROOT.glob("deepresearch/**/*.py"), *ROOT.glob("bench/**/*.py")]
-    return sorted(roots)
+def _sources(*folders: str) -> list[Path]:
+    return sorted(path for folder in folders for path in ROOT.glob(f"{folder}/**/*.py"))
+
+
+# the product, the benchmarks and the scripted peers and scripts they share with the tests
+CODE = ("deepresearch", "bench", "peers", "scripts")
 
 
 def test_no_source_file_or_function_is_too_long() -> None:
     too_long: list[str] = []
-    for path in _sources():
+    for path in [*ROOT.glob("*.py"), *_sources(*CODE)]:
         text = path.read_text(encoding="utf-8")
         name = path.relative_to(ROOT)
         if (lines := len(text.splitlines())) > MAX_FILE_LINES:
@@ -128,4 +131,14 @@ def test_no_source_file_or_function_is_too_long() -> None:
                 continue
             if (length := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES:
                 too_long.append(f"{name}:{node.lineno} {node.name}(): {length} lines")
+    assert too_long == [], too_long
+
+
+def test_no_test_file_is_too_long() -> None:
+    """The suites keep the same limit per file (a topic per file; shared helpers in tests/_*_helpers.py)."""
+    too_long = [
+        f"{path.relative_to(ROOT)}: {lines} lines"
+        for path in _sources("tests")
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_FILE_LINES
+    ]
     assert too_long == [], too_long

@@ -10,9 +10,9 @@ from typing import Any
 
 import httpx
 
+from tests._security_helpers import _create_tokens, bearer, served
 from tests.conftest import Servers
 from tests.sse import iter_sse
-from tests.test_security import _create_tokens, bearer, served
 
 QUESTION = "How do durable workflow checkpoints keep long research runs safe?"
 NOT_BEARER = ["Basic Zm9vOmJhcg==", "Token abc", "Bearer", "drt_0000_x"]

@@ -14,11 +14,11 @@ from pathlib import Path
 import docx
 import httpx
 
+from tests._security_helpers import _create_tokens, bearer, served
 from tests.api import wait_status
 from tests.conftest import Servers
 from tests.sse import iter_sse
 from tests.test_runner_api import QUESTION
-from tests.test_security import _create_tokens, bearer, served
 
 
 def completed_run(api: httpx.Client, question: str = QUESTION) -> str:

@@ -1,59 +1,21 @@
 """docs/security.md, tried as an attacker would, against live servers on loopback: tokens and ownership,
-the workbench's session cookie, cross-site writes, foreign Host names, corpus roots, nosniff, retention."""
+the workbench's session cookie, cross-site writes, foreign Host names, corpus roots and uploads, nosniff.
+The operator's side (token commands, retention, limits) is tests/test_security_operator.py."""
 
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from pydantic import ValidationError
 
 from config import Settings
-from deepresearch.service.auth import TokenError, Tokens, check_name
-from deepresearch.store import open_persistence
-from peers import serve_app
-from runner import create_app
+from deepresearch.service.auth import TokenError, check_name
+from tests._security_helpers import QUESTION, _create_tokens, _revoke, bearer, served, wait_finished
 from tests.conftest import Servers
-from tests.live import ROOT, server_env
 from tests.sse import iter_sse
-
-QUESTION = "How do durable workflow checkpoints keep long research runs safe?"
-
-
-async def _create_tokens(settings: Settings, *specs: tuple[str, bool]) -> list[str]:
-    async with open_persistence(settings.resolved_database_url) as persistence:
-        tokens = Tokens(persistence.store)
-        return [(await tokens.create(name, admin=admin))[1] for name, admin in specs]
-
-
-@contextmanager
-def served(settings: Settings, bind_host: str = "127.0.0.1") -> Iterator[str]:
-    """The runner as a server bound to `bind_host` would be (its policy), listening on loopback only."""
-    with serve_app(create_app(settings, bind_host=bind_host), lifespan="on") as base_url:
-        yield base_url
-
-
-def wait_finished(client: httpx.Client, run_id: str, timeout: float = 60) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        run = client.get(f"/api/runs/{run_id}").json()
-        if run["status"] not in ("queued", "running"):
-            return run
-        time.sleep(0.05)
-    raise AssertionError(f"run {run_id} did not finish")
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
 
 
 def test_off_loopback_two_users_cannot_touch_each_others_runs(servers: Servers, tmp_path: Path) -> None:
@@ -115,11 +77,6 @@ def test_off_loopback_two_users_cannot_touch_each_others_runs(servers: Servers, 
         asyncio.run(_revoke(settings, "bob"))
         assert as_bob.get("/api/runs").status_code == 401
         assert as_alice.delete(f"/api/runs/{run_id}").status_code == 204
-
-
-async def _revoke(settings: Settings, name: str) -> None:
-    async with open_persistence(settings.resolved_database_url) as persistence:
-        await Tokens(persistence.store).revoke(name)
 
 
 def test_workbench_session_cookie_keeps_the_token_out_of_urls(servers: Servers, tmp_path: Path) -> None:
@@ -271,134 +228,6 @@ def test_api_clients_choose_among_the_operators_collections(servers: Servers, tm
         )
         assert resumed.status_code == 422, resumed.text
         assert resumed.json()["errors"][0]["loc"] == ["body", "options", "corpus_dir"]
-
-
-def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agent", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
-    )
-
-
-def test_token_commands_and_serve_refusing_without_a_token(servers: Servers, tmp_path: Path) -> None:
-    env = server_env(servers, tmp_path)
-    refused = _cli(["serve", "--host", "0.0.0.0", "--port", "9"], env)
-    assert refused.returncode == 2
-    assert "deepresearch token create NAME --admin" in refused.stderr and "Serving" not in refused.stdout
-    required = _cli(["serve", "--port", "9"], env | {"DEEPRESEARCH_REQUIRE_TOKEN": "true"})
-    assert required.returncode == 2 and "without an API token" in required.stderr
-
-    created = _cli(["token", "create", "alice", "--admin"], env)
-    assert created.returncode == 0, created.stderr
-    token = created.stdout.strip().splitlines()[-1]
-    assert token.startswith("drt_") and len(token) == 56
-    listed = _cli(["token", "list"], env)
-    assert "alice" in listed.stdout and "admin" in listed.stdout and token not in listed.stdout
-    assert token[4:12] in listed.stdout  # the public id
-    bad = _cli(["token", "create", "Local Admin"], env)
-    assert bad.returncode == 2 and "invalid user name" in bad.stderr
-    assert _cli(["token", "create", "local"], env).returncode == 2
-    assert "Revoked token" in _cli(["token", "revoke", token[4:12]], env).stdout
-    again = _cli(["token", "revoke", "alice"], env)
-    assert again.returncode == 2 and "no active token" in again.stderr
-
-
-def test_prune_removes_everything_of_an_old_run_and_nothing_of_a_newer_one(
-    servers: Servers, tmp_path: Path
-) -> None:
-    settings = servers.settings(tmp_path)
-    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
-        old, new = (client.post("/api/runs", json={"question": QUESTION}).json()["run_id"] for _ in range(2))
-        for run_id in (old, new):
-            assert wait_finished(client, run_id)["status"] == "completed"
-        old_dir = settings.workspace_dir / client.get(f"/api/runs/{old}").json()["artifact_dir"]
-        new_dir = settings.workspace_dir / client.get(f"/api/runs/{new}").json()["artifact_dir"]
-    counts_before = asyncio.run(_backdate_and_count(settings, old, old, new))
-    assert all(count > 0 for count in counts_before[old].values())
-
-    pruned = _cli(["prune", "--older-than", "30d"], server_env(servers, tmp_path))
-    assert pruned.returncode == 0, pruned.stderr
-    assert "Deleted 1 run(s)" in pruned.stdout and "Database:" in pruned.stdout
-    counts = asyncio.run(_backdate_and_count(settings, None, old, new))
-    assert all(count == 0 for count in counts[old].values()), counts[old]
-    assert counts[new] == counts_before[new]
-    assert not old_dir.exists() and new_dir.is_dir()
-    assert _cli(["prune", "--older-than", "soon"], server_env(servers, tmp_path)).returncode == 2
-
-
-async def _backdate_and_count(
-    settings: Settings, backdate: str | None, *run_ids: str
-) -> dict[str, dict[str, int]]:
-    """Backdate the run `backdate` by 31 days (if given); count what the database holds of each run."""
-    async with open_persistence(settings.resolved_database_url) as persistence:
-        if backdate:
-            old = (datetime.now(UTC) - timedelta(days=31)).isoformat(timespec="milliseconds")
-            await persistence.store.update_run(backdate, finished_at=old)
-        return {run_id: await _count(persistence, run_id) for run_id in run_ids}
-
-
-async def _count(persistence: Any, run_id: str) -> dict[str, int]:
-    store = persistence.store
-    thread = f"deepresearch-{run_id}"
-    checkpoints = [c async for c in persistence.checkpointer.alist({"configurable": {"thread_id": thread}})]
-    return {
-        "runs": len([r for r in await store.list_runs(limit=100) if r.run_id == run_id]),
-        "events": len(await store.list_events(run_id)),
-        "checkpoint_index": len(await store.list_checkpoints(run_id)),
-        "receipts": len(await store.list_receipts(run_id)),
-        "checkpoints": len(checkpoints),
-    }
-
-
-def test_limits_answer_429_with_the_setting_to_raise(servers: Servers, tmp_path: Path) -> None:
-    settings = servers.settings(
-        tmp_path,
-        max_runs_per_minute=3,
-        max_active_runs_per_user=2,
-        max_streams_per_client=2,
-        stage_delay_seconds=3,  # the runs stay active while the limits are tried
-    )
-    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
-        first, second = (client.post("/api/runs", json={"question": QUESTION}) for _ in range(2))
-        assert first.status_code == second.status_code == 201
-        busy = client.post("/api/runs", json={"question": QUESTION})
-        assert busy.status_code == 429 and "DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER" in busy.json()["detail"]
-        run_id = first.json()["run_id"]
-        # two streams held open; a third is refused until one closes
-        with (
-            client.stream("GET", f"/api/runs/{run_id}/events") as one,
-            client.stream("GET", f"/api/runs/{run_id}/events") as two,
-        ):
-            assert one.status_code == two.status_code == 200
-            third = client.get(f"/api/runs/{run_id}/events")
-            assert third.status_code == 429, third.text
-            assert "DEEPRESEARCH_MAX_STREAMS_PER_CLIENT" in third.json()["detail"]
-            assert third.headers["retry-after"] == "5"
-        for run in (first.json(), second.json()):
-            assert client.post(f"/api/runs/{run['run_id']}/cancel", json={}).status_code == 202
-            wait_finished(client, run["run_id"])
-        # the slots were given back when the streams closed
-        assert [e.type for e in iter_sse(client, f"/api/runs/{run_id}/events")][-1] == "end"
-        third_start = client.post("/api/runs", json={"question": QUESTION})
-        assert third_start.status_code == 201
-        rate = client.post("/api/runs", json={"question": QUESTION})
-        assert rate.status_code == 429 and "DEEPRESEARCH_MAX_RUNS_PER_MINUTE" in rate.json()["detail"]
-        assert int(rate.headers["retry-after"]) >= 1
-
-
-def test_serve_prunes_on_a_schedule(servers: Servers, tmp_path: Path) -> None:
-    settings = servers.settings(tmp_path)
-    with served(settings) as base, httpx.Client(base_url=base, timeout=30) as client:
-        old, new = (client.post("/api/runs", json={"question": QUESTION}).json()["run_id"] for _ in range(2))
-        for run_id in (old, new):
-            wait_finished(client, run_id)
-    asyncio.run(_backdate_and_count(settings, old))
-    keeping = settings.model_copy(update={"retention_days": 30.0})
-    with served(keeping) as base, httpx.Client(base_url=base, timeout=30) as client:
-        deadline = time.monotonic() + 20
-        while client.get(f"/api/runs/{old}").status_code != 404:
-            assert time.monotonic() < deadline, "the old run was not pruned at start-up"
-            time.sleep(0.1)
-        assert client.get(f"/api/runs/{new}").status_code == 200
 
 
 def test_users_upload_documents_into_their_own_collections(servers: Servers, tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ import httpx
 
 from config import Settings
 from deepresearch.store import open_persistence
+from tests._security_helpers import _create_tokens, _revoke, served
 from tests.conftest import Servers
-from tests.test_security import _create_tokens, _revoke, served
 
 PLAIN = "deepresearch_session"
 SECURE = "__Host-deepresearch_session"

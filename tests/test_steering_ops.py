@@ -20,9 +20,9 @@ from starlette.routing import Route
 
 from peers import serve_app
 from runner import create_app
+from tests._security_helpers import _create_tokens, bearer
 from tests.api import wait_status
 from tests.conftest import Servers
-from tests.test_security import _create_tokens, bearer
 from tests.test_steering import QUESTION
 
 
