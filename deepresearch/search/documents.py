@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import logging
 import re
@@ -76,6 +77,10 @@ def extract_limited(name: str, data: bytes, max_pages: int, seconds: float) -> E
     `seconds` of parsing - in a worker's main thread a timer interrupts the parse (a crafted PDF whose
     pages share one huge content stream is parsed again for every page). In a thread (DEEPRESEARCH_CPU_
     WORKERS=0) no timer can interrupt it: the caller bounds its own wait instead."""
+    if name.lower().endswith(".pdf"):
+        # the parser's import is no part of the parse: a worker's first PDF must not spend its limit on it
+        with contextlib.suppress(ImportError):
+            import pypdf  # noqa: F401
     timed = threading.current_thread() is threading.main_thread()
     if timed:
         previous = signal.signal(signal.SIGALRM, _too_slow)
