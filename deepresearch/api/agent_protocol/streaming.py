@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from sse_starlette import ServerSentEvent
@@ -41,9 +41,17 @@ def _sse(event: str, data: Any, seq: int | None = None) -> ServerSentEvent:
 class RunStream:
     """The parts of one protocol run, for the modes asked."""
 
-    def __init__(self, service: RunService, run: ProtocolRun, modes: list[str]) -> None:
+    def __init__(
+        self,
+        service: RunService,
+        run: ProtocolRun,
+        modes: list[str],
+        started: Callable[[ProtocolRun], Awaitable[ProtocolRun]] | None = None,
+    ) -> None:
         self.service = service
         self.run = run
+        self.started = started
+        """Waits for an enqueued run to start (lifecycle.Protocol.started)."""
         self.modes = set(modes)
         self._report: dict[str, str] = {}
         self._research: RunRecord | None = None
@@ -51,6 +59,14 @@ class RunStream:
     async def events(self, last_event_id: int | None) -> AsyncIterator[ServerSentEvent]:
         if last_event_id is None:
             yield _sse("metadata", {"run_id": self.run.run_id, "attempt": 1})
+        if self.run.after_seq < 0 and self.started is not None:
+            self.run = await self.started(self.run)  # enqueued: its events begin once it starts
+        if self.run.after_seq < 0:
+            # it never ran: cancelled while it waited, or its continuation was refused when its turn came
+            if self.run.status == "error":
+                yield _sse("error", {"error": "RunFailed", "message": "the enqueued run could not start"})
+            yield _sse("end", None)
+            return
         last = max(self.run.after_seq, last_event_id or 0)
         async for event in self._tail(last):
             async for part in self._parts(event):
