@@ -15,10 +15,12 @@ import pytest
 from langgraph_sdk.client import LangGraphClient
 from langgraph_sdk.errors import ConflictError, NotFoundError, UnprocessableEntityError
 
+from stages import STAGE_KEYS
 from tests.conftest import Servers
 from tests.test_agent_protocol import (
     QUESTION,
     SLOW,
+    api_checkpoints,
     cited,
     client,
     collect,
@@ -184,3 +186,35 @@ async def test_a_stateless_run_with_on_completion_delete_leaves_no_thread(
     assert api_run(url, final["run_id"]).status_code == 404
     kept = await client.runs.wait(None, "deepresearch", input={"question": QUESTION})
     assert len(await client.threads.search()) == 1 and api_run(url, kept["run_id"]).status_code == 200
+
+
+async def test_checkpoints_tasks_debug_and_subgraph_namespaces_stream_from_the_event_log(
+    client: LangGraphClient, url: str
+) -> None:
+    tid = (await client.threads.create())["thread_id"]
+    modes = ["checkpoints", "tasks", "debug", "custom"]
+    parts = await collect(
+        client.runs.stream(
+            tid, "deepresearch", input={"question": QUESTION}, stream_mode=modes, stream_subgraphs=True
+        )
+    )
+    state = await client.threads.get_state(tid)
+    business = [c["checkpoint_id"] for c in api_checkpoints(url, research_id(state))]
+    written = [p.data["config"]["configurable"]["checkpoint_id"] for p in parts if p.event == "checkpoints"]
+    assert set(business) <= set(written) and written[-1] == state["checkpoint"]["checkpoint_id"]
+    last = next(p.data for p in reversed(parts) if p.event == "checkpoints")
+    assert last["values"]["report"]["verified"] and last["next"] == []
+    assert last["parent_config"]["configurable"]["thread_id"] == tid
+    # each business stage's task, as it starts and as it ends, with the same id
+    tasks = [p.data for p in parts if p.event == "tasks"]
+    started = {t["name"]: t["id"] for t in tasks if "triggers" in t}
+    ended = {t["name"]: t["id"] for t in tasks if "result" in t}
+    assert set(STAGE_KEYS) <= set(started) and started == ended
+    debug = {p.data["type"] for p in parts if p.event == "debug"}
+    assert debug == {"checkpoint", "task", "task_result"}
+    # what the subgraph stages sent from inside, in their namespace (the stage's task id)
+    namespaced = {p.event for p in parts if p.event.startswith("custom|")}
+    assert f"custom|search_web:{started['search_web']}" in namespaced
+    assert namespaced <= {f"custom|{name}:{started[name]}" for name in ("search_web", "analyze_findings")}
+    plain = [p.data for p in parts if p.event == "custom"]
+    assert plain and not [d for d in plain if d["stage"] == "search_web" and d.get("parent_call_id")]

@@ -124,7 +124,7 @@ async def stream_run(
     thread_id: ThreadId, body: AgentRunCreate, proto: ProtocolDep, request: Request, principal: PrincipalDep
 ) -> EventSourceResponse:
     run = await proto.start(await _thread_for(proto, thread_id, body), body)
-    stream = RunStream(proto.service, run, body.modes(), proto.started)
+    stream = RunStream(proto.service, run, body.modes(), proto.started, body.stream_subgraphs)
     return _stream_response(request, principal, stream, None, body.stream_resumable)
 
 
@@ -245,7 +245,7 @@ async def stream_stateless(
     """A new thread's research, streamed (the thread is kept - its report and checkpoints are worth it -
     unless `on_completion: delete`: then it goes once the run has ended)."""
     run = await proto.start(await _thread_for(proto, None, body), body)
-    stream = RunStream(proto.service, run, body.modes(), proto.started)
+    stream = RunStream(proto.service, run, body.modes(), proto.started, body.stream_subgraphs)
 
     async def delete() -> None:
         await proto.delete_when_done(run)
