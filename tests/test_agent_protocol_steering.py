@@ -115,6 +115,7 @@ async def test_an_enqueued_run_waits_as_pending_then_continues_the_research(
     tid = (await client.threads.create())["thread_id"]
     first = await client.runs.create(tid, "deepresearch", input={"question": QUESTION})
     assert await updates_until(client, tid, first["run_id"], 1) == ["plan_research"]
+    original = research_id(await client.threads.get_state(tid))
     queued = await client.runs.create(tid, "deepresearch", input=None, multitask_strategy="enqueue")
     assert queued["status"] == "pending"
     # a second one, cancelled with rollback while it waits: it never runs and is gone
@@ -123,14 +124,20 @@ async def test_an_enqueued_run_waits_as_pending_then_continues_the_research(
     with pytest.raises(NotFoundError):
         await client.runs.get(tid, dropped["run_id"])
     assert (await client.runs.get(tid, queued["run_id"]))["status"] == "pending"
+    # a question enqueued behind it: its turn comes after the continuation, on the completed research
+    asked = {"messages": [{"type": "human", "content": FOLLOW_UP}]}
+    follow = await client.runs.create(tid, "deepresearch", input=asked, multitask_strategy="enqueue")
     await client.runs.cancel(tid, first["run_id"], wait=True)
     # the stop is the queued run's turn: it continues the research from its checkpoint
     parts = await collect(client.runs.join_stream(tid, queued["run_id"], stream_mode="updates"))
     assert parts[0].event == "metadata" and parts[-1].event == "end"
     continued = [next(iter(p.data)) for p in parts if p.event == "updates"]
     assert continued and "plan_research" not in continued and "write_report" in continued
-    assert cited(await client.threads.get_state(tid))
-    assert [r["status"] for r in await client.runs.list(tid)] == ["success", "interrupted"]
+    answered = await client.runs.join(tid, follow["run_id"])
+    assert answered["report"]["verified"] and answered["run_id"] != original
+    assert [m["type"] for m in answered["messages"]] == ["human", "ai", "human", "ai"]
+    statuses = [r["status"] for r in await client.runs.list(tid)]
+    assert statuses == ["success", "success", "interrupted"]
     assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}
 
 

@@ -80,7 +80,7 @@ class ProtocolRun:
     multitask_strategy: str
     after_seq: int
     """The research's events after this seq are this run's (its execution starts after it); -1: an
-    enqueued run that has not started yet; -2: one that ended without running."""
+    enqueued run that has not started yet; -2: one that ended without running; -3: being started."""
     created_at: str
     updated_at: str
 
@@ -219,6 +219,13 @@ class ProtocolSql(SqlCore):
             (after_seq, status, utcnow(), run_id),
         )
         return bool(count)
+
+    async def place_protocol_run(self, run_id: str, research_id: str, after_seq: int) -> None:
+        """Where a started enqueued run's events are: the research it runs (a follow-up's, maybe)."""
+        await self._write(
+            "UPDATE protocol_runs SET research_id = ?, after_seq = ?, updated_at = ? WHERE run_id = ?",
+            (research_id, after_seq, utcnow(), run_id),
+        )
 
     async def delete_protocol_run(self, run_id: str) -> None:
         await self._write("DELETE FROM protocol_runs WHERE run_id = ?", (run_id,))

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import time
 import uuid
-from collections.abc import Coroutine
 from typing import Any, cast
 
 from pydantic import ValidationError
@@ -29,6 +27,7 @@ from deepresearch.api.agent_protocol.models import (
     Thread,
     ThreadStatus,
 )
+from deepresearch.api.agent_protocol.queue import NEVER_RAN, TERMINAL, WAITING, Waiting, spawn
 from deepresearch.errors import InvalidInput, NotFound, RunConflict, RunNotFound
 from deepresearch.graph.plan_edit import PlanDecision
 from deepresearch.options import OptionsPatch
@@ -41,7 +40,6 @@ from deepresearch.store.steering import ProtocolRun, ProtocolSql, ProtocolThread
 GRAPH_ID = "deepresearch"
 ASSISTANT_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "deepresearch:assistant:deepresearch"))
 """The one assistant: the graph's default configuration (its id is stable, as LangGraph's server makes it)."""
-TERMINAL: frozenset[str] = frozenset({"success", "error", "timeout", "interrupted"})
 _RUN_STATUS = {
     "queued": "pending",
     "running": "running",
@@ -53,20 +51,8 @@ _RUN_STATUS = {
 }
 WAIT_SECONDS = 60.0
 """How long a command waits for a research to stop (cancel with wait, the `interrupt` strategy)."""
-QUEUE_SECONDS = 6 * 3600.0
-WAITING, NEVER_RAN = -1, -2
-"""An enqueued run's after_seq until it starts; and if it ends without running."""
-"""How long an enqueued run, or a stateless run to delete on completion, is waited for here."""
 LINEAGE_LIMIT = 100
 """Researches a thread may have had (its forks and follow-ups), walked back when it is deleted."""
-logger = logging.getLogger(__name__)
-_background: set[asyncio.Task[None]] = set()  # referenced until done: the loop holds tasks weakly
-
-
-def spawn(work: Coroutine[Any, Any, None], name: str) -> None:
-    task = asyncio.create_task(work, name=name)
-    _background.add(task)
-    task.add_done_callback(_background.discard)
 
 
 class ThreadNotFound(NotFound):
@@ -94,7 +80,7 @@ def _checked(model: type[Any], value: Any, field: str) -> Any:
         raise InvalidInput(f"{field}: {problems}", field) from None
 
 
-class Protocol:
+class Protocol(Waiting):
     """The protocol's commands for one principal, on the run service."""
 
     def __init__(self, service: RunService, principal: Principal) -> None:
@@ -184,7 +170,10 @@ class Protocol:
         await self.store.update_protocol_thread(thread_id, research_id=research.run_id, replacing=before)
         if (await self.thread(thread_id)).research_id != research.run_id:
             # another command moved the thread meanwhile: the new research must not be left unseen
-            await self.service.delete(research.run_id)
+            try:
+                await self.service.delete(research.run_id)
+            except RunConflict:  # a follow-up executes already
+                await self.service.cancel(research.run_id, f"thread {thread_id} moved to another research")
             raise RunConflict(f"thread {thread_id} changed meanwhile; read it again")
 
     # --- runs ------------------------------------------------------------------------------------
@@ -277,6 +266,12 @@ class Protocol:
     ) -> tuple[RunRecord, int]:
         """A run on a thread that has a research: make room (multitask_strategy), then continue it, answer
         it, or ask it a follow-up. The research it runs on, and the seq its events start after."""
+        if _asks(body) and research.status != "completed":  # refused before anything is stopped
+            raise RunConflict(
+                f"this thread's research is {research.status}: a new question becomes a follow-up once "
+                'it has completed; send input null (or only {"options": ...}, e.g. a higher budget) '
+                "to continue it, or start a new thread"
+            )
         earlier = await self.store.list_protocol_runs(thread.thread_id)
         # settled from the research as it stands, before it moves on
         running = [r for r in earlier if await self.status(r) not in TERMINAL]
@@ -289,76 +284,22 @@ class Protocol:
         if body.multitask_strategy == "rollback" and research.status in ACTIVE_STATUSES:
             for run in running:  # as LangGraph does: the interrupted runs are gone
                 await self.store.delete_protocol_run(run.run_id)
+        return await self._advance(thread.thread_id, research, body)
+
+    async def _advance(
+        self, thread_id: str, research: RunRecord, body: AgentRunCreate
+    ) -> tuple[RunRecord, int]:
+        """Continue the research, answer it, or ask it a follow-up (a new question once it has completed,
+        which the thread then is): the research that runs, and the seq its events start after."""
         if _asks(body) and research.status == "completed":
-            # a chat's next message on a finished research: a follow-up, which the thread then is
             given = _checked(ResearchInput, body.input, "input")
             patch = _checked(OptionsPatch, given.options or {}, "input.options")
             new = await follow_up(self.service, research.run_id, str(given.question), patch, self.principal)
-            await self.adopt(thread.thread_id, research.run_id, new)
+            await self.adopt(thread_id, research.run_id, new)
             return new, 0
         after_seq = await self.store.last_event_seq(research.run_id)
         await self._continue(research, body)
         return research, after_seq
-
-    async def _queue(self, run: ProtocolRun) -> None:
-        """An enqueued run: started here when the research stops (a stream or a read may start it first,
-        on any replica)."""
-        try:
-            await self.started(run)
-        except Exception:
-            logger.exception("the enqueued protocol run %s could not start", run.run_id)
-
-    async def started(self, run: ProtocolRun) -> ProtocolRun:
-        """The run once it has started (or ended, or gone): an enqueued one is started when its research
-        has stopped."""
-        deadline = time.monotonic() + QUEUE_SECONDS
-        while run.after_seq < 0 and run.status not in TERMINAL and time.monotonic() < deadline:
-            research = await self.service.store.get_run(run.research_id)
-            if research.status not in ACTIVE_STATUSES and not self.service.is_active_here(run.research_id):
-                await self._start_queued(run, research)
-            else:
-                await asyncio.sleep(0.2)
-            found = await self.store.get_protocol_run(run.run_id)
-            if found is None:
-                break
-            run = found
-        return run
-
-    async def _start_queued(self, run: ProtocolRun, research: RunRecord) -> None:
-        after_seq = await self.store.last_event_seq(research.run_id)
-        if not await self.store.start_protocol_run(run.run_id, after_seq, "pending"):
-            return  # another request started it (or cancelled it) first
-        kwargs = run.kwargs
-        body = AgentRunCreate(
-            assistant_id=run.assistant_id,
-            input=kwargs.get("input"),
-            command=kwargs.get("command"),
-            checkpoint_id=kwargs.get("checkpoint_id"),
-        )
-        try:
-            await self._continue(research, body)
-        except (RunConflict, InvalidInput, NotFound) as exc:
-            # e.g. a continuation of a research that completed meanwhile: this run ends without running
-            logger.info("enqueued protocol run %s did not start: %s", run.run_id, exc)
-            await self.store.set_protocol_run_status(run.run_id, "error", NEVER_RAN)
-
-    async def delete_when_done(self, run: ProtocolRun) -> None:
-        """on_completion: delete - the thread goes once the run has ended (a stateless run's)."""
-
-        async def wait_then_delete() -> None:
-            deadline = time.monotonic() + QUEUE_SECONDS
-            while time.monotonic() < deadline:
-                if await self.status(run) in TERMINAL:
-                    break
-                await asyncio.sleep(0.2)
-            thread = await self.store.get_protocol_thread(run.thread_id)
-            try:
-                if thread is not None:
-                    await self.delete_thread(thread)
-            except Exception:
-                logger.exception("thread %s could not be deleted after its run", run.thread_id)
-
-        spawn(wait_then_delete(), f"protocol-delete-{run.thread_id}")
 
     async def _first(self, thread: ProtocolThread, body: AgentRunCreate) -> RunRecord:
         if body.command is not None or body.input is None:

@@ -95,12 +95,14 @@ async def _final(proto: Protocol, run: ProtocolRun) -> dict[str, Any]:
     """What /wait and /join answer: the thread's state values once the run has ended (`__error__` for a
     failed one), after following its stream to the end."""
     failure: dict[str, Any] | None = None
-    async for part in RunStream(proto.service, run, [], proto.started).events(None):
+    stream = RunStream(proto.service, run, [], proto.started)
+    async for part in stream.events(None):
         if part.event == "error":
             failure = {"error": "RunFailed", "message": str(part.data)}
     if failure is not None:
         return {"__error__": failure}
-    research = await proto.service.store.get_run(run.research_id)
+    # the stream's run: an enqueued run knows its research once it has started (a follow-up's, maybe)
+    research = await proto.service.store.get_run(stream.run.research_id)
     values = values_with_interrupts(await snapshot(proto.service, research))
     return await with_messages(proto.service, research, values)
 
