@@ -225,3 +225,29 @@ async def test_checkpoints_tasks_debug_and_subgraph_namespaces_stream_from_the_e
     assert namespaced <= {f"custom|{name}:{started[name]}" for name in ("search_web", "analyze_findings")}
     plain = [p.data for p in parts if p.event == "custom"]
     assert plain and not [d for d in plain if d["stage"] == "search_web" and d.get("parent_call_id")]
+
+
+async def test_a_plan_waiting_for_review_is_edited_by_a_state_update_then_reviewed_again(
+    client: LangGraphClient, url: str, servers: Servers
+) -> None:
+    """Studio's human-in-the-loop edit: the run stops for its plan review, the person edits the plan in
+    the state, the next run asks for the review of the edited plan, and approving it completes the
+    research; the research that waited is cancelled, its fork answers instead."""
+    tid = (await client.threads.create())["thread_id"]
+    review = {"question": QUESTION, "options": {"review_plan": True}}
+    waiting = await client.runs.wait(tid, "deepresearch", input=review)
+    plan = waiting["__interrupt__"][0]["value"]["plan"]
+    original = research_id(await client.threads.get_state(tid))
+    state = await client.threads.get_state(tid)
+    dropped = state["values"]["plan"]["queries"][-1]
+    edited = {**state["values"]["plan"], "queries": state["values"]["plan"]["queries"][:-1]}
+    await client.threads.update_state(tid, {"plan": edited})
+    assert api_run(url, original).json()["status"] == "cancelled"
+    assert dropped not in (await client.threads.get_state(tid))["values"]["plan"]["queries"]
+    again = await client.runs.wait(tid, "deepresearch", input=None)
+    asked = again["__interrupt__"][0]["value"]["plan"]["queries"]
+    assert dropped in plan["queries"] and dropped not in asked
+    done = await client.runs.wait(tid, "deepresearch", command={"resume": {"action": "approve"}})
+    assert done["report"]["verified"] and done["run_id"] != original
+    assert dropped not in {q for _, q in servers.search.calls}
+    assert repeated_calls(servers) == {"llm": [], "search": [], "fetch": []}

@@ -123,6 +123,9 @@ async def update_state(
     request = ForkRequest(checkpoint_id=record.checkpoint_id, patch=patch)
     fork = await create_fork(service, research.run_id, request, proto.principal, held=True)
     await proto.adopt(thread_id, research.run_id, fork.run)
+    if research.status == "waiting_for_input":
+        # its plan review is answered by the fork now (it asks again, on the updated plan)
+        await service.cancel(research.run_id, "the thread moved to a fork of it (a state update)")
     return CheckpointRef(
         thread_id=thread_id,
         checkpoint_ns=fork.checkpoint.checkpoint_ns,
