@@ -47,6 +47,9 @@ class Waiting:
     async def delete_thread(self, thread: ProtocolThread) -> None:
         raise NotImplementedError
 
+    async def stopped(self, research_id: str) -> RunRecord:
+        raise NotImplementedError
+
     async def _advance(
         self, thread_id: str, research: RunRecord, body: AgentRunCreate
     ) -> tuple[RunRecord, int]:
@@ -126,6 +129,8 @@ class Waiting:
             thread = await self.store.get_protocol_thread(run.thread_id)
             try:
                 if thread is not None:
+                    # its `end` is logged a moment before the record says it stopped (and the task exits)
+                    await self.stopped(run.research_id)
                     await self.delete_thread(thread)
             except Exception:
                 logger.exception("thread %s could not be deleted after its run", run.thread_id)
