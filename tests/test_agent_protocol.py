@@ -264,7 +264,7 @@ async def test_a_busy_thread_rejects_or_interrupts_and_a_stream_resumes_after_it
     with pytest.raises(ConflictError):  # multitask_strategy reject (the default): the thread is busy
         await client.runs.create(tid, "deepresearch", input=None)
     with pytest.raises(UnprocessableEntityError):
-        await client.runs.create(tid, "deepresearch", input=None, multitask_strategy="enqueue")
+        await client.runs.create(tid, "deepresearch", input=None, after_seconds=5)
 
     seen = None
     async for part in client.runs.join_stream(tid, first["run_id"], stream_mode="updates"):

@@ -85,10 +85,19 @@ async def preview_fork(
     return prepared.preview
 
 
-async def fork_run(
-    service: RunService, run_id: str, request: ForkRequest, principal: Principal = CLI
-) -> tuple[RunRecord, ForkPreviewPublic]:
-    """Create and start the fork; returns it with its preview."""
+@dataclass(slots=True)
+class Fork:
+    run: RunRecord
+    preview: ForkPreviewPublic
+    checkpoint: CheckpointRecord
+    """The fork's first checkpoint: the original's state with the patch applied."""
+
+
+async def create_fork(
+    service: RunService, run_id: str, request: ForkRequest, principal: Principal = CLI, *, held: bool = False
+) -> Fork:
+    """Create the fork, seeded and ready to run; not started. `held`: it stays stopped (cancelled,
+    resumable) until someone continues it - otherwise the caller launches it at once (fork_run)."""
     prepared, _ = await _prepare(service, run_id, request, principal)
     options = ResearchOptions.model_validate(prepared.options, context=STORED)
     fork = await service.create_with(prepared.run.question, options, principal)
@@ -101,28 +110,42 @@ async def fork_run(
     seeded = await graph.aupdate_state(graph_config(fork.thread_id), plan.values, as_node=plan.as_node)
     stage = STAGES_BY_KEY[plan.seeded_stage]
     snapshot = await graph.aget_state(seeded)
-    await service.store.add_checkpoint(
-        CheckpointRecord(
-            run_id=fork.run_id,
-            checkpoint_id=seeded["configurable"]["checkpoint_id"],
-            stage=stage.key,
-            title=stage.title,
-            created_at=utcnow(),
-            next=list(snapshot.next),
-            summary=f"forked from run {run_id}: " + ("; ".join(plan.changes) or "no changes"),
-            thread_id=fork.thread_id,
-            checkpoint_ns=seeded["configurable"].get("checkpoint_ns", ""),
-            parent_checkpoint_id=None,
-            fork_of=prepared.checkpoint.checkpoint_id,
-        )
+    record = CheckpointRecord(
+        run_id=fork.run_id,
+        checkpoint_id=seeded["configurable"]["checkpoint_id"],
+        stage=stage.key,
+        title=stage.title,
+        created_at=utcnow(),
+        next=list(snapshot.next),
+        summary=f"forked from run {run_id}: " + ("; ".join(plan.changes) or "no changes"),
+        thread_id=fork.thread_id,
+        checkpoint_ns=seeded["configurable"].get("checkpoint_ns", ""),
+        parent_checkpoint_id=None,
+        fork_of=prepared.checkpoint.checkpoint_id,
     )
+    await service.store.add_checkpoint(record)
+    to_run = ", ".join(plan.stages_to_run) or "nothing"
     text = (
         f"Forked from run {run_id} at its {prepared.checkpoint.stage} checkpoint "
-        f"({'; '.join(plan.changes) or 'no changes'}); running {', '.join(plan.stages_to_run) or 'nothing'}."
+        f"({'; '.join(plan.changes) or 'no changes'}); "
+        + (f"continue it to run {to_run}." if held else f"running {to_run}.")
     )
     await service.store.append_event(fork.run_id, "message", None, {"text": text, "forked_from": forked_from})
-    service.launch(fork.run_id)
-    return fork, prepared.preview
+    if held:
+        # not `queued`: a queued run nobody executes is an orphan the takeover scan would start
+        fork = await service.store.update_run(
+            fork.run_id, status="cancelled", error="forked, not started: continue it", finished_at=utcnow()
+        )
+    return Fork(fork, prepared.preview, record)
+
+
+async def fork_run(
+    service: RunService, run_id: str, request: ForkRequest, principal: Principal = CLI
+) -> tuple[RunRecord, ForkPreviewPublic]:
+    """Create and start the fork; returns it with its preview."""
+    fork = await create_fork(service, run_id, request, principal)
+    service.launch(fork.run.run_id)
+    return fork.run, fork.preview
 
 
 SEEDED_KEYS = ("sources", "fetch_failures", "queries_done")

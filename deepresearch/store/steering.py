@@ -79,7 +79,8 @@ class ProtocolRun:
     kwargs: dict[str, Any]
     multitask_strategy: str
     after_seq: int
-    """The research's events after this seq are this run's (its execution starts after it)."""
+    """The research's events after this seq are this run's (its execution starts after it); -1: an
+    enqueued run that has not started yet; -2: one that ended without running; -3: being started."""
     created_at: str
     updated_at: str
 
@@ -198,9 +199,32 @@ class ProtocolSql(SqlCore):
         )
         return [_run(row) for row in rows]
 
-    async def set_protocol_run_status(self, run_id: str, status: str) -> None:
+    async def set_protocol_run_status(self, run_id: str, status: str, after_seq: int | None = None) -> None:
+        if after_seq is not None:
+            await self._write(
+                "UPDATE protocol_runs SET status = ?, after_seq = ?, updated_at = ? WHERE run_id = ?",
+                (status, after_seq, utcnow(), run_id),
+            )
+            return
         await self._write(
             "UPDATE protocol_runs SET status = ?, updated_at = ? WHERE run_id = ?", (status, utcnow(), run_id)
+        )
+
+    async def start_protocol_run(self, run_id: str, after_seq: int, status: str) -> bool:
+        """An enqueued run (after_seq -1: waiting) starts after `after_seq`, or ends without running
+        (after_seq -2, `status` terminal): once. False when another request started or ended it."""
+        count, _ = await self._write(
+            "UPDATE protocol_runs SET after_seq = ?, status = ?, updated_at = ? WHERE run_id = ?"
+            " AND after_seq = -1",
+            (after_seq, status, utcnow(), run_id),
+        )
+        return bool(count)
+
+    async def place_protocol_run(self, run_id: str, research_id: str, after_seq: int) -> None:
+        """Where a started enqueued run's events are: the research it runs (a follow-up's, maybe)."""
+        await self._write(
+            "UPDATE protocol_runs SET research_id = ?, after_seq = ?, updated_at = ? WHERE run_id = ?",
+            (research_id, after_seq, utcnow(), run_id),
         )
 
     async def delete_protocol_run(self, run_id: str) -> None:

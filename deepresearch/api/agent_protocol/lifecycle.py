@@ -11,6 +11,7 @@ receipts, the leases and the ownership are the ones /api has.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from typing import Any, cast
@@ -26,19 +27,19 @@ from deepresearch.api.agent_protocol.models import (
     Thread,
     ThreadStatus,
 )
+from deepresearch.api.agent_protocol.queue import NEVER_RAN, TERMINAL, WAITING, Waiting, spawn
 from deepresearch.errors import InvalidInput, NotFound, RunConflict, RunNotFound
 from deepresearch.graph.plan_edit import PlanDecision
 from deepresearch.options import OptionsPatch
 from deepresearch.service.auth import Principal
 from deepresearch.service.runs import RunService
-from deepresearch.service.steering import answer_plan_review
+from deepresearch.service.steering import answer_plan_review, follow_up
 from deepresearch.store import ACTIVE_STATUSES, RunRecord, utcnow
 from deepresearch.store.steering import ProtocolRun, ProtocolSql, ProtocolThread
 
 GRAPH_ID = "deepresearch"
 ASSISTANT_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "deepresearch:assistant:deepresearch"))
 """The one assistant: the graph's default configuration (its id is stable, as LangGraph's server makes it)."""
-TERMINAL: frozenset[str] = frozenset({"success", "error", "timeout", "interrupted"})
 _RUN_STATUS = {
     "queued": "pending",
     "running": "running",
@@ -50,6 +51,8 @@ _RUN_STATUS = {
 }
 WAIT_SECONDS = 60.0
 """How long a command waits for a research to stop (cancel with wait, the `interrupt` strategy)."""
+LINEAGE_LIMIT = 100
+"""Researches a thread may have had (its forks and follow-ups), walked back when it is deleted."""
 
 
 class ThreadNotFound(NotFound):
@@ -77,7 +80,7 @@ def _checked(model: type[Any], value: Any, field: str) -> Any:
         raise InvalidInput(f"{field}: {problems}", field) from None
 
 
-class Protocol:
+class Protocol(Waiting):
     """The protocol's commands for one principal, on the run service."""
 
     def __init__(self, service: RunService, principal: Principal) -> None:
@@ -129,10 +132,49 @@ class Protocol:
         )
 
     async def delete_thread(self, thread: ProtocolThread) -> None:
-        research = await self.research(thread)
-        if research is not None:
-            await self.service.delete(research.run_id)  # 409 while it runs: cancel it first
+        """The thread with every research it had (its first one, its forks and follow-ups)."""
+        researches = await self._lineage(thread)
+        for research in researches:
+            if research.status in ACTIVE_STATUSES or self.service.is_active_here(research.run_id):
+                raise RunConflict(
+                    f"the thread's research {research.run_id} is {research.status}; cancel it first"
+                )
+        for research in researches:
+            with contextlib.suppress(RunNotFound):
+                await self.service.delete(research.run_id)
         await self.store.delete_protocol_thread(thread.thread_id)
+
+    async def _lineage(self, thread: ProtocolThread) -> list[RunRecord]:
+        """The thread's researches: the current one and those it came from (an update's fork, a chat's
+        follow-up), and any its runs executed; only its owner's."""
+        ids = [r.research_id for r in await self.store.list_protocol_runs(thread.thread_id)]
+        found: dict[str, RunRecord] = {}
+        step = thread.research_id
+        for _ in range(LINEAGE_LIMIT):
+            if step is None or step in found:
+                break
+            try:
+                research = await self.service.store.get_run(step)
+            except RunNotFound:
+                break
+            found[step] = research
+            step = (research.forked_from or {}).get("run_id") or research.follow_up_of
+        for research_id in ids:
+            if research_id not in found:
+                with contextlib.suppress(RunNotFound):
+                    found[research_id] = await self.service.store.get_run(research_id)
+        return [r for r in found.values() if r.owner == thread.owner]
+
+    async def adopt(self, thread_id: str, before: str, research: RunRecord) -> None:
+        """The thread is now `research` (a fork or a follow-up of `before`, its research until now)."""
+        await self.store.update_protocol_thread(thread_id, research_id=research.run_id, replacing=before)
+        if (await self.thread(thread_id)).research_id != research.run_id:
+            # another command moved the thread meanwhile: the new research must not be left unseen
+            try:
+                await self.service.delete(research.run_id)
+            except RunConflict:  # a follow-up executes already
+                await self.service.cancel(research.run_id, f"thread {thread_id} moved to another research")
+            raise RunConflict(f"thread {thread_id} changed meanwhile; read it again")
 
     # --- runs ------------------------------------------------------------------------------------
     async def run(self, thread: ProtocolThread, run_id: str) -> ProtocolRun:
@@ -146,6 +188,11 @@ class Protocol:
         research stands now; a finished run's status is stored once known."""
         if run.status in TERMINAL:
             return cast(RunStatus, run.status)
+        if run.after_seq < 0:
+            found = await self.store.get_protocol_run(run.run_id)  # enqueued: started since?
+            if found is None or found.after_seq < 0 or found.status in TERMINAL:
+                return cast(RunStatus, found.status if found else "interrupted")
+            run = found
         end = await self.store.end_after(run.research_id, run.after_seq)
         if end is not None:
             status = _RUN_STATUS.get(str(end.get("status")), "error")
@@ -183,15 +230,13 @@ class Protocol:
         assistant_id = check_assistant(body.assistant_id)
         _refuse_unsupported(body)
         research = await self.research(thread)
+        after_seq = 0
         if research is None:
             research = await self._first(thread, body)
-            after_seq = 0
+        elif research.status in ACTIVE_STATUSES and body.multitask_strategy == "enqueue":
+            after_seq = WAITING  # started once the research stops, by whoever sees that first (_start_queued)
         else:
-            await self._make_room(research, body.multitask_strategy)
-            for earlier in await self.store.list_protocol_runs(thread.thread_id):
-                await self.status(earlier)  # settled from the research as it stands, before it moves on
-            after_seq = await self.store.last_event_seq(research.run_id)
-            await self._continue(research, body)
+            research, after_seq = await self._next(thread, research, body)
         now = utcnow()
         run = ProtocolRun(
             run_id=str(uuid.uuid4()),
@@ -212,7 +257,49 @@ class Protocol:
             updated_at=now,
         )
         await self.store.add_protocol_run(run)
+        if after_seq < 0:
+            spawn(self._queue(run), f"protocol-queue-{run.run_id}")
         return run
+
+    async def _next(
+        self, thread: ProtocolThread, research: RunRecord, body: AgentRunCreate
+    ) -> tuple[RunRecord, int]:
+        """A run on a thread that has a research: make room (multitask_strategy), then continue it, answer
+        it, or ask it a follow-up. The research it runs on, and the seq its events start after."""
+        if _asks(body) and research.status != "completed":  # refused before anything is stopped
+            raise RunConflict(
+                f"this thread's research is {research.status}: a new question becomes a follow-up once "
+                'it has completed; send input null (or only {"options": ...}, e.g. a higher budget) '
+                "to continue it, or start a new thread"
+            )
+        earlier = await self.store.list_protocol_runs(thread.thread_id)
+        # settled from the research as it stands, before it moves on
+        running = [r for r in earlier if await self.status(r) not in TERMINAL]
+        if research.status in ACTIVE_STATUSES and body.multitask_strategy != "reject":
+            for queued in (r for r in running if r.after_seq == WAITING):  # must not start after the stop
+                await self.store.start_protocol_run(queued.run_id, NEVER_RAN, "interrupted")
+        await self._make_room(research, body.multitask_strategy)
+        for run in earlier:
+            await self.status(run)
+        if body.multitask_strategy == "rollback" and research.status in ACTIVE_STATUSES:
+            for run in running:  # as LangGraph does: the interrupted runs are gone
+                await self.store.delete_protocol_run(run.run_id)
+        return await self._advance(thread.thread_id, research, body)
+
+    async def _advance(
+        self, thread_id: str, research: RunRecord, body: AgentRunCreate
+    ) -> tuple[RunRecord, int]:
+        """Continue the research, answer it, or ask it a follow-up (a new question once it has completed,
+        which the thread then is): the research that runs, and the seq its events start after."""
+        if _asks(body) and research.status == "completed":
+            given = _checked(ResearchInput, body.input, "input")
+            patch = _checked(OptionsPatch, given.options or {}, "input.options")
+            new = await follow_up(self.service, research.run_id, str(given.question), patch, self.principal)
+            await self.adopt(thread_id, research.run_id, new)
+            return new, 0
+        after_seq = await self.store.last_event_seq(research.run_id)
+        await self._continue(research, body)
+        return research, after_seq
 
     async def _first(self, thread: ProtocolThread, body: AgentRunCreate) -> RunRecord:
         if body.command is not None or body.input is None:
@@ -257,8 +344,9 @@ class Protocol:
         if body.input is not None:
             if set(body.input) != {"options"}:
                 raise RunConflict(
-                    "this thread's research has its question already: send input null (or only "
-                    '{"options": ...}, e.g. a higher budget) to continue it, or start a new thread'
+                    f"this thread's research is {research.status}: a new question becomes a follow-up once "
+                    'it has completed; send input null (or only {"options": ...}, e.g. a higher budget) '
+                    "to continue it, or start a new thread"
                 )
             patch = _checked(OptionsPatch, body.input["options"] or {}, "input.options")
         checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
@@ -281,6 +369,12 @@ class Protocol:
         status = await self.status(run)
         if status in TERMINAL:
             return
+        if run.after_seq == WAITING:
+            if await self.store.start_protocol_run(run.run_id, NEVER_RAN, "interrupted"):
+                if action == "rollback":  # enqueued, never started: it simply goes
+                    await self.store.delete_protocol_run(run.run_id)
+                return
+            run = await self.store.get_protocol_run(run.run_id) or run  # it started meanwhile
         await self.service.cancel(run.research_id, f"cancelled by a protocol client ({action})")
         if wait or action == "rollback":
             await self.stopped(run.research_id)
@@ -313,8 +407,8 @@ def _refuse_unsupported(body: AgentRunCreate) -> None:
         raise InvalidInput("webhook: this server's webhooks are configured by its operator", "webhook")
     if body.after_seconds:
         raise InvalidInput("after_seconds is not supported: a run starts at once", "after_seconds")
-    if body.multitask_strategy == "enqueue":
-        raise InvalidInput(
-            "multitask_strategy enqueue is not supported: use reject (default), interrupt or rollback",
-            "multitask_strategy",
-        )
+
+
+def _asks(body: AgentRunCreate) -> bool:
+    """The body asks a question (or sends a chat's human message): its input is more than options."""
+    return body.command is None and body.input is not None and set(body.input) != {"options"}

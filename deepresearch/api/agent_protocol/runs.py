@@ -4,7 +4,7 @@ through lifecycle.Protocol; its stream is streaming.RunStream."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Annotated, Any, Literal, get_args
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
@@ -65,6 +65,7 @@ def _stream_response(
     stream: RunStream,
     last_event_id: int | None,
     resumable: bool,
+    finally_: Callable[[], Awaitable[None]] | None = None,
 ) -> EventSourceResponse:
     address = request.client.host if request.client else "?"
     client = principal.user if principal.token_id else f"address {address}"
@@ -76,6 +77,8 @@ def _stream_response(
                 yield part
         finally:
             release()
+            if finally_ is not None:
+                await finally_()
 
     headers = {"Content-Location": _location(stream.run)}
     if resumable:  # where the SDK reconnects (with Last-Event-ID) when the connection drops
@@ -92,12 +95,14 @@ async def _final(proto: Protocol, run: ProtocolRun) -> dict[str, Any]:
     """What /wait and /join answer: the thread's state values once the run has ended (`__error__` for a
     failed one), after following its stream to the end."""
     failure: dict[str, Any] | None = None
-    async for part in RunStream(proto.service, run, []).events(None):
+    stream = RunStream(proto.service, run, [], proto.started)
+    async for part in stream.events(None):
         if part.event == "error":
             failure = {"error": "RunFailed", "message": str(part.data)}
     if failure is not None:
         return {"__error__": failure}
-    research = await proto.service.store.get_run(run.research_id)
+    # the stream's run: an enqueued run knows its research once it has started (a follow-up's, maybe)
+    research = await proto.service.store.get_run(stream.run.research_id)
     values = values_with_interrupts(await snapshot(proto.service, research))
     return await with_messages(proto.service, research, values)
 
@@ -121,7 +126,7 @@ async def stream_run(
     thread_id: ThreadId, body: AgentRunCreate, proto: ProtocolDep, request: Request, principal: PrincipalDep
 ) -> EventSourceResponse:
     run = await proto.start(await _thread_for(proto, thread_id, body), body)
-    stream = RunStream(proto.service, run, body.modes())
+    stream = RunStream(proto.service, run, body.modes(), proto.started, body.stream_subgraphs)
     return _stream_response(request, principal, stream, None, body.stream_resumable)
 
 
@@ -183,7 +188,7 @@ async def join_stream(
 ) -> EventSourceResponse:
     """Follow a run's stream from its start, or after Last-Event-ID (a reconnect)."""
     run = await proto.run(thread, run_id)
-    stream = RunStream(proto.service, run, _modes(stream_mode))
+    stream = RunStream(proto.service, run, _modes(stream_mode), proto.started)
     return _stream_response(request, principal, stream, int(last_event_id) if last_event_id else None, True)
 
 
@@ -226,24 +231,36 @@ async def delete_run(thread: ThreadDep, run_id: str, proto: ProtocolDep) -> Resp
 # --- stateless: a new thread each ------------------------------------------------------------------
 @runs.post("/runs", response_model=Run, responses=_START)
 async def create_stateless(body: AgentRunCreate, proto: ProtocolDep, response: Response) -> Run:
+    """A new thread's research in the background (`on_completion: delete`: the thread goes at its end)."""
     run = await proto.start(await _thread_for(proto, None, body), body)
     response.headers["Content-Location"] = _location(run)
-    return await proto.public_run(run)
+    public = await proto.public_run(run)
+    if body.on_completion == "delete":
+        await proto.delete_when_done(run)
+    return public
 
 
 @runs.post("/runs/stream", response_class=EventSourceResponse, responses={**_SSE, **_START})
 async def stream_stateless(
     body: AgentRunCreate, proto: ProtocolDep, request: Request, principal: PrincipalDep
 ) -> EventSourceResponse:
-    """A new thread's research, streamed (the thread is kept: its report and checkpoints are worth it)."""
+    """A new thread's research, streamed (the thread is kept - its report and checkpoints are worth it -
+    unless `on_completion: delete`: then it goes once the run has ended)."""
     run = await proto.start(await _thread_for(proto, None, body), body)
-    return _stream_response(
-        request, principal, RunStream(proto.service, run, body.modes()), None, body.stream_resumable
-    )
+    stream = RunStream(proto.service, run, body.modes(), proto.started, body.stream_subgraphs)
+
+    async def delete() -> None:
+        await proto.delete_when_done(run)
+
+    done = delete if body.on_completion == "delete" else None
+    return _stream_response(request, principal, stream, None, body.stream_resumable, done)
 
 
 @runs.post("/runs/wait", response_model=StateValues, responses=_START)
 async def wait_stateless(body: AgentRunCreate, proto: ProtocolDep, response: Response) -> dict[str, Any]:
     run = await proto.start(await _thread_for(proto, None, body), body)
     response.headers["Content-Location"] = _location(run)
-    return await _final(proto, run)
+    final = await _final(proto, run)
+    if body.on_completion == "delete":
+        await proto.delete_when_done(run)
+    return final

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from deepresearch.api.agent_protocol.models import CheckpointRef, Interrupt, ThreadState, ThreadTask
 from deepresearch.engine.core import graph_config
-from deepresearch.errors import ArtifactNotFound
+from deepresearch.errors import ArtifactNotFound, RunNotFound
 from deepresearch.service.runs import RunService
 from deepresearch.store import CheckpointRecord, RunRecord
 
@@ -124,17 +124,48 @@ def values_with_interrupts(snapshot: StateSnapshot) -> dict[str, Any]:
     return values
 
 
+CONVERSATION_LIMIT = 50
+"""Earlier researches (follow-ups asked on a thread) whose messages a thread's `messages` show."""
+
+
+async def _report_text(service: RunService, research: RunRecord) -> str | None:
+    try:
+        path = await service.artifact_file(research, "deepresearch-report.md")
+    except ArtifactNotFound:
+        return None
+    try:
+        return await asyncio.to_thread(path.read_text, "utf-8")
+    except FileNotFoundError:
+        return None  # not written (an earlier research that stopped before its report)
+
+
+async def _conversation(service: RunService, research: RunRecord) -> list[RunRecord]:
+    """The researches a chat on the thread went through, oldest first: each follow-up's original (a fork
+    stands for the research it was forked from)."""
+    chain, current = [research], research
+    for _ in range(CONVERSATION_LIMIT):
+        parent_id = current.follow_up_of or (current.forked_from or {}).get("run_id")
+        if not parent_id:
+            break
+        try:
+            parent = await service.store.get_run(str(parent_id))
+        except RunNotFound:
+            break
+        if current.follow_up_of:
+            chain.insert(0, parent)
+        current = parent
+    return chain
+
+
 async def with_messages(service: RunService, research: RunRecord, values: dict[str, Any]) -> dict[str, Any]:
     """The values with `messages` as chat clients (agent-chat-ui) render them: the question, and the
-    checked report once it is written."""
-    messages = [{"type": "human", "id": f"{research.run_id}-question", "content": research.question}]
-    report = values.get("report") or {}
-    if report.get("report_path"):
-        try:
-            path = await service.artifact_file(research, "deepresearch-report.md")
-            text = await asyncio.to_thread(path.read_text, "utf-8")
-        except ArtifactNotFound:
-            text = None
+    checked report once it is written - after those of the follow-ups' earlier researches."""
+    messages: list[dict[str, Any]] = []
+    for past in await _conversation(service, research):
+        messages.append({"type": "human", "id": f"{past.run_id}-question", "content": past.question})
+        # an earlier research is finished: its report file is read if it has one
+        written = past is not research or (values.get("report") or {}).get("report_path")
+        text = await _report_text(service, past) if written else None
         if text is not None:
-            messages.append({"type": "ai", "id": f"{research.run_id}-report", "content": text})
+            messages.append({"type": "ai", "id": f"{past.run_id}-report", "content": text})
     return {**values, "messages": messages}

@@ -6,7 +6,11 @@ research's next `end`, then `end` (or `error` for a failed run).
 - `updates`: {stage: what the stage changed in the state} at every business checkpoint, keyed by the
   business stage names; {"__interrupt__": [...]} when the run stops for plan review;
 - `custom`: our events as they are logged (tool_call, tool_result, checkpoint, message, ...);
-- `messages-tuple` / `messages`: the report's text while a model writes it (report_delta).
+- `messages-tuple` / `messages`: the report's text while a model writes it (report_delta);
+- `checkpoints`: every checkpoint the research wrote (LangGraph's payload: config, parent_config, values,
+  metadata, next, tasks); `tasks`: each stage's task as it starts and ends; `debug`: both, wrapped;
+- with `stream_subgraphs`, the `custom` parts that a subgraph stage (search_web, analyze_findings) sent
+  from inside are named as LangGraph names a subgraph's parts: `custom|search_web:<task id>`.
 
 Every part's SSE id is the seq of the research event behind it, so a client reconnecting with
 Last-Event-ID resumes after it. The log is read, not process memory: a run executing on another replica
@@ -17,18 +21,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from sse_starlette import ServerSentEvent
 
-from deepresearch.api.agent_protocol.state import jsonable, snapshot, values_with_interrupts, with_messages
+from deepresearch.api.agent_protocol.state import (
+    jsonable,
+    snapshot,
+    stage_index,
+    thread_state,
+    values_with_interrupts,
+    with_messages,
+)
 from deepresearch.errors import RunNotFound
 from deepresearch.service.runs import RunService
 from deepresearch.store import EventRecord, RunRecord
 from deepresearch.store.steering import ProtocolRun
 
 _NOT_CUSTOM = frozenset({"end", "report_delta"})
+_CHECKPOINTS = frozenset({"checkpoint", "graph_checkpoint"})
+_TASK_EVENTS = {"tool_call": "task", "tool_result": "task_result"}
 _IDLE_LIMIT = 3600
 """Polls of one second with nothing new before a stream whose research never ends is closed."""
 
@@ -41,9 +54,23 @@ def _sse(event: str, data: Any, seq: int | None = None) -> ServerSentEvent:
 class RunStream:
     """The parts of one protocol run, for the modes asked."""
 
-    def __init__(self, service: RunService, run: ProtocolRun, modes: list[str]) -> None:
+    def __init__(
+        self,
+        service: RunService,
+        run: ProtocolRun,
+        modes: list[str],
+        started: Callable[[ProtocolRun], Awaitable[ProtocolRun]] | None = None,
+        subgraphs: bool = False,
+    ) -> None:
         self.service = service
         self.run = run
+        self.started = started
+        """Waits for an enqueued run to start (lifecycle.Protocol.started)."""
+        self.subgraphs = (
+            {name for name, _ in service.engine.graph.get_subgraphs()} if subgraphs else set[str]()
+        )
+        self._step = 0
+        """The latest checkpoint's step (the `debug` parts' step)."""
         self.modes = set(modes)
         self._report: dict[str, str] = {}
         self._research: RunRecord | None = None
@@ -51,6 +78,14 @@ class RunStream:
     async def events(self, last_event_id: int | None) -> AsyncIterator[ServerSentEvent]:
         if last_event_id is None:
             yield _sse("metadata", {"run_id": self.run.run_id, "attempt": 1})
+        if self.run.after_seq < 0 and self.started is not None:
+            self.run = await self.started(self.run)  # enqueued: its events begin once it starts
+        if self.run.after_seq < 0:
+            # it never ran: cancelled while it waited, or its continuation was refused when its turn came
+            if self.run.status == "error":
+                yield _sse("error", {"error": "RunFailed", "message": "the enqueued run could not start"})
+            yield _sse("end", None)
+            return
         last = max(self.run.after_seq, last_event_id or 0)
         async for event in self._tail(last):
             async for part in self._parts(event):
@@ -103,13 +138,69 @@ class RunStream:
         if event.type == "report_delta":
             async for part in self._message(event):
                 yield part
+        if event.type in _CHECKPOINTS and ({"checkpoints", "debug"} & self.modes):
+            async for part in self._checkpoint(event):
+                yield part
+        if event.type in _TASK_EVENTS and "parent_call_id" not in event.data:  # a stage's own task
+            async for part in self._task(event):
+                yield part
         if "custom" in self.modes and event.type not in _NOT_CUSTOM:
+            parent = event.data.get("parent_call_id")
+            name = "custom"
+            if event.stage in self.subgraphs and parent:  # sent from inside a subgraph: its namespace
+                name = f"custom|{event.stage}:{parent}"
             yield _sse(
-                "custom", {"event": event.type, "stage": event.stage, "seq": seq, **jsonable(event.data)}, seq
+                name, {"event": event.type, "stage": event.stage, "seq": seq, **jsonable(event.data)}, seq
             )
         if event.type == "end":
             async for part in self._end(event):
                 yield part
+
+    async def _checkpoint(self, event: EventRecord) -> AsyncIterator[ServerSentEvent]:
+        """LangGraph's `checkpoints` payload (and `debug`'s checkpoint) for a checkpoint of the research."""
+        research = await self._get_research()
+        found = await snapshot(self.service, research, event.data.get("checkpoint_id"))
+        if not found.values:
+            return
+        state = thread_state(self.run.thread_id, found, await stage_index(self.service, research))
+
+        def config(ref: Any) -> dict[str, Any] | None:
+            return {"configurable": ref.model_dump()} if ref is not None else None
+
+        payload = {
+            "config": config(state.checkpoint),
+            "parent_config": config(state.parent_checkpoint),
+            "values": state.values,
+            "metadata": state.metadata,
+            "next": state.next,
+            "tasks": [t.model_dump(exclude_none=True) for t in state.tasks],
+        }
+        self._step = int(state.metadata.get("step") or self._step)
+        if "checkpoints" in self.modes:
+            yield _sse("checkpoints", payload, event.seq)
+        if "debug" in self.modes:
+            yield _sse("debug", self._debug("checkpoint", event, payload), event.seq)
+
+    async def _task(self, event: EventRecord) -> AsyncIterator[ServerSentEvent]:
+        """LangGraph's `tasks` payloads for a stage's task: when it starts, and when it ends. The stage's
+        input and result are the checkpoints' values (the `values`, `updates`, `checkpoints` modes)."""
+        if not ({"tasks", "debug"} & self.modes) or event.stage is None:
+            return
+        task_id = str(event.data.get("call_id"))
+        payload: dict[str, Any] = {"id": task_id, "name": event.stage}
+        if event.type == "tool_call":
+            payload |= {"input": None, "triggers": [f"branch:to:{event.stage}"]}
+        else:
+            error = event.data.get("error") if not event.data.get("ok", True) else None
+            payload |= {"error": error, "result": {}, "interrupts": []}
+        if "tasks" in self.modes:
+            yield _sse("tasks", payload, event.seq)
+        if "debug" in self.modes:
+            yield _sse("debug", self._debug(_TASK_EVENTS[event.type], event, payload), event.seq)
+
+    def _debug(self, kind: str, event: EventRecord, payload: dict[str, Any]) -> dict[str, Any]:
+        step = self._step if kind == "checkpoint" else self._step + 1  # a task runs in the next step
+        return {"type": kind, "timestamp": event.ts, "step": step, "payload": payload}
 
     async def _message(self, event: EventRecord) -> AsyncIterator[ServerSentEvent]:
         step = str(event.data.get("step", "report"))

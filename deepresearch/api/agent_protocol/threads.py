@@ -12,6 +12,7 @@ from deepresearch.api.agent_protocol.deps import ProtocolDep, ThreadDep
 from deepresearch.api.agent_protocol.models import (
     HistoryRequest,
     StateUpdate,
+    StateUpdated,
     Thread,
     ThreadCreate,
     ThreadList,
@@ -29,8 +30,9 @@ from deepresearch.api.agent_protocol.state import (
     thread_state,
     with_messages,
 )
+from deepresearch.api.agent_protocol.updates import update_state as fork_state
 from deepresearch.api.errors import error_responses
-from deepresearch.errors import CheckpointNotFound, InvalidInput
+from deepresearch.errors import CheckpointNotFound, RunConflict
 
 threads = APIRouter(
     prefix="/threads",
@@ -144,12 +146,13 @@ async def get_history(thread: ThreadDep, body: HistoryRequest, proto: ProtocolDe
     return [s for s in states if all(s.metadata.get(k) == v for k, v in wanted.items())]
 
 
-@threads.post("/{thread_id}/state", response_model=ThreadState, responses=_CHANGE)
-async def update_state(thread: ThreadDep, body: StateUpdate, proto: ProtocolDep) -> ThreadState:
-    """Not in place: a research's checkpoints are its record. Fork it instead (POST /api/runs/{id}/fork),
-    which starts a new research from a checkpoint with an edited state and pays only for what changed."""
-    raise InvalidInput(
-        "updating a thread's state is not supported: fork its research with POST /api/runs/{run_id}/fork "
-        "(docs/steering.md), or continue it with a run whose input is null",
-        "values",
-    )
+@threads.post("/{thread_id}/state", response_model=StateUpdated, responses=_CHANGE)
+async def update_state(thread: ThreadDep, body: StateUpdate, proto: ProtocolDep) -> StateUpdated:
+    """Update the state as a node: a fork of the research at `checkpoint_id` (or its latest checkpoint)
+    with the changed `values` (the plan's sub_questions, queries and rationale, options, fewer sources),
+    not started; the thread is then the fork, and a run with input null continues it, paying only for
+    the calls that changed (docs/agent-protocol.md)."""
+    research = await proto.research(thread)
+    if research is None:
+        raise RunConflict(f"thread {thread.thread_id} has no research yet: start it with a run first")
+    return StateUpdated(checkpoint=await fork_state(proto, thread.thread_id, research, body))
