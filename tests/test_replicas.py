@@ -90,9 +90,10 @@ def test_start_up_recovery_leaves_a_run_another_process_executes(
     servers: Servers, tmp_path: Path, database_url: str
 ) -> None:
     """A replica starting while another executes a run does not start a second execution of it."""
-    # slow stages: the run is still going when the second replica has started (a few seconds)
+    # slow stages: the run is still going when the second replica has started (a few seconds, more on a
+    # loaded machine: at 2 s a stage the run could end before it, with more test processes than cores)
     env = server_env(
-        servers, tmp_path, DEEPRESEARCH_DATABASE_URL=database_url, DEEPRESEARCH_STAGE_DELAY_SECONDS="2"
+        servers, tmp_path, DEEPRESEARCH_DATABASE_URL=database_url, DEEPRESEARCH_STAGE_DELAY_SECONDS="4"
     )
     with live_server(env) as (url_a, process_a), httpx.Client(base_url=url_a, timeout=10) as client_a:
         run_id = client_a.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
