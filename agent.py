@@ -300,7 +300,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
             )
             return EXIT_OK
         if args.command == "checkpoints":
-            for cp in await service.checkpoints(args.run_id):
+            for cp in await service.views.checkpoints(args.run_id):
                 print(f"{cp.checkpoint_id}  {cp.stage:<17} {cp.created_at[:19]}  {cp.summary}")
             return EXIT_OK
     return EXIT_USAGE

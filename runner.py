@@ -63,15 +63,17 @@ def create_app(settings: Settings, bind_host: str = "127.0.0.1") -> FastAPI:
             webhooks = WebhookNotifier(settings)
             service.on_stopped.append(webhooks.run_stopped)
             if settings.recover_runs_on_startup:
-                await service.recover()
+                await service.replicas.recover()
             # streams wake when any replica appends an event (PostgreSQL LISTEN; SQLite: the 1 s poll)
             chores = [
                 asyncio.create_task(service.store.watch_events(service.notifier.notify)),
                 # a cancel asked on another replica reaches this one's runs within a poll
-                asyncio.create_task(service.watch_cancels(), name="deliver cancels"),
+                asyncio.create_task(service.replicas.watch_cancels(), name="deliver cancels"),
             ]
             if settings.recover_runs_on_startup:
-                chores.append(asyncio.create_task(service.watch_orphans(), name="take over orphaned runs"))
+                chores.append(
+                    asyncio.create_task(service.replicas.watch_orphans(), name="take over orphaned runs")
+                )
             if settings.retention_days:
                 chores.append(asyncio.create_task(_prune_periodically(service, settings.retention_days)))
             try:

@@ -26,6 +26,7 @@ from config import Settings
 from deepresearch.service.auth import LOCAL_CLIENT, Principal, Tokens, is_loopback
 from deepresearch.service.contracts import ErrorPublic
 from deepresearch.service.runs import RunService
+from deepresearch.service.views import RunViews
 from deepresearch.store import RunRecord
 
 SESSION_COOKIE = "deepresearch_session"
@@ -124,6 +125,13 @@ def get_service(request: Request) -> RunService:
 
 
 ServiceDep = Annotated[RunService, Depends(get_service)]
+
+
+def get_views(service: ServiceDep) -> RunViews:
+    return service.views
+
+
+ViewsDep = Annotated[RunViews, Depends(get_views)]
 # any id that is not a run's is simply not found: 404, like a deleted one
 RunId = Annotated[str, Path(description="The run's id (32 hex digits).")]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, HTTPException
 
-from deepresearch.api.access import ServiceDep, request_principal
+from deepresearch.api.access import ViewsDep, request_principal
 from deepresearch.api.errors import error_responses
 from deepresearch.service.preflight import HealthPublic, ProvidersHealthPublic, ReadyPublic
 from deepresearch.store import DATABASE_ERRORS
@@ -19,13 +19,13 @@ async def healthz() -> HealthPublic:
 
 
 @ops.get("/readyz", response_model=ReadyPublic, responses=error_responses(503))
-async def readyz(service: ServiceDep) -> ReadyPublic:
+async def readyz(views: ViewsDep) -> ReadyPublic:
     """The database answers."""
     try:
-        await service.ping()
+        await views.ping()
     except DATABASE_ERRORS as exc:
         raise HTTPException(503, f"database not reachable: {type(exc).__name__}") from exc
-    return await service.readiness()
+    return await views.readiness()
 
 
 @ops.get(
@@ -34,6 +34,6 @@ async def readyz(service: ServiceDep) -> ReadyPublic:
     dependencies=[Depends(request_principal)],  # like every /api route: a token where one is required
     responses=error_responses(401),
 )
-async def providers_health_route(service: ServiceDep) -> ProvidersHealthPublic:
+async def providers_health_route(views: ViewsDep) -> ProvidersHealthPublic:
     """Which search providers and which model this server can reach now (nothing is searched or asked)."""
-    return await service.providers_health()
+    return await views.providers_health()

@@ -9,7 +9,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Response
 
-from deepresearch.api.access import RunDep, ServiceDep, request_principal
+from deepresearch.api.access import RunDep, ServiceDep, ViewsDep, request_principal
 from deepresearch.api.errors import error_responses
 from deepresearch.report.docx import report_docx
 from deepresearch.service.contracts import RunPublic
@@ -60,8 +60,8 @@ async def get_source_text(
     response_class=Response,
     responses={200: {"description": "The report as a Word document.", "content": {DOCX: {}}}, **_NOT_WRITTEN},
 )
-async def get_report_docx(run: RunDep, service: ServiceDep) -> Response:
-    source = await service.artifact_file(run, "deepresearch-report.md")
+async def get_report_docx(run: RunDep, views: ViewsDep) -> Response:
+    source = await views.artifact_file(run, "deepresearch-report.md")
     markdown = await asyncio.to_thread(source.read_text, "utf-8")
     body = await asyncio.to_thread(report_docx, markdown, run.title or run.question)
     return Response(

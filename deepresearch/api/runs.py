@@ -18,7 +18,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.background import BackgroundTask
 
 from config import Settings
-from deepresearch.api.access import PrincipalDep, RunDep, ServiceDep, request_principal
+from deepresearch.api.access import PrincipalDep, RunDep, ServiceDep, ViewsDep, request_principal
 from deepresearch.api.errors import error_responses
 from deepresearch.options import OptionsPatch
 from deepresearch.service.contracts import (
@@ -119,9 +119,9 @@ async def list_runs(
 
 
 @runs.get("/{run_id}", response_model=RunDetailPublic, responses=_NOT_FOUND)
-async def get_run(run: RunDep, service: ServiceDep) -> RunDetailPublic:
+async def get_run(run: RunDep, views: ViewsDep) -> RunDetailPublic:
     """The run with its stages, checkpoint count and artifacts."""
-    return await service.detail(run.run_id)
+    return await views.detail(run.run_id)
 
 
 @runs.get(
@@ -179,7 +179,7 @@ async def _event_stream(
             look = True  # is the run over? asked at the start, after an `end`, and when idle
             while True:
                 if batch is None:
-                    batch = await service.events(run_id, after=last, limit=500)
+                    batch = await service.views.events(run_id, after=last, limit=500)
                 for event in batch:
                     last = event.seq
                     look = look or event.type == "end"
@@ -187,7 +187,7 @@ async def _event_stream(
                 if len(batch) == 500:
                     batch = None  # more to replay
                     continue
-                if look and await service.caught_up(run_id, last):
+                if look and await service.views.caught_up(run_id, last):
                     return
                 look = False
                 subscription.wake.clear()  # before looking: an event handed over after it sets it again
@@ -237,32 +237,32 @@ async def resume_run(
 
 
 @runs.get("/{run_id}/checkpoints", response_model=CheckpointsPublic, responses=_NOT_FOUND)
-async def list_checkpoints(run: RunDep, service: ServiceDep) -> CheckpointsPublic:
+async def list_checkpoints(run: RunDep, views: ViewsDep) -> CheckpointsPublic:
     """The business safety points, oldest first."""
-    return CheckpointsPublic(run_id=run.run_id, checkpoints=await service.checkpoints(run.run_id))
+    return CheckpointsPublic(run_id=run.run_id, checkpoints=await views.checkpoints(run.run_id))
 
 
 @runs.get("/{run_id}/checkpoints/{checkpoint_id}/preview", response_model=PreviewPublic, responses=_NOT_FOUND)
-async def preview_checkpoint(run: RunDep, checkpoint_id: CheckpointId, service: ServiceDep) -> PreviewPublic:
+async def preview_checkpoint(run: RunDep, checkpoint_id: CheckpointId, views: ViewsDep) -> PreviewPublic:
     """What resuming from this checkpoint would skip, run and reuse, and the risk of a duplicate call."""
-    return await service.preview(run.run_id, checkpoint_id)
+    return await views.preview(run.run_id, checkpoint_id)
 
 
 @runs.get("/{run_id}/receipts", response_model=ReceiptsPublic, responses=_NOT_FOUND)
 async def list_receipts(
     run: RunDep,
-    service: ServiceDep,
+    views: ViewsDep,
     receipt_key: Annotated[str | None, Query(max_length=200)] = None,
     status: Literal["started", "succeeded", "failed"] | None = None,
 ) -> ReceiptsPublic:
     """The run's tool receipts: one per external call, with its arguments (never its result body)."""
-    return ReceiptsPublic(run_id=run.run_id, receipts=await service.receipts(run.run_id, receipt_key, status))
+    return ReceiptsPublic(run_id=run.run_id, receipts=await views.receipts(run.run_id, receipt_key, status))
 
 
 @runs.get("/{run_id}/artifacts", response_model=ArtifactsPublic, responses=_NOT_FOUND)
-async def list_artifacts(run: RunDep, service: ServiceDep) -> ArtifactsPublic:
+async def list_artifacts(run: RunDep, views: ViewsDep) -> ArtifactsPublic:
     return ArtifactsPublic(
-        run_id=run.run_id, artifact_dir=run.artifact_dir, artifacts=await service.artifacts(run)
+        run_id=run.run_id, artifact_dir=run.artifact_dir, artifacts=await views.artifacts(run)
     )
 
 
@@ -274,8 +274,8 @@ async def list_artifacts(run: RunDep, service: ServiceDep) -> ArtifactsPublic:
         **_NOT_WRITTEN,
     },
 )
-async def get_artifact(run: RunDep, path: str, service: ServiceDep) -> FileResponse:
-    target = await service.artifact_file(run, path)
+async def get_artifact(run: RunDep, path: str, views: ViewsDep) -> FileResponse:
+    target = await views.artifact_file(run, path)
     headers = {
         "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
         "X-Content-Type-Options": "nosniff",
@@ -297,8 +297,8 @@ async def get_artifact(run: RunDep, path: str, service: ServiceDep) -> FileRespo
         **_NOT_WRITTEN,
     },
 )
-async def get_report(run: RunDep, service: ServiceDep, format: Literal["md", "html"] = "md") -> Response:
-    target = await service.artifact_file(run, f"deepresearch-report.{format}")
+async def get_report(run: RunDep, views: ViewsDep, format: Literal["md", "html"] = "md") -> Response:
+    target = await views.artifact_file(run, f"deepresearch-report.{format}")
     text = await asyncio.to_thread(target.read_text, "utf-8")
     # named after the run's topic when saved (the workbench's download links leave the name to this)
     headers = {"X-Content-Type-Options": "nosniff", "Content-Disposition": download_name(run, format)}
@@ -325,7 +325,7 @@ def create_router(settings: Settings) -> APIRouter:
     async def create_run(body: BaseModel, service: ServiceDep, principal: PrincipalDep) -> RunDetailPublic:
         """Start a run (yours); stream its events from /api/runs/{run_id}/events."""
         run = await service.start(body.question, body.options, principal)  # type: ignore[attr-defined]
-        return await service.detail(run.run_id)
+        return await service.views.detail(run.run_id)
 
     # the body's model is built at run time; FastAPI reads the (postponed) annotation from here
     create_run.__annotations__["body"] = RunCreate

@@ -41,6 +41,21 @@ class StartRate:
             starts.pop()
 
 
+class ActiveRuns:
+    """At most `limit` runs of one user queued or running at once, counted by the caller in the database."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+
+    def check(self, user: str, active: int) -> None:
+        if active >= self.limit:
+            raise TooManyRequests(
+                f"{user} has {active} runs queued or running, the most allowed at once "
+                "(DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER); wait for one to finish or cancel one",
+                retry_after=10,
+            )
+
+
 class StreamSlots:
     """At most `per_client` event streams open at once per client (a user, or an address without token)."""
 

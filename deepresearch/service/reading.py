@@ -69,7 +69,7 @@ async def rendered_passages(service: RunService, run: RunRecord) -> PassagesPubl
     """The evidence passages (final evidence.json, else the screening's evidence-table.json) as HTML."""
     for name in ("evidence.json", "evidence-table.json"):
         try:
-            path = await service.artifact_file(run, name)
+            path = await service.views.artifact_file(run, name)
         except ArtifactNotFound:
             continue
         items = (await asyncio.to_thread(_read_json, path)).get("evidence", [])

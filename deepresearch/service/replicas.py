@@ -1,20 +1,23 @@
 """What one runner process does among several on one database: leases, takeover of orphaned runs,
-cancels asked on other replicas, and the process's own run slots (FIFO queue).
+cancels asked on other replicas, and the process's own run slots (FIFO queue) and command turns.
 
-A part of RunService (a mixin, like RunViews): the service decides what may happen to a run; this module
-decides which process does it. The failure model is in docs/durability.md ("Several runners").
+RunService holds one (`RunService.replicas`): the service decides what may happen to a run; this module
+decides which process does it, and asks the service (its `Executor`) to execute, log and stop. The failure
+model is in docs/durability.md ("Several runners").
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from config import Settings
 from deepresearch.receipts.runtime import CancelSignal
@@ -84,27 +87,66 @@ class RunSlots:
         self._busy -= 1
 
 
-class ReplicaDuties:
-    """Lease keeping, takeover and cross-replica cancel for RunService (which provides these names)."""
+class RunTurns:
+    """Commands on one run (resume, cancel, delete) take turns in this process: a double-clicked resume
+    must find the first one's execution, never start a second. (Across processes: the version's
+    compare-and-set, then the lease.)"""
 
-    store: RunStore
-    settings: Settings
-    replica_id: str
-    slots: RunSlots
-    _active: dict[str, Active]
+    def __init__(self) -> None:
+        self._commands: dict[str, tuple[asyncio.Lock, int]] = {}
 
-    def _launch(
-        self, run_id: str, config: Any, *, claimed: bool = False, dead_owner: str | None = None
-    ) -> None:
-        raise NotImplementedError
+    @contextlib.asynccontextmanager
+    async def turn(self, run_id: str) -> AsyncIterator[None]:
+        lock, users = self._commands.get(run_id, (asyncio.Lock(), 0))
+        self._commands[run_id] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._commands[run_id]
+            if users == 1:
+                del self._commands[run_id]  # ids nobody waits on leave no trace (a fuzzer sends millions)
+            else:
+                self._commands[run_id] = (lock, users - 1)
 
-    async def _emit(
+
+class Executor(Protocol):
+    """What the replica duties ask of the run service (RunService)."""
+
+    def launch_claimed(self, run_id: str) -> None:
+        """Execute here a run whose lease this process has just claimed."""
+        ...
+
+    async def emit(
         self, run_id: str, type_: str, stage: str | None, data: dict[str, Any], fence: str | None = None
     ) -> None:
-        raise NotImplementedError
+        """Append an event to the run's log and hand it to this process's listeners."""
+        ...
 
     def request_stop(self, run_id: str, reason: str) -> bool:
-        raise NotImplementedError
+        """Ask a run executing here to stop at its next tool boundary."""
+        ...
+
+
+class ReplicaDuties:
+    """Lease keeping, takeover and cross-replica cancel for one process (`replica_id`). `active`: the runs
+    this process has launched, the host's own map (read here, and `cancel_seen` marked)."""
+
+    def __init__(
+        self,
+        store: RunStore,
+        settings: Settings,
+        replica_id: str,
+        slots: RunSlots,
+        active: dict[str, Active],
+        host: Executor,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.replica_id = replica_id
+        self.slots = slots
+        self._active = active
+        self.host = host
 
     # --- takeover ----------------------------------------------------------------------------------
     async def recover(self) -> list[str]:
@@ -136,18 +178,18 @@ class ReplicaDuties:
                 # no room here: the run waits in the queue, where this or another replica finds it
                 await self._requeue(run)
                 continue
-            claimed = await self._claim(run.run_id, run.lease_owner, statuses)
+            claimed = await self.claim(run.run_id, run.lease_owner, statuses)
             if claimed is None:
                 continue  # another replica was faster
             if claimed.cancel_requested:
-                await self._finish_cancelled(claimed)
+                await self.finish_cancelled(claimed)
                 continue
             if claimed.attempts > self.settings.max_attempts:
                 await self._give_up(claimed)
                 continue
             text = f"{why}; resuming from the latest checkpoint (attempt {claimed.attempts})."
-            await self._emit(run.run_id, "message", None, {"text": text, "replica": self.replica_id})
-            self._launch(run.run_id, None, claimed=True)
+            await self.host.emit(run.run_id, "message", None, {"text": text, "replica": self.replica_id})
+            self.host.launch_claimed(run.run_id)
             taken.append(run.run_id)
         if taken:
             logger.info("took over %s run(s) whose process was gone: %s", len(taken), why)
@@ -157,15 +199,17 @@ class ReplicaDuties:
         if run.status == "interrupted":  # scans look at queued and running runs only
             await self.store.update_run(run.run_id, status="queued", queued_at=utcnow_precise())
 
-    async def _finish_cancelled(self, run: RunRecord) -> RunRecord:
+    async def finish_cancelled(self, run: RunRecord) -> RunRecord:
         """A run cancelled while nobody executed it (its process died or was restarting), claimed by this
         process: it stops here as `cancelled`, resumable, without executing. Fenced: if another replica
         took the lease meanwhile, that one finishes it."""
         me = self.replica_id
         try:
-            await self._emit(run.run_id, "run_status", None, {"status": "cancelled", "orphaned": True}, me)
+            await self.host.emit(
+                run.run_id, "run_status", None, {"status": "cancelled", "orphaned": True}, me
+            )
             end = {"status": "cancelled", "error": None, "usage": run.usage, "report_path": None}
-            await self._emit(run.run_id, "end", None, end, me)
+            await self.host.emit(run.run_id, "end", None, end, me)
             run = await self.store.update_run(run.run_id, status="cancelled", finished_at=utcnow(), fence=me)
         except LeaseLost:
             logger.info("run %s: another process claimed it while it was being cancelled here", run.run_id)
@@ -178,19 +222,23 @@ class ReplicaDuties:
             f"gave up after {run.attempts - 1} executions that each ended with their process gone "
             "(DEEPRESEARCH_MAX_ATTEMPTS); fix the cause (see the server log), then resume the run"
         )
-        await self._emit(run.run_id, "error", None, {"error": error})
+        await self.host.emit(run.run_id, "error", None, {"error": error})
         run = await self.store.update_run(run.run_id, status="failed", error=error, finished_at=utcnow())
         await self.store.release_lease(run.run_id, self.replica_id)
         end = {"status": "failed", "error": error, "usage": run.usage, "report_path": None}
-        await self._emit(run.run_id, "end", None, end)
+        await self.host.emit(run.run_id, "end", None, end)
 
     # --- leases ------------------------------------------------------------------------------------
-    async def _claim(
+    async def claim(
         self, run_id: str, dead_owner: str | None = None, statuses: tuple[str, ...] = TAKEOVER_STATUSES
     ) -> RunRecord | None:
         now = datetime.now(UTC)
         expires = iso(now + timedelta(seconds=self.settings.lease_seconds))
         return await self.store.claim_run(run_id, self.replica_id, expires, iso(now), dead_owner, statuses)
+
+    def hold_lease(self, run_id: str, cancel: CancelSignal) -> asyncio.Task[None]:
+        """Keep the run's lease (claimed by this process) until the task is cancelled."""
+        return asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
 
     async def _keep_lease(self, run_id: str, cancel: CancelSignal) -> None:
         """Renew the run's lease every third of its length while it executes here. Lost (this process
@@ -210,7 +258,7 @@ class ReplicaDuties:
                 return
 
     # --- waiting and failing ---------------------------------------------------------------------
-    async def _record_after_database_error(self, run_id: str) -> RunRecord:
+    async def record_after_database_error(self, run_id: str) -> RunRecord:
         for _ in range(10):  # bounded: a caller waiting on the task gets the record once it can be read
             try:
                 return await self.store.get_run(run_id)
@@ -218,12 +266,12 @@ class ReplicaDuties:
                 await asyncio.sleep(0.5)
         return await self.store.get_run(run_id)
 
-    async def _announce_wait(self, run_id: str, ahead: int) -> None:
+    async def announce_wait(self, run_id: str, ahead: int) -> None:
         text = (
             f"Queued: this runner executes {self.slots.limit} runs at once "
             f"(DEEPRESEARCH_MAX_CONCURRENT_RUNS) and {ahead} more are waiting before this one."
         )
-        await self._emit(run_id, "message", None, {"text": text, "queued": True, "ahead": ahead})
+        await self.host.emit(run_id, "message", None, {"text": text, "queued": True, "ahead": ahead})
 
     # --- cancels asked on any replica --------------------------------------------------------------
     async def watch_cancels(self) -> None:
@@ -245,9 +293,9 @@ class ReplicaDuties:
             if active is None or active.cancel_seen:
                 continue
             active.cancel_seen = True
-            self.request_stop(run_id, "cancel requested")
+            self.host.request_stop(run_id, "cancel requested")
             text = "The cancel reached the process executing the run; it stops when its calls in flight end."
-            await self._emit(run_id, "message", None, {"text": text, "replica": self.replica_id})
+            await self.host.emit(run_id, "message", None, {"text": text, "replica": self.replica_id})
             reached.append(run_id)
         return reached
 

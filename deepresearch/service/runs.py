@@ -1,5 +1,5 @@
 """The run lifecycle, for the CLI and the HTTP runner alike: start, cancel, resume, fork, takeover, delete,
-shutdown, start-up recovery and retention (its read models are in views.py).
+shutdown, start-up recovery and retention; it holds `views` (views.py) and `replicas` (replicas.py).
 
 The state of a run lives in the database (status, cancel intent, events, checkpoints, receipts); this object
 only holds the asyncio tasks this process is executing, so another process can always read, cancel (via the
@@ -14,22 +14,22 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from deepresearch.engine.core import EventSink, ResearchEngine, graph_config
-from deepresearch.errors import RunConflict, RunNotFound, TooManyRequests
+from deepresearch.errors import RunConflict, RunNotFound
 from deepresearch.options import ResearchOptions
 from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.search.erasure import sweep_indexes
 from deepresearch.service.auth import CLI, Principal, can_see
 from deepresearch.service.collections import Collections
 from deepresearch.service.contracts import PrunePublic, RunPublic
-from deepresearch.service.limits import StartRate
+from deepresearch.service.limits import ActiveRuns, StartRate
 from deepresearch.service.notifier import EventNotifier
 from deepresearch.service.options import Patch, check_question, checked_options
-from deepresearch.service.replicas import Active, ReplicaDuties, RunSlots, lease_live, machine
+from deepresearch.service.replicas import Active, ReplicaDuties, RunSlots, RunTurns, lease_live, machine
 from deepresearch.service.views import RunViews, public_run, tree_bytes
 from deepresearch.store import (
     ACTIVE_STATUSES,
@@ -46,7 +46,7 @@ from deepresearch.store import (
 logger = logging.getLogger(__name__)
 
 
-class RunService(RunViews, ReplicaDuties):
+class RunService:
     def __init__(
         self,
         engine: ResearchEngine,
@@ -59,6 +59,7 @@ class RunService(RunViews, ReplicaDuties):
         self.settings = engine.settings
         self.notifier = EventNotifier()
         self.start_rate = StartRate(self.settings.max_runs_per_minute)
+        self.quota = ActiveRuns(self.settings.max_active_runs_per_user)
         self.collections = Collections(self.settings)
         self.shutdown_grace_seconds = shutdown_grace_seconds
         self.on_event = on_event
@@ -69,24 +70,14 @@ class RunService(RunViews, ReplicaDuties):
         self.slots = RunSlots(self.settings.max_concurrent_runs)
         self.replica_id = f"{machine()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         """This process, as a lease owner: machine (host and PID namespace), pid, a random part."""
-        # Commands on one run (resume, cancel, delete) take turns in this process: a double-clicked resume
-        # must find the first one's execution, never start a second. (Across processes: the version's
-        # compare-and-set, then the lease.)
-        self._commands: dict[str, tuple[asyncio.Lock, int]] = {}
-
-    @contextlib.asynccontextmanager
-    async def _command(self, run_id: str) -> AsyncIterator[None]:
-        lock, users = self._commands.get(run_id, (asyncio.Lock(), 0))
-        self._commands[run_id] = (lock, users + 1)
-        try:
-            async with lock:
-                yield
-        finally:
-            lock, users = self._commands[run_id]
-            if users == 1:
-                del self._commands[run_id]  # ids nobody waits on leave no trace (a fuzzer sends millions)
-            else:
-                self._commands[run_id] = (lock, users - 1)
+        self._turns = RunTurns()
+        """Commands on one run (resume, cancel, delete) take turns in this process."""
+        self.views = RunViews(self.store, self.settings, engine, self)
+        """What clients read about runs: detail, checkpoints, resume preview, receipts, artifacts."""
+        self.replicas = ReplicaDuties(
+            self.store, self.settings, self.replica_id, self.slots, self._active, self
+        )
+        """Leases, takeover of orphaned runs, cancels asked on other replicas (runner and MCP chores)."""
 
     # --- options -----------------------------------------------------------------------------------
     def options(
@@ -110,7 +101,7 @@ class RunService(RunViews, ReplicaDuties):
         The operator at the console is not limited."""
         if principal == CLI:
             return await self.engine.create_run(question, options, owner=principal.user)
-        self._refuse_active(principal.user, await self.store.count_active(principal.user))  # cheap early no
+        self.quota.check(principal.user, await self.store.count_active(principal.user))  # cheap early no
         self.start_rate.check(principal.user)
         try:
             # counted again in the insert's own transaction: starts at once cannot all pass the count above
@@ -118,16 +109,8 @@ class RunService(RunViews, ReplicaDuties):
             return await self.engine.create_run(question, options, owner=principal.user, active_limit=limit)
         except ActiveRunsLimit as exc:
             self.start_rate.forget(principal.user)  # refused: it did not start a run
-            self._refuse_active(principal.user, exc.active)
+            self.quota.check(principal.user, exc.active)
             raise
-
-    def _refuse_active(self, user: str, active: int) -> None:
-        if active >= self.settings.max_active_runs_per_user:
-            raise TooManyRequests(
-                f"{user} has {active} runs queued or running, the most allowed at once "
-                "(DEEPRESEARCH_MAX_ACTIVE_RUNS_PER_USER); wait for one to finish or cancel one",
-                retry_after=10,
-            )
 
     async def start(self, question: str, patch: Patch | None = None, principal: Principal = CLI) -> RunRecord:
         run = await self.create(question, patch, principal)
@@ -138,6 +121,10 @@ class RunService(RunViews, ReplicaDuties):
         """Execute a run created with `create` (a fresh run: nothing else can know of it yet)."""
         if run_id not in self._active:
             self._launch(run_id, None)
+
+    def launch_claimed(self, run_id: str) -> None:
+        """Execute a run whose lease this process has just claimed (a takeover)."""
+        self._launch(run_id, None, claimed=True)
 
     async def resume(
         self,
@@ -152,7 +139,7 @@ class RunService(RunViews, ReplicaDuties):
 
         `takeover` resumes a run still marked queued/running whose process is gone (killed, crashed): the
         caller vouches for that, since nothing can tell a dead process from a slow one yet."""
-        async with self._command(run_id):
+        async with self._turns.turn(run_id):
             return await self._resume(run_id, checkpoint_id, patch, takeover=takeover, principal=principal)
 
     async def _resume(
@@ -180,7 +167,7 @@ class RunService(RunViews, ReplicaDuties):
                 f"{run.lease_expires_at}); cancel it instead, or wait: a dead process's runs are taken over"
             )
         if not takeover and principal != CLI and run.status not in ACTIVE_STATUSES:  # queued again: a start
-            self._refuse_active(run.owner, await self.store.count_active(run.owner))
+            self.quota.check(run.owner, await self.store.count_active(run.owner))
         # its lease, if its process is known to be gone (killed on this machine) before the lease expires
         dead_owner = run.lease_owner if run.lease_owner and not lease_live(run) else None
         if run.status == "completed" and checkpoint_id is None:
@@ -191,7 +178,7 @@ class RunService(RunViews, ReplicaDuties):
         config = None
         fork = False
         if checkpoint_id is not None:
-            record = await self.checkpoint(run_id, checkpoint_id)
+            record = await self.views.checkpoint(run_id, checkpoint_id)
             config = graph_config(record.thread_id, record.checkpoint_id, record.checkpoint_ns)
             fork = record.checkpoint_id != (await self.store.list_checkpoints(run_id))[-1].checkpoint_id
         # a person resumes: the count of automatic takeovers starts again
@@ -225,7 +212,7 @@ class RunService(RunViews, ReplicaDuties):
     ) -> RunRecord:
         """Continue a run `waiting_for_input` with a person's answer (LangGraph's Command(resume=...));
         the answer is checked by the caller (plan_review.py)."""
-        async with self._command(run_id):
+        async with self._turns.turn(run_id):
             run = await self.visible_run(run_id, principal)
             if run.status != "waiting_for_input" or run_id in self._active:
                 raise RunConflict(f"run {run_id} is {run.status}: it waits for no input")
@@ -244,7 +231,7 @@ class RunService(RunViews, ReplicaDuties):
             return run
 
     async def cancel(self, run_id: str, reason: str = "cancel requested") -> RunRecord:
-        async with self._command(run_id):
+        async with self._turns.turn(run_id):
             return await self._cancel(run_id, reason)
 
     async def _cancel(self, run_id: str, reason: str) -> RunRecord:
@@ -254,12 +241,12 @@ class RunService(RunViews, ReplicaDuties):
         if run.status == "waiting_for_input":
             # nothing executes it: it simply stops waiting. Claimed first, so of two replicas cancelling
             # at once only one writes the terminal events.
-            if await self._claim(run_id, None, ("waiting_for_input",)) is None:
+            if await self.replicas.claim(run_id, None, ("waiting_for_input",)) is None:
                 return await self.store.get_run(run_id)
             me = self.replica_id
             end = {"status": "cancelled", "error": reason, "usage": run.usage, "report_path": None}
-            await self._emit(run_id, "run_status", None, {"status": "cancelled"}, me)
-            await self._emit(run_id, "end", None, end, me)
+            await self.emit(run_id, "run_status", None, {"status": "cancelled"}, me)
+            await self.emit(run_id, "end", None, end, me)
             run = await self.store.update_run(
                 run_id, status="cancelled", error=reason, pending_input=None, finished_at=utcnow(), fence=me
             )
@@ -276,18 +263,18 @@ class RunService(RunViews, ReplicaDuties):
         if active is None and lease_live(run):
             # another process executes it: it reads the intent at its next tool boundary and stops
             text = "Cancel requested: the process executing the run stops at its nearest checkpoint."
-            await self._emit(run_id, "message", None, {"text": text})
+            await self.emit(run_id, "message", None, {"text": text})
             return run
         if active is None:
             # Nothing executes it (its process died, or is restarting). Whoever holds a run's lease writes
             # its terminal events: claim it, then finish it as cancelled without executing it. If another
             # replica claims it first, that one sees the cancel and does the same.
-            claimed = await self._claim(run_id, run.lease_owner)
+            claimed = await self.replicas.claim(run_id, run.lease_owner)
             if claimed is not None:
-                return await self._finish_cancelled(claimed)
+                return await self.replicas.finish_cancelled(claimed)
             return await self.store.get_run(run_id)
         self.request_stop(run_id, reason)
-        await self._emit(
+        await self.emit(
             run_id, "message", None, {"text": "Cancel requested: stopping at the nearest checkpoint."}
         )
         return run
@@ -316,7 +303,7 @@ class RunService(RunViews, ReplicaDuties):
         """Checkpoints, then artifacts, then the rows: the run row goes last, so a delete cut short by a
         crash leaves a run that can be deleted again, never files or checkpoints nobody can find. `scrub`:
         then no copy is left in the database's files (prune scrubs once, after all)."""
-        async with self._command(run_id):
+        async with self._turns.turn(run_id):
             run = await self.store.get_run(run_id)
             if run.status in ACTIVE_STATUSES or run_id in self._active:
                 raise RunConflict(f"run {run_id} is {run.status}; cancel it before deleting")
@@ -327,14 +314,14 @@ class RunService(RunViews, ReplicaDuties):
                 await self.store.scrub()
 
     def _remove_artifacts(self, run: RunRecord) -> None:
-        root = self._artifact_root(run)
+        root = self.views.artifact_root(run)
         if root is not None and root.is_dir():
             shutil.rmtree(root)
 
     # --- queries -----------------------------------------------------------------------------------
     async def get(self, run_id: str) -> RunPublic:
         run = await self.store.get_run(run_id)
-        return public_run(run, await self._queue(run))
+        return public_run(run, await self.views.queue_positions(run))
 
     async def visible_run(self, run_id: str, principal: Principal) -> RunRecord:
         """The run, if `principal` may see it; RunNotFound otherwise (another user's run does not exist)."""
@@ -356,7 +343,7 @@ class RunService(RunViews, ReplicaDuties):
         records = await self.store.list_runs(
             status=status, limit=limit + 1, offset=offset, owner=owner, search=search
         )
-        queue = await self._queue(*records[:limit])
+        queue = await self.views.queue_positions(*records[:limit])
         return [public_run(r, queue) for r in records[:limit]], len(records) > limit
 
     def is_active_here(self, run_id: str) -> bool:
@@ -442,20 +429,20 @@ class RunService(RunViews, ReplicaDuties):
         slot = False
         try:
             if claim is None:
-                heartbeat = asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
+                heartbeat = self.replicas.hold_lease(run_id, cancel)
             ahead = self.slots.waiting
             turn = self.slots.enter()
             if turn is not None:
-                await self._announce_wait(run_id, ahead)
+                await self.replicas.announce_wait(run_id, ahead)
                 await self.slots.wait(turn)
             slot = True
             self._active[run_id].started = True
             if claim is not None:
-                if await self._claim(run_id, claim or None) is None:
+                if await self.replicas.claim(run_id, claim or None) is None:
                     # another process holds a live lease, or ran the run while it waited here
                     logger.warning("run %s executes elsewhere or has stopped; not starting it here", run_id)
                     return await self.store.get_run(run_id)
-                heartbeat = asyncio.create_task(self._keep_lease(run_id, cancel), name=f"lease-{run_id}")
+                heartbeat = self.replicas.hold_lease(run_id, cancel)
             final = await self.engine.execute(
                 run_id,
                 checkpoint_config=config,
@@ -473,7 +460,7 @@ class RunService(RunViews, ReplicaDuties):
             # the run stays `running`: when its lease lapses a takeover scan resumes it (up to
             # DEEPRESEARCH_MAX_ATTEMPTS executions), here or on another replica
             logger.exception("run %s: the database failed during its execution; it will be resumed", run_id)
-            return await self._record_after_database_error(run_id)
+            return await self.replicas.record_after_database_error(run_id)
         except Exception:
             logger.exception("run %s crashed outside the engine", run_id)
             raise
@@ -494,7 +481,7 @@ class RunService(RunViews, ReplicaDuties):
             if maybe is not None:
                 await maybe
 
-    async def _emit(
+    async def emit(
         self, run_id: str, type_: str, stage: str | None, data: dict[str, Any], fence: str | None = None
     ) -> None:
         await self._publish(await self.store.append_event(run_id, type_, stage, data, fence=fence))

@@ -58,7 +58,7 @@ async def _prepare(
     run = await service.visible_run(run_id, principal)
     if run.status in ACTIVE_STATUSES:
         raise RunConflict(f"run {run_id} is {run.status}; fork it once it has stopped (or cancel it)")
-    checkpoint = await service.checkpoint(run_id, request.checkpoint_id)
+    checkpoint = await service.views.checkpoint(run_id, request.checkpoint_id)
     config = graph_config(checkpoint.thread_id, checkpoint.checkpoint_id, checkpoint.checkpoint_ns)
     snapshot = await service.engine.graph.aget_state(config)
     options = service.options(run.options, request.patch.options, principal).model_dump()

@@ -1,5 +1,6 @@
 """The read models of runs: run detail, checkpoint index, resume preview, receipts and artifacts, as the
-typed contracts both front ends return. (A part of RunService, kept apart from the lifecycle's rules.)"""
+typed contracts both front ends return. RunService holds one (`RunService.views`), kept apart from the
+lifecycle's rules: it reads the store and asks its host only which runs execute in this process."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
+
+from langgraph.types import RunnableConfig
 
 from config import Settings
-from deepresearch.engine.core import ResearchEngine
 from deepresearch.engine.workspace import Workspace, WorkspaceError
 from deepresearch.errors import ArtifactNotFound, ArtifactNotYetWritten, CheckpointNotFound
 from deepresearch.options import STORED
@@ -33,15 +35,27 @@ from stages import REFLECTION, REPORT_STAGES, STAGE_KEYS, get_stage, reflection_
 REPORT_FILE = get_stage("write_report").artifact
 
 
+class RunsHere(Protocol):
+    """The runs this process executes (RunService): a run's task can outlive the moment its record says it
+    stopped (its `end` is logged first)."""
+
+    def is_active_here(self, run_id: str) -> bool: ...
+
+
+class LatestCheckpoint(Protocol):
+    """The graph's latest checkpoint of a run (ResearchEngine): a preview tells a fork from a resume."""
+
+    async def latest_config(self, run: RunRecord) -> RunnableConfig | None: ...
+
+
 class RunViews:
-    """What a client can read about a run. RunService supplies the engine, the store and `is_active_here`."""
+    """What a client can read about a run."""
 
-    engine: ResearchEngine
-    store: RunStore
-    settings: Settings
-
-    def is_active_here(self, run_id: str) -> bool:
-        raise NotImplementedError
+    def __init__(self, store: RunStore, settings: Settings, engine: LatestCheckpoint, host: RunsHere) -> None:
+        self.store = store
+        self.settings = settings
+        self.engine = engine
+        self.host = host
 
     async def detail(self, run_id: str) -> RunDetailPublic:
         run = await self.store.get_run(run_id)
@@ -72,16 +86,16 @@ class RunViews:
         artifacts = await self.artifacts(run)
         report = REPORT_FILE if any(a.path == REPORT_FILE for a in artifacts) else None
         return RunDetailPublic(
-            **public_run(run, await self._queue(run)).model_dump(),
-            llm=await llm_public(self.engine.settings, self.store) if run.engine == "llm" else None,
+            **public_run(run, await self.queue_positions(run)).model_dump(),
+            llm=await llm_public(self.settings, self.store) if run.engine == "llm" else None,
             stages=stages,
             checkpoint_count=len(checkpoints),
             artifacts=artifacts,
             report_path=report,
-            active_here=self.is_active_here(run.run_id),
+            active_here=self.host.is_active_here(run.run_id),
         )
 
-    async def _queue(self, *runs: RunRecord) -> dict[str, int]:
+    async def queue_positions(self, *runs: RunRecord) -> dict[str, int]:
         """Places in the queue, read only when one of `runs` is waiting for a runner."""
         if any(run.status == "queued" and run.lease_owner is None for run in runs):
             return await self.store.queue_positions()
@@ -119,7 +133,7 @@ class RunViews:
     async def caught_up(self, run_id: str, last: int) -> bool:
         """The run is not running anywhere and a client that has seq `last` has every event of it."""
         run = await self.store.get_run(run_id)
-        if run.status in ACTIVE_STATUSES or self.is_active_here(run_id):
+        if run.status in ACTIVE_STATUSES or self.host.is_active_here(run_id):
             return False
         return not await self.store.list_events(run_id, after=last, limit=1)
 
@@ -128,14 +142,14 @@ class RunViews:
         await self.store.ping()
 
     async def readiness(self) -> ReadyPublic:
-        settings = self.engine.settings
+        settings = self.settings
         return ReadyPublic(
             status="ready", engine=settings.engine_mode, llm=await llm_public(settings, self.store)
         )
 
     async def providers_health(self) -> ProvidersHealthPublic:
         """Which search providers and which model this server can reach now."""
-        return await providers_health(self.engine.settings, self.store)
+        return await providers_health(self.settings, self.store)
 
     async def preview(self, run_id: str, checkpoint_id: str) -> PreviewPublic:
         """What resuming from this checkpoint would skip, run and reuse, and the risk of a duplicate."""
@@ -180,7 +194,7 @@ class RunViews:
         return await asyncio.to_thread(self._artifact_file, run, relative)
 
     def _artifact_file(self, run: RunRecord, relative: str) -> Path:
-        root = self._artifact_root(run)
+        root = self.artifact_root(run)
         if root is None:
             raise _missing(run, relative)
         try:
@@ -192,13 +206,13 @@ class RunViews:
             raise _missing(run, relative)
         return target
 
-    def _artifact_root(self, run: RunRecord) -> Path | None:
+    def artifact_root(self, run: RunRecord) -> Path | None:
         if not run.artifact_dir:
             return None
         return Workspace(self.settings.workspace_dir).resolve(run.artifact_dir)
 
     def _list_artifacts(self, run: RunRecord) -> list[ArtifactPublic]:
-        root = self._artifact_root(run)
+        root = self.artifact_root(run)
         if root is None or not root.is_dir():
             return []
         return [

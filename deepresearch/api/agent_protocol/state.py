@@ -130,7 +130,7 @@ CONVERSATION_LIMIT = 50
 
 async def _report_text(service: RunService, research: RunRecord) -> str | None:
     try:
-        path = await service.artifact_file(research, "deepresearch-report.md")
+        path = await service.views.artifact_file(research, "deepresearch-report.md")
     except ArtifactNotFound:
         return None
     try:

@@ -101,7 +101,7 @@ class RunStream:
             for _ in range(_IDLE_LIMIT):
                 subscription.wake.clear()
                 try:
-                    batch = await self.service.events(run_id, after=last, limit=500)
+                    batch = await self.service.views.events(run_id, after=last, limit=500)
                 except RunNotFound:
                     return
                 for event in batch:

@@ -111,7 +111,7 @@ async def update_state(
         if not indexed:
             raise RunConflict("the thread's research has no checkpoint yet: there is no state to update")
         checkpoint_id = indexed[-1].checkpoint_id
-    record = await service.checkpoint(research.run_id, str(checkpoint_id))  # 404 for an unknown one
+    record = await service.views.checkpoint(research.run_id, str(checkpoint_id))  # 404 for an unknown one
     if body.as_node not in (None, record.stage):
         raise InvalidInput(
             f"as_node: this checkpoint's values were written by {record.stage!r}; an update is recorded as "

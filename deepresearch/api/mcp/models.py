@@ -92,7 +92,7 @@ def brief(run: RunPublic) -> RunBrief:
 
 async def research_run(service: RunService, run: RunRecord) -> ResearchRun:
     """The run as the MCP tools answer it; the report and sources when it is completed."""
-    detail = await service.detail(run.run_id)
+    detail = await service.views.detail(run.run_id)
     report, sources = None, None
     if detail.status == "completed" and detail.report_path:
         report = await read_artifact(service, run, REPORT_FILE)
@@ -136,7 +136,7 @@ def next_step(run_id: str, status: str) -> str:
 
 async def read_artifact(service: RunService, run: RunRecord, name: str) -> str:
     """An artifact's text; ArtifactNotFound when the run has not written it."""
-    path = await service.artifact_file(run, name)
+    path = await service.views.artifact_file(run, name)
     return await asyncio.to_thread(path.read_text, "utf-8")
 
 

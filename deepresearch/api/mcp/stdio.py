@@ -38,10 +38,12 @@ async def serve_stdio(settings: Settings, version: str) -> int:
             lambda: service, lambda _ctx: STDIO_PRINCIPAL, settings.mcp_research_timeout_seconds
         )
         server = build_mcp_server(front, version)
-        chores = [asyncio.create_task(service.watch_cancels(), name="deliver cancels")]
+        chores = [asyncio.create_task(service.replicas.watch_cancels(), name="deliver cancels")]
         if settings.recover_runs_on_startup:
-            await service.recover()
-            chores.append(asyncio.create_task(service.watch_orphans(), name="take over orphaned runs"))
+            await service.replicas.recover()
+            chores.append(
+                asyncio.create_task(service.replicas.watch_orphans(), name="take over orphaned runs")
+            )
         main = asyncio.current_task()
         loop = asyncio.get_running_loop()
         if main is not None:
