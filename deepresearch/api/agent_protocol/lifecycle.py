@@ -27,7 +27,7 @@ from deepresearch.api.agent_protocol.models import (
     Thread,
     ThreadStatus,
 )
-from deepresearch.api.agent_protocol.queue import NEVER_RAN, TERMINAL, WAITING, Waiting, spawn
+from deepresearch.api.agent_protocol.queue import NEVER_RAN, TERMINAL, WAITING, WaitingRuns, spawn
 from deepresearch.errors import InvalidInput, NotFound, RunConflict, RunNotFound
 from deepresearch.graph.plan_edit import PlanDecision
 from deepresearch.options import OptionsPatch
@@ -80,13 +80,15 @@ def _checked(model: type[Any], value: Any, field: str) -> Any:
         raise InvalidInput(f"{field}: {problems}", field) from None
 
 
-class Protocol(Waiting):
+class Protocol:
     """The protocol's commands for one principal, on the run service."""
 
     def __init__(self, service: RunService, principal: Principal) -> None:
         self.service = service
         self.principal = principal
         self.store = cast(ProtocolSql, service.store)  # SqlRunStore: both backends have ProtocolSql
+        self.queue = WaitingRuns(service, self.store, self)
+        """Enqueued runs (multitask_strategy enqueue) and threads deleted on completion."""
 
     # --- threads ---------------------------------------------------------------------------------
     async def thread(self, thread_id: str) -> ProtocolThread:
@@ -258,7 +260,7 @@ class Protocol(Waiting):
         )
         await self.store.add_protocol_run(run)
         if after_seq < 0:
-            spawn(self._queue(run), f"protocol-queue-{run.run_id}")
+            spawn(self.queue.wait_and_start(run), f"protocol-queue-{run.run_id}")
         return run
 
     async def _next(
@@ -284,9 +286,9 @@ class Protocol(Waiting):
         if body.multitask_strategy == "rollback" and research.status in ACTIVE_STATUSES:
             for run in running:  # as LangGraph does: the interrupted runs are gone
                 await self.store.delete_protocol_run(run.run_id)
-        return await self._advance(thread.thread_id, research, body)
+        return await self.advance(thread.thread_id, research, body)
 
-    async def _advance(
+    async def advance(
         self, thread_id: str, research: RunRecord, body: AgentRunCreate
     ) -> tuple[RunRecord, int]:
         """Continue the research, answer it, or ask it a follow-up (a new question once it has completed,

@@ -1,6 +1,6 @@
 """The Agent Protocol's runs that wait: `multitask_strategy: enqueue` (a run that starts when its thread's
-research stops) and a stateless run's `on_completion: delete` (its thread goes when it ends). A part of
-lifecycle.Protocol.
+research stops) and a stateless run's `on_completion: delete` (its thread goes when it ends). Held by
+lifecycle.Protocol as `queue`, which it asks back for a run's status, a wait and the next research step.
 
 An enqueued run is in the database with after_seq WAITING; whoever first sees the research stopped - the
 accepting process's waiter, or any replica's stream, join or read of the run - claims it (a compare-and-set
@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 from deepresearch.api.agent_protocol.models import AgentRunCreate, RunStatus
 from deepresearch.errors import InvalidInput, NotFound, RunConflict, RunNotFound
@@ -35,27 +35,38 @@ def spawn(work: Coroutine[Any, Any, None], name: str) -> None:
     task.add_done_callback(_background.discard)
 
 
-class Waiting:
-    """lifecycle.Protocol's waiting runs (the methods below stand for Protocol's)."""
-
-    service: RunService
-    store: ProtocolSql
+class Commands(Protocol):
+    """What the waiting runs ask of the thread's commands (lifecycle.Protocol)."""
 
     async def status(self, run: ProtocolRun) -> RunStatus:
-        raise NotImplementedError
+        """How the run's execution ended, else how its research stands now."""
+        ...
 
     async def delete_thread(self, thread: ProtocolThread) -> None:
-        raise NotImplementedError
+        """The thread with every research it had."""
+        ...
 
     async def stopped(self, research_id: str) -> RunRecord:
-        raise NotImplementedError
+        """The research once it is not executing."""
+        ...
 
-    async def _advance(
+    async def advance(
         self, thread_id: str, research: RunRecord, body: AgentRunCreate
     ) -> tuple[RunRecord, int]:
-        raise NotImplementedError
+        """Continue the research, answer it, or ask it a follow-up: the research that runs, and the seq its
+        events start after."""
+        ...
 
-    async def _queue(self, run: ProtocolRun) -> None:
+
+class WaitingRuns:
+    """The protocol's runs that wait, for one principal's commands (`host`)."""
+
+    def __init__(self, service: RunService, store: ProtocolSql, host: Commands) -> None:
+        self.service = service
+        self.store = store
+        self.host = host
+
+    async def wait_and_start(self, run: ProtocolRun) -> None:
         """An enqueued run: started here when the research stops (a stream or a read may start it first,
         on any replica)."""
         try:
@@ -110,7 +121,7 @@ class Waiting:
             checkpoint_id=kwargs.get("checkpoint_id"),
         )
         try:
-            moved, after_seq = await self._advance(run.thread_id, research, body)
+            moved, after_seq = await self.host.advance(run.thread_id, research, body)
             await self.store.place_protocol_run(run.run_id, moved.run_id, after_seq)
         except (RunConflict, InvalidInput, NotFound) as exc:
             # e.g. a continuation of a research that completed meanwhile: this run ends without running
@@ -123,15 +134,15 @@ class Waiting:
         async def wait_then_delete() -> None:
             deadline = time.monotonic() + QUEUE_SECONDS
             while time.monotonic() < deadline:
-                if await self.status(run) in TERMINAL:
+                if await self.host.status(run) in TERMINAL:
                     break
                 await asyncio.sleep(0.2)
             thread = await self.store.get_protocol_thread(run.thread_id)
             try:
                 if thread is not None:
                     # its `end` is logged a moment before the record says it stopped (and the task exits)
-                    await self.stopped(run.research_id)
-                    await self.delete_thread(thread)
+                    await self.host.stopped(run.research_id)
+                    await self.host.delete_thread(thread)
             except Exception:
                 logger.exception("thread %s could not be deleted after its run", run.thread_id)
 

@@ -95,7 +95,7 @@ async def _final(proto: Protocol, run: ProtocolRun) -> dict[str, Any]:
     """What /wait and /join answer: the thread's state values once the run has ended (`__error__` for a
     failed one), after following its stream to the end."""
     failure: dict[str, Any] | None = None
-    stream = RunStream(proto.service, run, [], proto.started)
+    stream = RunStream(proto.service, run, [], proto.queue.started)
     async for part in stream.events(None):
         if part.event == "error":
             failure = {"error": "RunFailed", "message": str(part.data)}
@@ -126,7 +126,7 @@ async def stream_run(
     thread_id: ThreadId, body: AgentRunCreate, proto: ProtocolDep, request: Request, principal: PrincipalDep
 ) -> EventSourceResponse:
     run = await proto.start(await _thread_for(proto, thread_id, body), body)
-    stream = RunStream(proto.service, run, body.modes(), proto.started, body.stream_subgraphs)
+    stream = RunStream(proto.service, run, body.modes(), proto.queue.started, body.stream_subgraphs)
     return _stream_response(request, principal, stream, None, body.stream_resumable)
 
 
@@ -188,7 +188,7 @@ async def join_stream(
 ) -> EventSourceResponse:
     """Follow a run's stream from its start, or after Last-Event-ID (a reconnect)."""
     run = await proto.run(thread, run_id)
-    stream = RunStream(proto.service, run, _modes(stream_mode), proto.started)
+    stream = RunStream(proto.service, run, _modes(stream_mode), proto.queue.started)
     return _stream_response(request, principal, stream, int(last_event_id) if last_event_id else None, True)
 
 
@@ -236,7 +236,7 @@ async def create_stateless(body: AgentRunCreate, proto: ProtocolDep, response: R
     response.headers["Content-Location"] = _location(run)
     public = await proto.public_run(run)
     if body.on_completion == "delete":
-        await proto.delete_when_done(run)
+        await proto.queue.delete_when_done(run)
     return public
 
 
@@ -247,10 +247,10 @@ async def stream_stateless(
     """A new thread's research, streamed (the thread is kept - its report and checkpoints are worth it -
     unless `on_completion: delete`: then it goes once the run has ended)."""
     run = await proto.start(await _thread_for(proto, None, body), body)
-    stream = RunStream(proto.service, run, body.modes(), proto.started, body.stream_subgraphs)
+    stream = RunStream(proto.service, run, body.modes(), proto.queue.started, body.stream_subgraphs)
 
     async def delete() -> None:
-        await proto.delete_when_done(run)
+        await proto.queue.delete_when_done(run)
 
     done = delete if body.on_completion == "delete" else None
     return _stream_response(request, principal, stream, None, body.stream_resumable, done)
@@ -262,5 +262,5 @@ async def wait_stateless(body: AgentRunCreate, proto: ProtocolDep, response: Res
     response.headers["Content-Location"] = _location(run)
     final = await _final(proto, run)
     if body.on_completion == "delete":
-        await proto.delete_when_done(run)
+        await proto.queue.delete_when_done(run)
     return final
