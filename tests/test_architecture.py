@@ -134,6 +134,25 @@ def test_no_source_file_or_function_is_too_long() -> None:
     assert too_long == [], too_long
 
 
+# the front-door modules at the top, beside the package
+FRONT_DOORS = ("agent", "runner", "workflow", "stages", "tools", "config", "prompts", "llm_client")
+
+
+def test_no_stand_in_methods() -> None:
+    """A part of a class is an object it holds, given what it needs in its constructor (its host's few
+    operations as a typing.Protocol), never a mixin whose stand-ins `raise NotImplementedError` until the
+    host class overrides them."""
+    stand_ins: list[str] = []
+    for path in [*(ROOT / f"{name}.py" for name in FRONT_DOORS), *_sources("deepresearch")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Raise) or node.exc is None:
+                continue
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(raised, ast.Name) and raised.id == "NotImplementedError":
+                stand_ins.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert stand_ins == [], stand_ins
+
+
 def test_no_test_file_is_too_long() -> None:
     """The suites keep the same limit per file (a topic per file; shared helpers in tests/_*_helpers.py)."""
     too_long = [
