@@ -19,13 +19,21 @@ from collections import Counter
 
 from deepresearch.extractive.text import KEYWORD_NAME, named_share, plain_words
 
-__all__ = ["BM25_WEIGHTS", "SEQ_BITS", "DocumentRanker", "document_shares", "match_expression"]
+__all__ = [
+    "BM25_WEIGHTS",
+    "SEQ_BITS",
+    "DocumentRanker",
+    "document_shares",
+    "match_expression",
+    "question_focus",
+]
 
 SEQ_BITS = 20
 _MAX_QUERY_TOKENS = 32
 _MAX_PHRASES = 8
 _TOKEN_RE = re.compile(r"\w+")
 _PHRASE_BREAK = re.compile(r"[^\w\s-]+")
+_NUMBERED_NAME = re.compile(r"\w+(?:[/.\-]\w+)+")
 _STOPWORDS = frozenset(
     (
         "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "in", "is",
@@ -64,8 +72,14 @@ def _content(query: str) -> list[str]:
 
 def _phrases(query: str) -> list[str]:
     """Adjacent content words of the query ("virtual host", "git gc", "foreign key"): a passage that has
-    them side by side scores for the phrase as well as for each word."""
-    found: list[str] = []
+    them side by side scores for the phrase as well as for each word. A name joined by a slash, a dot or a
+    hyphen with a number in it is a phrase of its parts ("HTTP/2", "TLS 1.3", "UTF-8"): its parts alone
+    ("http", "2") are on every page."""
+    found = [
+        " ".join(_TOKEN_RE.findall(name))
+        for name in _NUMBERED_NAME.findall(query.lower())
+        if any(part.isdigit() for part in _TOKEN_RE.findall(name))
+    ]
     for part in _PHRASE_BREAK.split(query.lower()):
         words = _TOKEN_RE.findall(part)
         for a, b in itertools.pairwise(words):
@@ -176,6 +190,19 @@ def _feedback_terms(conn: sqlite3.Connection, expression: str) -> str | None:
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
 
 
+def _documents_with(conn: sqlite3.Connection, phrase: str) -> set[int]:
+    words = _TOKEN_RE.findall(phrase.lower())
+    if not words:
+        return set()
+    return {
+        file_id
+        for (file_id,) in conn.execute(
+            f"SELECT DISTINCT rowid >> {SEQ_BITS} FROM passages WHERE passages MATCH ?",
+            ('"' + " ".join(words) + '"',),
+        )
+    }
+
+
 def document_shares(
     conn: sqlite3.Connection, phrases: list[str], excluded: frozenset[int]
 ) -> dict[str, float]:
@@ -184,15 +211,28 @@ def document_shares(
     total = conn.execute("SELECT count(*) FROM files WHERE error IS NULL").fetchone()[0] - len(excluded)
     shares: dict[str, float] = {}
     for phrase in phrases:
-        words = _TOKEN_RE.findall(phrase.lower())
-        if not words or total <= 0:
-            continue
-        found = {
-            file_id
-            for (file_id,) in conn.execute(
-                f"SELECT DISTINCT rowid >> {SEQ_BITS} FROM passages WHERE passages MATCH ?",
-                ('"' + " ".join(words) + '"',),
-            )
-        }
-        shares[phrase] = len(found - excluded) / total
+        if _TOKEN_RE.search(phrase) and total > 0:
+            shares[phrase] = len(_documents_with(conn, phrase) - excluded) / total
     return shares
+
+
+FOCUS_DOCUMENTS = 10
+
+
+def question_focus(
+    conn: sqlite3.Connection, ranker: DocumentRanker, question: str, phrases: list[str]
+) -> dict[str, float]:
+    """How much each phrase is what the question's best documents are about: the share of its top
+    FOCUS_DOCUMENTS (weighted by rank) that contain the phrase. A phrase the question mentions in passing
+    ("a bad idea", "thousands") is rare in the corpus too, but the pages that answer the whole question do
+    not hold it; the subject ("WITHOUT ROWID", "a VirtualHost block") is on nearly all of them."""
+    top = ranker.rank(conn, question, FOCUS_DOCUMENTS)
+    weights = [1 / math.sqrt(rank + 1) for rank in range(len(top))]
+    total = sum(weights)
+    focus: dict[str, float] = {}
+    for phrase in phrases:
+        if total and _TOKEN_RE.search(phrase):
+            found = _documents_with(conn, phrase)
+            held = sum(w for file_id, w in zip(top, weights, strict=True) if file_id in found)
+            focus[phrase] = held / total
+    return focus
