@@ -118,17 +118,6 @@ def term_weights(rarity: Mapping[str, float] | None) -> dict[str, float]:
     return weights
 
 
-def _standing_tail(phrase: Phrase, rarity: Mapping[str, float]) -> tuple[str, float] | None:
-    """The phrase's longest tail that stands in the corpus ("httpd log files" -> "log files"), and the
-    share of its words it keeps."""
-    words = _core(phrase).lower().split()
-    for i in range(len(words)):
-        tail = " ".join(words[i:])
-        if rarity.get(tail, 0.0) > 0:
-            return tail, (len(words) - i) / len(words)
-    return None
-
-
 def _specificity(phrase: Phrase, rarity: Mapping[str, float] | None) -> float:
     core = _core(phrase)
     if not core:
@@ -138,26 +127,18 @@ def _specificity(phrase: Phrase, rarity: Mapping[str, float] | None) -> float:
         return 1.0 + 0.5 * named
     words = core.lower().split()
     # a word of the phrase must be rare ("gc" in "git gc"), and the phrase must stand in the corpus: its
-    # longest tail that does; a phrase of common words ("the main server configuration") is not specific
-    # however rarely its words stand side by side
+    # longest tail that does ("httpd log files" -> "log files"); a phrase of common words ("the main server
+    # configuration") is not specific however rarely its words stand side by side
     rarest = max((-math.log(rarity[w]) for w in words if rarity.get(w, 0.0) > 0), default=0.0)
-    standing = _standing_tail(phrase, rarity)
-    if standing is None:
-        return 0.0
-    tail, kept = standing
-    return min(rarest, -math.log(rarity[tail]) * kept**0.5)
+    for i in range(len(words)):
+        share = rarity.get(" ".join(words[i:]), 0.0)
+        if share > 0:
+            return min(rarest, -math.log(share) * ((len(words) - i) / len(words)) ** 0.5)
+    return 0.0
 
 
-FOCUS_BASE = 0.5
-"""A phrase's weight as the topic is scaled by FOCUS_BASE plus its focus (0..1): the share of the question's
-best documents that hold it. Rare is not enough - an aside is rare too."""
-
-
-def choose_topic(
-    question: str, rarity: Mapping[str, float] | None = None, focus: Mapping[str, float] | None = None
-) -> Phrase | None:
-    """The question's topic: its noun phrase with the best role, weighted by how rare it is in the corpus
-    and by how much the documents that answer the whole question hold it."""
+def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Phrase | None:
+    """The question's topic: its noun phrase with the best role, weighted by how rare it is in the corpus."""
     best: tuple[float, Phrase] | None = None
     for index, clause in enumerate(_clauses(question)):
         for phrase in noun_phrases(clause):
@@ -166,19 +147,14 @@ def choose_topic(
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
             value = weight * _specificity(phrase, rarity)
-            standing = _standing_tail(phrase, rarity) if rarity is not None and focus else None
-            if standing is not None:
-                value *= FOCUS_BASE + focus.get(standing[0], 0.0)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
     return best[1] if best else None
 
 
-def question_topic(
-    question: str, rarity: Mapping[str, float] | None = None, focus: Mapping[str, float] | None = None
-) -> str:
+def question_topic(question: str, rarity: Mapping[str, float] | None = None) -> str:
     """The topic as a phrase of the question ("the json module", "git gc", "a detached HEAD"), or ""."""
-    phrase = choose_topic(question, rarity, focus)
+    phrase = choose_topic(question, rarity)
     return _display(phrase) if phrase else ""
 
 
@@ -196,7 +172,6 @@ def keyword_plan(
     max_queries: int,
     max_sub_questions: int = MAX_SUB_QUESTIONS,
     rarity: Mapping[str, float] | None = None,
-    focus: Mapping[str, float] | None = None,
 ) -> KeywordPlan:
     """Sub-questions from the question's structure, and search queries in the question's own words.
 
@@ -205,7 +180,7 @@ def keyword_plan(
     answer lies in the pages the topic finds, and "limitations" would only find pages about limits."""
     question = " ".join(question.split()).strip()
     clauses = _clauses(question)
-    phrase = choose_topic(question, rarity, focus)
+    phrase = choose_topic(question, rarity)
     topic = _display(phrase) if phrase else ""
     # a pronoun refers back: in the first clause it has nothing to refer to ("Why is it unsafe to ...")
     asked = [clauses[0], *(_resolve_pronouns(clause, topic) for clause in clauses[1:])]

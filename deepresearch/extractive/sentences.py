@@ -13,7 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.text import content_tokens, is_statement, logical_lines, split_sentences
@@ -46,12 +46,6 @@ NEW_SOURCE = 0.05
 COMMON = 0.2
 """Share of a sub-question's candidate quotes that must name a topic word for it to count half."""
 NEAR_DUPLICATE = 0.7
-RELATED = 4
-RELATED_WEIGHT = 0.3
-RELATED_FLOOR = 0.1
-RELATED_SECTIONS = 3
-"""At most RELATED words the sources use for the sub-question's (Scorer._related), from RELATED_SECTIONS
-sections or more, each counting up to RELATED_WEIGHT of a sub-question word; none under RELATED_FLOOR."""
 """Jaccard similarity of content words at which two sentences say the same thing."""
 
 
@@ -298,7 +292,6 @@ class QueryWeights:
 
     own: dict[str, float]
     context: dict[str, float]
-    related: dict[str, float] = field(default_factory=dict)
 
 
 class Scorer:
@@ -349,33 +342,7 @@ class Scorer:
             others = sum(own.values()) - weight
             if others > 0:
                 own[term] = min(weight, others)
-        context = {t: w for t, w in context.items() if t not in own}
-        return QueryWeights(own, context, self._related(own, candidates))
-
-    def _related(self, own: Mapping[str, float], candidates: Sequence[Quote]) -> dict[str, float]:
-        """The sources' own words for what the sub-question asks (local context analysis): the words the
-        sections holding its terms share, weighted by how rare they are among all the quotes - "DEFLATE" and
-        "compressed" where the user wrote "gzip". A quote that has them counts them as RELATED_WEIGHT of
-        the sub-question's words, never more than it would for the words themselves."""
-        sections: dict[tuple[int, str], set[str]] = {}
-        for unit in candidates:
-            sections.setdefault((unit.n, unit.section), set()).update(unit.terms)
-        total = sum(own.values())
-        if len(sections) < RELATED_SECTIONS or not total:
-            return {}
-        top_idf = max(self.idf(t) for t in self._df) or 1.0
-        score: Counter[str] = Counter()
-        for term, weight in own.items():
-            holding = [terms for terms in sections.values() if term in terms]
-            if not holding:
-                continue
-            counts = Counter(t for terms in holding for t in terms if t not in own)
-            for word, count in counts.items():
-                if count >= 2:
-                    score[word] += weight / total * count / len(holding) * self.idf(word) / top_idf
-        best = [(word, value) for word, value in score.most_common(RELATED) if value >= RELATED_FLOOR]
-        mean = total / len(own)
-        return {word: RELATED_WEIGHT * mean * value / best[0][1] for word, value in best}
+        return QueryWeights(own, {t: w for t, w in context.items() if t not in own})
 
     @staticmethod
     def coverage(unit: Quote, weights: QueryWeights) -> float:
@@ -389,8 +356,7 @@ class Scorer:
             )
             return found / (sum(terms.values()) or 1.0)
 
-        related = sum(w for t, w in weights.related.items() if t in unit.terms)
-        own = min(1.0, share(weights.own) + related / (sum(weights.own.values()) or 1.0))
+        own = share(weights.own)
         return 0.7 * own + 0.3 * (share(weights.context) if weights.context else own)
 
     def score(self, unit: Quote, weights: QueryWeights, passage_rank: float, about: bool = False) -> float:

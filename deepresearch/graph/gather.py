@@ -49,15 +49,12 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
     question = state["question"]
     answers: dict[str, Any] = {}
     # how rare each phrase of the question is in the corpus: the planner's topic is the most specific one
-    # and how much the documents that answer the whole question hold it (an aside is rare too)
-    phrases = lookup_phrases(question)
-    rarity = await tools.corpus.document_shares(phrases) if tools.corpus else None
-    focus = await tools.corpus.question_focus(question, phrases) if tools.corpus else None
+    rarity = await tools.corpus.document_shares(lookup_phrases(question)) if tools.corpus else None
     topic = ""
     if state["engine"] == "llm":
 
         def fallback_plan() -> ResearchPlan:
-            plan = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS, rarity, focus)
+            plan = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS, rarity)
             rationale = f"Keyword plan: the model's plan was unusable. {plan.rationale}"
             return ResearchPlan(sub_questions=plan.sub_questions, queries=plan.queries, rationale=rationale)
 
@@ -79,7 +76,7 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         sub_questions, queries, rationale = plan.sub_questions, plan.queries, plan.rationale
         answers = answers_note("plan_research", "plan", result)
     else:
-        keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS, rarity, focus)
+        keyword = keyword_plan(question, options["queries_per_round"], MAX_SUB_QUESTIONS, rarity)
         sub_questions, queries, rationale = keyword.sub_questions, keyword.queries, keyword.rationale
         topic = keyword.topic
     queries = queries[: options["queries_per_round"]]
@@ -99,7 +96,7 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "rationale": rationale,
         # what screening and the reviewers take the question to be about (the keyword plan's topic), and how
         # common each of its words is in the corpus (a word on every page matches nothing in particular)
-        "topic": topic or question_topic(question, rarity, focus),
+        "topic": topic or question_topic(question, rarity),
         "rarity": {word: round(share, 4) for word, share in (rarity or {}).items()},
     }
     await write_json(runtime, state, "plan_research", {"question": question, **plan_out})

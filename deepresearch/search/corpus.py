@@ -34,7 +34,6 @@ from deepresearch.search.ranking import (
     DocumentRanker,
     document_shares,
     match_expression,
-    question_focus,
 )
 from deepresearch.search.repeats import Fingerprint, boilerplate, duplicates, fingerprint, strip_boilerplate
 
@@ -187,19 +186,6 @@ class CorpusIndex:
         conn = self._connect()
         try:
             return document_shares(conn, phrases, self._repeated()[1])
-        finally:
-            conn.close()
-
-    async def question_focus(self, question: str, phrases: list[str]) -> dict[str, float]:
-        """How much of the question's best documents hold each phrase (0..1, ranking.question_focus)."""
-        return await asyncio.to_thread(self._focus_sync, question, phrases)
-
-    def _focus_sync(self, question: str, phrases: list[str]) -> dict[str, float]:
-        conn = self._connect()
-        try:
-            if self._ranker is None:
-                self._ranker = DocumentRanker(conn, self._repeated()[1])
-            return question_focus(conn, self._ranker, question, phrases)
         finally:
             conn.close()
 

@@ -19,14 +19,7 @@ from collections import Counter
 
 from deepresearch.extractive.text import KEYWORD_NAME, named_share, plain_words
 
-__all__ = [
-    "BM25_WEIGHTS",
-    "SEQ_BITS",
-    "DocumentRanker",
-    "document_shares",
-    "match_expression",
-    "question_focus",
-]
+__all__ = ["BM25_WEIGHTS", "SEQ_BITS", "DocumentRanker", "document_shares", "match_expression"]
 
 SEQ_BITS = 20
 _MAX_QUERY_TOKENS = 32
@@ -190,19 +183,6 @@ def _feedback_terms(conn: sqlite3.Connection, expression: str) -> str | None:
     return " OR ".join(f'"{term}"' for term in terms) if terms else None
 
 
-def _documents_with(conn: sqlite3.Connection, phrase: str) -> set[int]:
-    words = _TOKEN_RE.findall(phrase.lower())
-    if not words:
-        return set()
-    return {
-        file_id
-        for (file_id,) in conn.execute(
-            f"SELECT DISTINCT rowid >> {SEQ_BITS} FROM passages WHERE passages MATCH ?",
-            ('"' + " ".join(words) + '"',),
-        )
-    }
-
-
 def document_shares(
     conn: sqlite3.Connection, phrases: list[str], excluded: frozenset[int]
 ) -> dict[str, float]:
@@ -211,28 +191,15 @@ def document_shares(
     total = conn.execute("SELECT count(*) FROM files WHERE error IS NULL").fetchone()[0] - len(excluded)
     shares: dict[str, float] = {}
     for phrase in phrases:
-        if _TOKEN_RE.search(phrase) and total > 0:
-            shares[phrase] = len(_documents_with(conn, phrase) - excluded) / total
+        words = _TOKEN_RE.findall(phrase.lower())
+        if not words or total <= 0:
+            continue
+        found = {
+            file_id
+            for (file_id,) in conn.execute(
+                f"SELECT DISTINCT rowid >> {SEQ_BITS} FROM passages WHERE passages MATCH ?",
+                ('"' + " ".join(words) + '"',),
+            )
+        }
+        shares[phrase] = len(found - excluded) / total
     return shares
-
-
-FOCUS_DOCUMENTS = 10
-
-
-def question_focus(
-    conn: sqlite3.Connection, ranker: DocumentRanker, question: str, phrases: list[str]
-) -> dict[str, float]:
-    """How much each phrase is what the question's best documents are about: the share of its top
-    FOCUS_DOCUMENTS (weighted by rank) that contain the phrase. A phrase the question mentions in passing
-    ("a bad idea", "thousands") is rare in the corpus too, but the pages that answer the whole question do
-    not hold it; the subject ("WITHOUT ROWID", "a VirtualHost block") is on nearly all of them."""
-    top = ranker.rank(conn, question, FOCUS_DOCUMENTS)
-    weights = [1 / math.sqrt(rank + 1) for rank in range(len(top))]
-    total = sum(weights)
-    focus: dict[str, float] = {}
-    for phrase in phrases:
-        if total and _TOKEN_RE.search(phrase):
-            found = _documents_with(conn, phrase)
-            held = sum(w for file_id, w in zip(top, weights, strict=True) if file_id in found)
-            focus[phrase] = held / total
-    return focus
