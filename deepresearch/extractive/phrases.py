@@ -43,8 +43,11 @@ _ADVERBS = _set(
     "instead so"
 )
 _PARTICLES = _set("up down out off away back")
+_OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
+_PERFECT = _set("been has have had")  # "has been made", "have changed": a participle after them is a verb
 _PARTICIPLES = _set("made done built written kept found lost held sent left given taken seen known shown")
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
+_CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")
 _QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple", "same", "other"])
 FUNCTION_WORDS = (
     _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
@@ -82,7 +85,9 @@ def tokens(text: str) -> list[str]:
 def _is_content(word: str, following: str) -> bool:
     lower = word.lower()
     if lower in FUNCTION_WORDS or lower in _AUX_DO | _AUX_BE | _AUX_HAVE:
-        return (
+        # "WITHOUT ROWID", "INSERT OR REPLACE": a capitalised keyword before another is part of a name
+        keyword = _CAPITALS.match(word) is not None and _CAPITALS.match(following) is not None
+        return keyword or (
             lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in _KEYWORD_KIND
         )
     return word not in ",;:?!"
@@ -127,8 +132,11 @@ def _verbs(words: list[str]) -> set[int]:
         relative = relative and content[i - 1] and i - 1 not in verbs
         if relative and lower[nxt + 1] in _DETERMINERS | _POSSESSIVES | _PRONOUNS:
             verbs.add(nxt)  # "the commit that introduced a bug"
-        if word in _PREPOSITIONS and nxt + 1 < len(words) and lower[nxt].endswith("ing") and content[nxt]:
-            verbs.add(nxt)  # "without restarting the server"
+        gerund = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
+        if word in _PREPOSITIONS and gerund:
+            verbs.add(after)  # "without restarting the server", "from just serving them"
+        if content[i] and nxt < len(words) and lower[nxt] in _OBJECT_PRONOUNS:
+            verbs.add(i)  # "or load them as shared objects"
         if i > 0 and (
             word in _AUX_DO or (word in _AUX_BE and (i < 2 or lower[i - 1] in _WH | _SUBORDINATORS))
         ):
@@ -162,6 +170,7 @@ def _verbs(words: list[str]) -> set[int]:
                     and a != run[0]
                     and words[a].islower()
                     and words[b][:1].isupper()
+                    and not _CAPITALS.match(words[b])  # "a table WITHOUT ROWID": a keyword, not a name
                 ):
                     verbs.add(a)
                     break
@@ -171,11 +180,22 @@ def _verbs(words: list[str]) -> set[int]:
         ends = nxt >= len(words) or lower[nxt] in _PREPOSITIONS | _SUBORDINATORS | {",", "?"}
         if content[i] and participle and i > 0 and content[i - 1] and ends:
             verbs.add(i)  # "a value stored in", "commits made while"
+        before = i - 1
+        while before > 0 and lower[before] in _ADVERBS:
+            before -= 1
+        if content[i] and participle and i > 0 and lower[before] in _PERFECT:
+            verbs.add(i)  # "that's already been made", "has changed"
+        catenative = i - 1 in verbs and lower[i].endswith("ing") and content[i]
+        if catenative and (nxt >= len(words) or not content[nxt]):
+            verbs.add(i)  # "I keep resolving the same conflict" (not "use caching headers")
+    k = 1
+    while k < len(words) and lower[k] in _ADVERBS:
+        k += 1
     wh_verb = (
-        len(words) > 1 and lower[0] in ("what", "who", "which") and content[1] and lower[1].endswith("s")
+        len(words) > k and lower[0] in ("what", "who", "which") and content[k] and lower[k].endswith("s")
     )
-    if wh_verb and (len(words) == 2 or not content[2] or lower[2] in ("wrong", "on")):
-        verbs.add(1)  # "What happens when", "What goes wrong"
+    if wh_verb and (len(words) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")):
+        verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
     verbs.discard(-1)
     return verbs
 
@@ -286,7 +306,10 @@ def verbs(clause: str) -> list[str]:
     words = tokens(clause)
     lower = [w.lower() for w in words]
     found = []
-    for i in sorted(_verbs(words)):
+    positions = _verbs(words)
+    for i in sorted(positions):
+        if i - 1 in positions and lower[i].endswith("ing"):
+            continue  # "I keep resolving the same conflict": the action asked about, not a way of saying it
         before = [w for w in lower[:i] if w in _AUX_BE | _AUX_DO]
         if not before or before[-1] not in _AUX_BE or lower[i] in _AUX_BE | _AUX_DO | _AUX_HAVE:
             found.append(words[i])

@@ -30,6 +30,8 @@ KEYWORD_NAME = re.compile(
     r"\b(with|for|while|if|try|from|as|is|not|and|or|in|return|import)\s+(?=(?:statements?|keywords?|clauses?|loops?|operators?|blocks?)\b)",
     re.IGNORECASE,
 )
+# a run of capitalised keywords is one name, its stopwords included: "WITHOUT ROWID", "INSERT OR REPLACE"
+KEYWORD_RUN = re.compile(r"\b[A-Z][A-Z_]+(?:\s+[A-Z][A-Z_]+)+\b")
 _BRACKETED = re.compile(r"\[([A-Za-z][A-Za-z0-9]{0,7})\]")
 _CAMEL = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)+\b")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
@@ -49,6 +51,7 @@ def content_tokens(text: str) -> list[str]:
     """Stemmed content words. An identifier also yields its parts, so "subprocess.run" and
     "functools.lru_cache" match text that names "subprocess", "run", "lru" or "cache" on their own."""
     out: list[str] = [name.lower() for name in KEYWORD_NAME.findall(text)]  # "the with statement"
+    out += [w.lower() for run in KEYWORD_RUN.findall(text) for w in run.split() if w.lower() in STOPWORDS]
     out += [f"[{code.lower()}]" for code in _BRACKETED.findall(text)]  # "the [L] flag", "[END]"
     for word in _CAMEL.findall(text):  # TimeoutExpired -> timeout, expired
         out += [_stem(part.lower()) for part in _CAMEL_PART.findall(word) if len(part) > 2]

@@ -26,6 +26,7 @@ _MAX_QUERY_TOKENS = 32
 _MAX_PHRASES = 8
 _TOKEN_RE = re.compile(r"\w+")
 _PHRASE_BREAK = re.compile(r"[^\w\s-]+")
+_NUMBERED_NAME = re.compile(r"\w+(?:[/.\-]\w+)+")
 _STOPWORDS = frozenset(
     (
         "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "in", "is",
@@ -64,8 +65,14 @@ def _content(query: str) -> list[str]:
 
 def _phrases(query: str) -> list[str]:
     """Adjacent content words of the query ("virtual host", "git gc", "foreign key"): a passage that has
-    them side by side scores for the phrase as well as for each word."""
-    found: list[str] = []
+    them side by side scores for the phrase as well as for each word. A name joined by a slash, a dot or a
+    hyphen with a number in it is a phrase of its parts ("HTTP/2", "TLS 1.3", "UTF-8"): its parts alone
+    ("http", "2") are on every page."""
+    found = [
+        " ".join(_TOKEN_RE.findall(name))
+        for name in _NUMBERED_NAME.findall(query.lower())
+        if any(part.isdigit() for part in _TOKEN_RE.findall(name))
+    ]
     for part in _PHRASE_BREAK.split(query.lower()):
         words = _TOKEN_RE.findall(part)
         for a, b in itertools.pairwise(words):

@@ -1,0 +1,81 @@
+"""The extractive engine when the user's words are not the corpus's (issue [quality] part 2): a capitalised
+keyword is one name, a verb is never a noun phrase, a numbered name ("HTTP/2") is searched as one.
+Each on a small real input; the figures over whole manuals are measured by bench/quality (docs/quality.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from deepresearch.extractive.phrases import noun_phrases, verbs
+from deepresearch.extractive.text import content_tokens
+from deepresearch.search.corpus import CorpusIndex
+from deepresearch.search.ranking import match_expression
+
+
+def _page(title: str, body: str) -> str:
+    return f"<html><head><title>{title}</title></head><body><h1>{title}</h1>{body}</body></html>"
+
+
+def _write(root: Path, pages: dict[str, tuple[str, str]]) -> None:
+    root.mkdir()
+    for name, (title, body) in pages.items():
+        (root / name).write_text(_page(title, body))
+
+
+# --- the question's grammar -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("clause", "phrases", "not_phrases"),
+    [
+        ("What actually happens to my data with INSERT OR REPLACE", ["INSERT OR REPLACE"], ["happens"]),
+        ("I keep resolving the same merge conflict", ["the same merge conflict"], ["resolving"]),
+        ("How do I make a handler process some files differently from just serving them", [], ["serving"]),
+        (
+            "Is it better to compile modules into the binary or load them",
+            ["the binary"],
+            ["the binary or load"],
+        ),
+        ("Can I add remarks to a commit that has already been made", ["remarks", "a commit"], ["made"]),
+        ("Why would I declare an SQLite table WITHOUT ROWID", ["an SQLite table WITHOUT ROWID"], []),
+    ],
+)
+def test_verbs_are_no_noun_phrases_and_a_keyword_run_is_one_name(
+    clause: str, phrases: list[str], not_phrases: list[str]
+) -> None:
+    found = [phrase.text for phrase in noun_phrases(clause)]
+    for phrase in phrases:
+        assert phrase in found, found
+    for phrase in not_phrases:
+        assert phrase not in found, found
+
+
+def test_a_verb_after_a_verb_is_the_action_asked_about() -> None:
+    # not a noun phrase (above), and not a light "way of saying it" either: the sources say "resolved"
+    assert verbs("I keep resolving the same merge conflict") == ["keep"]
+
+
+def test_a_capitalised_keyword_keeps_its_small_words() -> None:
+    assert "without" in content_tokens("a table WITHOUT ROWID")
+    assert "without" not in content_tokens("a table without a rowid")  # an ordinary word stays a stopword
+    assert "or" in content_tokens("INSERT OR REPLACE")
+
+
+# --- retrieval: a numbered name is one phrase ---------------------------------------------------------
+async def test_a_numbered_name_is_searched_as_one_phrase(tmp_path: Path) -> None:
+    pages = {
+        "http2.html": ("Protocol guide", "<p>HTTP/2 multiplexes requests over one connection.</p>"),
+    }
+    pages |= {
+        f"release-{i}.html": (
+            f"Release {i}.2",
+            f"<p>Release {i}.2 fixes 2 bugs in the HTTP parser, 2 in the HTTP client, 2 in headers.</p>",
+        )
+        for i in range(6)
+    }
+    root = tmp_path / "docs"
+    _write(root, pages)
+    index = CorpusIndex(tmp_path / "index.db", root)
+    await index.reindex()
+    assert (await index.search("How do I turn on HTTP/2?", 3))[0].url == "corpus://http2.html"
+    assert '"http 2"' in (match_expression("How do I turn on HTTP/2?") or "")
