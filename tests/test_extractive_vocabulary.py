@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from deepresearch.extractive.phrases import noun_phrases, verbs
+from deepresearch.extractive.planning import question_topic
 from deepresearch.extractive.text import content_tokens
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.ranking import match_expression
@@ -79,3 +80,17 @@ async def test_a_numbered_name_is_searched_as_one_phrase(tmp_path: Path) -> None
     await index.reindex()
     assert (await index.search("How do I turn on HTTP/2?", 3))[0].url == "corpus://http2.html"
     assert '"http 2"' in (match_expression("How do I turn on HTTP/2?") or "")
+
+
+@pytest.mark.parametrize(
+    ("clause", "phrase"),
+    [
+        ("I host thousands of customer sites", "customer sites"),
+        ("Can I have only the couple of directories I work on", "directories"),
+        ("We keep dozens of branches", "branches"),
+    ],
+)
+def test_a_quantity_is_no_topic_the_noun_after_of_is(clause: str, phrase: str) -> None:
+    found = [p.text for p in noun_phrases(clause)]
+    assert found[0] == phrase, found
+    assert question_topic(clause + "?") == phrase  # no "What are thousands?"

@@ -49,6 +49,10 @@ _PARTICIPLES = _set("made done built written kept found lost held sent left give
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
 _CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")
 _QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple", "same", "other"])
+# "thousands of sites", "a couple of directories": a quantity, the noun after "of" is what is asked about
+_QUANTITY_NOUNS = _set(
+    "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
+)
 FUNCTION_WORDS = (
     _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
     | _CONJUNCTIONS | _SUBORDINATORS | _ADVERBS | _PARTICLES
@@ -223,7 +227,7 @@ def noun_phrases(clause: str) -> list[Phrase]:
     lower = [w.lower() for w in words]
     verbs = _verbs(words)
     phrases: list[Phrase] = []
-    context = "subject"
+    context, carried = "subject", ""
     subordinate = False
     i = 0
     while i < len(words):
@@ -241,7 +245,10 @@ def noun_phrases(clause: str) -> list[Phrase]:
         while start > 0 and lower[start - 1] in _DETERMINERS | _POSSESSIVES | _QUANTIFIERS:
             start -= 1
         end, items = _extent(words, i, verbs)
-        role = context
+        if " ".join(lower[i:end]) in _QUANTITY_NOUNS and end + 1 < len(words) and lower[end] == "of":
+            carried, i = context, end + 1  # "thousands of customer sites": the sites are the phrase
+            continue
+        role, carried = carried or context, ""
         if start > 0 and lower[0] in ("what", "which") and not phrases:
             role = "named" if lower[1] in _AUX_BE and start <= 3 else "which" if start == 1 else role
         text = " ".join(words[start:end])
