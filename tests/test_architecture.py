@@ -153,6 +153,22 @@ def test_no_stand_in_methods() -> None:
     assert stand_ins == [], stand_ins
 
 
+def test_the_compiled_graph_stays_behind_the_engine() -> None:
+    """Readers and steering ask the engine for a state, a history, a seed or the drawing
+    (engine/core.py's face); only deepresearch/engine/ holds the compiled graph itself."""
+    reaching = [
+        f"{path.relative_to(ROOT)}:{node.lineno}"
+        for path in [*(ROOT / f"{name}.py" for name in FRONT_DOORS), *_sources("deepresearch")]
+        if "engine" not in path.relative_to(ROOT).parts[:2]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute)
+        and node.attr == "graph"
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "engine"
+    ]
+    assert reaching == [], reaching
+
+
 def test_no_test_file_is_too_long() -> None:
     """The suites keep the same limit per file (a topic per file; shared helpers in tests/_*_helpers.py)."""
     too_long = [

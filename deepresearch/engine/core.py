@@ -125,6 +125,34 @@ class ResearchEngine:
             data = {**record.to_dict(), "resumable": True, "indexed": True, "recovered": True}
             await execution.emit("checkpoint", stage.key, data)
 
+    # --- the graph's saved state, for readers and steering: the compiled graph stays behind this face ----
+    async def state(self, config: RunnableConfig) -> StateSnapshot:
+        """The state at a checkpoint (the thread's latest without a checkpoint_id)."""
+        return await self.graph.aget_state(config)
+
+    def state_history(
+        self, config: RunnableConfig, limit: int | None = None, before: RunnableConfig | None = None
+    ) -> AsyncIterator[StateSnapshot]:
+        """The thread's saved states, newest first."""
+        return self.graph.aget_state_history(config, limit=limit, before=before)
+
+    async def update_state(
+        self, config: RunnableConfig, values: dict[str, Any], as_node: str
+    ) -> RunnableConfig:
+        """A new checkpoint on the thread, as if ``as_node`` had written ``values`` (a fork's seed)."""
+        return await self.graph.aupdate_state(config, values, as_node=as_node)
+
+    async def delete_thread(self, thread_id: str) -> None:
+        """Every checkpoint and pending write of the thread (a deleted run's)."""
+        await self.graph.checkpointer.adelete_thread(thread_id)  # type: ignore[union-attr]
+
+    def subgraph_names(self, namespace: str | None = None) -> list[str]:
+        return [name for name, _ in self.graph.get_subgraphs(namespace=namespace)]
+
+    def drawing(self, xray: bool | int) -> dict[str, Any]:
+        """The graph as LangGraph draws it (nodes and edges, JSON)."""
+        return self.graph.get_graph(xray=xray).to_json()
+
     async def latest_config(self, run: RunRecord) -> RunnableConfig | None:
         snapshot = await self.graph.aget_state(graph_config(run.thread_id))
         return snapshot.config if snapshot.values else None

@@ -307,7 +307,7 @@ class RunService:
             run = await self.store.get_run(run_id)
             if run.status in ACTIVE_STATUSES or run_id in self._active:
                 raise RunConflict(f"run {run_id} is {run.status}; cancel it before deleting")
-            await self.engine.graph.checkpointer.adelete_thread(run.thread_id)  # type: ignore[union-attr]
+            await self.engine.delete_thread(run.thread_id)
             await asyncio.to_thread(self._remove_artifacts, run)
             await self.store.delete_run(run_id)
             if scrub:

@@ -60,7 +60,7 @@ async def _prepare(
         raise RunConflict(f"run {run_id} is {run.status}; fork it once it has stopped (or cancel it)")
     checkpoint = await service.views.checkpoint(run_id, request.checkpoint_id)
     config = graph_config(checkpoint.thread_id, checkpoint.checkpoint_id, checkpoint.checkpoint_ns)
-    snapshot = await service.engine.graph.aget_state(config)
+    snapshot = await service.engine.state(config)
     options = service.options(run.options, request.patch.options, principal).model_dump()
     # a patch that cannot apply raises PatchError, an InvalidInput (422 naming the patch's field)
     plan = plan_fork(dict(snapshot.values), checkpoint.stage, request.patch, options, {})
@@ -106,10 +106,9 @@ async def create_fork(
     forked_from = {"run_id": run_id, "checkpoint_id": prepared.checkpoint.checkpoint_id}
     fork = await service.store.update_run(fork.run_id, forked_from=forked_from)
     await service.store.copy_receipts(run_id, fork.run_id, REUSABLE_TOOLS)
-    graph = service.engine.graph
-    seeded = await graph.aupdate_state(graph_config(fork.thread_id), plan.values, as_node=plan.as_node)
+    seeded = await service.engine.update_state(graph_config(fork.thread_id), plan.values, plan.as_node)
     stage = STAGES_BY_KEY[plan.seeded_stage]
-    snapshot = await graph.aget_state(seeded)
+    snapshot = await service.engine.state(seeded)
     record = CheckpointRecord(
         run_id=fork.run_id,
         checkpoint_id=seeded["configurable"]["checkpoint_id"],
@@ -169,7 +168,7 @@ async def follow_up(
     if original.status != "completed":
         raise RunConflict(f"run {run_id} is {original.status}; ask a follow-up once it has completed")
     question = check_question(question, service.settings.max_question_chars)
-    values = (await service.engine.graph.aget_state(graph_config(original.thread_id))).values
+    values = (await service.engine.state(graph_config(original.thread_id))).values
     # asked from a finished report, a follow-up does not stop for a plan review unless asked to
     options = service.options({**original.options, "review_plan": False}, patch, principal)
     run = await service.create_with(question, options, principal)
@@ -188,7 +187,7 @@ async def follow_up(
         "search_results": [r for r in values.get("search_results", []) if r["url"] in read],
         **{key: values.get(key, []) for key in SEEDED_KEYS},
     }
-    await service.engine.graph.aupdate_state(graph_config(run.thread_id), seed, as_node="__input__")
+    await service.engine.update_state(graph_config(run.thread_id), seed, "__input__")
     text = (
         f"A follow-up of run {run_id}: starts with its {len(seed['sources'])} sources and searches only "
         "for what they do not cover."

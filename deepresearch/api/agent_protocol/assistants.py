@@ -83,7 +83,7 @@ async def get_graph(
     """The graph as LangGraph draws it: the stages, review_plan, reflection and finalize_report and their
     edges; with `xray` the search and analysis subgraphs' nodes too."""
     check_assistant(assistant_id)
-    drawing = service.engine.graph.get_graph(xray=xray).to_json()
+    drawing = service.engine.drawing(xray)
     return GraphDrawing(nodes=list(drawing["nodes"]), edges=list(drawing["edges"]))
 
 
@@ -116,14 +116,14 @@ async def get_schemas(assistant_id: str) -> GraphSchema:
 @assistants.get("/{assistant_id}/subgraphs", response_model=Subgraphs, responses=_NOT_FOUND)
 async def get_subgraphs(assistant_id: str, service: ServiceDep) -> dict[str, GraphSchema]:
     check_assistant(assistant_id)
-    return {name: GraphSchema(graph_id=GRAPH_ID) for name, _ in service.engine.graph.get_subgraphs()}
+    return {name: GraphSchema(graph_id=GRAPH_ID) for name in service.engine.subgraph_names()}
 
 
 @assistants.get("/{assistant_id}/subgraphs/{namespace}", response_model=Subgraphs, responses=_NOT_FOUND)
 async def get_subgraph(assistant_id: str, namespace: str, service: ServiceDep) -> dict[str, GraphSchema]:
     check_assistant(assistant_id)
-    graph = service.engine.graph
-    return {name: GraphSchema(graph_id=GRAPH_ID) for name, _ in graph.get_subgraphs(namespace=namespace)}
+    names = service.engine.subgraph_names(namespace)
+    return {name: GraphSchema(graph_id=GRAPH_ID) for name in names}
 
 
 @info.get("/info", response_model=ServerInfo)

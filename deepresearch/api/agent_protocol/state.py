@@ -94,7 +94,7 @@ async def snapshot(
     config = (
         graph_config(research.thread_id, checkpoint_id) if checkpoint_id else graph_config(research.thread_id)
     )
-    return await service.engine.graph.aget_state(config)
+    return await service.engine.state(config)
 
 
 async def stage_index(service: RunService, research: RunRecord) -> dict[str, CheckpointRecord]:
@@ -109,7 +109,7 @@ async def history(
     stages = await stage_index(service, research)
     before_config = graph_config(research.thread_id, before) if before else None
     states: list[ThreadState] = []
-    async for past in service.engine.graph.aget_state_history(
+    async for past in service.engine.state_history(
         graph_config(research.thread_id), limit=limit, before=before_config
     ):
         states.append(thread_state(thread_id, past, stages))

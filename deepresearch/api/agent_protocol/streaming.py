@@ -66,9 +66,7 @@ class RunStream:
         self.run = run
         self.started = started
         """Waits for an enqueued run to start (lifecycle.Protocol.started)."""
-        self.subgraphs = (
-            {name for name, _ in service.engine.graph.get_subgraphs()} if subgraphs else set[str]()
-        )
+        self.subgraphs = set(service.engine.subgraph_names()) if subgraphs else set[str]()
         self._step = 0
         """The latest checkpoint's step (the `debug` parts' step)."""
         self.modes = set(modes)
