@@ -19,8 +19,6 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import httpx
-import openai
-from openai import AsyncOpenAI
 from pydantic import BaseModel
 
 from config import Settings
@@ -55,6 +53,10 @@ from deepresearch.llm.wire import (
 )
 from deepresearch.web.tls import shared_ssl_context
 
+# The openai SDK is imported when a client is built (open_llm_client imports it off the event loop), not
+# with this module: importing it costs about a second of CPU (its pydantic types), which every process that
+# imports the engine paid - the extractive CLI runs, `token`/`runs` commands, a server that never calls a
+# model.
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T", bound=BaseModel)
@@ -110,7 +112,9 @@ class LLMClient:
         self._http = httpx.AsyncClient(
             trust_env=False, timeout=httpx.Timeout(timeout), verify=shared_ssl_context()
         )
-        self._client = AsyncOpenAI(
+        import openai  # (see the module's imports)
+
+        self._client = openai.AsyncOpenAI(
             api_key=settings.openai_api_key or PLACEHOLDER_API_KEY,
             base_url=base_url or DEFAULT_OPENAI_BASE_URL,
             timeout=timeout,
@@ -153,6 +157,8 @@ class LLMClient:
         With a ``schema`` the request asks for it in the negotiated structured-output mode (see
         deepresearch.llm.modes). ``<think>`` reasoning is stripped from the text.
         """
+        import openai  # bound here: the SDK is imported when a client is built
+
         settings = self._settings
         max_tokens = max_tokens or settings.llm_max_output_tokens
         temperature = settings.llm_temperature if temperature is None else temperature
@@ -273,6 +279,8 @@ class LLMClient:
         fails before the first piece) is asked once more without streaming, with the usual retries; a
         stream that breaks midway fails (nothing half-written is returned). An exception raised by
         ``on_delta`` (a cancel) closes the stream and propagates."""
+        import openai  # bound here: the SDK is imported when a client is built
+
         settings = self._settings
         params = self._negotiation.params(
             self.model, messages, settings.llm_max_output_tokens, settings.llm_temperature, None
@@ -291,6 +299,8 @@ class LLMClient:
         return response
 
     async def _read_stream(self, stream: Any, on_delta: Callable[[str], Awaitable[None]]) -> LLMResponse:
+        import openai  # bound here: the SDK is imported when a client is built
+
         parts: list[str] = []
         usage: object = None
         finish: str | None = None

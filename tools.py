@@ -9,6 +9,7 @@ and which budget it spends is its ToolSpec's (deepresearch/receipts/specs.py); a
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -404,6 +405,8 @@ async def open_llm_client(
     """The run's LLM client, asking for structured output the way this server was found to take it (or
     finding out - what server it is, then what it accepts - and remembering it in the database).
     ``wait_check`` runs while a request queues for a slot of the endpoint: a cancel leaves the queue."""
+    # the SDK's first import is about a second of CPU: in a thread, so the loop keeps serving meanwhile
+    await asyncio.to_thread(importlib.import_module, "openai")
     endpoint, model = endpoint_of(settings), settings.openai_model_name.strip()
     known = await store.get_llm_capability(endpoint, model)
     mode: OutputMode | None = None

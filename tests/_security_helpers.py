@@ -16,6 +16,7 @@ from deepresearch.service.auth import Tokens
 from deepresearch.store import open_persistence
 from peers import serve_app
 from runner import create_app
+from tests.conftest import POLL_SECONDS
 
 QUESTION = "How do durable workflow checkpoints keep long research runs safe?"
 
@@ -39,7 +40,7 @@ def wait_finished(client: httpx.Client, run_id: str, timeout: float = 60) -> dic
         run = client.get(f"/api/runs/{run_id}").json()
         if run["status"] not in ("queued", "running"):
             return run
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError(f"run {run_id} did not finish")
 
 

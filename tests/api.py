@@ -13,7 +13,7 @@ import pytest
 
 from peers import serve_app
 from runner import create_app
-from tests.conftest import Servers
+from tests.conftest import POLL_SECONDS, Servers
 
 
 @pytest.fixture
@@ -37,5 +37,5 @@ def wait_status(client: httpx.Client, run_id: str, statuses: set[str], timeout: 
         run = client.get(f"/api/runs/{run_id}").json()
         if run["status"] in statuses:
             return run
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError(f"run {run_id} did not reach {statuses}")

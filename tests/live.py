@@ -17,6 +17,7 @@ import httpx
 
 from peers import free_port
 from peers.servers import server_env as server_env  # the tests take it from here with live_server
+from tests.conftest import POLL_SECONDS
 
 ROOT = Path(__file__).resolve().parent.parent
 _START_ATTEMPTS = 3
@@ -109,5 +110,5 @@ def wait_for(client: httpx.Client, run_id: str, predicate: Any, timeout: float =
         run = client.get(f"/api/runs/{run_id}").json()
         if predicate(run):
             return run
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError(f"run {run_id} never satisfied the condition; last: {run.get('status')}")

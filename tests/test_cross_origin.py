@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from peers import serve_app
 from runner import create_app
-from tests.conftest import Servers
+from tests.conftest import POLL_SECONDS, Servers
 from tests.test_workbench import CHROMIUM, CHROMIUM_ARGS, browser  # noqa: F401 (the fixture)
 
 QUESTION = "How do durable workflow checkpoints keep long research runs safe?"
@@ -58,7 +58,7 @@ def target(servers: Servers, tmp_path: Path) -> Iterator[tuple[str, str]]:
             deadline = time.monotonic() + 60
             while client.get(f"/api/runs/{run_id}").json()["status"] in ("queued", "running"):
                 assert time.monotonic() < deadline, "the run did not finish"
-                time.sleep(0.05)
+                time.sleep(POLL_SECONDS)
         yield base, f"{base}/api/runs/{run_id}/cancel"
 
 

@@ -13,7 +13,7 @@ import httpx
 
 from peers import serve_app
 from runner import create_app
-from tests.conftest import Servers
+from tests.conftest import POLL_SECONDS, Servers
 from tests.live import ROOT, server_env
 
 QUESTION = "How do durable workflow checkpoints keep long research runs safe?"
@@ -31,7 +31,7 @@ def _wait_stopped(client: httpx.Client, run_id: str, timeout: float = 60) -> dic
     deadline = time.monotonic() + timeout
     while (run := client.get(f"/api/runs/{run_id}").json())["status"] in ("queued", "running"):
         assert time.monotonic() < deadline, f"run {run_id} did not stop"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     return run
 
 

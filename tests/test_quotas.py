@@ -12,7 +12,7 @@ import httpx
 
 from peers import serve_app
 from runner import create_app
-from tests.conftest import Servers
+from tests.conftest import POLL_SECONDS, Servers
 
 QUESTION = "How do durable workflow checkpoints keep long research runs safe?"
 MARKDOWN = {"content-type": "text/markdown"}
@@ -38,7 +38,7 @@ def _wait_stopped(client: httpx.Client, run_id: str, timeout: float = 60) -> Non
     deadline = time.monotonic() + timeout
     while client.get(f"/api/runs/{run_id}").json()["status"] in ("queued", "running"):
         assert time.monotonic() < deadline, f"run {run_id} did not stop"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
 
 
 def test_starts_at_once_never_pass_the_active_run_limit(

@@ -12,7 +12,7 @@ import httpx
 
 from deepresearch.service.contracts import EVENT_MODELS
 from tests.api import wait_status
-from tests.conftest import Servers
+from tests.conftest import POLL_SECONDS, Servers
 from tests.sse import iter_sse
 
 QUESTION = "How do durable workflow checkpoints and SQLite write-ahead logging keep long runs safe?"
@@ -31,7 +31,7 @@ def wait_released(api: httpx.Client, run_id: str, timeout: float = 30) -> dict[s
         run = api.get(f"/api/runs/{run_id}").json()
         if run["lease_owner"] is None and run["active_here"] is False:
             return run
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError(f"run {run_id} still holds its lease after {timeout}s")
 
 

@@ -78,7 +78,7 @@ def session_cookie_name(request: Request) -> str:
     return SECURE_SESSION_COOKIE if request.url.scheme == "https" else SESSION_COOKIE
 
 
-def session_cookie(request: Request, plain: Annotated[str | None, Depends(_cookie)]) -> str | None:
+async def session_cookie(request: Request, plain: Annotated[str | None, Depends(_cookie)]) -> str | None:
     """The session id this request carries: over HTTPS only the ``__Host-`` cookie counts."""
     return request.cookies.get(SECURE_SESSION_COOKIE) if request.url.scheme == "https" else plain
 
@@ -120,7 +120,7 @@ async def request_principal(
 PrincipalDep = Annotated[Principal, Depends(request_principal)]
 
 
-def get_service(request: Request) -> RunService:
+async def get_service(request: Request) -> RunService:  # async: no thread hop
     return request.app.state.service  # type: ignore[no-any-return]
 
 

@@ -102,7 +102,7 @@ async def delete_session(request: Request) -> Response:
     """Sign out: the session is revoked on the server (its cookie is refused from now on, wherever a copy
     of it is) and the browser told to forget it. Needs no credentials (without a session there is nothing
     to end): the cookie is read here, not declared as the route's security."""
-    session_id = session_cookie(request, request.cookies.get(SESSION_COOKIE))
+    session_id = await session_cookie(request, request.cookies.get(SESSION_COOKIE))
     if session_id:
         await request.app.state.tokens.end_session(session_id)
     response = Response(status_code=204)

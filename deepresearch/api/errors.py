@@ -88,8 +88,10 @@ LIST_PARAMETERS = frozenset({"stream_mode"})
 """Query parameters that are lists (the Agent Protocol's join stream): given once per value."""
 
 
-def single_query_values(request: Request) -> None:
-    """A query parameter given twice is refused: which one would count is nobody's guess."""
+async def single_query_values(request: Request) -> None:
+    """A query parameter given twice is refused: which one would count is nobody's guess. (The
+    dependencies here are ``async def`` though they never wait: FastAPI runs a plain ``def`` dependency in
+    its thread pool, a thread hop per request - measurable CPU on every poll of a run.)"""
     params = request.query_params
     repeated = sorted({key for key in params if len(params.getlist(key)) > 1 and key not in LIST_PARAMETERS})
     if repeated:

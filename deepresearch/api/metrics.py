@@ -123,7 +123,7 @@ class _StoreCollector(Collector):
         self.snapshot = (by_status, max(ages) if ages else None)
 
 
-def metrics_principal(
+async def metrics_principal(
     request: Request, principal: Annotated[Principal, Depends(request_principal)]
 ) -> Principal:
     if request.app.state.access.token_required and not principal.admin:

@@ -8,12 +8,13 @@ from collections.abc import Mapping
 from contextlib import suppress
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
-
 from config import Settings
+
+if TYPE_CHECKING:  # the SDK is imported when an LLM client is built (llm_client.py)
+    import openai
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 

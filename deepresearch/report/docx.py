@@ -9,8 +9,6 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from docx import Document
-from docx.shared import Pt
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
@@ -18,6 +16,9 @@ _MD = MarkdownIt("js-default").enable("table")
 
 
 def report_docx(markdown: str, title: str) -> bytes:
+    # python-docx is imported on the first .docx (in a thread), not with the server: start-up CPU
+    from docx import Document
+
     document = Document()
     document.core_properties.title = title[:250]
     document.core_properties.subject = "deepresearch report"
@@ -57,6 +58,8 @@ class _Writer:
             elif kind == "table_close":
                 self._table()
             elif kind in ("fence", "code_block"):
+                from docx.shared import Pt  # (imported by report_docx already)
+
                 paragraph = self.document.add_paragraph()
                 run = paragraph.add_run(token.content.rstrip("\n"))
                 run.font.name = "Courier New"

@@ -19,8 +19,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pypdf.errors import PyPdfError
-
 from config import Settings
 from deepresearch.cpu import CpuPool, CpuWorkerLost
 from deepresearch.errors import (
@@ -38,8 +36,15 @@ from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import CollectionPublic, DocumentPublic, StoragePublic
 
 logger = logging.getLogger(__name__)
-# what pypdf raises on a malformed file (its own errors, and the builtins its parsing code lets through)
-_PARSE_ERRORS = (PyPdfError, ValueError, KeyError, TypeError, IndexError, AttributeError, OSError)
+
+
+def _parse_errors() -> tuple[type[Exception], ...]:
+    """What pypdf raises on a malformed file (its own errors, and the builtins its parsing code lets
+    through). pypdf is imported at the first PDF upload, not with the server: start-up CPU."""
+    from pypdf.errors import PyPdfError
+
+    return (PyPdfError, ValueError, KeyError, TypeError, IndexError, AttributeError, OSError)
+
 
 FILE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9 ._()-]{0,140}\.(md|MD|txt|TXT|html|HTML|htm|HTM|pdf|PDF)$"
 """A plain file name with an extension the corpus indexes (also stated in the OpenAPI document)."""
@@ -116,13 +121,14 @@ class Collections:
         _check_content(suffix, body, media_type)
         if suffix == ".pdf":
             limits = (self.settings.document_max_pages, self.settings.document_parse_seconds)
+            parse_errors = await asyncio.to_thread(_parse_errors)  # the first imports pypdf: off the loop
             try:
                 await read_within_limits(cpu, file_name, body, *limits)
             except DocumentLimit as exc:
                 raise InvalidInput(str(exc), "body") from None
             except CpuWorkerLost:
                 raise UnsupportedDocument("the PDF cannot be read: its parser crashed") from None
-            except _PARSE_ERRORS:  # a malformed PDF is stored and indexed as failed, as before; not refused
+            except parse_errors:  # a malformed PDF is stored and indexed as failed, as before; not refused
                 logger.info("uploaded PDF %s does not parse; stored, it will be indexed as failed", file_name)
         return await asyncio.to_thread(self.put, principal, name, file_name, body, media_type)
 

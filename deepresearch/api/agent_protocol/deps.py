@@ -12,7 +12,7 @@ from deepresearch.api.agent_protocol.lifecycle import Protocol
 from deepresearch.store.steering import ProtocolThread
 
 
-def protocol(service: ServiceDep, principal: PrincipalDep) -> Protocol:
+async def protocol(service: ServiceDep, principal: PrincipalDep) -> Protocol:  # async: no thread hop
     return Protocol(service, principal)
 
 

@@ -10,21 +10,28 @@ replica can answer any request) and streams each response, so progress reaches t
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
 
+import anyio
+from anyio.abc import TaskGroup, TaskStatus
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import Request
 from starlette.types import Receive, Scope, Send
 
 from deepresearch.api.access import request_principal
-from deepresearch.api.mcp.tools import McpFrontEnd, build_mcp_server
 from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import ErrorPublic
+
+# The MCP SDK (and our tools on it) is imported when /mcp gets its first request, not at start-up: it is
+# about a second of a server's start-up CPU, and most servers never see an MCP client.
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 __all__ = ["McpEndpoint", "mount_mcp"]
 
@@ -34,6 +41,8 @@ PRINCIPAL_KEY = "deepresearch.principal"
 
 def scope_principal(ctx: Context) -> Principal:
     """The principal the endpoint authenticated for this request."""
+    from mcp.server.mcpserver.exceptions import ToolError
+
     request = ctx.request_context.request
     principal = getattr(request, "scope", {}).get(PRINCIPAL_KEY)
     if not isinstance(principal, Principal):
@@ -42,23 +51,61 @@ def scope_principal(ctx: Context) -> Principal:
 
 
 class McpEndpoint:
-    """The ASGI endpoint at /mcp: authenticate as /api does, then hand the request to the SDK."""
+    """The ASGI endpoint at /mcp: authenticate as /api does, then hand the request to the SDK. The SDK's
+    server and session manager are built at the first request and run until the app stops."""
 
     def __init__(self, app: FastAPI, version: str) -> None:
+        self._app = app
+        self._version = version
+        self._manager: StreamableHTTPSessionManager | None = None
+        self._group: TaskGroup | None = None
+        self._lock = asyncio.Lock()
+
+    def _build(self) -> StreamableHTTPSessionManager:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from deepresearch.api.mcp.tools import McpFrontEnd, build_mcp_server
+
+        app = self._app
         settings = app.state.settings
         front = McpFrontEnd(lambda: app.state.service, scope_principal, settings.mcp_research_timeout_seconds)
-        self.server = build_mcp_server(front, version)
+        server = build_mcp_server(front, self._version)
         # builds the session manager; the Host and Origin checks are BrowserGuard's, for every route alike
-        self.server.streamable_http_app(
+        server.streamable_http_app(
             stateless_http=True,
             max_request_body_size=settings.max_request_bytes,
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-        self.manager = self.server.session_manager
+        return server.session_manager
 
-    def running(self) -> AbstractAsyncContextManager[None]:
-        """The session manager's task group: entered for the app's lifetime (its lifespan)."""
-        return self.manager.run()
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The app's lifetime (entered by its lifespan): the task group the session manager runs in once
+        built, cancelled when the app stops."""
+        async with anyio.create_task_group() as group:
+            self._group = group
+            try:
+                yield
+            finally:
+                self._group = None
+                group.cancel_scope.cancel()
+
+    async def _started(self) -> StreamableHTTPSessionManager:
+        async with self._lock:
+            if self._manager is None:
+                if self._group is None:
+                    raise RuntimeError("/mcp is served only while the app runs (its lifespan)")
+                # importing the SDK is about a second of CPU: in a thread, so the loop keeps serving
+                manager = await asyncio.to_thread(self._build)
+                await self._group.start(self._run, manager)
+                self._manager = manager
+            return self._manager
+
+    @staticmethod
+    async def _run(manager: StreamableHTTPSessionManager, *, task_status: TaskStatus[Any]) -> None:
+        async with manager.run():  # the session manager's task group, in a task of the app's lifetime
+            task_status.started()
+            await anyio.sleep_forever()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
@@ -68,7 +115,8 @@ class McpEndpoint:
             body = ErrorPublic(detail=str(exc.detail)).model_dump(exclude_none=True)
             await JSONResponse(body, status_code=exc.status_code, headers=exc.headers)(scope, receive, send)
             return
-        await self.manager.handle_request({**scope, PRINCIPAL_KEY: principal}, receive, send)
+        manager = await self._started()
+        await manager.handle_request({**scope, PRINCIPAL_KEY: principal}, receive, send)
 
 
 def _bearer(request: Request) -> HTTPAuthorizationCredentials | None:
