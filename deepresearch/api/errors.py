@@ -8,6 +8,8 @@ Validation errors never echo the rejected input back (a NaN or a lone surrogate 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
 from typing import Any
@@ -168,6 +170,8 @@ class BodyLimit:
             await _error(400, "invalid Content-Length header")(scope, receive, send)
             return
         if length is not None and int(length) > max_bytes:
+            if int(length) <= LINGER_BYTES:
+                await _drain(receive)
             await self._refuse(scope, receive, send, max_bytes)
             return
         seen = 0
@@ -178,6 +182,8 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > max_bytes:
+                    if message.get("more_body", False):
+                        await _drain(receive)
                     raise BodyTooLarge(413, f"request body larger than {max_bytes} bytes")
             return message
 
@@ -188,6 +194,26 @@ class BodyLimit:
         response = _error(413, f"request body larger than {max_bytes} bytes")
         response.headers["Connection"] = "close"
         await response(scope, receive, send)
+
+
+LINGER_BYTES = 16 * 1024 * 1024
+LINGER_SECONDS = 2.0
+"""What is read and dropped of a refused body before the 413: the server closes the connection after it,
+and closing with unread bytes makes the kernel reset the connection - the client may then lose the 413 it
+was already sent. A larger body, or a slower one, is cut off unread (as nginx's lingering close does)."""
+
+
+async def _drain(receive: Receive) -> None:
+    dropped = 0
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(LINGER_SECONDS):
+            while dropped <= LINGER_BYTES:
+                message = await receive()
+                if message["type"] != "http.request":
+                    return
+                dropped += len(message.get("body", b""))
+                if not message.get("more_body", False):
+                    return
 
 
 class BodyTooLarge(StarletteHTTPException):
