@@ -10,13 +10,27 @@ from __future__ import annotations
 import json
 import shutil
 import tarfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
 from deepresearch.engine.core import graph_config, open_engine
 from deepresearch.store import EventRecord
 from tests.conftest import Servers
+
+
+def _extract(tar: tarfile.TarFile, destination: Path) -> None:
+    """The fixture's files and folders, never a path outside `destination` or a link. Python 3.11.0-3.11.3
+    (Debian 12's 3.11.2) have no extraction filters, so the members are checked here on every version."""
+    for member in tar.getmembers():
+        path = PurePosixPath(member.name)
+        safe = not path.is_absolute() and ".." not in path.parts and (member.isfile() or member.isdir())
+        assert safe, f"unexpected member {member.name!r} in the fixture"
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(destination, filter="data")
+    else:
+        tar.extractall(destination)  # every member was checked above
+
 
 FIXTURES = sorted((Path(__file__).parent / "fixtures").glob("state-v*"))
 
@@ -28,7 +42,7 @@ async def test_a_run_paused_by_an_older_version_resumes(
     meta = json.loads((fixture / "fixture.json").read_text(encoding="utf-8"))
     unpacked = tmp_path / "unpacked"
     with tarfile.open(fixture / "run.tar.gz") as tar:
-        tar.extractall(unpacked, filter="data")
+        _extract(tar, unpacked)
     (tmp_path / "home").mkdir()
     shutil.copy(unpacked / "deepresearch.db", tmp_path / "home" / "deepresearch.db")
     shutil.copytree(unpacked / "workspace", tmp_path / "workspace")
