@@ -256,8 +256,10 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
     statements = [clause for clause in clauses if clause not in asking]
     # a pronoun refers back: in the first clause only to a statement before it ("Why is it unsafe to ...")
     asked = [_from_scene(asking[0], statements)]
-    if statements:  # "... fall back to HTTP/1.1. What is going wrong?": wrong with what the scene names
-        asked[0] = _anchor(asked[0], " ".join(statements), None, topic)
+    scene = statements[-1] if statements else ""
+    if scene and not set(content_tokens(asked[0])) & set(content_tokens(" ".join(statements))):
+        # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
+        asked[0] = f"{asked[0]} when {_inline(scene)}"
     for clause in asking[1:]:
         antecedent = _clause_task(asked[-1]) or topic
         if antecedent:
@@ -283,6 +285,17 @@ def _from_scene(clause: str, statements: list[str]) -> str:
             r"\b(them|they)\b", _lower_possessive(plural.text), clause, count=1, flags=re.IGNORECASE
         )
     return clause
+
+
+_SENTENCE_OPENERS = frozenset(
+    ["my", "our", "your", "the", "a", "an", "this", "these", "that", "those", "every", "all", "some"]
+)
+
+
+def _inline(sentence: str) -> str:
+    """A sentence continued inside another: its capital dropped where it only opened the sentence."""
+    first, _, rest = sentence.partition(" ")
+    return f"{first.lower()} {rest}".strip() if first.lower() in _SENTENCE_OPENERS else sentence
 
 
 _PERSONAL = re.compile(r"^(?:i|we|you)$", re.IGNORECASE)
