@@ -44,7 +44,8 @@ _ADVERBS = _set(
 )
 _PARTICLES = _set("up down out off away back")
 _OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
-_PERFECT = _set("been has have had")  # "has been made", "have changed": a participle after them is a verb
+# "has been made", "should be used": a participle after one of them is a verb
+_PERFECT = _set("be been being has have had")
 _PARTICIPLES = _set("made done built written kept found lost held sent left given taken seen known shown")
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
 _CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")
@@ -141,6 +142,17 @@ def _verbs(words: list[str]) -> set[int]:
             verbs.add(after)  # "without restarting the server", "from just serving them"
         if content[i] and nxt < len(words) and lower[nxt] in _OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"
+        progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
+        if word in _AUX_BE and i > 0 and progressive and words[after + 1] not in ",;:?!":
+            verbs.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
+        last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
+        if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PREPOSITIONS and last:
+            verbs.add(i)  # "come from", "be careful about": a verb and its particle end the clause
+        if i == 0 and content[0] and words[0][:1].isupper() and nxt < len(words) and content[nxt]:
+            third = lower[nxt].endswith("s") and not lower[nxt].endswith("ss")
+            opens = nxt + 1 < len(words) and lower[nxt + 1] in _PREPOSITIONS | _DETERMINERS | _POSSESSIVES
+            if third and opens:
+                verbs.add(nxt)  # a statement opening "Git asks for my password": a name and its verb
         if i > 0 and (
             word in _AUX_DO or (word in _AUX_BE and (i < 2 or lower[i - 1] in _WH | _SUBORDINATORS))
         ):

@@ -25,15 +25,39 @@ from deepresearch.extractive.text import content_tokens, keywords
 MAX_SUB_QUESTIONS = 4
 
 _WH = r"what|how|which|why|when|where|who|is|are|does|do|can|should"
-_CLAUSE_SPLIT = re.compile(rf"\?\s+|;\s+|,?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)", re.IGNORECASE)
+# a clause ends at a question mark, a semicolon, ", and what ..." or a full stop before a capital ("My
+# server is eating the CPU. How can I see ...")
+_CLAUSE_SPLIT = re.compile(
+    rf"\?\s+|;\s+|(?<=[a-z0-9)])\.\s+(?=[A-Z])|,?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)", re.IGNORECASE
+)
+# a clause that asks: it opens with a question word or an auxiliary; any other is a statement that sets the
+# scene ("I host thousands of customer sites; can Apache serve them ...?")
+_ASKS = re.compile(
+    rf"^(?:{_WH}|was|were|did|could|would|will|may|might|must|has|have|had|isn't|aren't|doesn't|don't|"
+    r"can't|won't|shouldn't)\b",
+    re.IGNORECASE,
+)
+# "Is that safe?", "When is that a bad idea?", "How does this work?": a demonstrative standing for what the
+# clause before asks about (not "Is that option safe?" - there it is a determiner, told by the topic)
+_DEMONSTRATIVE = re.compile(
+    r"^((?:(?:what|how|when|why|where|which)\s+)?(?:is|are|was|does|do|did|can|could|will|would|should|"
+    r"might|may)\s+)(that|this)\b(?=\s+(?!(?:is|are|was|were)\b))",
+    re.IGNORECASE,
+)
+_VAGUE = re.compile(r"^(?:a certain|certain|the same|all the|some|any|such)\b", re.IGNORECASE)
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]|^[A-Z][A-Z0-9_]+$|-")
 _WHAT_IS = re.compile(r"^what\s+(?:is|are)\b", re.IGNORECASE)
 _HOW_WORK = re.compile(
     r"^how\s+(?:does|do|is|are|can)\s+.+?\s+(?:work|works|behave|function)\b", re.IGNORECASE
 )
 _HOW_VERB = re.compile(r"^how\s+(?:does|do)\s+(\S+(?:\s+\S+)?)\s+([a-z]+)\s+(.+)$", re.IGNORECASE)
-_HOW_TO = re.compile(r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one)\s+(.+)$", re.IGNORECASE)
+_HOW_TO = re.compile(
+    r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one(?!\s+[A-Z]))\s+(.+)$", re.IGNORECASE
+)  # "How can one ...", not "How can one SQLite query ..."
+# what a clause asks to do, for anchoring the clause after it: "Why would I declare X", "Can I keep X"
+_WHY_I = re.compile(r"^(?:why|when)\s+(?:would|should|do|can|could)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
 _HOW_TO_INF = re.compile(r"^how\s+to\s+(.+)$", re.IGNORECASE)
+_CAN_I = re.compile(r"^(?:can|could|should|may)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
 _LIMIT_WORDS = re.compile(
     r"\b(limit|limits|limitation|limitations|risk|risks|drawback|drawbacks|pitfall|pitfalls|cost|costs|"
     r"trade-?offs?|downsides?|caveats?|fail|fails|exceeds?|errors?|wrong|slow|advise against)\b",
@@ -43,7 +67,7 @@ _CONFIG_WORDS = re.compile(
     r"\b(configur\w*|size|option|options|setting|settings|parameter|parameters|tune|tuned|set up)\b",
     re.IGNORECASE,
 )
-_PRONOUN_ITS = re.compile(r"\bits\s+(\w+)", re.IGNORECASE)
+_PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|two|three|many|several|multiple)\s+", re.IGNORECASE)
 _COMPARATIVE = re.compile(
@@ -138,12 +162,17 @@ def _specificity(phrase: Phrase, rarity: Mapping[str, float] | None) -> float:
 
 
 def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Phrase | None:
-    """The question's topic: its noun phrase with the best role, weighted by how rare it is in the corpus."""
+    """The question's topic: its noun phrase with the best role, weighted by how rare it is in the corpus.
+    The first clause that asks counts most; a statement that sets the scene ("My server is eating all the
+    CPU; how can I see ...") counts as a subordinate clause."""
     best: tuple[float, Phrase] | None = None
-    for index, clause in enumerate(_clauses(question)):
+    clauses = _clauses(question)
+    first = next((i for i, clause in enumerate(clauses) if _ASKS.match(clause)), 0)
+    for index, clause in enumerate(clauses):
+        asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)
         for phrase in noun_phrases(clause):
-            weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index else 1.0)
-            weight *= _SUBORDINATE if phrase.subordinate else 1.0
+            weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
+            weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
             value = weight * _specificity(phrase, rarity)
@@ -167,6 +196,20 @@ def _specific(phrase: Phrase, rarity: Mapping[str, float] | None) -> bool:
     return any(_IDENTIFIER.search(w) or w[:1].isupper() for w in core.split()) or len(core.split()) >= 2
 
 
+_COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|or)\b", re.IGNORECASE)
+
+
+def _subject_matter(phrase: Phrase, rarity: Mapping[str, float] | None) -> bool:
+    """Worth "What is X?" and "What are the limitations of X?": a specific phrase that the question asks
+    about (its subject, what "What is" or "Which" names) or a name (an identifier, a word in capitals) -
+    not a vague one ("a certain browser", "the same time") nor a plain noun that only completes a verb or
+    a preposition ("compile into the binary")."""
+    if _VAGUE.match(phrase.text) or not _specific(phrase, rarity):
+        return False
+    named = any(_IDENTIFIER.search(word) for word in _core(phrase).split())
+    return named or phrase.role in ("subject", "named", "which")
+
+
 def keyword_plan(
     question: str,
     max_queries: int,
@@ -179,14 +222,12 @@ def keyword_plan(
     it compares; an aspect ("What is X?", "What are the limitations of X?") is no query of its own - its
     answer lies in the pages the topic finds, and "limitations" would only find pages about limits."""
     question = " ".join(question.split()).strip()
-    clauses = _clauses(question)
     phrase = choose_topic(question, rarity)
     topic = _display(phrase) if phrase else ""
-    # a pronoun refers back: in the first clause it has nothing to refer to ("Why is it unsafe to ...")
-    asked = [clauses[0], *(_resolve_pronouns(clause, topic) for clause in clauses[1:])]
+    clauses, asked = _asked(_clauses(question), topic)
     sub_questions = [_as_question(clause) for clause in asked]
     whole = " ".join(asked)
-    aspects, item_queries = _aspects(clauses[0], whole, phrase, rarity) if phrase else ([], [])
+    aspects, item_queries = _aspects(asked[0], whole, phrase, rarity) if phrase else ([], [])
     sub_questions = list(dict.fromkeys(sub_questions + aspects))[:max_sub_questions]
     # the things compared are searched one by one; a list of them as a query finds the pages that list them
     own = [_core(phrase)] if phrase and not item_queries else []
@@ -203,25 +244,115 @@ def keyword_plan(
     return KeywordPlan(sub_questions, unique[:max_queries], rationale, topic)
 
 
+def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
+    """The clauses that ask, as written and as sub-questions. A statement that sets the scene is no
+    sub-question, but what the question after it says "it" or "them" of ("I host thousands of customer
+    sites; can Apache serve them ...?"). A later clause says "that" of what the clause before asks ("...,
+    and is that safe?"), and one that names nothing the question names ("What should I be careful
+    about?") is about the first clause's task or the topic, and says so."""
+    asking = [clause for clause in clauses if _ASKS.match(clause)]
+    if not asking:
+        asking = clauses
+    statements = [clause for clause in clauses if clause not in asking]
+    # a pronoun refers back: in the first clause only to a statement before it ("Why is it unsafe to ...")
+    asked = [_from_scene(asking[0], statements)]
+    scene = statements[-1] if statements else ""
+    if scene and not set(content_tokens(asked[0])) & set(content_tokens(" ".join(statements))):
+        # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
+        asked[0] = f"{asked[0]} when {_inline(scene)}"
+    for clause in asking[1:]:
+        antecedent = _clause_task(asked[-1]) or topic
+        if antecedent:
+            clause = _DEMONSTRATIVE.sub(lambda m, a=antecedent: m.group(1) + a, clause, count=1)
+        clause = _resolve_pronouns(clause, topic)
+        asked.append(_anchor(clause, " ".join(asked + statements), _clause_task(asked[0]), topic))
+    return asking, asked
+
+
+def _from_scene(clause: str, statements: list[str]) -> str:
+    """ "it" and "them" in the first question, resolved to a statement's subject and its plural noun."""
+    phrases = [p for statement in statements for p in noun_phrases(statement)]
+    subject = next((p for p in phrases if p.role == "subject" and not _PERSONAL.match(p.text)), None)
+    # "them": a coordination or a plural noun the statement names ("my username and password"), not a name
+    # in capitals ("HTTPS")
+    plural = next(
+        (p for p in phrases if p.role != "subject" and (p.items or (p.plural and not p.head.isupper()))), None
+    )
+    if subject is not None and re.search(r"\bit\b", clause, re.IGNORECASE):
+        clause = re.sub(r"\bit\b", _lower_possessive(subject.text), clause, count=1, flags=re.IGNORECASE)
+    if plural is not None:
+        clause = re.sub(
+            r"\b(them|they)\b", _lower_possessive(plural.text), clause, count=1, flags=re.IGNORECASE
+        )
+    return clause
+
+
+_SENTENCE_OPENERS = frozenset(
+    ["my", "our", "your", "the", "a", "an", "this", "these", "that", "those", "every", "all", "some"]
+)
+
+
+def _inline(sentence: str) -> str:
+    """A sentence continued inside another: its capital dropped where it only opened the sentence."""
+    first, _, rest = sentence.partition(" ")
+    return f"{first.lower()} {rest}".strip() if first.lower() in _SENTENCE_OPENERS else sentence
+
+
+_PERSONAL = re.compile(r"^(?:i|we|you)$", re.IGNORECASE)
+
+
+def _lower_possessive(text: str) -> str:
+    """ "My server" inside a sentence is "my server"."""
+    first, _, rest = text.partition(" ")
+    return f"{first.lower()} {rest}".strip() if first.lower() in ("my", "our", "your") else text
+
+
+def _clause_task(clause: str) -> str | None:
+    """What a clause asks to do, as a gerund phrase: "How do I get X" -> "getting X", "Can I keep X" ->
+    "keeping X", "Why would I declare X" -> "declaring X"."""
+    task = _task_phrase(clause)
+    match = _CAN_I.match(clause) or _WHY_I.match(clause)
+    if task is None and match is not None:
+        words = match.group(1).strip(" ?.").split()
+        task = " ".join([gerund(words[0]), *words[1:]]) if words else None
+    return task
+
+
+def _anchor(clause: str, others: str, task: str | None, topic: str) -> str:
+    """A clause that shares no word with the rest of the question ("What should I be careful about?",
+    "Should I use -S or -G?") asks about the first clause's task or the topic: said in the sub-question, so
+    its search and its quotes are about them."""
+    own = set(content_tokens(clause))
+    if own & set(content_tokens(others)) or not (task or topic):
+        return clause
+    if not task and set(content_tokens(topic)) <= own:
+        return clause  # it names the topic already ("Can Git remember my fix?")
+    if topic and re.search(r"\binstead$", clause, re.IGNORECASE):
+        return f"{clause} of {topic}"
+    return f"{clause} when {task}" if task else f"{clause} with {topic}"
+
+
 def _aspects(
     clause: str, whole: str, phrase: Phrase, rarity: Mapping[str, float] | None
 ) -> tuple[list[str], list[str]]:
     """The aspect sub-questions that fit the topic, and a query for each thing the question compares."""
     topic, plural = _display(phrase), phrase.plural
     aspects: list[str] = []
-    items = _items(phrase)
+    # the members of a coordination are asked about one by one when the question compares them, not in
+    # "my username and password"
+    items = _items(phrase) if _COMPARES.search(whole) else []
     task = _task_phrase(clause)
     what_is = bool(_WHAT_IS.match(clause))
     if items:
         aspects += [f"What {'are' if _plural_word(item) else 'is'} {item}?" for item in items]
-    elif not what_is and task is None and _specific(phrase, rarity):
+    elif not what_is and task is None and _subject_matter(phrase, rarity):
         aspects.append(f"What {'are' if plural else 'is'} {topic}?")
     if what_is and not re.search(r"\bhow\b", whole, re.IGNORECASE):
         aspects.append(f"How {'do' if plural else 'does'} {topic} work?")
     subject = next((p for p in noun_phrases(clause) if p.role == "subject"), None)
     mechanism = _mechanism(clause, _display(subject)) if subject else None
     if not _LIMIT_WORDS.search(whole) and (
-        task or mechanism or _specific(phrase, rarity) or _HOW_WORK.match(clause)
+        task or mechanism or _subject_matter(phrase, rarity) or _HOW_WORK.match(clause)
     ):
         aspects.append(f"What are the limitations of {task or mechanism or topic}?")
     if _CONFIG_WORDS.search(whole) and not re.search(r"\bconfigur", whole, re.IGNORECASE):

@@ -49,6 +49,8 @@ SEARCH_WEIGHT = 0.6
 CONTINUED = 3
 CONTINUATIONS = 2
 """The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
+INTRO_SECTIONS = 2
+"""... and the first INTRO_SECTIONS sections of the best page, whatever words they use."""
 LEAD_PAGES = 0.8
 LEAD_SECTIONS = 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at
@@ -300,10 +302,25 @@ def _leads(
 ) -> list[tuple[float, PassageRecord]]:
     """The openings of the best pages' sections that name the topic, in page order, marked ``lead``."""
     leads = []
+    # the best page's first sections state what it is about, in its own words, whatever the question's
+    best = max(relevance, key=lambda n: relevance[n]) if relevance else None
+    intro = [
+        i
+        for i, p in enumerate(passages)
+        if p["n"] == best and p.get("opening") and p["headings"] and i not in kept
+    ][:INTRO_SECTIONS]
+    for i in intro:
+        leads.append((scores[i], PassageRecord(**passages[i], lead=True)))
     for i, p in enumerate(passages):
-        if len(leads) >= LEAD_SECTIONS:
+        if len(leads) >= LEAD_SECTIONS + len(intro):
             break
-        if i in kept or not p.get("opening") or relevance[p["n"]] < LEAD_PAGES or not p["headings"]:
+        if (
+            i in kept
+            or i in intro
+            or not p.get("opening")
+            or relevance[p["n"]] < LEAD_PAGES
+            or not p["headings"]
+        ):
             continue
         if topic_terms and not topic_terms & fields[i]:
             continue

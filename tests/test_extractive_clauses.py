@@ -1,0 +1,113 @@
+"""Sub-questions from questions written the way people write them (issue [quality] part 2): a statement that
+sets the scene before the question, a later clause that says "that" or names nothing ("and what should I be
+careful about?"), a vague noun that is no subject ("a certain port"); and the best page's first sections as
+evidence whatever words they use. Invented domains, so nothing here is tuned on the quality sets."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.quality.grammar import grammar_problems
+from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.screening import passages_of, rank_passages
+
+
+def _plan(question: str) -> list[str]:
+    plan = keyword_plan(question, max_queries=6)
+    for sub_question in plan.sub_questions:
+        assert sub_question.endswith("?") and sub_question[:1].isupper(), sub_question
+    return plan.sub_questions
+
+
+def test_a_statement_sets_the_scene_and_is_no_sub_question() -> None:
+    # "it" is the statement's subject, not the question's topic; the statement is not asked as a question
+    sub_questions = _plan(
+        "My lighthouse is flashing all night; how can I see which ships it is signalling right now?"
+    )
+    assert sub_questions[0] == "How can I see which ships my lighthouse is signalling right now?"
+    assert not any(sq.startswith("My lighthouse is flashing") for sq in sub_questions)
+    # "them" is the plural noun the statement names
+    boats = _plan("I own hundreds of small boats; can the harbour moor them without a berth for each one?")
+    assert boats[0] == "Can the harbour moor small boats without a berth for each one?"
+    # a sentence ending in a full stop is a statement too, and its subject is a name followed by its verb
+    ropes = _plan(
+        "Knotbook asks for my rope size and knot type on every splice. How can I make it remember them?"
+    )
+    assert ropes[0] == "How can I make Knotbook remember my rope size and knot type?"
+
+
+def test_a_question_that_names_nothing_of_the_scene_carries_it() -> None:
+    question = "I raised the storm jib but the boat still heels and the rudder stalls. What is going wrong?"
+    sub_questions = _plan(question)
+    assert sub_questions[0] == (
+        "What is going wrong when I raised the storm jib but the boat still heels and the rudder stalls?"
+    )
+    assert grammar_problems(sub_questions[0], question) == []
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # "that" stands for what the clause before asks to do
+        (
+            "Why would I reef the mainsail early, and when is that a bad idea?",
+            "When is reefing the mainsail early a bad idea?",
+        ),
+        (
+            "How can I make the winch hold the halyard, and is that safe?",
+            "Is making the winch hold the halyard safe?",
+        ),
+        # a clause that shares no word with the rest is about the first clause's task, or the topic
+        (
+            "How do I tar a rope end, and what should I be careful about?",
+            "What should I be careful about when tarring a rope end?",
+        ),
+        (
+            "What does the bilge pump remove, and when can oily water really be lost?",
+            "When can oily water really be lost with the bilge pump?",
+        ),
+        # "their" is resolved like "its"
+        (
+            "Where do hull numbers like HN-42-b7 come from and what do their parts mean?",
+            "What do the parts of HN-42-b7 mean?",
+        ),
+    ],
+)
+def test_a_later_clause_says_what_it_is_about(question: str, expected: str) -> None:
+    assert expected in _plan(question)
+
+
+def test_what_is_is_asked_only_of_the_subject_or_a_name() -> None:
+    port = _plan(
+        "Are harbour signals real radio messages, and how can I send one only to ships from a certain port?"
+    )
+    assert not any("certain port" in sq and sq.startswith(("What is", "What are")) for sq in port)
+    bow = _plan("Is it better to stow the anchor in the bow or lash it to the deck?")
+    assert "What is the bow?" not in bow and "What are the limitations of the bow?" not in bow
+    # a coordination is asked about item by item only when the question compares the items
+    login = _plan("Knotbook asks for my rope size and knot type. How can I make it remember them?")
+    assert "What is rope size?" not in login
+    # ... and still when it does
+    rigs = _plan("How do the sloop, ketch and schooner rigs differ?")
+    assert "What is the ketch rig?" in rigs
+    # a name is asked about wherever it stands
+    assert "What is HN-42-b7?" in _plan("Where do hull numbers like HN-42-b7 come from?")
+
+
+def test_the_best_page_s_first_sections_are_evidence_whatever_their_words() -> None:
+    # the question says "gzip"; the page that answers it says "pressing" in its first sections, and its
+    # title does not name the topic either
+    answer = (
+        "# Pressing sails\n\n## Overview\n\nSail pressing is done by the folding filter, which packs the "
+        "cloth before it leaves the loft.\n\n## Enabling the filter\n\nThe folding filter is switched on per "
+        "loft with one directive.\n\n## Gzip notes\n\nA gzip bag holds a gzip sail; gzip it twice.\n"
+    )
+    other = "# Bags\n\n## Bags\n\nA bag may say gzip on its label.\n"
+    sources = [
+        {"id": "S1", "n": 1, "title": "Pressing sails", "text": answer},
+        {"id": "S2", "n": 2, "title": "Bags", "text": other},
+    ]
+    question = "How do I gzip what the loft sends?"
+    ranked = rank_passages(question, [question], passages_of(sources), 1, topic="gzip")
+    leads = [p["headings"][-1] for _, p in ranked[0] if p.get("lead") and p["n"] == 1]
+    assert leads[:2] == ["Overview", "Enabling the filter"]
