@@ -36,6 +36,12 @@ def test_a_statement_sets_the_scene_and_is_no_sub_question() -> None:
     assert ropes[0] == "How can I make Knotbook remember my rope size and knot type?"
 
 
+def test_an_abbreviation_ends_no_sentence() -> None:
+    assert _plan("Can I moor a dinghy, e.g. Optimist, at the harbour wall?")[0] == (
+        "Can I moor a dinghy, e.g. Optimist, at the harbour wall?"
+    )
+
+
 def test_a_question_that_names_nothing_of_the_scene_carries_it() -> None:
     question = "I raised the storm jib but the boat still heels and the rudder stalls. What is going wrong?"
     sub_questions = _plan(question)

@@ -28,7 +28,9 @@ _WH = r"what|how|which|why|when|where|who|is|are|does|do|can|should"
 # a clause ends at a question mark, a semicolon, ", and what ..." or a full stop before a capital ("My
 # server is eating the CPU. How can I see ...")
 _CLAUSE_SPLIT = re.compile(
-    rf"\?\s+|;\s+|(?<=[a-z0-9)])\.\s+(?=[A-Z])|,?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)", re.IGNORECASE
+    rf"\?\s+|;\s+|(?<=[a-z0-9)])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)\.\s+(?=[A-Z])|"
+    rf",?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)",
+    re.IGNORECASE,
 )
 # a clause that asks: it opens with a question word or an auxiliary; any other is a statement that sets the
 # scene ("I host thousands of customer sites; can Apache serve them ...?")
