@@ -300,7 +300,8 @@ def _leads(
     topic_terms: set[str],
     kept: set[int],
 ) -> list[tuple[float, PassageRecord]]:
-    """The openings of the best pages' sections that name the topic, in page order, marked ``lead``."""
+    """The openings of the best pages' sections that name the topic, in page order, marked ``lead``; first
+    the best page's INTRO_SECTIONS first sections, whether or not they name it."""
     leads = []
     # the best page's first sections state what it is about, in its own words, whatever the question's
     best = max(relevance, key=lambda n: relevance[n]) if relevance else None
