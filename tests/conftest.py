@@ -11,6 +11,7 @@ import pytest
 from deepresearch.engine.core import ResearchEngine
 from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord, RunRecord
+from peers import launch
 from peers.servers import Servers, scripted_servers
 
 # shared fixtures of the API, PostgreSQL, fetch, search and LLM test modules (named in each docstring)
@@ -68,3 +69,8 @@ async def execute_and_pause_after(
             cancel.request("test pause")
 
     return await engine.execute(run_id, cancel=cancel, on_event=pause)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End this worker's zygote (peers/launch.py) with the session, not only when the worker exits."""
+    launch.stop()
