@@ -86,7 +86,9 @@ def scripted_servers() -> Iterator[Servers]:
 
 def server_env(servers: Servers, tmp_path: Path, **extra: Any) -> dict[str, str]:
     env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DEEPRESEARCH_", "OPENAI_", "LONG_TASK_"))
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DEEPRESEARCH_", "OPENAI_", "LONG_TASK_", "PEERS_"))
     }
     env |= servers.env(tmp_path, llm=True) | {"DEEPRESEARCH_LOG_LEVEL": "WARNING"}
     env |= {key: str(value) for key, value in extra.items()}

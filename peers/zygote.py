@@ -52,6 +52,7 @@ PRELOAD = (
     "uvicorn.loops.asyncio",
     "uvicorn.protocols.http.h11_impl",
     "uvicorn.protocols.websockets.auto",
+    "peers.servers",  # bench/replica_soak.py, which a test runs
 )
 """What `deepresearch` imports by the time it serves or runs a command (the rest it imports lazily)."""
 MAX_REQUEST = 1 << 20
