@@ -209,6 +209,7 @@ def _become(request: dict[str, Any], fds: list[int]) -> NoReturn:
     env: dict[str, str] = request["env"]
     os.environ.clear()
     os.environ.update(env)
+    _coerce_c_locale(env)
     _forget_cached_environment()
     kind, target, args = request["kind"], request["target"], request["args"]
     path0 = {"module": os.getcwd(), "path": os.path.dirname(os.path.abspath(target)), "code": ""}[kind]
@@ -217,6 +218,15 @@ def _become(request: dict[str, Any], fds: list[int]) -> NoReturn:
     sys.argv = [target if kind != "code" else "-c", *args]
     _std_streams(env)
     _finish(_run(kind, target))
+
+
+def _coerce_c_locale(env: dict[str, str]) -> None:
+    """PEP 538, as the interpreter does at start: in the C locale, LC_CTYPE=C.UTF-8 (in the environment too,
+    so the program's own children see it)."""
+    if env.get("LC_ALL") or env.get("PYTHONCOERCECLOCALE") == "0":
+        return
+    if (env.get("LC_CTYPE") or env.get("LANG") or "C") in ("C", "POSIX"):
+        os.environ["LC_CTYPE"] = "C.UTF-8"
 
 
 def _forget_cached_environment() -> None:
