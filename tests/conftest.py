@@ -43,7 +43,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture
 def servers() -> Iterator[Servers]:
-    with scripted_servers() as running:
+    """The scripted peers; the engines and processes they configure run CPU work in one worker process,
+    not the default two: each engine that fetches starts its own pool, and the second worker's start
+    (~0.3 s of CPU) bought the suite nothing but CPU time (tests/test_cpu_pool.py tests the pool itself)."""
+    with scripted_servers(cpu_workers=1) as running:
         yield running
 
 
