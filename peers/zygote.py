@@ -132,7 +132,8 @@ class _Zygote:
         self.children[pid] = _Child(pid, pidfd, conn)
         self.selector.register(pidfd, selectors.EVENT_READ, ("exited", pid))
         self.selector.register(conn, selectors.EVENT_READ, ("conn", pid))
-        conn.send(f"pid {pid}".encode())
+        with contextlib.suppress(OSError):  # a client gone already: its hang-up is seen next
+            conn.send(f"pid {pid}".encode())
 
     def fork(self, request: dict[str, Any], fds: list[int], conn: socket.socket) -> int:
         _assert_single_threaded()
