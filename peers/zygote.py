@@ -68,6 +68,7 @@ class _Child:
 
 def serve() -> None:
     """Import, then fork on request until stdin closes. Prints the socket's address on stdout once ready."""
+    _clean_signals()
     for name in PRELOAD:
         importlib.import_module(name)
     gc.collect()
@@ -79,6 +80,16 @@ def serve() -> None:
     listener.listen(64)
     print(address[1:], flush=True)
     _Zygote(listener).loop()
+
+
+def _clean_signals() -> None:
+    """Signals as a new interpreter started from a shell has them, whatever the thread that started this
+    process had: none blocked (a mask survives exec: a thread that blocked SIGINT/SIGTERM while it started
+    a process, as multiprocessing's resource tracker does, passes the mask on), none ignored."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        if signal.getsignal(sig) == signal.SIG_IGN:
+            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
 
 
 def _assert_single_threaded() -> None:
