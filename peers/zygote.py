@@ -83,13 +83,12 @@ def serve() -> None:
 
 
 def _clean_signals() -> None:
-    """Signals as a new interpreter started from a shell has them, whatever the thread that started this
-    process had: none blocked (a mask survives exec: a thread that blocked SIGINT/SIGTERM while it started
-    a process, as multiprocessing's resource tracker does, passes the mask on), none ignored."""
+    """No signal blocked, as in a new interpreter started from a shell, whichever thread started this
+    process: a signal mask survives exec (multiprocessing's resource tracker, for one, blocks SIGINT and
+    SIGTERM in its thread while it starts a process), and a child that inherited a blocked SIGTERM would
+    sleep through a test's signal. Ignored signals stay ignored (nohup's SIGHUP): a new process inherits
+    those too."""
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
-        if signal.getsignal(sig) == signal.SIG_IGN:
-            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
 
 
 def _assert_single_threaded() -> None:
