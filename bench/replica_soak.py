@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import signal
 import statistics
@@ -29,7 +30,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from peers import free_port, serve_app  # noqa: E402
+from peers import free_port, launch, serve_app  # noqa: E402
 from peers.openai_server import make_openai_server  # noqa: E402
 from peers.research_llm import ResearchResponder  # noqa: E402
 from peers.search_server import make_search_server  # noqa: E402
@@ -42,7 +43,9 @@ class Replica:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = log.open("ab")
-        self.process = subprocess.Popen(
+        # forked from a pre-imported zygote when a test gives one (peers/launch.py), else a new interpreter
+        start = launch.Popen if os.environ.get(launch.ADDRESS_VARIABLE) else subprocess.Popen
+        self.process = start(
             [sys.executable, "-m", "agent", "serve", "--port", str(self.port)],
             cwd=ROOT,
             env=env,

@@ -29,6 +29,8 @@ class Servers:
     llm: ScriptedOpenAI
     llm_url: str
     responder: ResearchResponder
+    cpu_workers: int | None = None
+    """DEEPRESEARCH_CPU_WORKERS of the engines and processes these servers configure (None: the default)."""
 
     def settings(self, tmp_path: Path, *, llm: bool = False, **overrides: Any) -> Settings:
         return Settings(**self._values(tmp_path, llm=llm) | overrides)
@@ -62,6 +64,8 @@ class Servers:
             "sources_to_fetch": 3,
             "llm_retry_max_wait_seconds": 0.5,
         }
+        if self.cpu_workers is not None:
+            values["cpu_workers"] = self.cpu_workers
         if llm:
             values |= {
                 "openai_base_url": f"{self.llm_url}/v1",
@@ -72,7 +76,7 @@ class Servers:
 
 
 @contextmanager
-def scripted_servers() -> Iterator[Servers]:
+def scripted_servers(cpu_workers: int | None = None) -> Iterator[Servers]:
     """The scripted web site, search server and model server on 127.0.0.1 (tests, scripts, benchmarks)."""
     site = make_static_site(slow_delay=0.5)
     llm = make_openai_server()
@@ -81,12 +85,14 @@ def scripted_servers() -> Iterator[Servers]:
     with serve_app(site.app) as site_url:
         search = make_search_server(site_base_url=site_url)
         with serve_app(search.app) as search_url, serve_app(llm) as llm_url:
-            yield Servers(site, site_url, search, search_url, llm, llm_url, responder)
+            yield Servers(site, site_url, search, search_url, llm, llm_url, responder, cpu_workers)
 
 
 def server_env(servers: Servers, tmp_path: Path, **extra: Any) -> dict[str, str]:
     env = {
-        k: v for k, v in os.environ.items() if not k.startswith(("DEEPRESEARCH_", "OPENAI_", "LONG_TASK_"))
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("DEEPRESEARCH_", "OPENAI_", "LONG_TASK_", "PEERS_"))
     }
     env |= servers.env(tmp_path, llm=True) | {"DEEPRESEARCH_LOG_LEVEL": "WARNING"}
     env |= {key: str(value) for key, value in extra.items()}

@@ -11,6 +11,7 @@ import pytest
 from deepresearch.engine.core import ResearchEngine
 from deepresearch.receipts.runtime import CancelSignal
 from deepresearch.store import EventRecord, RunRecord
+from peers import launch
 from peers.servers import Servers, scripted_servers
 
 # shared fixtures of the API, PostgreSQL, fetch, search and LLM test modules (named in each docstring)
@@ -40,9 +41,33 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_file(module, quiet=1)
 
 
+LONGEST_FIRST = (
+    "tests/test_replicas.py::test_random_kills_of_the_executing_replica",
+    "tests/test_api_contract.py::test_a_thousand_dropped_sse_clients_leave_the_run_controllable",
+    "tests/test_replica_faults.py::test_a_frozen_replica_loses_its_run_and_writes_nothing_when_it_wakes",
+    "tests/test_security_operator.py::test_token_commands_and_serve_refusing_without_a_token",
+    "tests/test_quotas.py::test_a_resume_counts_against_the_active_run_limit",
+)
+"""The suite's longest tests (20-70 s each; --durations), run first."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first: pytest-xdist's worksteal hands out what is left in small steps, but a test
+    that starts last runs alone at the end while the other workers wait (as the longest-first rule of
+    scheduling says). Stable: every other test keeps its order."""
+
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, name in enumerate(LONGEST_FIRST) if item.nodeid.startswith(name)), 99)
+
+    items.sort(key=rank)
+
+
 @pytest.fixture
 def servers() -> Iterator[Servers]:
-    with scripted_servers() as running:
+    """The scripted peers; the engines and processes they configure run CPU work in one worker process,
+    not the default two: each engine that fetches starts its own pool, and the second worker's start
+    (~0.3 s of CPU) bought the suite nothing but CPU time (tests/test_cpu_pool.py tests the pool itself)."""
+    with scripted_servers(cpu_workers=1) as running:
         yield running
 
 
@@ -68,3 +93,8 @@ async def execute_and_pause_after(
             cancel.request("test pause")
 
     return await engine.execute(run_id, cancel=cancel, on_event=pause)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """End this worker's zygote (peers/launch.py) with the session, not only when the worker exits."""
+    launch.stop()

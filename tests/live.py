@@ -1,4 +1,8 @@
-"""A live `deepresearch serve` in a subprocess, configured only through environment variables."""
+"""A live `deepresearch serve` in a subprocess, configured only through environment variables.
+
+The process is forked from the test worker's pre-imported zygote (peers/launch.py), which saves the ~2 s of
+CPU an interpreter spends importing before it serves; `fresh_interpreter=True` starts it the way a user
+does (`python -m agent serve`), so a broken start-up still fails a test."""
 
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ from typing import Any
 
 import httpx
 
-from peers import free_port
+from peers import free_port, launch
 from peers.servers import server_env as server_env  # the tests take it from here with live_server
 from tests.conftest import POLL_SECONDS
 
@@ -46,12 +50,13 @@ def _listens(pid: int, port: int) -> bool:
 
 @contextmanager
 def live_server(
-    env: dict[str, str], port: int | None = None, cwd: Path | None = None
+    env: dict[str, str], port: int | None = None, cwd: Path | None = None, *, fresh_interpreter: bool = False
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     # A port picked here may be taken by another test worker before the server binds it: then the server
     # exits saying so, and (when the caller did not choose the port) it starts again on another one.
     for attempt in range(1, _START_ATTEMPTS + 1):
-        process = subprocess.Popen(
+        start = subprocess.Popen if fresh_interpreter else launch.Popen
+        process = start(
             [sys.executable, "-m", "agent", "serve", "--port", str(chosen := port or free_port())],
             cwd=cwd or ROOT,
             env=env,

@@ -31,6 +31,7 @@ import pytest
 
 import agent
 from deepresearch.engine.core import open_engine
+from peers import launch
 from stages import FINAL_ARTIFACTS, REPORT_STAGES
 from tests.conftest import Servers
 
@@ -48,7 +49,9 @@ _PROXY_VARS = frozenset({"http_proxy", "https_proxy", "all_proxy", "no_proxy"})
 
 
 def _cli_prefix() -> list[str]:
-    """The installed console script when there is one (what a user types), else the module."""
+    """The installed console script when there is one (what a user types), else the module. The commands
+    are forked from the test worker's pre-imported zygote (peers/launch.py: the same program, without the
+    ~2 s of CPU each interpreter spends importing), but for `cli(..., fresh_interpreter=True)`."""
     script = Path(sys.executable).with_name("deepresearch")
     return [str(script)] if script.is_file() else [sys.executable, "-m", "agent"]
 
@@ -82,9 +85,17 @@ class Result:
         return f"$ deepresearch {' '.join(self.args)}\n[exit {self.code}]\n{self.stdout}\n{self.stderr}"
 
 
-def cli(args: Sequence[str], env: Mapping[str, str], cwd: Path, timeout: float = COMMAND_TIMEOUT) -> Result:
-    """Run one command to its end (killed after ``timeout``)."""
-    done = subprocess.run(
+def cli(
+    args: Sequence[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    timeout: float = COMMAND_TIMEOUT,
+    *,
+    fresh_interpreter: bool = False,
+) -> Result:
+    """Run one command to its end (killed after ``timeout``); in a new interpreter, as a user starts it,
+    with ``fresh_interpreter``."""
+    done = (subprocess.run if fresh_interpreter else launch.run)(
         [*_cli_prefix(), *args],
         cwd=cwd,
         env=dict(env),
@@ -181,7 +192,7 @@ def plain_run(
 ) -> Iterator[tuple[subprocess.Popen[str], LineReader, str, str, Path]]:
     """`deepresearch run QUESTION --plain` as a live process: (process, reader, run id, engine, folder).
     Killed on the way out if the test left it running."""
-    proc = subprocess.Popen(
+    proc = launch.Popen(
         [*_cli_prefix(), "run", QUESTION, "--plain"],
         cwd=cwd,
         env=env,
@@ -203,7 +214,8 @@ def plain_run(
 # --- a run, start to finish -------------------------------------------------------------------------
 def test_run_extractive_writes_the_final_artifacts(servers: Servers, tmp_path: Path) -> None:
     env = cli_env(servers, tmp_path)
-    result = cli(["run", QUESTION], env, tmp_path)
+    # the one command of this file started as a user starts it: a broken start-up fails here
+    result = cli(["run", QUESTION], env, tmp_path, fresh_interpreter=True)
     assert result.code == 0, str(result)
     run_id, engine, folder = run_line(result.stdout)
     assert engine == "extractive"

@@ -3,7 +3,6 @@ file under the server's folders holds its text, on SQLite and PostgreSQL (docs/s
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 import uuid
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from peers import serve_app
+from peers import launch, serve_app
 from runner import create_app
 from tests.conftest import POLL_SECONDS, Servers
 from tests.live import ROOT, server_env
@@ -68,7 +67,7 @@ def test_a_deleted_document_leaves_no_copy_in_any_file(
         assert client.delete(f"/api/runs/{run['run_id']}").status_code == 204
         assert _holding(tmp_path, marker.encode()) == []  # at once, not only after the WAL moves on
         env = server_env(servers, tmp_path, DEEPRESEARCH_DATABASE_URL=database_url)
-        pruned = subprocess.run(
+        pruned = launch.run(
             [sys.executable, "-m", "agent", "prune", "--older-than", "1m"],
             cwd=ROOT,
             env=env,

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from peers import launch
 from tests.conftest import Servers
 from tests.live import ROOT, live_server, server_env, wait_for
 
@@ -28,8 +29,9 @@ def test_e2e_http_script_passes_against_a_live_server(
     env = server_env(
         servers, tmp_path, DEEPRESEARCH_STAGE_DELAY_SECONDS="0.4", DEEPRESEARCH_DATABASE_URL=database_url
     )
-    with live_server(env) as (base_url, _):
-        result = subprocess.run(
+    # on SQLite, the server starts as a user starts it (a fresh interpreter), not from the zygote
+    with live_server(env, fresh_interpreter=database_url.startswith("sqlite")) as (base_url, _):
+        result = launch.run(
             [sys.executable, "e2e_http.py", "--timeout", "120"],
             cwd=ROOT,
             env={**env, "LONG_TASK_E2E_BASE_URL": base_url},
@@ -47,7 +49,7 @@ def test_e2e_http_script_passes_against_a_live_server(
 
 
 def test_e2e_http_reports_failure_as_json(tmp_path: Path) -> None:
-    result = subprocess.run(
+    result = launch.run(
         [sys.executable, "e2e_http.py", "--base-url", "http://127.0.0.1:9", "--timeout", "5"],
         cwd=ROOT,
         capture_output=True,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -16,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from peers import launch
 from tests.conftest import Servers
 from tests.live import ROOT, live_server, server_env, wait_for
 from tests.sse import SSEEvent, iter_sse
@@ -117,7 +117,9 @@ def test_random_kills_of_the_executing_replica(database_url: str, tmp_path: Path
     if database_url.startswith("postgres"):
         argv += ["--database", database_url]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DEEPRESEARCH_", "OPENAI_"))}
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    # the soak and its replicas are forked from this worker's zygote (peers/launch.py)
+    env[launch.ADDRESS_VARIABLE] = launch.address()
+    done = launch.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     summary = json.loads(done.stdout[done.stdout.index("{") :])
     assert summary["kills"] == 10 and summary["takeovers"] == 10

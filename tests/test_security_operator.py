@@ -16,6 +16,7 @@ import httpx
 
 from config import Settings
 from deepresearch.store import open_persistence
+from peers import launch
 from tests._security_helpers import QUESTION, served, wait_finished
 from tests.conftest import Servers
 from tests.live import ROOT, server_env
@@ -23,7 +24,7 @@ from tests.sse import iter_sse
 
 
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return launch.run(
         [sys.executable, "-m", "agent", *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
     )
 

@@ -23,6 +23,7 @@ from langgraph.graph import END, START, StateGraph
 
 from deepresearch.store import PostgresUnavailable, open_persistence, open_postgres_store, redact_dsn
 from deepresearch.store.sql import MIGRATIONS
+from peers import launch
 
 if TYPE_CHECKING:  # the fixtures come from tests.pg via pytest_plugins in tests/conftest.py
     from tests.pg import PostgresCluster
@@ -125,7 +126,7 @@ def _free_port() -> int:
 
 def _smoke(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     base_env = {k: v for k, v in os.environ.items() if "DSN" not in k and "DATABASE_URL" not in k}
-    return subprocess.run(
+    return launch.run(
         [sys.executable, str(REPO / "pg_smoke.py"), *args],
         cwd=REPO, env={**base_env, **(env or {})}, capture_output=True, text=True, timeout=90, check=False,
     )  # fmt: skip

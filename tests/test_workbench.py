@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -35,7 +34,7 @@ from config import Settings
 from deepresearch.options import option_limits
 from deepresearch.service.auth import Tokens
 from deepresearch.store import open_persistence
-from peers import serve_app
+from peers import launch, serve_app
 from runner import create_app
 from stages import GRAPH_NODES
 from tests.conftest import Servers
@@ -415,7 +414,7 @@ def test_without_collections_the_form_says_so_and_never_sends_a_folder(
         "# Write-ahead logging\n\nSQLite's write-ahead log keeps durable workflow checkpoints safe.\n",
         encoding="utf-8",
     )
-    cli = subprocess.run(
+    cli = launch.run(
         [sys.executable, "-m", "agent", "run", "--plain", "--corpus", str(folder), "--corpus-only", QUESTION],
         cwd=ROOT,
         env=server_env(servers, tmp_path),
