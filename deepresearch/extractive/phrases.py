@@ -142,17 +142,7 @@ def _verbs(words: list[str]) -> set[int]:
             verbs.add(after)  # "without restarting the server", "from just serving them"
         if content[i] and nxt < len(words) and lower[nxt] in _OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"
-        progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
-        if word in _AUX_BE and i > 0 and progressive and words[after + 1] not in ",;:?!":
-            verbs.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
-        last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
-        if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PREPOSITIONS and last:
-            verbs.add(i)  # "come from", "be careful about": a verb and its particle end the clause
-        if i == 0 and content[0] and words[0][:1].isupper() and nxt < len(words) and content[nxt]:
-            third = lower[nxt].endswith("s") and not lower[nxt].endswith("ss")
-            opens = nxt + 1 < len(words) and lower[nxt + 1] in _PREPOSITIONS | _DETERMINERS | _POSSESSIVES
-            if third and opens:
-                verbs.add(nxt)  # a statement opening "Git asks for my password": a name and its verb
+        verbs |= _spoken_verbs(words, lower, content, i, after)
         if i > 0 and (
             word in _AUX_DO or (word in _AUX_BE and (i < 2 or lower[i - 1] in _WH | _SUBORDINATORS))
         ):
@@ -214,6 +204,25 @@ def _verbs(words: list[str]) -> set[int]:
         verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
     verbs.discard(-1)
     return verbs
+
+
+def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int, after: int) -> set[int]:
+    """Verbs of questions as people write them: a progressive after "is", a verb with its particle at the
+    clause's end, a statement opening on a name and its verb."""
+    found: set[int] = set()
+    nxt = i + 1
+    progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
+    if lower[i] in _AUX_BE and i > 0 and progressive and words[after + 1] not in ",;:?!":
+        found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
+    last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
+    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PREPOSITIONS and last:
+        found.add(i)  # "come from", "be careful about": a verb and its particle end the clause
+    if i == 0 and content[0] and words[0][:1].isupper() and nxt < len(words) and content[nxt]:
+        third = lower[nxt].endswith("s") and not lower[nxt].endswith("ss")
+        opens = nxt + 1 < len(words) and lower[nxt + 1] in _PREPOSITIONS | _DETERMINERS | _POSSESSIVES
+        if third and opens:
+            found.add(nxt)  # a statement opening "Git asks for my password": a name and its verb
+    return found
 
 
 def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool) -> int:
