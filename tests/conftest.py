@@ -33,6 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Compile our modules once, before any worker starts: the suite starts well over a hundred
     `deepresearch` processes, and where PYTHONDONTWRITEBYTECODE is set (CI) each would compile every module
     it imports again (about a quarter of a second of CPU each). Existing bytecode is still read."""
+    config.addinivalue_line("markers", "long: one of the suite's longest tests, run first")
     if hasattr(config, "workerinput"):  # a pytest-xdist worker: the controller did it
         return
     for folder in ("deepresearch", "peers", "bench"):
@@ -41,25 +42,11 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_file(module, quiet=1)
 
 
-LONGEST_FIRST = (
-    "tests/test_replicas.py::test_random_kills_of_the_executing_replica",
-    "tests/test_api_contract.py::test_a_thousand_dropped_sse_clients_leave_the_run_controllable",
-    "tests/test_replica_faults.py::test_a_frozen_replica_loses_its_run_and_writes_nothing_when_it_wakes",
-    "tests/test_security_operator.py::test_token_commands_and_serve_refusing_without_a_token",
-    "tests/test_quotas.py::test_a_resume_counts_against_the_active_run_limit",
-)
-"""The suite's longest tests (20-70 s each; --durations), run first."""
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest tests first: pytest-xdist's worksteal hands out what is left in small steps, but a test
-    that starts last runs alone at the end while the other workers wait (as the longest-first rule of
-    scheduling says). Stable: every other test keeps its order."""
-
-    def rank(item: pytest.Item) -> int:
-        return next((i for i, name in enumerate(LONGEST_FIRST) if item.nodeid.startswith(name)), 99)
-
-    items.sort(key=rank)
+    """The tests marked ``long`` (the suite's longest, 20-70 s each by --durations) first: pytest-xdist's
+    worksteal hands out what is left in small steps, but a test that starts last runs alone at the end while
+    the other workers wait (the longest-first rule of scheduling). Every other test keeps its order."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture

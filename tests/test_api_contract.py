@@ -274,6 +274,7 @@ async def _open_and_drop(base_url: str, run_id: str, clients: int) -> int:
     return opened
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("api", [{"stage_delay_seconds": 1.0, "max_streams_per_client": 2000}], indirect=True)
 def test_a_thousand_dropped_sse_clients_leave_the_run_controllable(api: httpx.Client) -> None:
     """Per-subscriber wake-ups: clients that vanish together cannot leave a lock held that stalls the run."""

@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import httpx
+import pytest
 
 from peers import serve_app
 from runner import create_app
@@ -157,6 +158,7 @@ def test_storage_quota_holds_under_uploads_at_once(
         assert client.get("/api/collections").json()["storage"]["bytes"] == 9_000
 
 
+@pytest.mark.long
 def test_a_resume_counts_against_the_active_run_limit(servers: Servers, tmp_path: Path) -> None:
     settings = servers.settings(
         tmp_path, max_active_runs_per_user=1, max_runs_per_minute=1000, stage_delay_seconds=2

@@ -219,6 +219,7 @@ def test_postgres_restarting_under_load_loses_no_run(servers: Servers, tmp_path:
     assert fetches and max(fetches) <= 2 * len(ids), servers.site.hits
 
 
+@pytest.mark.long
 def test_a_frozen_replica_loses_its_run_and_writes_nothing_when_it_wakes(
     servers: Servers, tmp_path: Path, fresh_postgres_dsn: str
 ) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from peers import launch
 from tests.conftest import Servers
@@ -110,6 +111,7 @@ def test_start_up_recovery_leaves_a_run_another_process_executes(
     assert servers.llm.calls_by_prompt()["plan/v1"] == 1
 
 
+@pytest.mark.long
 def test_random_kills_of_the_executing_replica(database_url: str, tmp_path: Path) -> None:
     """bench/replica_soak.py with 10 kills at random moments (the bench runs 100): every run completes with
     its report and a gap-free log, no call is made more than twice, and no more calls twice than kills."""

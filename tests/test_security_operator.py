@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from config import Settings
 from deepresearch.store import open_persistence
@@ -29,6 +30,7 @@ def _cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.long
 def test_token_commands_and_serve_refusing_without_a_token(servers: Servers, tmp_path: Path) -> None:
     env = server_env(servers, tmp_path)
     refused = _cli(["serve", "--host", "0.0.0.0", "--port", "9"], env)
