@@ -13,7 +13,7 @@ files=(
 )
 start=$SECONDS
 for i in $(seq 1 "$runs"); do
-    if ! .venv/bin/python -m pytest -q -p no:cacheprovider -n 4 --dist worksteal "$@" "${files[@]}"; then
+    if ! .venv/bin/python -m pytest -q -p no:cacheprovider -n 5 --dist worksteal "$@" "${files[@]}"; then
         echo "soak: run $i of $runs failed after $((SECONDS - start)) s"
         exit 1
     fi

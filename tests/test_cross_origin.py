@@ -1,8 +1,8 @@
 """A real browser against a loopback server that requires no token: a page of another origin cannot drive it
 (docs/security.md, "Cross-site writes"), while the server's own page and a plain HTTP client can.
 
-Needs /usr/bin/chromium and the ``playwright`` package; skipped without them (failed in CI, like
-tests/test_workbench.py).
+Needs Debian's Chromium (as tests/test_workbench.py) and the ``playwright`` package; skipped without them
+(failed in CI, like tests/test_workbench.py).
 """
 
 from __future__ import annotations
