@@ -287,11 +287,12 @@ def test_a_thousand_dropped_sse_clients_leave_the_run_controllable(api: httpx.Cl
     run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]
     base = str(api.base_url).rstrip("/")
     assert asyncio.run(_open_and_drop(base, run_id, clients)) == clients
-    started = time.monotonic()
     assert api.post(f"/api/runs/{run_id}/cancel", json={}).status_code == 202
+    # A stalled notify() kept cancel hanging for good: the stream's deadline fails that. The cancel lands in
+    # 0.1-1 s on a quiet machine, but both ends of the 1000 connections live in this process, and with the
+    # 2 cores loaded ~3.5 times over it once took 31 s: a tighter bound than the deadline was flaky.
     events = list(iter_sse(api, f"/api/runs/{run_id}/events", timeout=60))
     assert events[-1].type == "end" and events[-1].data["status"] == "cancelled"
-    assert time.monotonic() - started < 30  # a stalled notify() kept cancel hanging for good
     assert [e.data["status"] for e in events if e.type == "run_status"][-1] == "cancelled"
     # and the run resumes to the end with no listener at all
     assert api.post(f"/api/runs/{run_id}/resume", json={}).status_code == 202
