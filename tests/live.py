@@ -71,6 +71,13 @@ def live_server(
             raise
     try:
         yield f"http://127.0.0.1:{chosen}", process
+    except BaseException as failure:
+        # the server's own log says what a 500 or a stall was (it is on a pipe no one reads meanwhile)
+        _stop(process)
+        if process.stdout is not None and not process.stdout.closed:
+            log = process.stdout.read().decode(errors="replace")
+            failure.add_note(f"log of the server on port {chosen} (its end):\n{log[-6000:]}")
+        raise
     finally:
         _stop(process)
 
