@@ -177,3 +177,46 @@ def test_no_test_file_is_too_long() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_FILE_LINES
     ]
     assert too_long == [], too_long
+
+
+def _names_holding_a_run_service(tree: ast.AST) -> set[str]:
+    """`service`, and every parameter or annotated name or attribute typed with RunService in the module."""
+    names = {"service"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and node.annotation and "RunService" in ast.unparse(node.annotation):
+            names.add(node.arg)
+        elif isinstance(node, ast.AnnAssign) and "RunService" in ast.unparse(node.annotation):
+            target = node.target
+            names.add(target.attr if isinstance(target, ast.Attribute) else ast.unparse(target))
+    return names
+
+
+def _receivers(node: ast.expr) -> list[str]:
+    """The names along an attribute chain: `request.app.state.service` -> service, state, app, request."""
+    chain: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call | ast.Subscript | ast.Await):
+            node = node.func if isinstance(node, ast.Call) else node.value
+        else:
+            return [*chain, node.id] if isinstance(node, ast.Name) else chain
+
+
+def test_the_api_does_not_reach_through_the_service_into_the_store() -> None:
+    """deepresearch/api/ reads through RunService's face (`service.views`: records, events, checkpoints,
+    the database's tally; `service.protocol_store`: the Agent Protocol's tables), never `service.store`
+    nor a store reached on anything the service holds (`service.views.store`, `service.engine.store`)."""
+    reaching: list[str] = []
+    for path in _sources("deepresearch/api"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        holders = _names_holding_a_run_service(tree)
+        reaching += [
+            f"{path.relative_to(ROOT)}:{node.lineno} {ast.unparse(node)}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Attribute)
+            and node.attr == "store"
+            and holders & set(_receivers(node.value))
+        ]
+    assert reaching == [], reaching

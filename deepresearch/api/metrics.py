@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from typing import Annotated, get_args
 
 from fastapi import APIRouter, Depends, HTTPException, Request, Response
@@ -23,7 +22,8 @@ from deepresearch.api.errors import error_responses
 from deepresearch.service.auth import Principal
 from deepresearch.service.contracts import RunStatus
 from deepresearch.service.runs import RunService
-from deepresearch.store import EventRecord, RunStore
+from deepresearch.service.views import RunTally, RunViews
+from deepresearch.store import EventRecord
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 STAGE_BUCKETS = (0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
@@ -31,11 +31,12 @@ RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
 
 
 class RunMetrics:
-    """The registry of one app: collectors over the store, and counters fed by `observe`."""
+    """The registry of one app: collectors over the database (read through the service's views), and
+    counters fed by `observe`."""
 
-    def __init__(self, store: RunStore, open_streams: Callable[[], int]) -> None:
+    def __init__(self, views: RunViews, open_streams: Callable[[], int]) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
-        self.database = _StoreCollector(store, open_streams)
+        self.database = _DatabaseCollector(views, open_streams)
         self.registry.register(self.database)
         self.tool_calls = Counter(
             "deepresearch_tool_calls",
@@ -88,39 +89,29 @@ class RunMetrics:
         return generate_latest(self.registry)
 
 
-class _StoreCollector(Collector):
-    def __init__(self, store: RunStore, open_streams: Callable[[], int]) -> None:
-        self.store = store
+class _DatabaseCollector(Collector):
+    def __init__(self, views: RunViews, open_streams: Callable[[], int]) -> None:
+        self.views = views
         self.open_streams = open_streams
-        self.snapshot: tuple[dict[str, int], float | None] = ({}, None)
+        self.snapshot = RunTally({})
 
     def collect(self) -> Iterable[Metric]:
-        by_status, oldest = self.snapshot
         runs = GaugeMetricFamily("deepresearch_runs", "Runs in the database by status.", labels=["status"])
         for status in RUN_STATUSES:
-            runs.add_metric([status], by_status.get(status, 0))
+            runs.add_metric([status], self.snapshot.by_status.get(status, 0))
         yield runs
         yield GaugeMetricFamily(
             "deepresearch_oldest_waiting_run_age_seconds",
             "How long the run waiting longest for a person has waited (0: none waits).",
-            value=oldest or 0.0,
+            value=self.snapshot.oldest_wait_seconds or 0.0,
         )
         yield GaugeMetricFamily(
             "deepresearch_sse_clients", "Event streams this process serves now.", value=self.open_streams()
         )
 
     async def refresh(self) -> None:
-        """Read the database's numbers (prometheus-client collects synchronously, the store is async)."""
-        by_status = await self.store.count_runs_by_status()
-        waiting = await self.store.list_runs(status="waiting_for_input", limit=1000)
-        now = datetime.now(UTC)
-        ages = [
-            (
-                now - datetime.fromisoformat(str((run.pending_input or {}).get("since") or run.updated_at))
-            ).total_seconds()
-            for run in waiting
-        ]
-        self.snapshot = (by_status, max(ages) if ages else None)
+        """Read the database's numbers (prometheus-client collects synchronously, the database is async)."""
+        self.snapshot = await self.views.tally()
 
 
 async def metrics_principal(
@@ -157,7 +148,7 @@ async def metrics(request: Request) -> Response:
 
 def install_metrics(service: RunService, open_streams: Callable[[], int]) -> RunMetrics:
     """Metrics for this service: told of every event it appends (after any sink it already has)."""
-    metrics = RunMetrics(service.store, open_streams)
+    metrics = RunMetrics(service.views, open_streams)
     earlier = service.on_event
 
     async def observe(event: EventRecord) -> None:

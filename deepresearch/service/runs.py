@@ -42,6 +42,7 @@ from deepresearch.store import (
     utcnow,
     utcnow_precise,
 )
+from deepresearch.store.steering import ProtocolSql
 
 logger = logging.getLogger(__name__)
 
@@ -345,6 +346,13 @@ class RunService:
         )
         queue = await self.views.queue_positions(*records[:limit])
         return [public_run(r, queue) for r in records[:limit]], len(records) > limit
+
+    @property
+    def protocol_store(self) -> ProtocolSql:
+        """The Agent Protocol's threads and their runs, in the run database (both SQL stores keep them)."""
+        if not isinstance(self.store, ProtocolSql):
+            raise TypeError(f"{type(self.store).__name__} keeps no Agent Protocol threads")
+        return self.store
 
     def is_active_here(self, run_id: str) -> bool:
         return run_id in self._active

@@ -1,6 +1,7 @@
 """The read models of runs: run detail, checkpoint index, resume preview, receipts and artifacts, as the
 typed contracts both front ends return. RunService holds one (`RunService.views`), kept apart from the
-lifecycle's rules: it reads the store and asks its host only which runs execute in this process."""
+lifecycle's rules: it reads the store and asks its host only which runs execute in this process. It is how
+deepresearch/api/ reads runs: the API layer never holds the store (tests/test_architecture.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 import contextlib
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -46,6 +48,15 @@ class LatestCheckpoint(Protocol):
     """The graph's latest checkpoint of a run (ResearchEngine): a preview tells a fork from a resume."""
 
     async def latest_config(self, run: RunRecord) -> RunnableConfig | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RunTally:
+    """Every run on the database at a glance, whichever replica runs it (GET /metrics)."""
+
+    by_status: dict[str, int]
+    oldest_wait_seconds: float | None = None
+    """How long the run waiting longest for a person has waited (None: none waits)."""
 
 
 class RunViews:
@@ -95,6 +106,22 @@ class RunViews:
             active_here=self.host.is_active_here(run.run_id),
         )
 
+    async def record(self, run_id: str) -> RunRecord:
+        """The run as stored (RunNotFound if there is none); whose it is is the caller's check."""
+        return await self.store.get_run(run_id)
+
+    async def tally(self) -> RunTally:
+        by_status = await self.store.count_runs_by_status()
+        waiting = await self.store.list_runs(status="waiting_for_input", limit=1000)
+        now = datetime.now(UTC)
+        ages = [
+            (
+                now - datetime.fromisoformat(str((run.pending_input or {}).get("since") or run.updated_at))
+            ).total_seconds()
+            for run in waiting
+        ]
+        return RunTally(by_status, max(ages) if ages else None)
+
     async def queue_positions(self, *runs: RunRecord) -> dict[str, int]:
         """Places in the queue, read only when one of `runs` is waiting for a runner."""
         if any(run.status == "queued" and run.lease_owner is None for run in runs):
@@ -112,6 +139,10 @@ class RunViews:
             )
             for record in await self.store.list_checkpoints(run_id)
         ]
+
+    async def checkpoint_records(self, run_id: str) -> list[CheckpointRecord]:
+        """The run's stage checkpoints as indexed, oldest first (none for a run that does not exist)."""
+        return await self.store.list_checkpoints(run_id)
 
     async def checkpoint(self, run_id: str, checkpoint_id: str) -> CheckpointRecord:
         await self.store.get_run(run_id)

@@ -35,7 +35,7 @@ from deepresearch.service.auth import Principal
 from deepresearch.service.runs import RunService
 from deepresearch.service.steering import answer_plan_review, follow_up
 from deepresearch.store import ACTIVE_STATUSES, RunRecord, utcnow
-from deepresearch.store.steering import ProtocolRun, ProtocolSql, ProtocolThread
+from deepresearch.store.steering import ProtocolRun, ProtocolThread
 
 GRAPH_ID = "deepresearch"
 ASSISTANT_ID = str(uuid.uuid5(uuid.NAMESPACE_URL, "deepresearch:assistant:deepresearch"))
@@ -86,7 +86,8 @@ class Protocol:
     def __init__(self, service: RunService, principal: Principal) -> None:
         self.service = service
         self.principal = principal
-        self.store = cast(ProtocolSql, service.store)  # SqlRunStore: both backends have ProtocolSql
+        self.store = service.protocol_store
+        """The protocol's own tables (threads, their runs); the researches are read through service.views."""
         self.queue = WaitingRuns(service, self.store, self)
         """Enqueued runs (multitask_strategy enqueue) and threads deleted on completion."""
 
@@ -112,7 +113,7 @@ class Protocol:
         if thread.research_id is None:
             return None
         try:
-            return await self.service.store.get_run(thread.research_id)
+            return await self.service.views.record(thread.research_id)
         except RunNotFound:
             return None  # deleted through /api: the thread is empty again
 
@@ -156,7 +157,7 @@ class Protocol:
             if step is None or step in found:
                 break
             try:
-                research = await self.service.store.get_run(step)
+                research = await self.service.views.record(step)
             except RunNotFound:
                 break
             found[step] = research
@@ -164,7 +165,7 @@ class Protocol:
         for research_id in ids:
             if research_id not in found:
                 with contextlib.suppress(RunNotFound):
-                    found[research_id] = await self.service.store.get_run(research_id)
+                    found[research_id] = await self.service.views.record(research_id)
         return [r for r in found.values() if r.owner == thread.owner]
 
     async def adopt(self, thread_id: str, before: str, research: RunRecord) -> None:
@@ -204,7 +205,7 @@ class Protocol:
                 status = "timeout"  # stopped by its deadline budget (options.budget.deadline_seconds)
         else:
             try:
-                research = await self.service.store.get_run(run.research_id)
+                research = await self.service.views.record(run.research_id)
             except RunNotFound:
                 return "error"
             status = _RUN_STATUS.get(research.status, "error")
@@ -358,7 +359,7 @@ class Protocol:
         """The research once it is not executing (polled: it may execute on another replica)."""
         deadline = time.monotonic() + WAIT_SECONDS
         while True:
-            research = await self.service.store.get_run(research_id)
+            research = await self.service.views.record(research_id)
             if research.status not in ACTIVE_STATUSES and not self.service.is_active_here(research_id):
                 return research
             if time.monotonic() > deadline:

@@ -102,7 +102,7 @@ class WaitingRuns:
         if thread is None or thread.research_id is None:
             return None
         try:
-            research = await self.service.store.get_run(thread.research_id)
+            research = await self.service.views.record(thread.research_id)
         except RunNotFound:  # deleted through /api meanwhile: nothing to continue
             await self.store.set_protocol_run_status(run.run_id, "error", NEVER_RAN)
             return None

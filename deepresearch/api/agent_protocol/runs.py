@@ -102,7 +102,7 @@ async def _final(proto: Protocol, run: ProtocolRun) -> dict[str, Any]:
     if failure is not None:
         return {"__error__": failure}
     # the stream's run: an enqueued run knows its research once it has started (a follow-up's, maybe)
-    research = await proto.service.store.get_run(stream.run.research_id)
+    research = await proto.service.views.record(stream.run.research_id)
     values = values_with_interrupts(await snapshot(proto.service, research))
     return await with_messages(proto.service, research, values)
 

@@ -98,7 +98,7 @@ async def snapshot(
 
 
 async def stage_index(service: RunService, research: RunRecord) -> dict[str, CheckpointRecord]:
-    return {c.checkpoint_id: c for c in await service.store.list_checkpoints(research.run_id)}
+    return {c.checkpoint_id: c for c in await service.views.checkpoint_records(research.run_id)}
 
 
 async def history(
@@ -148,7 +148,7 @@ async def _conversation(service: RunService, research: RunRecord) -> list[RunRec
         if not parent_id:
             break
         try:
-            parent = await service.store.get_run(str(parent_id))
+            parent = await service.views.record(str(parent_id))
         except RunNotFound:
             break
         if current.follow_up_of:

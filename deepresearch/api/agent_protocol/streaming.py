@@ -227,7 +227,7 @@ class RunStream:
 
     async def _get_research(self) -> RunRecord:
         if self._research is None:
-            self._research = await self.service.store.get_run(self.run.research_id)
+            self._research = await self.service.views.record(self.run.research_id)
         return self._research
 
 

@@ -107,7 +107,7 @@ async def update_state(
     service = proto.service
     checkpoint_id = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
     if checkpoint_id is None:
-        indexed = await service.store.list_checkpoints(research.run_id)
+        indexed = await service.views.checkpoint_records(research.run_id)
         if not indexed:
             raise RunConflict("the thread's research has no checkpoint yet: there is no state to update")
         checkpoint_id = indexed[-1].checkpoint_id

@@ -195,7 +195,7 @@ class McpFrontEnd:
         with service.notifier.subscribe(run_id) as subscription:
             while True:
                 subscription.wake.clear()  # before reading: an event appended meanwhile sets it again
-                events = await service.store.list_events(run_id, after=last, limit=_PAGE)
+                events = await service.views.events(run_id, last, _PAGE)
                 for event in events:
                     last = event.seq
                     if (text := progress_text(event)) is not None:
@@ -203,12 +203,12 @@ class McpFrontEnd:
                         try:
                             await ctx.report_progress(sent, None, text)
                         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                            return await service.store.get_run(run_id)  # the host went away; the run goes on
+                            return await service.views.record(run_id)  # the host went away; the run goes on
                 if len(events) == _PAGE:
                     continue
-                run = await service.store.get_run(run_id)
+                run = await service.views.record(run_id)
                 if run.status not in ACTIVE_STATUSES and not service.is_active_here(run_id):
-                    if not await service.store.list_events(run_id, after=last, limit=1):
+                    if not await service.views.events(run_id, last, 1):
                         return run
                     continue
                 remaining = deadline - loop.time()
