@@ -10,6 +10,7 @@ import pytest
 
 from deepresearch.extractive.phrases import noun_phrases, verbs
 from deepresearch.extractive.planning import question_topic
+from deepresearch.extractive.screening import rank_sources
 from deepresearch.extractive.text import content_tokens
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.ranking import match_expression
@@ -94,3 +95,37 @@ def test_a_quantity_is_no_topic_the_noun_after_of_is(clause: str, phrase: str) -
     found = [p.text for p in noun_phrases(clause)]
     assert found[0] == phrase, found
     assert question_topic(clause + "?") == phrase  # no "What are thousands?"
+
+
+# --- a command-line option is a name ------------------------------------------------------------------
+def test_an_option_and_its_value_are_words_of_the_question() -> None:
+    tokens = content_tokens("What is the difference between frob sync -m mine and frob sync -Y mine?")
+    assert {"-m", "-y", "mine"} <= set(tokens)
+    assert "when" not in content_tokens("Should I use -S or -G when syncing?")  # a value stands alone
+    assert "-x" not in content_tokens("a re-run of x-ray e-mail")  # a hyphen inside a word is no option
+
+
+def test_the_section_on_an_options_value_answers_a_question_about_it() -> None:
+    # the value ("mine") is a stopword elsewhere; without it, the question is "difference frob sync", and
+    # the page that lists its backends' differences wins over the one that says what "-Y mine" does
+    sources = [
+        {
+            "id": "S1",
+            "n": 1,
+            "title": "frob-backends(1)",
+            "text": "## Differences between the frob sync backends\n\n"
+            + "The two frob sync backends show their differences in progress messages and in hooks. " * 4,
+        },
+        {
+            "id": "S2",
+            "n": 2,
+            "title": "frob-sync(1)",
+            "text": "## Strategy options\n\nmine: conflicting hunks are resolved cleanly by keeping the "
+            "local version; changes from the other side that do not conflict are still taken. With "
+            "-m mine the other side is ignored entirely and the result is always the local tree.",
+        },
+    ]
+    question = "What is the difference between frob sync -m mine and frob sync -Y mine?"
+    # the topic a corpus's rarity picks for it (the planner keeps the words, not the option's hyphen)
+    ranked = rank_sources(question, [question], sources, [4], topic="Y mine")[0][0]
+    assert ranked[0][1]["source_id"] == "S2", [(round(s, 2), p["source_id"]) for s, p in ranked]

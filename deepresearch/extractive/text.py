@@ -32,6 +32,11 @@ KEYWORD_NAME = re.compile(
 )
 # a run of capitalised keywords is one name, its stopwords included: "WITHOUT ROWID", "INSERT OR REPLACE"
 KEYWORD_RUN = re.compile(r"\b[A-Z][A-Z_]+(?:\s+[A-Z][A-Z_]+)+\b")
+# a command-line option is a name: "-S" and "-G" are what "should I use -S or -G?" asks about (a lone letter
+# is no word otherwise), and a common word that stands alone as an option's value right after it is its
+# argument: "git merge -s ours", "-X theirs" (not "-G when ...")
+_OPTION_VALUES = "ours|theirs|yours|mine|all|both|any|none|each|other|same|own|off"
+_COMMAND_OPTION = re.compile(r"(?<![\w-])-([A-Za-z])(?![\w-])(?:[ =]((?i:" + _OPTION_VALUES + r"))\b)?")
 _BRACKETED = re.compile(r"\[([A-Za-z][A-Za-z0-9]{0,7})\]")
 _CAMEL = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)+\b")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
@@ -53,6 +58,8 @@ def content_tokens(text: str) -> list[str]:
     out: list[str] = [name.lower() for name in KEYWORD_NAME.findall(text)]  # "the with statement"
     out += [w.lower() for run in KEYWORD_RUN.findall(text) for w in run.split() if w.lower() in STOPWORDS]
     out += [f"[{code.lower()}]" for code in _BRACKETED.findall(text)]  # "the [L] flag", "[END]"
+    for letter, value in _COMMAND_OPTION.findall(text):
+        out += [f"-{letter.lower()}", value.lower()] if value else [f"-{letter.lower()}"]
     for word in _CAMEL.findall(text):  # TimeoutExpired -> timeout, expired
         out += [_stem(part.lower()) for part in _CAMEL_PART.findall(word) if len(part) > 2]
     for tok in tokenize(text):
