@@ -392,9 +392,16 @@ def _evidence(
         "headings": passage["headings"],
         "bm25": round(score, 3),
         "relevance": relevance,
-        "reason": "section opening of the best page" if passage.get("lead") else reason,
+        "reason": (
+            "answering section"
+            if passage.get("answer")
+            else "section opening of the best page"
+            if passage.get("lead")
+            else reason
+        ),
         "lead": bool(passage.get("lead")),
         "page": passage.get("page"),
+        "answer": passage.get("answer"),
     }
 
 

@@ -4,6 +4,7 @@
   limits, then the next best on the question itself.
 - **Findings**: per sub-question, its other quotes in reading order (the order of the sections they come
   from, then of the sentences in a section); a stated limit goes under the sub-question that asks for limits.
+  The question's answering sections (findings.ANSWER_SENTENCES of each) are listed there whatever the budget.
   A sub-question whose only quotes went to the summary is left out rather than answered with a note.
 - **Disagreements and risks**: warnings and stated dangers only (data loss, corruption, security, "must
   not"), or a plain "none found" - a hedge like "but" or "only one" is not a risk.
@@ -84,10 +85,12 @@ def cite(finding: dict[str, Any]) -> str:
 
 def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
     """The sources worth quoting: a source that yields one weak quote while another carries the answer is
-    a digression."""
+    a digression. Quotes read in an answering section (``answering``) are there by their place, not by
+    their score: they do not weigh, unless nothing else was quoted."""
     mass: Counter[int] = Counter()
     best: dict[int, float] = {}
-    for finding in (f for group in groups for f in group):
+    findings = [f for group in groups for f in group]
+    for finding in [f for f in findings if not f.get("answering")] or findings:
         for n in finding["citations"]:
             mass[n] += finding.get("score", 0.0)
             best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
@@ -152,7 +155,8 @@ def extractive_report_body(state: dict[str, Any]) -> str:
         mine = [f for f in [*facts, *implications] if f["sub_question"] == sub_question]
         if asks_about_limits(sub_question):  # a stated limit answers it
             mine += [f for f in risks if f["sub_question"] == sub_question]
-        chosen = pick(by_score(mine), per_question)
+        answers = pick(sorted((f for f in mine if f.get("answer")), key=lambda f: f["order"]), len(mine))
+        chosen = answers + pick(by_score([f for f in mine if not f.get("answer")]), per_question)
         if chosen:
             lines += [f"### {sub_question}", ""]
             lines += [f"- {cite(f)}" for f in sorted(chosen, key=lambda f: f.get("order", [0, 0]))] + [""]

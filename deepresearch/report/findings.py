@@ -5,6 +5,9 @@ sub-question (the passage's BM25 rank): documentation answers a question in a se
 that explain it rarely repeat the question's words. The first sentences of the best sections are findings
 even when they share few words with the question; elsewhere a sentence must name enough of it.
 
+On the question itself, the first sentences of its answering sections (screening's ``answer`` passages)
+are findings whatever words they use, in reading order: a section explains over consecutive sentences.
+
 An aspect word of a sub-question ("limitations", "work", "configured") is not a term to match: "What are the
 limitations of X?" is answered by a sentence about X that states a limit, not by one that says "limit".
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepresearch.extractive.planning import asks_about_limits, question_topic, term_weights, without_aspects
-from deepresearch.extractive.sentences import Quote, Scorer, mmr, quotes
+from deepresearch.extractive.sentences import QueryWeights, Quote, Scorer, mmr, quotes
 from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_tokens, has_cue
 
 REVIEW_LIMITS = {"fact_reviewer": 12, "implication_reviewer": 2, "risk_reviewer": 3}
@@ -38,6 +41,10 @@ same passage: an explanation runs over consecutive sentences that rarely repeat 
 scores CONTINUATION of that quote's score per sentence between them."""
 
 
+ANSWER_SENTENCES = 4
+"""The first ANSWER_SENTENCES quotable sentences of each answering section are findings on the question."""
+
+
 def extractive_review(
     reviewer: str,
     sub_questions: list[str],
@@ -55,6 +62,7 @@ def extractive_review(
     # (sub-question, passage rank, page titled with the topic, quote, where it stands: for printing a
     # sub-question's findings in reading order - its passage's place in the evidence, its place there)
     units: list[tuple[int, float, bool, Quote, list[int]]] = []
+    answer_of: dict[int, int] = {}  # id of a unit of an answering section: that section's rank
     for index in range(len(sub_questions)):
         items = [e for e in evidence if e["sub_question_index"] == index]
         top = max((e["bm25"] for e in items), default=0.0) or 1.0
@@ -64,6 +72,8 @@ def extractive_review(
                 # a section opening of the best page counts as an answering section for its first sentences
                 rank = max(item["bm25"] / top, ANSWERING_SECTION if item.get("lead") else 0.0)
                 units.append((index, rank, about, unit, [place, unit.position]))
+                if item.get("answer") and index == 0:
+                    answer_of[id(unit)] = item["answer"]
     scorer = Scorer(unit for _, _, _, unit, _ in units)
     wanted = {"implication_reviewer": IMPLICATION_CUES, "risk_reviewer": RISK_CUES}.get(reviewer)
     findings: list[dict[str, Any]] = []
@@ -75,10 +85,18 @@ def extractive_review(
         limits = asks_about_limits(sub_question)
         scored: list[tuple[float, Quote]] = []
         orders: dict[int, list[int]] = {}
+        # the answering sections' first sentences are findings whatever the rest picks; they join what
+        # is taken after it, so that the choice among the other quotes is the same as without them
+        answers = (
+            _answers(units, answer_of, scorer, weights, taken)
+            if reviewer == "fact_reviewer" and index == 0
+            else []
+        )
+        answered = {id(unit) for _, unit, _ in answers}
         for i, rank, about, unit, order in units:
             # a finding on a sub-question about limits states one (a hedge, a cost, a "cannot")
             cues = wanted or (RISK_CUES if limits else None)
-            if i != index or (cues is not None and not has_cue(unit.text, cues)):
+            if i != index or (cues is not None and not has_cue(unit.text, cues)) or id(unit) in answered:
                 continue
             coverage = scorer.coverage(unit, weights)
             # ... but it must still be about the sub-question, not any hedge on the page
@@ -102,18 +120,49 @@ def extractive_review(
         scored = [pair for pair in scored if pair[0] >= RELATIVE_FLOOR * reference]
         for score, unit in mmr(scored, REVIEW_LIMITS[reviewer], taken):
             taken.append(unit)
+            finding = _finding(sub_question, unit, score, orders[id(unit)])
+            # read in an answering section: quoted, but no measure of which sources carry the answer
+            findings.append(finding | {"answering": True} if id(unit) in answer_of else finding)
+        for score, unit, order in answers:
+            taken.append(unit)
             findings.append(
-                {
-                    "sub_question": sub_question,
-                    "statement": unit.text,
-                    "citations": [unit.n],
-                    "section": unit.section,
-                    "score": round(score, 3),
-                    "order": orders[id(unit)],
-                    "confidence": "medium" if score >= 0.5 else "low",
-                }
+                _finding(sub_question, unit, score, order)
+                | {"answer": answer_of[id(unit)], "answering": True}
             )
     return {"engine": "extractive", "findings": findings, "disagreements": [], "open_questions": []}
+
+
+def _finding(sub_question: str, unit: Quote, score: float, order: list[int]) -> dict[str, Any]:
+    return {
+        "sub_question": sub_question,
+        "statement": unit.text,
+        "citations": [unit.n],
+        "section": unit.section,
+        "score": round(score, 3),
+        "order": order,
+        "confidence": "medium" if score >= 0.5 else "low",
+    }
+
+
+def _answers(
+    units: list[tuple[int, float, bool, Quote, list[int]]],
+    answer_of: dict[int, int],
+    scorer: Scorer,
+    weights: QueryWeights,
+    taken: list[Quote],
+) -> list[tuple[float, Quote, list[int]]]:
+    """The first ANSWER_SENTENCES quotes of each answering section, in reading order, scored as findings."""
+    found: list[tuple[float, Quote, list[int]]] = []
+    per_section: dict[tuple[int, int], int] = {}
+    for _, rank, about, unit, order in sorted(
+        (u for u in units if id(u[3]) in answer_of), key=lambda u: (answer_of[id(u[3])], u[4])
+    ):
+        section = (answer_of[id(unit)], unit.n)
+        if per_section.get(section, 0) >= ANSWER_SENTENCES or any(unit.text == t.text for t in taken):
+            continue
+        per_section[section] = per_section.get(section, 0) + 1
+        found.append((scorer.score(unit, weights, rank, about), unit, order))
+    return found
 
 
 def _continued(

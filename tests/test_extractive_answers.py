@@ -1,0 +1,168 @@
+"""The question's answering sections (issue [quality] part 2): the sections that answer the question, ranked
+as whole sections, are evidence on it, and their first sentences are findings in reading order whatever
+words they use. On small real inputs (invented domains); the figures over whole manuals are measured by
+bench/quality (docs/quality.md, session 12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepresearch.extractive.screening import ANSWER_PASSAGES, rank_sources
+from deepresearch.report.digest import FINDINGS_PER_SUB_QUESTION, extractive_report_body
+from deepresearch.report.findings import ANSWER_SENTENCES, extractive_review
+
+QUESTION = "How does a lighthouse lens concentrate the lamp's light?"
+LIMITS = "What are the limitations of a lighthouse lens?"
+
+
+def _paragraph(*sentences: str) -> str:
+    return " ".join(sentences) + "\n\n"
+
+
+# one section explains the answer over three long paragraphs, in words the question mostly does not use
+LENS_GUIDE = (
+    "## Concentrating the light\n\n"
+    + _paragraph(
+        "A lighthouse lens surrounds the lamp with rings of glass.",
+        "Each ring is a slice of a much larger lens, cut thin so that the whole assembly stays light.",
+        "The rings sit in a brass frame that holds them at fixed angles around the flame.",
+        *["The frame is cleaned every morning by the keeper, who polishes each ring by hand."] * 3,
+    )
+    + _paragraph(
+        "Prisms above and below the central band bend the rays that would escape upwards or downwards.",
+        "They return those rays to the horizontal plane, where ships can see them.",
+        *["Bronze clips hold every prism in place through storms and the heat of the flame."] * 3,
+    )
+    + _paragraph(
+        "The result is a beam many times brighter than the bare flame.",
+        "Rotating the assembly turns the beam into the flashes that sailors count.",
+        *["Clockwork under the floor turns the table once every half minute without pause."] * 3,
+    )
+    + "## History\n\nThe first such lenses were installed along rocky coasts in the nineteenth century.\n"
+)
+KEEPERS_LOG = (
+    "## Supplies\n\nLamp oil, wicks and brass polish were delivered to the lighthouse by boat every month.\n"
+)
+SOURCES = [
+    {"id": "S1", "n": 1, "title": "Beacon handbook", "text": LENS_GUIDE},
+    {"id": "S2", "n": 2, "title": "Keeper's log", "text": KEEPERS_LOG},
+]
+
+
+def test_the_section_that_answers_is_evidence_on_the_question_with_its_first_passages() -> None:
+    main, limits = rank_sources(QUESTION, [QUESTION, LIMITS], SOURCES, [4])[0]
+    answers = [p for _, p in main if p.get("answer")]
+    assert answers, [(p["source_id"], p["headings"]) for _, p in main]
+    assert {p["answer"] for p in answers} >= {1}
+    best = [p for p in answers if p["answer"] == 1]
+    assert {p["headings"][-1] for p in best} == {"Concentrating the light"}
+    assert len(best) == ANSWER_PASSAGES  # its first passages, not the whole section (it has three)
+    assert not any(p.get("answer") for _, p in limits)  # only the question itself has answering sections
+
+
+def test_the_first_sentences_of_an_answering_section_are_findings_in_its_words() -> None:
+    # a passage that repeats the question's words ranks first; the answering section ranks well below it, and
+    # only its first sentence names the lens: the explanation goes on in other words
+    dense = (
+        "A lighthouse lens and its lamp concentrate light; the lens, the lamp and the light are inspected."
+    )
+    answer = (
+        "A lighthouse lens surrounds the lamp with rings of glass. Each ring is a slice of a much larger "
+        "disc, cut thin so that the whole assembly stays light. Prisms above and below the central band bend "
+        "the rays that would escape upwards. They return those rays to the horizontal plane, where ships "
+        "can see them. Bronze clips hold every prism in place through storms. The keeper winds the clockwork "
+        "at dusk."
+    )
+    evidence = [
+        {"n": n, "title": f"Keeper's log {n}", "passage": dense.replace("inspected", word), "bm25": 2.0}
+        for n, word in ((2, "inspected"), (3, "cleaned"), (4, "repaired"), (5, "painted"))
+    ]
+    evidence = [e | {"headings": ["Inspections"]} for e in evidence]
+    evidence += [{"n": 1, "title": "Beacon handbook", "passage": answer, "headings": ["Lens"], "bm25": 0.8}]
+    evidence = [e | {"sub_question_index": 0, "sub_question": QUESTION, "lead": False} for e in evidence]
+    marked = [e | {"answer": 1} if e["n"] == 1 else e for e in evidence]
+    findings = extractive_review("fact_reviewer", [QUESTION], marked, QUESTION)["findings"]
+    answered = [f["statement"] for f in findings if f.get("answer") == 1]
+    assert len(answered) == ANSWER_SENTENCES, answered
+    assert any(s.startswith("Each ring is a slice") for s in answered)  # no word of the question
+    assert not any("clockwork" in s for s in answered)  # past the first ANSWER_SENTENCES quotes
+    # the same evidence without the mark: the explanation is not quoted
+    plain = extractive_review("fact_reviewer", [QUESTION], evidence, QUESTION)["findings"]
+    assert not any(f["statement"].startswith("Each ring is a slice") for f in plain)
+
+
+def _finding(text: str, n: int, score: float, order: int, **marks: Any) -> dict[str, Any]:
+    return {
+        "sub_question": QUESTION,
+        "statement": text,
+        "citations": [n],
+        "section": "",
+        "score": score,
+        "order": [order, 0],
+    } | marks
+
+
+WORDS = (
+    "amber",
+    "basalt",
+    "cedar",
+    "dune",
+    "ember",
+    "fjord",
+    "granite",
+    "harbour",
+    "inlet",
+    "jetty",
+    "kelp",
+    "lagoon",
+)
+
+
+def test_an_answering_section_is_listed_in_reading_order_whatever_the_budget() -> None:
+    regular = [
+        _finding(f"Station {word} records {word}{i}x values.", 1, 0.9, i) for i, word in enumerate(WORDS)
+    ]
+    regular.append(_finding("Lenses were first ground by hand in small workshops.", 2, 0.8, 40))
+    answers = [
+        _finding(text, 2, score, 50 + i, answer=1, answering=True)
+        for i, (text, score) in enumerate(
+            (
+                ("A lighthouse lens surrounds the lamp with rings of glass.", 0.4),
+                ("Prisms bend the rays that would escape upwards.", 0.2),
+                ("The rays leave as one horizontal beam.", 0.3),
+            )
+        )
+    ]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": [{"sub_question": QUESTION}],
+        "findings": {
+            "fact_reviewer": {"findings": regular + answers},
+            "implication_reviewer": {"findings": []},
+            "risk_reviewer": {"findings": []},
+        },
+    }
+    body = extractive_report_body(state)
+    findings = body.split("## Findings")[1].split("## Disagreements and risks")[0]
+    places = [findings.find(f["statement"][:-1]) for f in answers]
+    assert all(place >= 0 for place in places) and places == sorted(places), findings
+    # the other quotes still fill the sub-question's budget beside them
+    assert findings.count("[1]") == FINDINGS_PER_SUB_QUESTION[1], findings
+
+
+def test_a_report_whose_only_quotes_are_an_answering_sections_quotes_them() -> None:
+    answers = [
+        _finding(
+            "A lighthouse lens surrounds the lamp with rings of glass.", 1, 0.4, 0, answer=1, answering=True
+        )
+    ]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}],
+        "evidence": [{"sub_question": QUESTION}],
+        "findings": {"fact_reviewer": {"findings": answers}},
+    }
+    assert "rings of glass [1]." in extractive_report_body(state)
