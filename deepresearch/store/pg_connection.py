@@ -89,7 +89,13 @@ class Pool(AsyncConnectionPool[AsyncConnection[DictRow]]):
     def _return_unused(self, checkout: asyncio.Task[AsyncConnection[DictRow]]) -> None:
         """A checkout whose caller was cancelled: the connection it got anyway goes back to the pool."""
         if not checkout.cancelled() and checkout.exception() is None:
-            self._detached(super().putconn(checkout.result()))
+            self._detached(self._put_back(checkout.result()))
+
+    async def _put_back(self, conn: AsyncConnection[DictRow]) -> None:
+        try:
+            await super().putconn(conn)
+        except psycopg.Error:  # nobody awaits this return: its failure is logged here
+            logger.warning("returning an unused PostgreSQL connection to the pool failed", exc_info=True)
 
     def _detached(self, step: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.get_running_loop().create_task(step)
