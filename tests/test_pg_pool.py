@@ -16,6 +16,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+import pytest
 
 from deepresearch.store import open_postgres_pool
 from deepresearch.store.pg_connection import DatabaseBusy
@@ -57,10 +58,11 @@ async def test_a_connection_handed_back_by_a_cancelled_task_reaches_the_waiting_
 
 
 async def test_an_exhausted_pool_is_a_503_with_retry_after(
-    servers: Servers, tmp_path: Path, fresh_postgres_dsn: str
+    servers: Servers, tmp_path: Path, fresh_postgres_dsn: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A request that finds no free connection in time is told so (503, Retry-After), not a 500; the
-    request holding the connection completes once the database lets it."""
+    """A request that finds no free connection in time is told so (503, Retry-After), not a 500, and the
+    log names who holds the connections and where; the requests waiting complete once the database lets
+    them."""
     settings = servers.settings(
         tmp_path,
         llm=True,
@@ -73,7 +75,8 @@ async def test_an_exhausted_pool_is_a_503_with_retry_after(
         async with httpx.AsyncClient(base_url=base_url, timeout=30) as client:
             created = await client.post("/api/runs", json={"question": "What makes pools run dry?"})
             run_id = created.json()["run_id"]
-            # another process holds the run's row: the cancel's UPDATE waits on it, in the only connection
+            # another process holds the run's row: the first write to it (the execution's or the cancel's)
+            # waits for it in the only connection
             with _row_locked(fresh_postgres_dsn, run_id):
                 cancel = asyncio.create_task(client.post(f"/api/runs/{run_id}/cancel", json={}))
                 for _ in range(100):  # the cancel has the connection once a read finds none free
@@ -85,6 +88,8 @@ async def test_an_exhausted_pool_is_a_503_with_retry_after(
                 assert answer.headers["Retry-After"].isdigit()
                 assert "database is busy" in answer.json()["detail"]
             assert (await asyncio.wait_for(cancel, 30)).status_code == 202
+    holders = [r.getMessage() for r in caplog.records if "longest holders" in r.getMessage()]
+    assert holders and "deepresearch/store/" in holders[0], holders
 
 
 @contextlib.contextmanager
