@@ -29,32 +29,37 @@ async def test_a_connection_handed_back_by_a_cancelled_task_reaches_the_waiting_
     fresh_postgres_dsn: str,
 ) -> None:
     """The holder is cancelled while its connection goes to the request queued for it (the one moment
-    psycopg_pool's hand-over waits): the request gets the connection at once, and the pool keeps it."""
+    psycopg_pool's hand-over waits: for one loop turn after the request queues, it holds the lock the
+    hand-over takes): the request gets the connection at once, and the pool keeps it. The request is let
+    run 0-3 loop turns first, so the moment is met however many turns a checkout takes to queue."""
     async with open_postgres_pool(fresh_postgres_dsn, max_size=1, checkout_seconds=3) as pool:
-        holding, release = asyncio.Event(), asyncio.Event()
-
-        async def holder() -> None:
-            async with pool.connection() as conn:
-                await conn.execute("SELECT 1")
-                holding.set()
-                await release.wait()
-
-        held = asyncio.create_task(holder())
-        await asyncio.wait_for(holding.wait(), 5)
         loop = asyncio.get_running_loop()
-        started = time.monotonic()
-        # one loop turn: the request queues, the holder leaves its block (handing the connection over)
-        # and is cancelled at the hand-over's first wait, as a stream whose client went away is
-        waiting = asyncio.create_task(pool.getconn())
-        release.set()
-        loop.call_soon(held.cancel)
-        conn = await asyncio.wait_for(waiting, 10)
-        assert time.monotonic() - started < 2, "the request waited for a connection that was free"
-        await pool.putconn(conn)
-        await asyncio.gather(held, return_exceptions=True)
-        # and the connection is still the pool's: the next checkout does not wait for a lost one
-        async with pool.connection(timeout=2) as again:
-            assert (await (await again.execute("SELECT 2 AS two")).fetchone()) == {"two": 2}
+        for turns in range(4):
+            holding, release = asyncio.Event(), asyncio.Event()
+
+            async def holder(holding: asyncio.Event, release: asyncio.Event) -> None:
+                async with pool.connection() as conn:
+                    await conn.execute("SELECT 1")
+                    holding.set()
+                    await release.wait()
+
+            held = asyncio.create_task(holder(holding, release))
+            await asyncio.wait_for(holding.wait(), 5)
+            started = time.monotonic()
+            # the request queues; the holder leaves its block (handing the connection over) and is
+            # cancelled at the hand-over's first wait, as a stream whose client went away is
+            waiting = asyncio.create_task(pool.getconn())
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            release.set()
+            loop.call_soon(held.cancel)
+            conn = await asyncio.wait_for(waiting, 10)
+            assert time.monotonic() - started < 2, f"waited for a free connection ({turns} turns)"
+            await pool.putconn(conn)
+            await asyncio.gather(held, return_exceptions=True)
+            # and the connection is still the pool's: the next checkout does not wait for a lost one
+            async with pool.connection(timeout=2) as again:
+                assert (await (await again.execute("SELECT 2 AS two")).fetchone()) == {"two": 2}
 
 
 async def test_an_exhausted_pool_is_a_503_with_retry_after(
