@@ -73,7 +73,7 @@ async def test_an_exhausted_pool_is_a_503_with_retry_after(
         llm=True,
         database_url=fresh_postgres_dsn,
         database_pool_size=1,
-        database_pool_timeout_seconds=0.5,
+        database_pool_timeout_seconds=1,
         stage_delay_seconds=5,
     )
     with serve_app(create_app(settings), lifespan="on") as base_url:
@@ -98,7 +98,8 @@ async def test_an_exhausted_pool_is_a_503_with_retry_after(
             assert (await client.get(f"/api/runs/{run_id}")).status_code == 200
             assert (await client.post(f"/api/runs/{run_id}/cancel", json={})).status_code == 202
     holders = [r.getMessage() for r in caplog.records if "longest holders" in r.getMessage()]
-    assert holders and "deepresearch/store/" in holders[0], holders
+    # (a connection in the middle of a hand-over has no holder yet: any of the 503s names it)
+    assert any("deepresearch/store/" in message for message in holders), holders
 
 
 @contextlib.contextmanager
