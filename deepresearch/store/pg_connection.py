@@ -46,7 +46,8 @@ class Pool(AsyncConnectionPool[AsyncConnection[DictRow]]):
     scopes), so the stream's last return often met that moment. Here each checkout and each return runs
     in a task of its own that the caller's cancellation does not reach (one cancel for an abandoned
     checkout, which psycopg_pool cleans up after), so a cancelled caller stops at once and the pool
-    stays whole. A checkout that times out raises DatabaseBusy and logs the longest holders."""
+    stays whole. (The waiting side has had races of its own upstream: psycopg issues 509, 1275, 1345.)
+    A checkout that times out raises DatabaseBusy and logs the longest holders."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
