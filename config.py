@@ -67,6 +67,18 @@ class Settings(BaseSettings):
         ),
         description="sqlite:///path or a postgres:// DSN. Empty = sqlite file in `home`.",
     )
+    database_pool_size: int = Field(
+        10,
+        ge=1,
+        le=1000,
+        description="PostgreSQL connections one process opens at most (store and checkpointer share them).",
+    )
+    database_pool_timeout_seconds: float = Field(
+        30.0,
+        gt=0,
+        le=600,
+        description="How long a request waits for a free PostgreSQL connection before it is answered 503.",
+    )
     workspace_dir: Path = Field(Path("workspace"), description="Where run artifacts are written.")
 
     # --- LLM -----------------------------------------------------------------------------------

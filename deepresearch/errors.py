@@ -20,6 +20,9 @@ class DeepResearchError(Exception):
 
     status: ClassVar[int] = 500
     """The HTTP status; 5xx means a fault of the server (logged with its traceback), not of the request."""
+    server_fault: ClassVar[bool] = True
+    """For a 5xx: a fault of ours, so the client is told only its type (the log has the traceback). False
+    for a 5xx that says the server is busy for now: the client is told why and when to try again."""
 
     def __init__(self, message: str, field: str | None = None) -> None:
         super().__init__(f"{field}: {message}" if field else message)
@@ -54,6 +57,21 @@ class TooManyRequests(DeepResearchError):
     status = 429
 
     def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
+class ServerBusy(DeepResearchError):
+    """The server cannot take this request now, though nothing is wrong with it (HTTP 503 with
+    Retry-After): e.g. no database connection came free in time. The same request later succeeds."""
+
+    status = 503
+    server_fault = False
+
+    def __init__(self, message: str, retry_after: int = 2) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 

@@ -36,7 +36,8 @@ DESCRIPTIONS = {
     415: "Not a document type that can be searched, or its bytes are not what its name says.",
     422: "Invalid input; `errors` names each bad field.",
     429: "Too many requests for now; the message says which limit.",
-    503: "The database cannot be reached.",
+    503: "The database cannot be reached, or no connection to it came free in time (Retry-After says when"
+    " to try again).",
 }
 
 
@@ -124,10 +125,12 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(DeepResearchError)
     async def _refused(request: Request, exc: DeepResearchError) -> JSONResponse:
-        if exc.status >= 500:
+        if exc.status >= 500 and exc.server_fault:
             # answered here, not re-raised by Starlette: the traceback is logged here
             logger.error("%s %s failed", request.method, request.url.path, exc_info=exc)
             return _error(exc.status, _internal(exc))
+        if exc.status >= 500:  # busy for now (ServerBusy): what and when to retry, no traceback
+            logger.warning("%s %s answered %s: %s", request.method, request.url.path, exc.status, exc)
         errors = None
         if exc.field:
             parts = exc.field.split(".")

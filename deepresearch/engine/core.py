@@ -421,7 +421,11 @@ def _checkpoint_id(config: RunnableConfig | None) -> str | None:
 @asynccontextmanager
 async def open_engine(settings: Settings) -> AsyncIterator[ResearchEngine]:
     """Open the store and checkpointer (set up, idempotent) and compile the graph on them."""
-    async with open_persistence(settings.resolved_database_url) as persistence:
+    async with open_persistence(
+        settings.resolved_database_url,
+        pool_size=settings.database_pool_size,
+        pool_timeout=settings.database_pool_timeout_seconds,
+    ) as persistence:
         graph = build_graph(persistence.checkpointer)
         engine = ResearchEngine(settings, persistence.store, graph, persistence.fences)
         try:

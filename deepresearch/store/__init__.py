@@ -32,6 +32,9 @@ from deepresearch.store.base import (
     utcnow_precise,
 )
 from deepresearch.store.pg_connection import (
+    POOL_SIZE,
+    POOL_TIMEOUT_SECONDS,
+    DatabaseBusy,
     PostgresUnavailable,
     open_postgres_pool,
     redact_dsn,
@@ -52,6 +55,7 @@ __all__ = [
     "CancelRequested",
     "CheckpointFences",
     "CheckpointRecord",
+    "DatabaseBusy",
     "EventRecord",
     "LLMCapability",
     "LeaseLost",
@@ -100,8 +104,11 @@ class UnsupportedDatabase(ValueError):
 
 
 @asynccontextmanager
-async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
-    """Open the run store and the checkpointer on the same database; both are set up (idempotent)."""
+async def open_persistence(
+    database_url: str, *, pool_size: int = POOL_SIZE, pool_timeout: float = POOL_TIMEOUT_SECONDS
+) -> AsyncIterator[Persistence]:
+    """Open the run store and the checkpointer on the same database; both are set up (idempotent).
+    PostgreSQL: at most `pool_size` connections, a checkout waits `pool_timeout` s (then DatabaseBusy)."""
     if database_url.startswith("sqlite:///"):
         # One connection for the run store and the saver: their writes are serialised on it, so they
         # can never lock each other out of the file (two connections deadlocked when LangGraph cancelled
@@ -128,7 +135,9 @@ async def open_persistence(database_url: str) -> AsyncIterator[Persistence]:
 
         # One pool for both: a replica holds one set of connections, and the store's tables and the
         # checkpointer's live in the same database. Raises PostgresUnavailable (no password) if unreachable.
-        async with open_postgres_pool(database_url) as pool:
+        async with open_postgres_pool(
+            database_url, max_size=pool_size, checkout_seconds=pool_timeout
+        ) as pool:
             store = PostgresRunStore(pool)
             await store.setup()
             # The saver's setup is not safe against a second replica starting at the same moment, and its

@@ -1,4 +1,5 @@
-"""PostgreSQL connections: DSN redaction, a fail-fast probe, the pool factory and session advisory locks."""
+"""PostgreSQL connections: DSN redaction, a fail-fast probe, the pool (which answers an exhausted checkout
+with DatabaseBusy and names the holders) and session advisory locks."""
 
 from __future__ import annotations
 
@@ -7,9 +8,9 @@ import logging
 import os
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import AsyncConnection
@@ -17,9 +18,116 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
-logger = logging.getLogger(__name__)
+from deepresearch.errors import ServerBusy
 
-Pool = AsyncConnectionPool[AsyncConnection[DictRow]]
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+POOL_SIZE = 10
+POOL_TIMEOUT_SECONDS = 30.0
+"""How long a checkout waits for a free connection before the request is answered 503 (psycopg_pool's
+default)."""
+
+
+class DatabaseBusy(PoolTimeout, ServerBusy):
+    """No pooled connection came free in time. A psycopg error, so the loops that retry on database errors
+    (DATABASE_ERRORS) retry it, and a ServerBusy, so a request that meets it is answered 503 with
+    Retry-After, never 500."""
+
+
+class Pool(AsyncConnectionPool[AsyncConnection[DictRow]]):
+    """psycopg's pool, with checkouts and returns that a cancellation cannot cut in half, and that knows
+    which task holds each connection since when.
+
+    psycopg_pool hands a returned connection to the request queued for it under that request's condition
+    lock, and a cancellation arriving while the hand-over waits for the lock loses the connection and
+    strands the request (it is no longer queued, so it waits out its whole timeout with a connection
+    free). Starlette cancels a stream whose client went away again at every await (anyio's cancel
+    scopes), so the stream's last return often met that moment. Here each checkout and each return runs
+    in a task of its own that the caller's cancellation does not reach (one cancel for an abandoned
+    checkout, which psycopg_pool cleans up after), so a cancelled caller stops at once and the pool
+    stays whole. (The waiting side has had races of its own upstream: psycopg issues 509, 1275, 1345.)
+    A checkout that times out raises DatabaseBusy and logs the longest holders."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._holders: dict[int, tuple[float, asyncio.Task[Any] | None]] = {}
+        self._handovers: set[asyncio.Task[Any]] = set()
+        """Checkouts and returns in flight, referenced until they end (the loop keeps weak ones only)."""
+
+    async def getconn(self, timeout: float | None = None) -> AsyncConnection[DictRow]:  # noqa: ASYNC109 (psycopg_pool's signature)
+        checkout = self._detached(self._checkout(timeout))
+        try:
+            conn = await asyncio.shield(checkout)
+        except asyncio.CancelledError:
+            checkout.cancel()  # once: psycopg_pool's own clean-up then runs undisturbed
+            checkout.add_done_callback(self._return_unused)
+            raise
+        self._holders[id(conn)] = (time.monotonic(), asyncio.current_task())
+        return conn
+
+    async def putconn(self, conn: AsyncConnection[DictRow]) -> None:
+        self._holders.pop(id(conn), None)
+        await asyncio.shield(self._detached(super().putconn(conn)))
+
+    async def _checkout(self, wait: float | None) -> AsyncConnection[DictRow]:
+        try:
+            return await super().getconn(wait)
+        except PoolTimeout:
+            waited = self.timeout if wait is None else wait
+            logger.warning(
+                "no PostgreSQL connection came free within %g s: %s; longest holders: %s",
+                waited,
+                self.get_stats(),
+                self.holders(),
+            )
+            raise DatabaseBusy(
+                f"the database is busy: none of this server's {self.max_size} PostgreSQL connections came"
+                f" free within {waited:g} s; try again shortly (DEEPRESEARCH_DATABASE_POOL_SIZE sets how"
+                " many it opens)"
+            ) from None
+
+    def _return_unused(self, checkout: asyncio.Task[AsyncConnection[DictRow]]) -> None:
+        """A checkout whose caller was cancelled: the connection it got anyway goes back to the pool."""
+        if not checkout.cancelled() and checkout.exception() is None:
+            self._detached(self._put_back(checkout.result()))
+
+    async def _put_back(self, conn: AsyncConnection[DictRow]) -> None:
+        try:
+            await super().putconn(conn)
+        except psycopg.Error:  # nobody awaits this return: its failure is logged here
+            logger.warning("returning an unused PostgreSQL connection to the pool failed", exc_info=True)
+
+    def _detached(self, step: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        task = asyncio.get_running_loop().create_task(step)
+        self._handovers.add(task)
+        task.add_done_callback(self._handovers.discard)
+        return task
+
+    def holders(self, limit: int = 5) -> list[str]:
+        """The `limit` longest checkouts: the task, for how long, and the line of ours it waits at."""
+        now = time.monotonic()
+        found = []
+        for since, task in sorted(self._holders.values(), key=lambda held: held[0])[:limit]:
+            name = task.get_name() if task is not None else "?"
+            found.append(f"{name} for {now - since:.1f} s at {_waiting_at(task)}")
+        return found
+
+
+def _waiting_at(task: asyncio.Task[Any] | None) -> str:
+    """file:line of the innermost frame of our code in the task's await chain (Task.get_stack shows only
+    the outermost coroutine of a suspended task)."""
+    where = "?"
+    step: Any = task.get_coro() if task is not None else None
+    for _ in range(100):  # an await chain is tens deep; bounded all the same
+        frame = getattr(step, "cr_frame", None) or getattr(step, "ag_frame", None)
+        if frame is None:
+            break
+        path = frame.f_code.co_filename
+        if "/deepresearch/" in path and "site-packages" not in path:
+            where = f"{path[path.rindex('/deepresearch/') + 1 :]}:{frame.f_lineno} ({frame.f_code.co_name})"
+        step = getattr(step, "cr_await", None) or getattr(step, "ag_await", None)
+    return where
 
 
 class PostgresUnavailable(ConnectionError):
@@ -109,14 +217,20 @@ async def probe(dsn: str, connect_timeout: int = 5) -> None:
 
 @asynccontextmanager
 async def open_postgres_pool(
-    dsn: str, *, min_size: int = 1, max_size: int = 10, connect_timeout: int = 5
+    dsn: str,
+    *,
+    min_size: int = 1,
+    max_size: int = POOL_SIZE,
+    connect_timeout: int = 5,
+    checkout_seconds: float = POOL_TIMEOUT_SECONDS,
 ) -> AsyncIterator[Pool]:
     """A pool configured the way both the run store and AsyncPostgresSaver need it."""
     await probe(dsn, connect_timeout)
-    pool: Pool = AsyncConnectionPool(
+    pool = Pool(
         dsn,
         min_size=min_size,
         max_size=max_size,
+        timeout=checkout_seconds,
         kwargs=_connect_kwargs(dsn, connect_timeout),
         connection_class=AsyncConnection[DictRow],
         # A replica outlives server restarts and failovers: hand out only connections that still work.
