@@ -57,8 +57,10 @@ INTRO_SECTIONS = 2
 """... and the first INTRO_SECTIONS sections of the best page, whatever words they use."""
 ANSWER_SECTIONS = 3
 ANSWER_PASSAGES = 2
-"""On the question itself, the ANSWER_SECTIONS best sections of the fetched pages are evidence, each with
-its first ANSWER_PASSAGES passages, marked ``answer`` (their rank, from 1)."""
+ANSWER_PAGES = 0.8
+"""On the question itself, the ANSWER_SECTIONS best sections of the pages at least ANSWER_PAGES as relevant as
+the best one are evidence, each with its first ANSWER_PASSAGES passages, marked ``answer`` (their rank, from
+1)."""
 LEAD_PAGES = 0.8
 LEAD_SECTIONS = 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at
@@ -346,11 +348,11 @@ def _answer_sections(
 ) -> list[tuple[float, PassageRecord]]:
     """The question's answering sections (see ANSWER_SECTIONS): BM25F over whole sections - the page's
     title, the heading path, the prose of all the section's passages - times the page's relevance; a page
-    below LEAD_PAGES gives none. Their first passages, marked ``answer`` and ``lead``, best section
+    below ANSWER_PAGES gives none. Their first passages, marked ``answer`` and ``lead``, best section
     first."""
     sections: dict[tuple[int, tuple[str, ...]], list[int]] = {}
     for i, p in enumerate(passages):
-        if relevance[p["n"]] >= LEAD_PAGES:
+        if relevance[p["n"]] >= ANSWER_PAGES:
             sections.setdefault((p["n"], tuple(p["headings"])), []).append(i)
     keys = list(sections)
     index = BM25F(
