@@ -6,11 +6,13 @@ and keep the split their seed gave them, and the check fails on a held-out regre
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
-from bench.quality import baseline, corpora
+from bench.quality import baseline, corpora, diagnose
 from bench.quality.cli import by_split
 from bench.quality.scoring import page_of, score, summary
 
@@ -149,3 +151,74 @@ def test_the_committed_baseline_pins_every_seeded_and_outside_set() -> None:
         splits = {q["split"] for q in corpora.load(name).questions} & set(baseline.PINNED_SPLITS)
         for split in splits:
             assert split in pins.get(name, {}), f"{name}/{split} has no baseline"
+
+
+def _artifacts(folder: Path, question: str, report: str, evidence: str, fetched: list[str]) -> None:
+    folder.mkdir(parents=True)
+    files = {
+        "plan.json": {"question": question},
+        "search-results.json": {"results": [{"url": f"corpus://{page}"} for page in fetched]},
+        "sources-fetched.json": {
+            "sources": [{"n": n, "url": f"corpus://{p}"} for n, p in enumerate(fetched, 1)]
+        },
+        "evidence-table.json": {"evidence": [{"n": 1, "passage": evidence}]},
+    }
+    for name, data in files.items():
+        (folder / name).write_text(json.dumps(data))
+    (folder / "deepresearch-report.md").write_text(
+        f"# {question}\n\n## Findings\n\n- {report} [1]\n\n## Sources\n"
+    )
+
+
+def test_diagnose_names_the_last_stage_that_holds_each_fact(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "tips.html").write_text("<html><body><p>Lanterns are trimmed at dusk.</p></body></html>")
+    (corpus / "lamp.html").write_text(
+        "<html><body><p>The wick is cut square. Oil is checked weekly.</p></body></html>"
+    )
+    question = "How is a lighthouse lamp kept?"
+    workspace = tmp_path / "workspace"
+    _artifacts(workspace / "research" / "old", question, "Nothing.", "Nothing.", ["tips.html"])
+    _artifacts(
+        workspace / "research" / "new",
+        question,
+        "The lamp burns oil.",
+        "The glass is polished daily.",
+        ["tips.html"],  # the gold page was never fetched
+    )
+    os.utime(workspace / "research" / "old" / "deepresearch-report.md", (1, 1))
+    runs = diagnose.latest_runs(workspace)
+    assert runs[question].folder.name == "new"  # the newest finished run of the question
+    spec = {
+        "gold": ["lamp.html"],
+        "facts": [
+            {"fact": f, "any": [p]}
+            for f, p in (
+                ("a", "burns oil"),
+                ("b", "polished daily"),
+                ("c", "trimmed at dusk"),
+                ("d", "cut square"),
+                ("e", "never written"),
+            )
+        ],
+    }
+    lines, facts = diagnose.diagnose(spec, runs[question], corpus)
+    assert [stage for stage, _ in facts] == ["report", "evidence", "fetched page", "gold page", "elsewhere"]
+    assert "gold lamp.html: search #- of 1, fetched #- of 1, evidence 0 of 1" in lines[0]
+
+
+def test_diagnose_reads_development_questions_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert diagnose.main(["--home", str(tmp_path), "--corpus-set", "no-such-set"]) == 2
+    assert "no question set" in capsys.readouterr().err
+    assert diagnose.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 2  # no runs there yet
+    assert "--split dev" in capsys.readouterr().err
+    heldout = [q for q in corpora.load("git").questions if q["split"] != "dev"]
+    workspace = tmp_path / "git" / "workspace"
+    for i, spec in enumerate(heldout):
+        _artifacts(workspace / "research" / str(i), spec["question"], "x", "x", [])
+    assert diagnose.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 0
+    printed = capsys.readouterr().out
+    assert not any(spec["id"] in printed for spec in heldout)  # a held-out run's report is never read

@@ -86,6 +86,11 @@ def failed(spec: dict[str, Any], status: str) -> Score:
     )
 
 
+def fact_found(fact: dict[str, Any], text: str) -> bool:
+    """A gold fact is in a text when one of its patterns matches it (case-insensitive)."""
+    return any(re.search(pattern, text, re.IGNORECASE) for pattern in fact["any"])
+
+
 def score(
     spec: dict[str, Any],
     markdown: str,
@@ -95,11 +100,7 @@ def score(
 ) -> Score:
     body = report_body(markdown)
     flat = " ".join(body.split())
-    missing = [
-        fact["fact"]
-        for fact in spec["facts"]
-        if not any(re.search(pattern, flat, re.IGNORECASE) for pattern in fact["any"])
-    ]
+    missing = [fact["fact"] for fact in spec["facts"] if not fact_found(fact, flat)]
     cited = sorted({page_of(s["url"], root) for s in sources if s.get("cited")})
     gold, relevant = set(spec["gold"]), set(spec["relevant"]) | set(spec["gold"])
     items = bullets(body)
