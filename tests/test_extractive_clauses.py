@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
+from deepresearch.extractive.phrases import plural_word
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 
@@ -117,3 +118,31 @@ def test_the_best_page_s_first_sections_are_evidence_whatever_their_words() -> N
     ranked = rank_passages(question, [question], passages_of(sources), 1, topic="gzip")
     leads = [p["headings"][-1] for _, p in ranked[0] if p.get("lead") and p["n"] == 1]
     assert leads[:2] == ["Overview", "Enabling the filter"]
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        # after "why is" / "how is" the subject has a predicate: "slow" is what the log is, not its name
+        ("Why is my harbour log slow?", "harbour log"),
+        ("Why is the tide table empty after midnight?", "the tide table"),
+        ("Why is my mooring missing after the storm?", "mooring"),
+        ("Why is the keel bolt corroded?", "the keel bolt"),  # a participle, as before
+        # "What is X?" and "Where is X?" may end on their subject
+        ("Where is the tide table?", "the tide table"),
+        ("What is the tide table?", "the tide table"),
+    ],
+)
+def test_the_predicate_after_why_is_is_not_part_of_the_topic(question: str, topic: str) -> None:
+    plan = keyword_plan(question, max_queries=6)
+    assert plan.topic == topic, plan
+    assert not any(
+        sq.startswith("What is") and sq.endswith(("slow?", "empty?", "missing?")) for sq in plan.sub_questions
+    )
+
+
+def test_a_singular_noun_ending_in_s_is_asked_about_in_the_singular() -> None:
+    sub_questions = _plan("How does a lighthouse lens concentrate the lamp's light?")
+    assert "What is a lighthouse lens?" in sub_questions, sub_questions
+    assert not plural_word("the lens") and not plural_word("the gas") and not plural_word("a class")
+    assert plural_word("the lanterns") and plural_word("the buoys")

@@ -15,7 +15,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Phrase", "noun_phrases", "tokens", "verbs"]
+__all__ = ["Phrase", "noun_phrases", "plural_word", "tokens", "verbs"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -77,10 +77,22 @@ class Phrase:
 
     @property
     def plural(self) -> bool:
-        last = self.head.split()[-1].lower() if self.head.split() else ""
-        return bool(self.items) or (
-            last.endswith("s") and not last.endswith(("ss", "us", "is")) and "." not in last
-        )
+        return bool(self.items) or plural_word(self.head)
+
+
+# nouns that end in a single "s" and are singular: "What is the lens?", not "What are the lens?"
+_SINGULAR_IN_S = _set("lens alias atlas bias canvas gas chaos news series species")
+
+
+def plural_word(text: str) -> bool:
+    """Whether the phrase's last word looks plural (an -s that is not -ss, -us, -is nor a singular noun)."""
+    last = text.split()[-1].lower() if text.split() else ""
+    return (
+        last.endswith("s")
+        and not last.endswith(("ss", "us", "is"))
+        and "." not in last
+        and last not in _SINGULAR_IN_S
+    )
 
 
 def tokens(text: str) -> list[str]:
@@ -154,7 +166,9 @@ def _verbs(words: list[str]) -> set[int]:
             if bare and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
                 verbs.add(run[1])  # "does asyncio.gather handle ...": a name is a whole subject
             elif len(run) >= 2:
-                verbs.add(_verb_in_run(words, run, end, be=word in _AUX_BE))
+                # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
+                asks_why = word in _AUX_BE and lower[i - 1] in ("why", "how")
+                verbs.add(_verb_in_run(words, run, end, be=word in _AUX_BE, predicate=asks_why))
         elif content[i] and (i == 0 or not content[i - 1]):
             run, end = _run(words, i, content)
             # a bare noun run ending where a new noun phrase starts: "host answers a request", "call exceeds
@@ -225,15 +239,20 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
     return found
 
 
-def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool) -> int:
+def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predicate: bool = False) -> int:
     """The verb in the run after "does X ..." or "is X ...": the last word when the run ends where a clause
     or a new noun phrase starts ("does SQLite decide the", "do ... modules differ?"), the second when a
-    preposition follows ("does deepresearch avoid repeating paid calls when"); after "is", a participle."""
+    preposition follows ("does deepresearch avoid repeating paid calls when"); after "is", a participle,
+    and after "why is" or "how is" (``predicate``) the last plain word, which is what the subject is ("Why
+    is the error log empty?": "What is X?" may end on its subject, "Why is X?" does not)."""
     following = words[end].lower() if end < len(words) else "?"
     if following in _AUX_DO | _AUX_BE | _AUX_HAVE | _ADVERBS:
         return -1  # "What does the with statement do", "can unreachable objects really be lost"
     if be:
-        return run[-1] if words[run[-1]].lower().endswith(("ed", "en")) else -1
+        last = words[run[-1]]
+        participle = last.lower().endswith(("ed", "en"))
+        plain = predicate and last.islower() and not _IDENTIFIER.search(last) and run[-1] == run[-2] + 1
+        return run[-1] if participle or plain else -1
     contiguous = run[-1] - run[0] == len(run) - 1  # not a coordination ("A, B and C differ in")
     if following in _PREPOSITIONS | _SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:
         # after "does" or a modal the verb has no -s: "can worker threads share memory in" (a plural noun

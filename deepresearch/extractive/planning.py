@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
+from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, plural_word, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
@@ -94,6 +94,9 @@ class KeywordPlan:
     queries: list[str]
     rationale: str
     topic: str = ""
+    aspects: list[str] = field(default_factory=list)
+    """The sub-questions added to the question's own clauses ("What is X?", "What are the limitations of
+    X?"): they explain the answer, they do not ask for more of it."""
 
 
 def _clauses(question: str) -> list[str]:
@@ -231,6 +234,7 @@ def keyword_plan(
     whole = " ".join(asked)
     aspects, item_queries = _aspects(asked[0], whole, phrase, rarity) if phrase else ([], [])
     sub_questions = list(dict.fromkeys(sub_questions + aspects))[:max_sub_questions]
+    aspects = [sq for sq in sub_questions if sq in aspects and sq not in sub_questions[: len(asked)]]
     # the things compared are searched one by one; a list of them as a query finds the pages that list them
     own = [_core(phrase)] if phrase and not item_queries else []
     # another clause is a query when it names something ("What should be used instead?" does not)
@@ -243,7 +247,7 @@ def keyword_plan(
         + (f" ({topic})" if topic else "")
         + "; queries in the question's own words."
     )
-    return KeywordPlan(sub_questions, unique[:max_queries], rationale, topic)
+    return KeywordPlan(sub_questions, unique[:max_queries], rationale, topic, aspects)
 
 
 def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
@@ -471,6 +475,4 @@ def _article(word: str) -> str:
 
 
 def _plural_word(text: str) -> bool:
-    last = text.split()[-1].lower() if text.split() else ""
-    plural = last.endswith("s") and not last.endswith(("ss", "us", "is")) and "." not in last
-    return " and " in text or plural
+    return " and " in text or plural_word(text)
