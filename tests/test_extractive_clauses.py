@@ -146,3 +146,38 @@ def test_a_singular_noun_ending_in_s_is_asked_about_in_the_singular() -> None:
     assert "What is a lighthouse lens?" in sub_questions, sub_questions
     assert not plural_word("the lens") and not plural_word("the gas") and not plural_word("a class")
     assert plural_word("the lanterns") and plural_word("the buoys")
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        # "the difference between X and Y" asks about X and Y, not about "the difference"
+        (
+            "What is the difference between the harbour crane and the dock winch?",
+            ["What is the harbour crane?", "What is the dock winch?"],
+        ),
+        # each member with its own article, sharing the last one's noun
+        (
+            "What is the difference between a sloop and a ketch rig?",
+            ["What is a sloop rig?", "What is a ketch rig?"],
+        ),
+        # a lower-case word after "and" starts a member, it is no verb
+        (
+            "What is the difference between the spinnaker and jib Sails?",
+            ["What is the spinnaker Sail?", "What is the jib Sail?"],
+        ),
+        # a command line keeps its options, and a bare option is one of the same command
+        (
+            "What is the difference between knotctl tie -s tight and knotctl tie -X tight?",
+            ["What is knotctl tie -s tight?", "What is knotctl tie -X tight?"],
+        ),
+        (
+            "What is the difference between knotctl tie --loose and --firm?",
+            ["What is knotctl tie --loose?", "What is knotctl tie --firm?"],
+        ),
+    ],
+)
+def test_the_things_a_question_compares_are_asked_about_one_by_one(question: str, asked: list[str]) -> None:
+    sub_questions = _plan(question)
+    assert sub_questions[1:3] == asked, sub_questions
+    assert not any("difference work" in sq for sq in sub_questions)

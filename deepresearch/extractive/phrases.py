@@ -22,7 +22,7 @@ def _set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_TOKEN = re.compile(r"\[[^\]\s]{1,20}\]|\.?\w[\w.\-+#/'’]*(?:\(\))?|[,;:?!]")
+_TOKEN = re.compile(r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\(\))?|[,;:?!]")
 _WH = _set("what how which why when where who whose")
 _AUX_DO = _set("do does did can could should would will may might must shall")
 _AUX_BE = _set("is are was were be been being am")
@@ -54,6 +54,9 @@ _QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple",
 _QUANTITY_NOUNS = _set(
     "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
 )
+_ARTICLES = _set("a an the")
+# "the difference between X and Y": a relation, what it relates is what is asked about
+_RELATION_NOUNS = _set("difference differences distinction distinctions relationship comparison tradeoffs")
 FUNCTION_WORDS = (
     _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
     | _CONJUNCTIONS | _SUBORDINATORS | _ADVERBS | _PARTICLES
@@ -86,7 +89,10 @@ _SINGULAR_IN_S = _set("lens alias atlas bias canvas gas chaos news series specie
 
 def plural_word(text: str) -> bool:
     """Whether the phrase's last word looks plural (an -s that is not -ss, -us, -is nor a singular noun)."""
-    last = text.split()[-1].lower() if text.split() else ""
+    words = text.split()
+    last = words[-1].lower() if words else ""
+    if any(word.startswith("-") for word in words):
+        return False  # a command line ("git merge -s ours") is one thing
     return (
         last.endswith("s")
         and not last.endswith(("ss", "us", "is"))
@@ -188,6 +194,8 @@ def _verbs(words: list[str]) -> set[int]:
                     len(run) >= 3
                     and b == a + 1
                     and a != run[0]
+                    # not the first word of a coordination's member ("the event and worker MPMs")
+                    and a - 1 in run
                     and words[a].islower()
                     and words[b][:1].isupper()
                     and not _CAPITALS.match(words[b])  # "a table WITHOUT ROWID": a keyword, not a name
@@ -288,6 +296,12 @@ def noun_phrases(clause: str) -> list[Phrase]:
         if " ".join(lower[i:end]) in _QUANTITY_NOUNS and end + 1 < len(words) and lower[end] == "of":
             carried, i = context, end + 1  # "thousands of customer sites": the sites are the phrase
             continue
+        relation = " ".join(lower[i:end]) in _RELATION_NOUNS and end + 1 < len(words)
+        if relation and lower[end] in ("between", "of") and not phrases:
+            # "What is the difference between X and Y?" asks about X and Y, as "What is X?" asks about X
+            role = "named" if start > 0 and lower[0] in ("what", "which") and lower[1] in _AUX_BE else context
+            carried, context, i = role, "pp", end + 1
+            continue
         role, carried = carried or context, ""
         if start > 0 and lower[0] in ("what", "which") and not phrases:
             role = "named" if lower[1] in _AUX_BE and start <= 3 else "which" if start == 1 else role
@@ -321,6 +335,9 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         k = j + 1
         if k < len(words) and lower[k] in ("and", "or"):
             k += 1
+        articled = i > 0 and lower[i - 1] in _ARTICLES
+        article = articled and k + 1 < len(words) and lower[k] in _ARTICLES
+        k += article  # "a rowid table and a WITHOUT ROWID table": each member with its own article
         if not content(k) or (
             lower[j] == "," and not any(lower[m] in ("and", "or") for m in range(k, min(k + 5, len(words))))
         ):
@@ -328,12 +345,14 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         stop = k
         while content(stop):
             stop += 1
-        members.append((k, stop))
+        members.append((k - article, stop))
         end = j = stop
-        if lower[members[-1][0] - 1] in ("and", "or"):
+        if lower[k - article - 1] in ("and", "or"):
             break
     if len(members) == 1:
         return end, ()
+    if articled and len(members) == sum(lower[a] in _ARTICLES for a, _ in members[1:]) + 1:
+        members[0] = (i - 1, members[0][1])  # every member has its article: each is named with it
     return end, tuple(" ".join(words[a:b]) for a, b in members)
 
 

@@ -458,9 +458,20 @@ def _items(phrase: Phrase) -> list[str]:
     multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
     formatters" stay as they are."""
     items = list(phrase.items)
-    if not 2 <= len(items) <= 3 or any(len(item.split()) > 4 for item in items):
+    if not 2 <= len(items) <= 3 or any(len(_bare(item).split()) > 4 for item in items):
         return []
+    first = items[0].split()
+    option = next((k for k, word in enumerate(first) if k and word.startswith("-")), None)
+    if option is not None:
+        # "git reset --soft and --hard": a bare option is one of the same command
+        return [f"{' '.join(first[:option])} {item}" if item.startswith("-") else item for item in items]
     last = items[-1].split()
+    if items[0].split()[0].lower() in ("a", "an", "the") and len(_bare(items[-1]).split()) > 1:
+        # "a lightweight and an annotated tag": the members share the last one's noun
+        head = _bare(items[-1]).split()[1:]
+        if all(len(_bare(item).split()) == 1 for item in items[:-1]):
+            return [f"{item} {' '.join(head)}" for item in items[:-1]] + [items[-1]]
+        return items
     if len(last) > 1 and all(len(item.split()) == 1 for item in items[:-1]):
         head = " ".join(last[1:])
         single = head[:-1] if _plural_word(head) else head
@@ -468,6 +479,10 @@ def _items(phrase: Phrase) -> list[str]:
         named = [*items[:-1], last[0]]
         return [f"{article or _article(item)} {item} {single}" for item in named]
     return items
+
+
+def _bare(item: str) -> str:
+    return re.sub(r"^(?:the|a|an)\s+", "", item, flags=re.IGNORECASE)
 
 
 def _article(word: str) -> str:
