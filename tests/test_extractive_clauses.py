@@ -9,7 +9,7 @@ import pytest
 
 from bench.quality.grammar import grammar_problems
 from deepresearch.extractive.phrases import plural_word
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.planning import gerund, keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 
 
@@ -181,3 +181,35 @@ def test_the_things_a_question_compares_are_asked_about_one_by_one(question: str
     sub_questions = _plan(question)
     assert sub_questions[1:3] == asked, sub_questions
     assert not any("difference work" in sq for sq in sub_questions)
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        # a verb after "to" that acts on a name is no part of the topic
+        ("Is it safe to hoist SPINNAKER while the crew is tacking?", "hoist"),
+        # a verb after "but" that takes an object ("but keep my ropes")
+        ("How can I untie the last knot but keep my ropes?", "keep"),
+        # a number or a quantifier is no topic
+        ("How do I split a mooring line into two?", "two"),
+        ("How does the harbour pick a berth when several could be used?", "several"),
+    ],
+)
+def test_verbs_and_numbers_are_no_topic(question: str, word: str) -> None:
+    # as in a corpus where the verb, the number or the quantifier is the rarest word of the question
+    rarity = {w: 0.3 for w in question.lower().strip("?").split()} | {word: 0.001}
+    plan = keyword_plan(question, 6, rarity=rarity)
+    assert plan.topic and word not in plan.topic.lower().split(), plan
+
+
+def test_a_gerund_doubles_the_consonant_of_a_stressed_last_syllable() -> None:
+    assert [gerund(v) for v in ("split", "commit", "run", "edit", "limit", "offer", "prefer", "rotate")] == [
+        "splitting",
+        "committing",
+        "running",
+        "editing",
+        "limiting",
+        "offering",
+        "preferring",
+        "rotating",
+    ]

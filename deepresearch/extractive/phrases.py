@@ -55,6 +55,7 @@ _QUANTITY_NOUNS = _set(
     "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
 )
 _ARTICLES = _set("a an the")
+_NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
 # "the difference between X and Y": a relation, what it relates is what is asked about
 _RELATION_NOUNS = _set("difference differences distinction distinctions relationship comparison tradeoffs")
 FUNCTION_WORDS = (
@@ -239,6 +240,17 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
     last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PREPOSITIONS and last:
         found.add(i)  # "come from", "be careful about": a verb and its particle end the clause
+    opens_object = nxt < len(words) and (
+        lower[nxt] in _DETERMINERS | _POSSESSIVES | _OBJECT_PRONOUNS
+        or _CAPITALS.match(words[nxt]) is not None
+    )
+    if content[i] and words[i].islower() and i > 1 and opens_object:
+        if lower[i - 1] == "to" and _CAPITALS.match(words[nxt]):
+            # "is it safe to run VACUUM" (not "get Apache to gzip the pages": there the rare word is the
+            # verb, and what the question is about)
+            found.add(i)
+        if lower[i - 1] in ("but", "and", "or") and content[i - 2]:
+            found.add(i)  # "undo the last commit but keep my changes"
     if i == 0 and content[0] and words[0][:1].isupper() and nxt < len(words) and content[nxt]:
         third = lower[nxt].endswith("s") and not lower[nxt].endswith("ss")
         opens = nxt + 1 < len(words) and lower[nxt + 1] in _PREPOSITIONS | _DETERMINERS | _POSSESSIVES
@@ -301,6 +313,9 @@ def noun_phrases(clause: str) -> list[Phrase]:
             # "What is the difference between X and Y?" asks about X and Y, as "What is X?" asks about X
             role = "named" if start > 0 and lower[0] in ("what", "which") and lower[1] in _AUX_BE else context
             carried, context, i = role, "pp", end + 1
+            continue
+        if all(w in _QUANTIFIERS or w in _NUMBERS or w.isdigit() for w in lower[i:end]):
+            i = end  # "split a commit into two", "when several could be used": a number is no phrase
             continue
         role, carried = carried or context, ""
         if start > 0 and lower[0] in ("what", "which") and not phrases:

@@ -429,15 +429,24 @@ def gerund(verb: str) -> str:
         return verb[:-2] + "ying"
     if lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")):
         return verb[:-1] + "ing"
+    one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
     if (
-        len(lower) <= 4
+        (one_syllable or lower.endswith(_STRESSED_LAST))
         and len(lower) >= 3
         and lower[-1] not in "aeiouwxy"
         and lower[-2] in "aeiou"
         and lower[-3] not in "aeiou"
     ):
-        return verb + verb[-1] + "ing"
+        return verb + verb[-1] + "ing"  # run -> running, split -> splitting, commit -> committing
     return verb + "ing"
+
+
+# verbs of two syllables stressed on the last, whose final consonant doubles (edit -> editing does not)
+_STRESSED_LAST = (
+    "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
+    "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
+    "upset", "reset", "unset", "embed",
+)  # fmt: skip
 
 
 def _resolve_pronouns(clause: str, topic: str) -> str:
