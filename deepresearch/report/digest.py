@@ -106,8 +106,9 @@ def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable
     """Whether a finding stays: one on an aspect sub-question of the extractive plan (see the module
     docstring) cites a source quoted on the question's own clauses, or one whose title names a word of the
     aspect that is not on most of the corpus's pages (measured on the development questions: citation
-    precision 0.653 -> 0.667, no fact lost; docs/quality.md, session 13). A plan from a model or from a
-    person has no such aspects: every finding stays."""
+    precision 0.653 -> 0.667, no fact lost; docs/quality.md, session 13). Only the planner's own aspects,
+    word for word, are side questions: what a model or a person asks is not, and a model's report keeps
+    every finding."""
     plan = state["plan"]
     if state.get("engine") == "llm" or not state.get("question"):
         return lambda finding: True
