@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
-from deepresearch.extractive.phrases import plural_word
-from deepresearch.extractive.planning import gerund, keyword_plan
+from deepresearch.extractive.phrases import gerund, plural_word
+from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 
 

@@ -15,7 +15,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Phrase", "noun_phrases", "plural_word", "tokens", "verbs"]
+__all__ = ["Phrase", "gerund", "noun_phrases", "plural_word", "tokens", "verbs"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -395,3 +395,30 @@ def verbs(clause: str) -> list[str]:
         if not before or before[-1] not in _AUX_BE or lower[i] in _AUX_BE | _AUX_DO | _AUX_HAVE:
             found.append(words[i])
     return found
+
+
+def gerund(verb: str) -> str:
+    """use -> using, run -> running, create -> creating, bind -> binding, set -> setting."""
+    lower = verb.lower()
+    if lower.endswith("ie"):
+        return verb[:-2] + "ying"
+    if lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")):
+        return verb[:-1] + "ing"
+    one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
+    if (
+        (one_syllable or lower.endswith(_STRESSED_LAST))
+        and len(lower) >= 3
+        and lower[-1] not in "aeiouwxy"
+        and lower[-2] in "aeiou"
+        and lower[-3] not in "aeiou"
+    ):
+        return verb + verb[-1] + "ing"  # run -> running, split -> splitting, commit -> committing
+    return verb + "ing"
+
+
+# verbs of two syllables stressed on the last, whose final consonant doubles (edit -> editing does not)
+_STRESSED_LAST = (
+    "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
+    "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
+    "upset", "reset", "unset", "embed",
+)  # fmt: skip

@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, plural_word, tokens
+from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, gerund, noun_phrases, plural_word, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
@@ -420,33 +420,6 @@ def _task_phrase(clause: str) -> str | None:
         verbs.append(rest[1])
         rest = rest[2:]
     return " and ".join(gerund(v) for v in verbs) + (" " + " ".join(rest) if rest else "")
-
-
-def gerund(verb: str) -> str:
-    """use -> using, run -> running, create -> creating, bind -> binding, set -> setting."""
-    lower = verb.lower()
-    if lower.endswith("ie"):
-        return verb[:-2] + "ying"
-    if lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")):
-        return verb[:-1] + "ing"
-    one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
-    if (
-        (one_syllable or lower.endswith(_STRESSED_LAST))
-        and len(lower) >= 3
-        and lower[-1] not in "aeiouwxy"
-        and lower[-2] in "aeiou"
-        and lower[-3] not in "aeiou"
-    ):
-        return verb + verb[-1] + "ing"  # run -> running, split -> splitting, commit -> committing
-    return verb + "ing"
-
-
-# verbs of two syllables stressed on the last, whose final consonant doubles (edit -> editing does not)
-_STRESSED_LAST = (
-    "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
-    "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
-    "upset", "reset", "unset", "embed",
-)  # fmt: skip
 
 
 def _resolve_pronouns(clause: str, topic: str) -> str:
