@@ -221,3 +221,24 @@ def test_a_side_question_quotes_the_answers_sources_or_a_page_titled_with_what_i
     assert "Harbour fees" not in body, body  # found only through the side question: a digression
     # a model's plan (or a person's) has no such side questions: every quote stays
     assert "Harbour fees are due" in extractive_report_body(_side_state("llm"))
+
+
+def test_a_short_page_read_whole_as_answering_sections_is_still_quoted() -> None:
+    # every quote of the best page (a short page) lies in its answering sections, so none weighs in the
+    # choice of sources; a digression elsewhere is quoted by score - the best page must not vanish
+    page = [
+        _finding(
+            "A lighthouse lens surrounds the lamp with rings of glass.", 1, 0.5, 0, answer=1, answering=True
+        ),
+        _finding("Prisms bend the rays that would escape upwards.", 1, 0.6, 1, answering=True),
+    ]
+    digression = [_finding("Lamp oil was delivered to the lighthouse by boat every month.", 2, 0.9, 2)]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": [{"sub_question": QUESTION}],
+        "findings": {"fact_reviewer": {"findings": page + digression}},
+    }
+    body = extractive_report_body(state)
+    assert "rings of glass [1]." in body and "escape upwards [1]." in body, body

@@ -90,7 +90,8 @@ def cite(finding: dict[str, Any]) -> str:
 def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
     """The sources worth quoting: a source that yields one weak quote while another carries the answer is
     a digression. Quotes read in an answering section (``answering``) are there by their place, not by
-    their score: they do not weigh, unless nothing else was quoted."""
+    their score: they do not weigh, unless nothing else was quoted; the page of the first answering
+    section is worth quoting whatever they weigh."""
     mass: Counter[int] = Counter()
     best: dict[int, float] = {}
     findings = [f for group in groups for f in group]
@@ -99,7 +100,10 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
             mass[n] += finding.get("score", 0.0)
             best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
     top_mass, top_best = max(mass.values(), default=0.0), max(best.values(), default=0.0)
-    return {n for n in mass if mass[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
+    focused = {n for n in mass if mass[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
+    # ... but the page that answers best (its opening is the first answering section) always is: a short
+    # page read whole is all answering sections, and would weigh nothing
+    return focused | {n for f in findings if f.get("answer") == 1 for n in f["citations"]}
 
 
 def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
