@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import ANSWER_PASSAGES, rank_sources
 from deepresearch.report.digest import FINDINGS_PER_SUB_QUESTION, extractive_report_body
 from deepresearch.report.findings import ANSWER_SENTENCES, extractive_review
@@ -166,3 +167,78 @@ def test_a_report_whose_only_quotes_are_an_answering_sections_quotes_them() -> N
         "findings": {"fact_reviewer": {"findings": answers}},
     }
     assert "rings of glass [1]." in extractive_report_body(state)
+
+
+def test_the_best_pages_opening_section_is_its_first_answering_section() -> None:
+    # the overview says what the page is about in words the question does not use; it still answers first
+    guide = (
+        "## Overview\n\nThe beacon's optics turn a small flame into a beam seen thirty miles out.\n\n"
+        + LENS_GUIDE
+    )
+    sources = [{"id": "S1", "n": 1, "title": "Beacon handbook", "text": guide}, SOURCES[1]]
+    main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
+    ranks = {p["headings"][-1]: p["answer"] for _, p in main if p.get("answer")}
+    assert ranks.get("Overview") == 1, ranks
+    assert ranks.get("Concentrating the light") == 2, ranks
+    # without the overview, the section that answers best is the first
+    plain = rank_sources(QUESTION, [QUESTION], SOURCES, [4])[0][0]
+    assert {p["headings"][-1]: p["answer"] for _, p in plain if p.get("answer")}[
+        "Concentrating the light"
+    ] == 1
+
+
+def _side_state(engine: str) -> dict[str, Any]:
+    plan = keyword_plan(QUESTION, 4)
+    aspect = "What is a lighthouse lens?"
+    assert aspect in plan.aspects, plan  # the extractive planner's own side question
+    findings = [
+        _finding("The lens gathers the lamp's light into one horizontal beam.", 1, 0.9, 0),
+        _finding("Prisms above the central band bend the upward rays back down.", 1, 0.9, 1),
+        {**_finding("Harbour fees are due from every vessel that moors at the pier.", 2, 0.9, 2)},
+        {**_finding("A lighthouse lens is a stack of glass rings in a brass frame.", 3, 0.9, 3)},
+        {**_finding("The lamp burned colza oil before paraffin replaced it.", 1, 0.9, 4)},
+    ]
+    for finding in findings[2:]:
+        finding["sub_question"] = aspect
+    return {
+        "question": QUESTION,
+        "engine": engine,
+        "plan": {"sub_questions": plan.sub_questions, "rarity": {}},
+        "sources": [
+            {"n": 1, "url": "corpus://a.html", "title": "Beacon handbook"},
+            {"n": 2, "url": "corpus://b.html", "title": "Harbour regulations"},
+            {"n": 3, "url": "corpus://c.html", "title": "Lighthouse lens catalogue"},
+        ],
+        "evidence": [{"sub_question": sq} for sq in plan.sub_questions],
+        "findings": {"fact_reviewer": {"findings": findings}},
+    }
+
+
+def test_a_side_question_quotes_the_answers_sources_or_a_page_titled_with_what_it_asks() -> None:
+    body = extractive_report_body(_side_state("extractive"))
+    assert "paraffin replaced it [1]" in body  # a source the question itself quotes
+    assert "in a brass frame [3]" in body  # a page titled with what the side question asks about
+    assert "Harbour fees" not in body, body  # found only through the side question: a digression
+    # a model's plan (or a person's) has no such side questions: every quote stays
+    assert "Harbour fees are due" in extractive_report_body(_side_state("llm"))
+
+
+def test_a_short_page_read_whole_as_answering_sections_is_still_quoted() -> None:
+    # every quote of the best page (a short page) lies in its answering sections, so none weighs in the
+    # choice of sources; a digression elsewhere is quoted by score - the best page must not vanish
+    page = [
+        _finding(
+            "A lighthouse lens surrounds the lamp with rings of glass.", 1, 0.5, 0, answer=1, answering=True
+        ),
+        _finding("Prisms bend the rays that would escape upwards.", 1, 0.6, 1, answering=True),
+    ]
+    digression = [_finding("Lamp oil was delivered to the lighthouse by boat every month.", 2, 0.9, 2)]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": [{"sub_question": QUESTION}],
+        "findings": {"fact_reviewer": {"findings": page + digression}},
+    }
+    body = extractive_report_body(state)
+    assert "rings of glass [1]." in body and "escape upwards [1]." in body, body

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
+from deepresearch.extractive.phrases import gerund, plural_word
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 
@@ -117,3 +118,98 @@ def test_the_best_page_s_first_sections_are_evidence_whatever_their_words() -> N
     ranked = rank_passages(question, [question], passages_of(sources), 1, topic="gzip")
     leads = [p["headings"][-1] for _, p in ranked[0] if p.get("lead") and p["n"] == 1]
     assert leads[:2] == ["Overview", "Enabling the filter"]
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        # after "why is" / "how is" the subject has a predicate: "slow" is what the log is, not its name
+        ("Why is my harbour log slow?", "harbour log"),
+        ("Why is the tide table empty after midnight?", "the tide table"),
+        ("Why is my mooring missing after the storm?", "mooring"),
+        ("Why is the keel bolt corroded?", "the keel bolt"),  # a participle, as before
+        # "What is X?" and "Where is X?" may end on their subject
+        ("Where is the tide table?", "the tide table"),
+        ("What is the tide table?", "the tide table"),
+    ],
+)
+def test_the_predicate_after_why_is_is_not_part_of_the_topic(question: str, topic: str) -> None:
+    plan = keyword_plan(question, max_queries=6)
+    assert plan.topic == topic, plan
+    assert not any(
+        sq.startswith("What is") and sq.endswith(("slow?", "empty?", "missing?")) for sq in plan.sub_questions
+    )
+
+
+def test_a_singular_noun_ending_in_s_is_asked_about_in_the_singular() -> None:
+    sub_questions = _plan("How does a lighthouse lens concentrate the lamp's light?")
+    assert "What is a lighthouse lens?" in sub_questions, sub_questions
+    assert not plural_word("the lens") and not plural_word("the gas") and not plural_word("a class")
+    assert plural_word("the lanterns") and plural_word("the buoys")
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        # "the difference between X and Y" asks about X and Y, not about "the difference"
+        (
+            "What is the difference between the harbour crane and the dock winch?",
+            ["What is the harbour crane?", "What is the dock winch?"],
+        ),
+        # each member with its own article, sharing the last one's noun
+        (
+            "What is the difference between a sloop and a ketch rig?",
+            ["What is a sloop rig?", "What is a ketch rig?"],
+        ),
+        # a lower-case word after "and" starts a member, it is no verb
+        (
+            "What is the difference between the spinnaker and jib Sails?",
+            ["What is the spinnaker Sail?", "What is the jib Sail?"],
+        ),
+        # a command line keeps its options, and a bare option is one of the same command
+        (
+            "What is the difference between knotctl tie -s tight and knotctl tie -X tight?",
+            ["What is knotctl tie -s tight?", "What is knotctl tie -X tight?"],
+        ),
+        (
+            "What is the difference between knotctl tie --loose and --firm?",
+            ["What is knotctl tie --loose?", "What is knotctl tie --firm?"],
+        ),
+    ],
+)
+def test_the_things_a_question_compares_are_asked_about_one_by_one(question: str, asked: list[str]) -> None:
+    sub_questions = _plan(question)
+    assert sub_questions[1:3] == asked, sub_questions
+    assert not any("difference work" in sq for sq in sub_questions)
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        # a verb after "to" that acts on a name is no part of the topic
+        ("Is it safe to hoist SPINNAKER while the crew is tacking?", "hoist"),
+        # a verb after "but" that takes an object ("but keep my ropes")
+        ("How can I untie the last knot but keep my ropes?", "keep"),
+        # a number or a quantifier is no topic
+        ("How do I split a mooring line into two?", "two"),
+        ("How does the harbour pick a berth when several could be used?", "several"),
+    ],
+)
+def test_verbs_and_numbers_are_no_topic(question: str, word: str) -> None:
+    # as in a corpus where the verb, the number or the quantifier is the rarest word of the question
+    rarity = {w: 0.3 for w in question.lower().strip("?").split()} | {word: 0.001}
+    plan = keyword_plan(question, 6, rarity=rarity)
+    assert plan.topic and word not in plan.topic.lower().split(), plan
+
+
+def test_a_gerund_doubles_the_consonant_of_a_stressed_last_syllable() -> None:
+    assert [gerund(v) for v in ("split", "commit", "run", "edit", "limit", "offer", "prefer", "rotate")] == [
+        "splitting",
+        "committing",
+        "running",
+        "editing",
+        "limiting",
+        "offering",
+        "preferring",
+        "rotating",
+    ]

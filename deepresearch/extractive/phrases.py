@@ -15,14 +15,14 @@ import itertools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Phrase", "noun_phrases", "tokens", "verbs"]
+__all__ = ["Phrase", "gerund", "noun_phrases", "plural_word", "tokens", "verbs"]
 
 
 def _set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_TOKEN = re.compile(r"\[[^\]\s]{1,20}\]|\.?\w[\w.\-+#/'’]*(?:\(\))?|[,;:?!]")
+_TOKEN = re.compile(r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\(\))?|[,;:?!]")
 _WH = _set("what how which why when where who whose")
 _AUX_DO = _set("do does did can could should would will may might must shall")
 _AUX_BE = _set("is are was were be been being am")
@@ -54,6 +54,10 @@ _QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple",
 _QUANTITY_NOUNS = _set(
     "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
 )
+_ARTICLES = _set("a an the")
+_NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
+# "the difference between X and Y": a relation, what it relates is what is asked about
+_RELATION_NOUNS = _set("difference differences distinction distinctions relationship comparison tradeoffs")
 FUNCTION_WORDS = (
     _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
     | _CONJUNCTIONS | _SUBORDINATORS | _ADVERBS | _PARTICLES
@@ -77,10 +81,25 @@ class Phrase:
 
     @property
     def plural(self) -> bool:
-        last = self.head.split()[-1].lower() if self.head.split() else ""
-        return bool(self.items) or (
-            last.endswith("s") and not last.endswith(("ss", "us", "is")) and "." not in last
-        )
+        return bool(self.items) or plural_word(self.head)
+
+
+# nouns that end in a single "s" and are singular: "What is the lens?", not "What are the lens?"
+_SINGULAR_IN_S = _set("lens alias atlas bias canvas gas chaos news series species")
+
+
+def plural_word(text: str) -> bool:
+    """Whether the phrase's last word looks plural (an -s that is not -ss, -us, -is nor a singular noun)."""
+    words = text.split()
+    last = words[-1].lower() if words else ""
+    if any(word.startswith("-") for word in words):
+        return False  # a command line ("git merge -s ours") is one thing
+    return (
+        last.endswith("s")
+        and not last.endswith(("ss", "us", "is"))
+        and "." not in last
+        and last not in _SINGULAR_IN_S
+    )
 
 
 def tokens(text: str) -> list[str]:
@@ -154,7 +173,9 @@ def _verbs(words: list[str]) -> set[int]:
             if bare and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
                 verbs.add(run[1])  # "does asyncio.gather handle ...": a name is a whole subject
             elif len(run) >= 2:
-                verbs.add(_verb_in_run(words, run, end, be=word in _AUX_BE))
+                # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
+                asks_why = word in _AUX_BE and lower[i - 1] in ("why", "how")
+                verbs.add(_verb_in_run(words, run, end, be=word in _AUX_BE, predicate=asks_why))
         elif content[i] and (i == 0 or not content[i - 1]):
             run, end = _run(words, i, content)
             # a bare noun run ending where a new noun phrase starts: "host answers a request", "call exceeds
@@ -174,6 +195,8 @@ def _verbs(words: list[str]) -> set[int]:
                     len(run) >= 3
                     and b == a + 1
                     and a != run[0]
+                    # not the first word of a coordination's member ("the event and worker MPMs")
+                    and a - 1 in run
                     and words[a].islower()
                     and words[b][:1].isupper()
                     and not _CAPITALS.match(words[b])  # "a table WITHOUT ROWID": a keyword, not a name
@@ -217,6 +240,17 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
     last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PREPOSITIONS and last:
         found.add(i)  # "come from", "be careful about": a verb and its particle end the clause
+    opens_object = nxt < len(words) and (
+        lower[nxt] in _DETERMINERS | _POSSESSIVES | _OBJECT_PRONOUNS
+        or _CAPITALS.match(words[nxt]) is not None
+    )
+    if content[i] and words[i].islower() and i > 1 and opens_object:
+        if lower[i - 1] == "to" and _CAPITALS.match(words[nxt]):
+            # "is it safe to run VACUUM" (not "get Apache to gzip the pages": there the rare word is the
+            # verb, and what the question is about)
+            found.add(i)
+        if lower[i - 1] in ("but", "and", "or") and content[i - 2]:
+            found.add(i)  # "undo the last commit but keep my changes"
     if i == 0 and content[0] and words[0][:1].isupper() and nxt < len(words) and content[nxt]:
         third = lower[nxt].endswith("s") and not lower[nxt].endswith("ss")
         opens = nxt + 1 < len(words) and lower[nxt + 1] in _PREPOSITIONS | _DETERMINERS | _POSSESSIVES
@@ -225,15 +259,20 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
     return found
 
 
-def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool) -> int:
+def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predicate: bool = False) -> int:
     """The verb in the run after "does X ..." or "is X ...": the last word when the run ends where a clause
     or a new noun phrase starts ("does SQLite decide the", "do ... modules differ?"), the second when a
-    preposition follows ("does deepresearch avoid repeating paid calls when"); after "is", a participle."""
+    preposition follows ("does deepresearch avoid repeating paid calls when"); after "is", a participle,
+    and after "why is" or "how is" (``predicate``) the last plain word, which is what the subject is ("Why
+    is the error log empty?": "What is X?" may end on its subject, "Why is X?" does not)."""
     following = words[end].lower() if end < len(words) else "?"
     if following in _AUX_DO | _AUX_BE | _AUX_HAVE | _ADVERBS:
         return -1  # "What does the with statement do", "can unreachable objects really be lost"
     if be:
-        return run[-1] if words[run[-1]].lower().endswith(("ed", "en")) else -1
+        last = words[run[-1]]
+        participle = last.lower().endswith(("ed", "en"))
+        plain = predicate and last.islower() and not _IDENTIFIER.search(last) and run[-1] == run[-2] + 1
+        return run[-1] if participle or plain else -1
     contiguous = run[-1] - run[0] == len(run) - 1  # not a coordination ("A, B and C differ in")
     if following in _PREPOSITIONS | _SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:
         # after "does" or a modal the verb has no -s: "can worker threads share memory in" (a plural noun
@@ -269,6 +308,15 @@ def noun_phrases(clause: str) -> list[Phrase]:
         if " ".join(lower[i:end]) in _QUANTITY_NOUNS and end + 1 < len(words) and lower[end] == "of":
             carried, i = context, end + 1  # "thousands of customer sites": the sites are the phrase
             continue
+        relation = " ".join(lower[i:end]) in _RELATION_NOUNS and end + 1 < len(words)
+        if relation and lower[end] in ("between", "of") and not phrases:
+            # "What is the difference between X and Y?" asks about X and Y, as "What is X?" asks about X
+            role = "named" if start > 0 and lower[0] in ("what", "which") and lower[1] in _AUX_BE else context
+            carried, context, i = role, "pp", end + 1
+            continue
+        if all(w in _QUANTIFIERS or w in _NUMBERS or w.isdigit() for w in lower[i:end]):
+            i = end  # "split a commit into two", "when several could be used": a number is no phrase
+            continue
         role, carried = carried or context, ""
         if start > 0 and lower[0] in ("what", "which") and not phrases:
             role = "named" if lower[1] in _AUX_BE and start <= 3 else "which" if start == 1 else role
@@ -302,6 +350,9 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         k = j + 1
         if k < len(words) and lower[k] in ("and", "or"):
             k += 1
+        articled = i > 0 and lower[i - 1] in _ARTICLES
+        article = articled and k + 1 < len(words) and lower[k] in _ARTICLES
+        k += article  # "a rowid table and a WITHOUT ROWID table": each member with its own article
         if not content(k) or (
             lower[j] == "," and not any(lower[m] in ("and", "or") for m in range(k, min(k + 5, len(words))))
         ):
@@ -309,12 +360,14 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         stop = k
         while content(stop):
             stop += 1
-        members.append((k, stop))
+        members.append((k - article, stop))
         end = j = stop
-        if lower[members[-1][0] - 1] in ("and", "or"):
+        if lower[k - article - 1] in ("and", "or"):
             break
     if len(members) == 1:
         return end, ()
+    if articled and len(members) == sum(lower[a] in _ARTICLES for a, _ in members[1:]) + 1:
+        members[0] = (i - 1, members[0][1])  # every member has its article: each is named with it
     return end, tuple(" ".join(words[a:b]) for a, b in members)
 
 
@@ -342,3 +395,30 @@ def verbs(clause: str) -> list[str]:
         if not before or before[-1] not in _AUX_BE or lower[i] in _AUX_BE | _AUX_DO | _AUX_HAVE:
             found.append(words[i])
     return found
+
+
+def gerund(verb: str) -> str:
+    """use -> using, run -> running, create -> creating, bind -> binding, set -> setting."""
+    lower = verb.lower()
+    if lower.endswith("ie"):
+        return verb[:-2] + "ying"
+    if lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")):
+        return verb[:-1] + "ing"
+    one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
+    if (
+        (one_syllable or lower.endswith(_STRESSED_LAST))
+        and len(lower) >= 3
+        and lower[-1] not in "aeiouwxy"
+        and lower[-2] in "aeiou"
+        and lower[-3] not in "aeiou"
+    ):
+        return verb + verb[-1] + "ing"  # run -> running, split -> splitting, commit -> committing
+    return verb + "ing"
+
+
+# verbs of two syllables stressed on the last, whose final consonant doubles (edit -> editing does not)
+_STRESSED_LAST = (
+    "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
+    "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
+    "upset", "reset", "unset", "embed",
+)  # fmt: skip

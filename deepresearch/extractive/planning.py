@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
+from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, gerund, noun_phrases, plural_word, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
@@ -94,6 +94,9 @@ class KeywordPlan:
     queries: list[str]
     rationale: str
     topic: str = ""
+    aspects: list[str] = field(default_factory=list)
+    """The sub-questions added to the question's own clauses ("What is X?", "What are the limitations of
+    X?"): they explain the answer, they do not ask for more of it."""
 
 
 def _clauses(question: str) -> list[str]:
@@ -231,6 +234,7 @@ def keyword_plan(
     whole = " ".join(asked)
     aspects, item_queries = _aspects(asked[0], whole, phrase, rarity) if phrase else ([], [])
     sub_questions = list(dict.fromkeys(sub_questions + aspects))[:max_sub_questions]
+    aspects = [sq for sq in sub_questions if sq in aspects and sq not in sub_questions[: len(asked)]]
     # the things compared are searched one by one; a list of them as a query finds the pages that list them
     own = [_core(phrase)] if phrase and not item_queries else []
     # another clause is a query when it names something ("What should be used instead?" does not)
@@ -243,7 +247,7 @@ def keyword_plan(
         + (f" ({topic})" if topic else "")
         + "; queries in the question's own words."
     )
-    return KeywordPlan(sub_questions, unique[:max_queries], rationale, topic)
+    return KeywordPlan(sub_questions, unique[:max_queries], rationale, topic, aspects)
 
 
 def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
@@ -418,24 +422,6 @@ def _task_phrase(clause: str) -> str | None:
     return " and ".join(gerund(v) for v in verbs) + (" " + " ".join(rest) if rest else "")
 
 
-def gerund(verb: str) -> str:
-    """use -> using, run -> running, create -> creating, bind -> binding, set -> setting."""
-    lower = verb.lower()
-    if lower.endswith("ie"):
-        return verb[:-2] + "ying"
-    if lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")):
-        return verb[:-1] + "ing"
-    if (
-        len(lower) <= 4
-        and len(lower) >= 3
-        and lower[-1] not in "aeiouwxy"
-        and lower[-2] in "aeiou"
-        and lower[-3] not in "aeiou"
-    ):
-        return verb + verb[-1] + "ing"
-    return verb + "ing"
-
-
 def _resolve_pronouns(clause: str, topic: str) -> str:
     """ "what are its limits" -> "what are the limits of <topic>"; a bare "it" becomes the topic."""
     if not topic or topic.lower() in clause.lower():
@@ -454,9 +440,20 @@ def _items(phrase: Phrase) -> list[str]:
     multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
     formatters" stay as they are."""
     items = list(phrase.items)
-    if not 2 <= len(items) <= 3 or any(len(item.split()) > 4 for item in items):
+    if not 2 <= len(items) <= 3 or any(len(_bare(item).split()) > 4 for item in items):
         return []
+    first = items[0].split()
+    option = next((k for k, word in enumerate(first) if k and word.startswith("-")), None)
+    if option is not None:
+        # "git reset --soft and --hard": a bare option is one of the same command
+        return [f"{' '.join(first[:option])} {item}" if item.startswith("-") else item for item in items]
     last = items[-1].split()
+    if items[0].split()[0].lower() in ("a", "an", "the") and len(_bare(items[-1]).split()) > 1:
+        # "a lightweight and an annotated tag": the members share the last one's noun
+        head = _bare(items[-1]).split()[1:]
+        if all(len(_bare(item).split()) == 1 for item in items[:-1]):
+            return [f"{item} {' '.join(head)}" for item in items[:-1]] + [items[-1]]
+        return items
     if len(last) > 1 and all(len(item.split()) == 1 for item in items[:-1]):
         head = " ".join(last[1:])
         single = head[:-1] if _plural_word(head) else head
@@ -466,11 +463,13 @@ def _items(phrase: Phrase) -> list[str]:
     return items
 
 
+def _bare(item: str) -> str:
+    return re.sub(r"^(?:the|a|an)\s+", "", item, flags=re.IGNORECASE)
+
+
 def _article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _plural_word(text: str) -> bool:
-    last = text.split()[-1].lower() if text.split() else ""
-    plural = last.endswith("s") and not last.endswith(("ss", "us", "is")) and "." not in last
-    return " and " in text or plural
+    return " and " in text or plural_word(text)

@@ -60,7 +60,7 @@ ANSWER_PASSAGES = 2
 ANSWER_PAGES = 0.8
 """On the question itself, the ANSWER_SECTIONS best sections of the pages at least ANSWER_PAGES as relevant as
 the best one are evidence, each with its first ANSWER_PASSAGES passages, marked ``answer`` (their rank, from
-1)."""
+1); the best page's opening section comes first, whatever its score."""
 LEAD_PAGES = 0.8
 LEAD_SECTIONS = 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at
@@ -348,8 +348,8 @@ def _answer_sections(
 ) -> list[tuple[float, PassageRecord]]:
     """The question's answering sections (see ANSWER_SECTIONS): BM25F over whole sections - the page's
     title, the heading path, the prose of all the section's passages - times the page's relevance; a page
-    below ANSWER_PAGES gives none. Their first passages, marked ``answer`` and ``lead``, best section
-    first."""
+    below ANSWER_PAGES gives none. Their first passages, marked ``answer`` and ``lead``: the best page's
+    opening section first, then the best sections."""
     sections: dict[tuple[int, tuple[str, ...]], list[int]] = {}
     for i, p in enumerate(passages):
         if relevance[p["n"]] >= ANSWER_PAGES:
@@ -367,6 +367,11 @@ def _answer_sections(
     )
     scores = [score * relevance[key[0]] for score, key in zip(index.scores(query), keys, strict=True)]
     best = sorted((i for i in range(len(keys)) if scores[i] > 0), key=lambda i: -scores[i])[:ANSWER_SECTIONS]
+    # the page that answers best says what it is about in its opening section, in its own words ("They
+    # are stored in an internal httpd structure" answers "are they real OS environment variables?")
+    top = max(relevance, key=lambda n: relevance[n], default=None)
+    opening = next((i for i, key in enumerate(keys) if key[0] == top and key[1]), None)
+    best = [opening, *(i for i in best if i != opening)] if opening is not None else best
     return [
         (scores[i], PassageRecord(**passages[j], lead=True, answer=rank))
         for rank, i in enumerate(best, start=1)
