@@ -69,8 +69,19 @@ def test_signals_and_exit_statuses_are_real() -> None:
             assert process.poll() is None and Path(f"/proc/{process.pid}").is_dir()
             with pytest.raises(subprocess.TimeoutExpired):
                 process.wait(timeout=0.2)
+            # what the child does with the signal, for the message if it does not die of it (seen once in a
+            # full parallel run: the sleeper slept its whole minute and exited 0)
+            masks = [
+                line
+                for line in Path(f"/proc/{process.pid}/status").read_text().splitlines()
+                if line.startswith(("State", "SigBlk", "SigIgn", "SigCgt"))
+            ]
             process.send_signal(sig)
-            assert process.wait(timeout=10) == expected
+            try:
+                status = process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pytest.fail(f"{sig.name} did not end the child within 10 s; before it was sent: {masks}")
+            assert status == expected
             # an uncaught KeyboardInterrupt: its traceback, then death by SIGINT, as the interpreter does
             assert process.stderr is not None
             assert (b"KeyboardInterrupt" in process.stderr.read()) == (expected == -2)
