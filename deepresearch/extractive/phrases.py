@@ -352,7 +352,7 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
             k += 1
         articled = i > 0 and lower[i - 1] in _ARTICLES
         article = articled and k + 1 < len(words) and lower[k] in _ARTICLES
-        k += article  # "a rowid table and a WITHOUT ROWID table": each member with its own article
+        k += int(article)  # "a rowid table and a WITHOUT ROWID table": each member with its own article
         if not content(k) or (
             lower[j] == "," and not any(lower[m] in ("and", "or") for m in range(k, min(k + 5, len(words))))
         ):

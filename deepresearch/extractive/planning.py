@@ -111,7 +111,7 @@ def _display(phrase: Phrase) -> str:
 
 
 def _core(phrase: Phrase) -> str:
-    return re.sub(r"^(?:the|a|an)\s+", "", _display(phrase), flags=re.IGNORECASE)
+    return _bare(_display(phrase))
 
 
 def lookup_phrases(question: str) -> list[str]:
@@ -363,7 +363,7 @@ def _aspects(
         aspects.append(f"What are the limitations of {task or mechanism or topic}?")
     if _CONFIG_WORDS.search(whole) and not re.search(r"\bconfigur", whole, re.IGNORECASE):
         aspects.append(f"How {'are' if plural else 'is'} {topic} configured?")
-    return aspects, [re.sub(r"^(?:the|a|an)\s+", "", item) for item in items]
+    return aspects, [_bare(item) for item in items]
 
 
 _ASKS_LIMITS = re.compile(
@@ -464,6 +464,7 @@ def _items(phrase: Phrase) -> list[str]:
 
 
 def _bare(item: str) -> str:
+    """The phrase without its leading article."""
     return re.sub(r"^(?:the|a|an)\s+", "", item, flags=re.IGNORECASE)
 
 
