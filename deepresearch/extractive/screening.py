@@ -127,18 +127,32 @@ def rank_sources(
     ]
 
 
+QUESTION_VOTE = 0.5
+"""What the question itself, searched as asked, counts more than another query that found a result."""
+
+
+def search_votes(result: Mapping[str, Any], question: str) -> float:
+    """How many of the run's queries found a search result, the question itself counting 1 + QUESTION_VOTE:
+    the other queries are parts of it (its topic, a clause, its keywords), and a page that a part finds
+    high can be about that part alone (SQLite's full-text page for "insert replace ignore default", where
+    the question found lang_conflict.html)."""
+    queries = result.get("queries", [])
+    asked = " ".join(question.split())
+    return len(queries) + (QUESTION_VOTE if asked and asked in queries else 0.0)
+
+
 def search_priors(
-    results: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]]
+    results: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]], question: str = ""
 ) -> dict[int, float]:
-    """How well the search ranked each fetched source, 0..1 of the best: the queries that found it and its
-    best rank. The search saw the whole corpus (or the web); screening sees only what was fetched, where a
-    word every fetched page shares tells nothing."""
+    """How well the search ranked each fetched source, 0..1 of the best: the queries that found it (see
+    search_votes) and its best rank. The search saw the whole corpus (or the web); screening sees only what
+    was fetched, where a word every fetched page shares tells nothing."""
     by_url = {r["url"]: r for r in results}
     raw = {}
     for source in sources:
         result = by_url.get(source["url"])
         raw[source["n"]] = (
-            len(result.get("queries", [])) + 1 / max(result.get("rank", 99), 1) if result else 0.0
+            search_votes(result, question) + 1 / max(result.get("rank", 99), 1) if result else 0.0
         )
     best = max(raw.values(), default=0.0) or 1.0
     return {n: value / best for n, value in raw.items()}

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 _STOPWORD_TEXT = """
-a about above after again against all also am an and any are as at be because been before being
+a about above after again against all also an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had has
 have having he her here hers him his how i if in into is it its itself just me more most my no nor
 not now of off on once only or other our ours out over own same she should so some such than that
@@ -48,8 +48,12 @@ _SENTENCE_END = re.compile(
 )
 
 
+# "am" is a verb only after "I"; elsewhere it is a name ("git am"), so it is no stopword
+_FIRST_PERSON = re.compile(r"\bi\s+am\b")
+
+
 def tokenize(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+    return _TOKEN.findall(_FIRST_PERSON.sub("i", text.lower()))
 
 
 def content_tokens(text: str) -> list[str]:
@@ -91,7 +95,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 def plain_words(text: str) -> list[str]:
     """Stemmed content words split at every non-alphanumeric character: "git-gc(1)" and "lang_vacuum" give
     "git", "gc" and "lang", "vacuum" (titles and file names, compared word by word)."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
+    words = _WORD.findall(_FIRST_PERSON.sub("i", text.lower()))
+    return [_stem(w) for w in words if len(w) > 1 and w not in STOPWORDS]
 
 
 PART_OF_WORD = 0.6
