@@ -181,20 +181,10 @@ def _verbs(words: list[str]) -> set[int]:
         if i > 0 and (
             word in _AUX_DO or (word in _AUX_BE and (i < 2 or lower[i - 1] in _WH | _SUBORDINATORS))
         ):
-            j = nxt
-            while j < len(words) and lower[j] in _DETERMINERS | _POSSESSIVES:
-                j += 1
-            bare = j == nxt
-            run, end = _run(words, j, content)
-            if bare and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
-                verbs.add(run[1])  # "does asyncio.gather handle ...": a name is a whole subject
-            elif len(run) >= 2:
-                # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
-                asks_why = word in _AUX_BE and lower[i - 1] in ("why", "how")
-                chosen = _verb_in_run(words, run, end, be=word in _AUX_BE, predicate=asks_why)
-                verbs.add(chosen)
-                if chosen == run[-1] and end < len(words) and lower[end] in _PREPOSITIONS:
-                    guessed[chosen] = end  # "does the RETURNING clause on ... give back": see below
+            chosen, end = _after_auxiliary(words, lower, content, i)
+            verbs.add(chosen)
+            if chosen >= 0 and end < len(words) and lower[end] in _PREPOSITIONS:
+                guessed[chosen] = end  # "does the RETURNING clause on ... give back": see below
         elif content[i] and (i == 0 or not content[i - 1]):
             run, end = _run(words, i, content)
             # a bare noun run ending where a new noun phrase starts: "host answers a request", "call exceeds
@@ -244,15 +234,36 @@ def _verbs(words: list[str]) -> set[int]:
     )
     if wh_verb and (len(words) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")):
         verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
-    # a run's last word taken for the verb before a preposition was the subject's when the clause has its
-    # verb further on ("does the RETURNING clause on an INSERT give back"; "does the server crash on load"
-    # has none)
-    for guess, end in guessed.items():
-        later = (j for j in verbs if j >= end)
-        if any(not set(lower[end:j]) & (_SUBORDINATORS | _WH | _CLOSES - {","}) for j in later):
-            verbs.discard(guess)
     verbs.discard(-1)
-    return verbs
+    return verbs - _subjects(verbs, guessed, lower)
+
+
+def _subjects(verbs: set[int], guessed: dict[int, int], lower: list[str]) -> set[int]:
+    """The guessed verbs that are the subject's last word: a run's last word taken for the verb before a
+    preposition was the subject's when the clause has its verb further on ("does the RETURNING clause on an
+    INSERT give back"; "does the server crash on load" has none)."""
+    return {
+        guess
+        for guess, end in guessed.items()
+        if any(not set(lower[end:j]) & (_SUBORDINATORS | _WH | _CLOSES - {","}) for j in verbs if j >= end)
+    }
+
+
+def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i: int) -> tuple[int, int]:
+    """The verb in the run after the auxiliary at ``i`` ("does", "is" after a wh-word), or -1, and where
+    that run ends."""
+    j = i + 1
+    while j < len(words) and lower[j] in _DETERMINERS | _POSSESSIVES:
+        j += 1
+    run, end = _run(words, j, content)
+    if j == i + 1 and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
+        return run[1], len(words)  # "does asyncio.gather handle ...": a name is a whole subject
+    if len(run) < 2:
+        return -1, end
+    # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
+    asks_why = lower[i] in _AUX_BE and lower[i - 1] in ("why", "how")
+    chosen = _verb_in_run(words, run, end, be=lower[i] in _AUX_BE, predicate=asks_why)
+    return chosen, end if chosen == run[-1] else len(words)
 
 
 def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int, after: int) -> set[int]:

@@ -138,6 +138,12 @@ def keywords(text: str, limit: int = 8) -> list[str]:
     return list(seen.values())[:limit]
 
 
+LIST_ITEM = re.compile(r"^(?:[-*+•]|\d{1,2}[.)])\s+")
+"""A list item's marker, as the corpus extractor writes it ("- ", "* ", "1. ")."""
+UNFINISHED = re.compile(
+    r"(?:,|\b(?:that|if|when|whether|where|which|because|to|by|of|with|for|and|or|the|a|an|is|are|then))$"
+)
+"""Where a sentence its list completes stops: a comma, a word no sentence ends on ("keep in mind that")."""
 _CONTINUES = re.compile(r"^(?![-*+] )[a-z`(,;–—]")
 
 
@@ -205,9 +211,12 @@ class Passage:
         return _HEADING_LINE.sub("", self.text, count=1).strip() if self.headings else self.text
 
 
-def heading_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[Passage]:
+def heading_passages(
+    text: str, target_chars: int = 800, max_chars: int = 1400, *, whole_lists: bool = True
+) -> list[Passage]:
     """Passages cut at the text's Markdown heading lines (the corpus extractor writes HTML, reStructuredText
-    and Markdown headings that way), then at paragraph boundaries within a long section."""
+    and Markdown headings that way), then at paragraph boundaries within a long section; with
+    ``whole_lists``, a list stays with the sentence that announces it (see _chunk_paragraphs)."""
     passages: list[Passage] = []
     path: list[tuple[int, str]] = []
     body: list[str] = []
@@ -217,7 +226,7 @@ def heading_passages(text: str, target_chars: int = 800, max_chars: int = 1400) 
         section = "\n".join(body).strip()
         if section:
             headings = tuple(title for _, title in path)
-            for chunk in _chunk_paragraphs(section, target_chars, max_chars):
+            for chunk in _chunk_paragraphs(section, target_chars, max_chars, whole_lists):
                 passages.append(Passage(headings, f"{heading_line}\n\n{chunk}" if heading_line else chunk))
         body.clear()
 
@@ -244,17 +253,25 @@ def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) ->
     return [p.text for p in heading_passages(text, target_chars, max_chars)]
 
 
-def _chunk_paragraphs(text: str, target_chars: int, max_chars: int) -> list[str]:
+def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists: bool = True) -> list[str]:
     """Split text into passages on line/paragraph boundaries, ~target_chars each. Line breaks are kept,
-    and a blank line between paragraphs stays blank, so sentence splitting still sees the boundaries."""
+    and a blank line between paragraphs stays blank, so sentence splitting still sees the boundaries.
+
+    With ``whole_lists``, a list item stays in the passage of the sentence that announces its list ("You
+    can recover from this in one of two ways:") or that its items complete ("If, after scanning the
+    directory,") and of the items before it, up to max_chars, when it is no sentence of its own: cut there,
+    the announcement says nothing and the items are fragments with no subject (git-am(1)'s "skip the
+    current patch ...")."""
     paragraphs = [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
     paragraphs = [
         "\n".join(" ".join(line.split()) for line in p.splitlines() if line.strip()) for p in paragraphs
     ]
     passages: list[str] = []
     current = ""
+    announced = False  # the paragraphs since the last that is no list item: an announcement and its items
     for paragraph in paragraphs:
         if len(paragraph) > max_chars:
+            announced = False
             if current:
                 passages.append(current)
                 current = ""
@@ -268,7 +285,15 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int) -> list[str]
             if piece:
                 passages.append(piece[:max_chars])
             continue
-        if current and len(current) + len(paragraph) + 1 > target_chars:
+        marker = LIST_ITEM.match(paragraph)
+        item = marker is not None
+        # an item that is a sentence of its own reads as well cut from its list
+        listed = (
+            whole_lists and announced and marker is not None and not is_statement(paragraph[marker.end() :])
+        )
+        announced = (announced and item) or paragraph.endswith(":") or bool(UNFINISHED.search(paragraph))
+        limit = max_chars if listed else target_chars
+        if current and len(current) + len(paragraph) + 1 > limit:
             passages.append(current)
             current = ""
         current = f"{current}\n\n{paragraph}" if current else paragraph
