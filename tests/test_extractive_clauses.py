@@ -256,3 +256,19 @@ def test_a_page_the_question_itself_found_is_fetched_before_one_a_keyword_query_
     assert order == ["https://d.test/both", "https://d.test/answer", "https://d.test/keyword"]
     assert search_votes(results[2], f"  {question} ") == 1 + QUESTION_VOTE  # spacing aside
     assert search_votes(results[1], question) == 1
+
+
+def test_a_page_under_the_document_floor_gives_no_evidence() -> None:
+    # both pages use the question's words alike; the search found only the first: the second is at 0.4 of
+    # its relevance (SEARCH_WEIGHT 0.6 of it is the search's), under DOCUMENT_FLOOR (0.45, session 14)
+    question = "How does the harbour crane lift containers?"
+    quay = "The harbour crane lifts containers with a spreader that locks onto the four corners."
+    yard = "At night the harbour crane lifts containers slowly, by hooks and chains, under floodlights."
+    sources = [
+        {"id": "S1", "n": 1, "title": "Quay manual", "text": f"## Lifting\n\n{quay}\n"},
+        {"id": "S2", "n": 2, "title": "Yard notes", "text": f"## Lifting\n\n{yard}\n"},
+    ]
+    passages = passages_of(sources)
+    (ranked,) = rank_passages(question, [question], passages, 4, found={1: 1.0, 2: 0.0})
+    assert {p["n"] for _, p in ranked} == {1}, [(p["n"], p["page"]) for _, p in ranked]
+    assert 0.35 < next(p["page"] for p in passages if p["n"] == 2) < 0.45

@@ -42,7 +42,7 @@ SAME_SOURCE_DISCOUNT = 0.85
 """Each passage already kept from a source multiplies that source's next candidates by this."""
 VERB_WEIGHT = 0.5
 """A verb of the sub-question counts this much of a noun: the pages say "selects" where it says "decides"."""
-DOCUMENT_FLOOR = 0.35
+DOCUMENT_FLOOR = 0.45
 """A page whose relevance to the question is below this share of the best page's gives no evidence."""
 DOCUMENT_WEIGHT = 0.6
 """A passage's score is multiplied by (1 - DOCUMENT_WEIGHT) + DOCUMENT_WEIGHT x its page's relevance."""
