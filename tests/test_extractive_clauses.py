@@ -10,9 +10,8 @@ import pytest
 from bench.quality.grammar import grammar_problems
 from deepresearch.extractive.phrases import gerund, noun_phrases, plural_word
 from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.screening import QUESTION_VOTE, passages_of, rank_passages, search_votes
+from deepresearch.extractive.screening import passages_of, rank_passages
 from deepresearch.extractive.text import content_tokens, plain_words
-from deepresearch.graph.gather import _fetch_priority
 
 
 def _plan(question: str) -> list[str]:
@@ -241,34 +240,3 @@ def test_a_verb_with_its_particle_is_the_clauses_verb(question: str, topic: str)
     # and without a verb further on, the run's last word before a preposition is still the verb
     verbs_found = [p.text for p in noun_phrases("Why does the winch crash on load?")]
     assert verbs_found == ["the winch", "load"], verbs_found
-
-
-def test_a_page_the_question_itself_found_is_fetched_before_one_a_keyword_query_found() -> None:
-    question = "What happens to my cargo with STOW OR REPLACE versus STOW OR SKIP when a hold is full?"
-    results = [
-        # the question found the page that answers at rank 4; its keyword query found a page on another
-        # subject at rank 2, and two queries found a third page
-        {"url": "https://d.test/both", "rank": 1, "queries": [question, "STOW OR REPLACE"]},
-        {"url": "https://d.test/keyword", "rank": 2, "queries": ["happens cargo stow replace skip"]},
-        {"url": "https://d.test/answer", "rank": 4, "queries": [question]},
-    ]
-    order = [r["url"] for r in sorted(results, key=lambda r: _fetch_priority(r, question))]
-    assert order == ["https://d.test/both", "https://d.test/answer", "https://d.test/keyword"]
-    assert search_votes(results[2], f"  {question} ") == 1 + QUESTION_VOTE  # spacing aside
-    assert search_votes(results[1], question) == 1
-
-
-def test_a_page_under_the_document_floor_gives_no_evidence() -> None:
-    # both pages use the question's words alike; the search found only the first: the second is at 0.4 of
-    # its relevance (SEARCH_WEIGHT 0.6 of it is the search's), under DOCUMENT_FLOOR (0.45, session 14)
-    question = "How does the harbour crane lift containers?"
-    quay = "The harbour crane lifts containers with a spreader that locks onto the four corners."
-    yard = "At night the harbour crane lifts containers slowly, by hooks and chains, under floodlights."
-    sources = [
-        {"id": "S1", "n": 1, "title": "Quay manual", "text": f"## Lifting\n\n{quay}\n"},
-        {"id": "S2", "n": 2, "title": "Yard notes", "text": f"## Lifting\n\n{yard}\n"},
-    ]
-    passages = passages_of(sources)
-    (ranked,) = rank_passages(question, [question], passages, 4, found={1: 1.0, 2: 0.0})
-    assert {p["n"] for _, p in ranked} == {1}, [(p["n"], p["page"]) for _, p in ranked]
-    assert 0.35 < next(p["page"] for p in passages if p["n"] == 2) < 0.45

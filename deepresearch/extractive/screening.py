@@ -42,7 +42,7 @@ SAME_SOURCE_DISCOUNT = 0.85
 """Each passage already kept from a source multiplies that source's next candidates by this."""
 VERB_WEIGHT = 0.5
 """A verb of the sub-question counts this much of a noun: the pages say "selects" where it says "decides"."""
-DOCUMENT_FLOOR = 0.45
+DOCUMENT_FLOOR = 0.35
 """A page whose relevance to the question is below this share of the best page's gives no evidence."""
 DOCUMENT_WEIGHT = 0.6
 """A passage's score is multiplied by (1 - DOCUMENT_WEIGHT) + DOCUMENT_WEIGHT x its page's relevance."""
@@ -127,32 +127,18 @@ def rank_sources(
     ]
 
 
-QUESTION_VOTE = 0.5
-"""What the question itself, searched as asked, counts more than another query that found a result."""
-
-
-def search_votes(result: Mapping[str, Any], question: str) -> float:
-    """How many of the run's queries found a search result, the question itself counting 1 + QUESTION_VOTE:
-    the other queries are parts of it (its topic, a clause, its keywords), and a page that a part finds
-    high can be about that part alone (SQLite's full-text page for "insert replace ignore default", where
-    the question found lang_conflict.html)."""
-    queries = result.get("queries", [])
-    asked = " ".join(question.split())
-    return len(queries) + (QUESTION_VOTE if asked and asked in queries else 0.0)
-
-
 def search_priors(
-    results: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]], question: str = ""
+    results: Sequence[Mapping[str, Any]], sources: Sequence[Mapping[str, Any]]
 ) -> dict[int, float]:
-    """How well the search ranked each fetched source, 0..1 of the best: the queries that found it (see
-    search_votes) and its best rank. The search saw the whole corpus (or the web); screening sees only what
-    was fetched, where a word every fetched page shares tells nothing."""
+    """How well the search ranked each fetched source, 0..1 of the best: the queries that found it and its
+    best rank. The search saw the whole corpus (or the web); screening sees only what was fetched, where a
+    word every fetched page shares tells nothing."""
     by_url = {r["url"]: r for r in results}
     raw = {}
     for source in sources:
         result = by_url.get(source["url"])
         raw[source["n"]] = (
-            search_votes(result, question) + 1 / max(result.get("rank", 99), 1) if result else 0.0
+            len(result.get("queries", [])) + 1 / max(result.get("rank", 99), 1) if result else 0.0
         )
     best = max(raw.values(), default=0.0) or 1.0
     return {n: value / best for n, value in raw.items()}

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 
 import prompts
 from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic, term_weights
-from deepresearch.extractive.screening import rank_sources, search_priors, search_votes
+from deepresearch.extractive.screening import rank_sources, search_priors
 from deepresearch.extractive.seeding import uncovered_queries
 from deepresearch.extractive.text import keywords
 from deepresearch.graph.common import (
@@ -165,8 +165,8 @@ async def reduce_queries(state: SearchState, runtime: Runtime[ResearchContext]) 
 
 
 # --- 3. fetch_sources ----------------------------------------------------------------------------
-def _fetch_priority(result: dict[str, Any], question: str) -> tuple[float, int, int]:
-    return (-search_votes(result, question), result.get("rank", 99), result.get("round", 0))
+def _fetch_priority(result: dict[str, Any]) -> tuple[int, int, int]:
+    return (-len(result.get("queries", [])), result.get("rank", 99), result.get("round", 0))
 
 
 @business_stage("fetch_sources")
@@ -174,8 +174,7 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
     tools = runtime.context.tools
     done = {s["url"] for s in state.get("sources", [])} | {f["url"] for f in state.get("fetch_failures", [])}
     candidates = sorted(
-        (r for r in state.get("search_results", []) if r["url"] not in done),
-        key=lambda r: _fetch_priority(r, state["question"]),
+        (r for r in state.get("search_results", []) if r["url"] not in done), key=_fetch_priority
     )
     chosen = candidates[: state["options"]["sources_to_fetch"]]
     receipt_key = get_stage("fetch_sources").receipt_key

@@ -29,7 +29,7 @@ from deepresearch.extractive.text import content_tokens, split_sentences
 SUMMARY_CLAIMS = 5
 SUMMARY_PER_QUESTION = 2  # a sub-question lends the summary at most this many; the rest explain it below
 SUMMARY_STRONG = 0.6  # ... and only quotes scoring at least this share of the report's best
-SOURCE_FOCUS = 0.5
+SOURCE_FOCUS = 0.3
 STRONG_QUOTE = 0.85
 """A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
 or its best finding scores at least STRONG_QUOTE of the best finding."""
