@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
-from deepresearch.extractive.phrases import gerund, plural_word
+from deepresearch.extractive.phrases import gerund, noun_phrases, plural_word
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
+from deepresearch.extractive.text import content_tokens, plain_words
 
 
 def _plan(question: str) -> list[str]:
@@ -213,3 +214,29 @@ def test_a_gerund_doubles_the_consonant_of_a_stressed_last_syllable() -> None:
         "preferring",
         "rotating",
     ]
+
+
+def test_am_is_a_name_unless_it_follows_i() -> None:
+    # "knotctl am" is a command, as "git am" is: "am" is the verb "to be" only after "I"
+    plan = keyword_plan("What should I do when knotctl am stops because a splice from the locker slips?", 6)
+    assert any("knotctl am" in query for query in plan.queries), plan.queries
+    assert "am" in content_tokens("knotctl am") and "am" in plain_words("knotctl-am(1)")
+    assert "am" not in content_tokens("I am splicing a rope") + plain_words("I am splicing a rope")
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        # a verb with its particle ("give back") is the clause's verb: the run after "does" is all subject
+        (
+            "What does the MOORING clause on a sloop, ketch or yawl give back, and what are its limits?",
+            "the MOORING clause",
+        ),
+        ("How do I clean up the old harbour charts?", "the old harbour charts"),
+    ],
+)
+def test_a_verb_with_its_particle_is_the_clauses_verb(question: str, topic: str) -> None:
+    assert keyword_plan(question, 6).topic == topic
+    # and without a verb further on, the run's last word before a preposition is still the verb
+    verbs_found = [p.text for p in noun_phrases("Why does the winch crash on load?")]
+    assert verbs_found == ["the winch", "load"], verbs_found

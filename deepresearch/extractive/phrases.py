@@ -43,6 +43,7 @@ _ADVERBS = _set(
     "instead so"
 )
 _PARTICLES = _set("up down out off away back")
+_CLOSES = frozenset(",;:?!")
 _OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
 # "has been made", "should be used": a participle after one of them is a verb
 _PERFECT = _set("be been being has have had")
@@ -106,8 +107,19 @@ def tokens(text: str) -> list[str]:
     return [t.rstrip(".'’") if not t.startswith(".") or len(t) > 1 else t for t in _TOKEN.findall(text)]
 
 
-def _is_content(word: str, following: str) -> bool:
+def _lowered(words: list[str]) -> list[str]:
+    """The words in lower case, "am" that is a name ("git am stops") marked so no word list takes it for
+    the verb (see _is_content)."""
+    return [
+        "am:name" if w.lower() == "am" and (i == 0 or words[i - 1].lower() != "i") else w.lower()
+        for i, w in enumerate(words)
+    ]
+
+
+def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
+    if lower == "am" and previous.lower() != "i":
+        return True  # "am" is a verb only after "I": elsewhere it is a name ("git am stops")
     if lower in FUNCTION_WORDS or lower in _AUX_DO | _AUX_BE | _AUX_HAVE:
         # "WITHOUT ROWID", "INSERT OR REPLACE": a capitalised keyword before another is part of a name
         keyword = _CAPITALS.match(word) is not None and _CAPITALS.match(following) is not None
@@ -131,8 +143,12 @@ def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], 
 def _verbs(words: list[str]) -> set[int]:
     """Positions of the words taken for verbs (see the module docstring)."""
     verbs: set[int] = set()
-    lower = [w.lower() for w in words]
-    content = [_is_content(w, words[i + 1] if i + 1 < len(words) else "") for i, w in enumerate(words)]
+    guessed: dict[int, int] = {}  # a verb taken as the last word of the run after "does", and where it ends
+    lower = _lowered(words)
+    content = [
+        _is_content(w, words[i + 1] if i + 1 < len(words) else "", words[i - 1] if i else "")
+        for i, w in enumerate(words)
+    ]
     aux = _AUX_DO | _AUX_BE | _AUX_HAVE
     for i, word in enumerate(lower):
         nxt = i + 1
@@ -165,17 +181,10 @@ def _verbs(words: list[str]) -> set[int]:
         if i > 0 and (
             word in _AUX_DO or (word in _AUX_BE and (i < 2 or lower[i - 1] in _WH | _SUBORDINATORS))
         ):
-            j = nxt
-            while j < len(words) and lower[j] in _DETERMINERS | _POSSESSIVES:
-                j += 1
-            bare = j == nxt
-            run, end = _run(words, j, content)
-            if bare and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
-                verbs.add(run[1])  # "does asyncio.gather handle ...": a name is a whole subject
-            elif len(run) >= 2:
-                # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
-                asks_why = word in _AUX_BE and lower[i - 1] in ("why", "how")
-                verbs.add(_verb_in_run(words, run, end, be=word in _AUX_BE, predicate=asks_why))
+            chosen, end = _after_auxiliary(words, lower, content, i)
+            verbs.add(chosen)
+            if chosen >= 0 and end < len(words) and lower[end] in _PREPOSITIONS:
+                guessed[chosen] = end  # "does the RETURNING clause on ... give back": see below
         elif content[i] and (i == 0 or not content[i - 1]):
             run, end = _run(words, i, content)
             # a bare noun run ending where a new noun phrase starts: "host answers a request", "call exceeds
@@ -226,7 +235,35 @@ def _verbs(words: list[str]) -> set[int]:
     if wh_verb and (len(words) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")):
         verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
     verbs.discard(-1)
-    return verbs
+    return verbs - _subjects(verbs, guessed, lower)
+
+
+def _subjects(verbs: set[int], guessed: dict[int, int], lower: list[str]) -> set[int]:
+    """The guessed verbs that are the subject's last word: a run's last word taken for the verb before a
+    preposition was the subject's when the clause has its verb further on ("does the RETURNING clause on an
+    INSERT give back"; "does the server crash on load" has none)."""
+    return {
+        guess
+        for guess, end in guessed.items()
+        if any(not set(lower[end:j]) & (_SUBORDINATORS | _WH | _CLOSES - {","}) for j in verbs if j >= end)
+    }
+
+
+def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i: int) -> tuple[int, int]:
+    """The verb in the run after the auxiliary at ``i`` ("does", "is" after a wh-word), or -1, and where
+    that run ends."""
+    j = i + 1
+    while j < len(words) and lower[j] in _DETERMINERS | _POSSESSIVES:
+        j += 1
+    run, end = _run(words, j, content)
+    if j == i + 1 and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
+        return run[1], len(words)  # "does asyncio.gather handle ...": a name is a whole subject
+    if len(run) < 2:
+        return -1, end
+    # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
+    asks_why = lower[i] in _AUX_BE and lower[i - 1] in ("why", "how")
+    chosen = _verb_in_run(words, run, end, be=lower[i] in _AUX_BE, predicate=asks_why)
+    return chosen, end if chosen == run[-1] else len(words)
 
 
 def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int, after: int) -> set[int]:
@@ -237,6 +274,12 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
     progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
     if lower[i] in _AUX_BE and i > 0 and progressive and words[after + 1] not in ",;:?!":
         found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
+    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PARTICLES:
+        ends = (
+            nxt + 1 == len(words) or lower[nxt + 1] in _PREPOSITIONS | _DETERMINERS | _POSSESSIVES | _CLOSES
+        )
+        if ends:
+            found.add(i)  # "what does the RETURNING clause give back in SQLite", "how do I clean up the"
     last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PREPOSITIONS and last:
         found.add(i)  # "come from", "be careful about": a verb and its particle end the clause
@@ -284,7 +327,7 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
 def noun_phrases(clause: str) -> list[Phrase]:
     """The clause's noun phrases in order (see the module docstring)."""
     words = tokens(clause)
-    lower = [w.lower() for w in words]
+    lower = _lowered(words)
     verbs = _verbs(words)
     phrases: list[Phrase] = []
     context, carried = "subject", ""
@@ -298,7 +341,7 @@ def noun_phrases(clause: str) -> list[Phrase]:
             context = "pp"
         elif lower[i] in _SUBORDINATORS | (_WH if i else frozenset()):
             context, subordinate = "clause", True
-        if i in verbs or not _is_content(words[i], following):
+        if i in verbs or not _is_content(words[i], following, words[i - 1] if i else ""):
             i += 1
             continue
         start = i
@@ -338,7 +381,7 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         return (
             j < len(words)
             and j not in verbs
-            and _is_content(words[j], words[j + 1] if j + 1 < len(words) else "")
+            and _is_content(words[j], words[j + 1] if j + 1 < len(words) else "", words[j - 1] if j else "")
         )
 
     end = i

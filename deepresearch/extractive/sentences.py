@@ -16,7 +16,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from deepresearch.extractive.phrases import verbs
-from deepresearch.extractive.text import content_tokens, is_statement, logical_lines, split_sentences
+from deepresearch.extractive.text import (
+    LIST_ITEM,
+    UNFINISHED,
+    content_tokens,
+    is_statement,
+    logical_lines,
+    split_sentences,
+)
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
 
@@ -70,8 +77,12 @@ def section_label(heading: str) -> str:
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
 
 
-_ITEM = re.compile(r"^(?:[-*+•]|\d{1,2}[.)])\s+")
 _FORWARD = re.compile(r"(?::|\b(?:the following|as follows|below)[.:]?)$", re.IGNORECASE)
+# a list item that defines a name: "sqlite3_step() → Advance an sqlite3_stmt to the next result row.", "TERM:
+# Definition.", "name - Definition." (a name of at most four words, its definition a sentence)
+_DEFINITION_ITEM = re.compile(
+    r"^(?P<term>[^\s→—–:]{1,60}(?: [^\s→—–:]+){0,3}) ?(?:→|—|–|:| -) (?P<text>[A-Z].*)$"
+)
 MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
 
@@ -86,6 +97,7 @@ class _Reader:
     subject: str = ""  # the page's own heading: what "This module ..." at a section's start means
     term: str = ""  # a definition list's current term ("--soft:"), the label of what follows it
     intro: str = ""  # a sentence that announces a list or a sample ("The order of merging is:")
+    unfinished: bool = False  # ... or one that its list's items complete ("When enabled, keep in mind that")
     items: list[str] | None = None
     previous: tuple[str, ...] = ()  # the last two sentences read, for one that opens with "It", "This"
 
@@ -142,13 +154,21 @@ class _Reader:
         if self.intro and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
             self.add(text)
         else:
+            term = self.term
             for item in items:
+                if self.unfinished and item[:1].islower():
+                    item = f"{self.intro} {item}"  # "If, after scanning the directory, only one document ..."
+                definition = _DEFINITION_ITEM.match(item)
+                if definition:
+                    # "sqlite3_prepare() → Compile SQL text into byte-code ...": a definition under its name
+                    self.term, self.previous, item = definition["term"], (), definition["text"]
                 for sentence in split_sentences(item) if is_statement(item) else ():
                     self.sentence(sentence)
-        self.intro = ""
+                self.term = term
+        self.intro, self.unfinished = "", False
 
     def line(self, line: str) -> None:
-        item = _ITEM.match(line)
+        item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
         if item and (self.intro or self.items is not None or not is_statement(text)):
             self.items = [*(self.items or []), text]
@@ -158,12 +178,14 @@ class _Reader:
         if _term_line(text):
             self.term, self.previous = text.rstrip(":").strip(), ()
             return
-        if self.intro and not item and not is_statement(text) and len(text) <= 200:
+        if self.intro and not self.unfinished and not item and not is_statement(text) and len(text) <= 200:
             # "To rotate the logs every day:" followed by the command: the sample is the answer
             self.add(f"{self.intro} `{text}`")
             self.intro = ""
             return
-        self.intro = text if _announces(text) else ""
+        last = split_sentences(text)[-1] if text.strip() else ""
+        self.unfinished = not _announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
+        self.intro = text if _announces(text) else last if self.unfinished else ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
 
@@ -235,7 +257,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
     for paragraph in re.split(r"\n\s*\n", passage):
         for line in logical_lines(paragraph):
             reader.line(line)
-        if reader.items is not None and not _ITEM.match(paragraph.strip()):
+        if reader.items is not None and not LIST_ITEM.match(paragraph.strip()):
             reader.close_list()
     if reader.items is not None:
         reader.close_list()

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 _STOPWORD_TEXT = """
-a about above after again against all also am an and any are as at be because been before being
+a about above after again against all also an and any are as at be because been before being
 below between both but by can could did do does doing down during each few for from further had has
 have having he her here hers him his how i if in into is it its itself just me more most my no nor
 not now of off on once only or other our ours out over own same she should so some such than that
@@ -48,8 +48,12 @@ _SENTENCE_END = re.compile(
 )
 
 
+# "am" is a verb only after "I"; elsewhere it is a name ("git am"), so it is no stopword
+_FIRST_PERSON = re.compile(r"\bi\s+am\b")
+
+
 def tokenize(text: str) -> list[str]:
-    return _TOKEN.findall(text.lower())
+    return _TOKEN.findall(_FIRST_PERSON.sub("i", text.lower()))
 
 
 def content_tokens(text: str) -> list[str]:
@@ -91,7 +95,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 def plain_words(text: str) -> list[str]:
     """Stemmed content words split at every non-alphanumeric character: "git-gc(1)" and "lang_vacuum" give
     "git", "gc" and "lang", "vacuum" (titles and file names, compared word by word)."""
-    return [_stem(w) for w in _WORD.findall(text.lower()) if len(w) > 1 and w not in STOPWORDS]
+    words = _WORD.findall(_FIRST_PERSON.sub("i", text.lower()))
+    return [_stem(w) for w in words if len(w) > 1 and w not in STOPWORDS]
 
 
 PART_OF_WORD = 0.6
@@ -133,6 +138,12 @@ def keywords(text: str, limit: int = 8) -> list[str]:
     return list(seen.values())[:limit]
 
 
+LIST_ITEM = re.compile(r"^(?:[-*+•]|\d{1,2}[.)])\s+")
+"""A list item's marker, as the corpus extractor writes it ("- ", "* ", "1. ")."""
+UNFINISHED = re.compile(
+    r"(?:,|\b(?:that|if|when|whether|where|which|because|to|by|of|with|for|and|or|the|a|an|is|are|then))$"
+)
+"""Where a sentence its list completes stops: a comma, a word no sentence ends on ("keep in mind that")."""
 _CONTINUES = re.compile(r"^(?![-*+] )[a-z`(,;–—]")
 
 
@@ -200,9 +211,12 @@ class Passage:
         return _HEADING_LINE.sub("", self.text, count=1).strip() if self.headings else self.text
 
 
-def heading_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[Passage]:
+def heading_passages(
+    text: str, target_chars: int = 800, max_chars: int = 1400, *, whole_lists: bool = True
+) -> list[Passage]:
     """Passages cut at the text's Markdown heading lines (the corpus extractor writes HTML, reStructuredText
-    and Markdown headings that way), then at paragraph boundaries within a long section."""
+    and Markdown headings that way), then at paragraph boundaries within a long section; with
+    ``whole_lists``, a list stays with the sentence that announces it (see _chunk_paragraphs)."""
     passages: list[Passage] = []
     path: list[tuple[int, str]] = []
     body: list[str] = []
@@ -212,7 +226,7 @@ def heading_passages(text: str, target_chars: int = 800, max_chars: int = 1400) 
         section = "\n".join(body).strip()
         if section:
             headings = tuple(title for _, title in path)
-            for chunk in _chunk_paragraphs(section, target_chars, max_chars):
+            for chunk in _chunk_paragraphs(section, target_chars, max_chars, whole_lists):
                 passages.append(Passage(headings, f"{heading_line}\n\n{chunk}" if heading_line else chunk))
         body.clear()
 
@@ -239,17 +253,25 @@ def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) ->
     return [p.text for p in heading_passages(text, target_chars, max_chars)]
 
 
-def _chunk_paragraphs(text: str, target_chars: int, max_chars: int) -> list[str]:
+def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists: bool = True) -> list[str]:
     """Split text into passages on line/paragraph boundaries, ~target_chars each. Line breaks are kept,
-    and a blank line between paragraphs stays blank, so sentence splitting still sees the boundaries."""
+    and a blank line between paragraphs stays blank, so sentence splitting still sees the boundaries.
+
+    With ``whole_lists``, a list item stays in the passage of the sentence that announces its list ("You
+    can recover from this in one of two ways:") or that its items complete ("If, after scanning the
+    directory,") and of the items before it, up to max_chars, when it is no sentence of its own: cut there,
+    the announcement says nothing and the items are fragments with no subject (git-am(1)'s "skip the
+    current patch ...")."""
     paragraphs = [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
     paragraphs = [
         "\n".join(" ".join(line.split()) for line in p.splitlines() if line.strip()) for p in paragraphs
     ]
     passages: list[str] = []
     current = ""
+    announced = False  # the paragraphs since the last that is no list item: an announcement and its items
     for paragraph in paragraphs:
         if len(paragraph) > max_chars:
+            announced = False
             if current:
                 passages.append(current)
                 current = ""
@@ -263,7 +285,15 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int) -> list[str]
             if piece:
                 passages.append(piece[:max_chars])
             continue
-        if current and len(current) + len(paragraph) + 1 > target_chars:
+        marker = LIST_ITEM.match(paragraph)
+        item = marker is not None
+        # an item that is a sentence of its own reads as well cut from its list
+        listed = (
+            whole_lists and announced and marker is not None and not is_statement(paragraph[marker.end() :])
+        )
+        announced = (announced and item) or paragraph.endswith(":") or bool(UNFINISHED.search(paragraph))
+        limit = max_chars if listed else target_chars
+        if current and len(current) + len(paragraph) + 1 > limit:
             passages.append(current)
             current = ""
         current = f"{current}\n\n{paragraph}" if current else paragraph

@@ -384,7 +384,10 @@ def passage_sections(text: str) -> list[tuple[str, str]]:
     most ~PASSAGE_CHARS."""
     return [
         (" › ".join(section.headings), body)
-        for section in heading_passages(text, target_chars=PASSAGE_CHARS, max_chars=1 << 30)
+        # the index's passages are cut again by chunk_text, and their cut is part of INDEX_VERSION
+        for section in heading_passages(
+            text, target_chars=PASSAGE_CHARS, max_chars=1 << 30, whole_lists=False
+        )
         for body in chunk_text(section.body)
     ]
 

@@ -1,0 +1,76 @@
+"""Lists in documentation (issue [quality] part 2): a list whose items complete the sentence before it, a list
+of names each with its definition, and a list cut from the sentence that announces it when a section is
+split into passages. Invented domains, so nothing here is tuned on the quality sets."""
+
+from __future__ import annotations
+
+from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import heading_passages
+
+FILLER = "The harbour office keeps a copy of every chart that the pilots use on their daily rounds. " * 7
+
+
+def test_items_that_complete_a_sentence_are_quoted_with_it() -> None:
+    passage = (
+        "This directive enables the tide alarm. When enabled, keep in mind that\n\n"
+        "- the bell rings for every tide above the mark, which wakes the whole quay at night.\n\n"
+        "- the keeper must reset it by hand after each storm.\n"
+    )
+    texts = [q.text for q in quotes(passage, 1)]
+    assert (
+        "When enabled, keep in mind that the bell rings for every tide above the mark, which wakes the whole "
+        "quay at night; the keeper must reset it by hand after each storm." in texts
+    ), texts
+    # too long for one unit: each item is quoted with the sentence it completes
+    long_item = "the bell rings for every tide above the mark, " + "and again when the wind turns, " * 12
+    texts = [q.text for q in quotes(f"If the alarm is on,\n\n- {long_item}night.\n\n- {long_item}day.\n", 1)]
+    assert texts and all(t.startswith("If the alarm is on, the bell rings") for t in texts), texts
+    # a line that stops on a full stop announces nothing: its list's fragments are no quotes
+    assert not quotes(
+        "The alarm has two modes.\n\n- loud bell at the quay\n\n- quiet lamp in the office\n", 1
+    )
+
+
+def test_a_list_of_names_quotes_each_definition_under_its_name() -> None:
+    routines = {
+        "crane_open()": "Open a connection to a crane that stands on the quay or in the dry dock.",
+        "crane_lift()": "Raise the load on the hook to the height given in the last order.",
+        "crane_turn()": "Swing the jib towards the berth named in the order slowly.",
+        "crane_drop()": "Lower the load onto the quay and release the hook at once.",
+        "crane_close()": "Release every lock the connection holds and close it for good each evening.",
+        "crane_park()": "Move the jib over the quay and lower the hook to its resting place for the night.",
+        "crane_test()": "Run the daily safety test of the brakes, the cable and the limit switches in order.",
+    }
+    passage = "The essential routines of the crane interface are these:\n\n" + "".join(
+        f"- {name} → {text}\n\n" for name, text in routines.items()
+    )
+    units = {q.section: q.text for q in quotes(passage, 1)}
+    assert units.get("crane_lift()") == routines["crane_lift()"], units
+    assert units.get("crane_open()", "").startswith("Open a connection"), units
+
+
+def test_a_list_of_fragments_stays_in_the_passage_of_the_sentence_that_announces_it() -> None:
+    section = (
+        f"## Recovering a stuck winch\n\n{FILLER}\n\n"
+        "When the winch stops in the middle, you can recover from this in one of two ways:\n\n"
+        "- skip the current load by running the winch again with the skip lever pulled down.\n\n"
+        "- free the cable by hand, wind it back on the drum and run the winch with the resume lever.\n\n"
+        f"{FILLER}"
+    )
+    passages = [p.text for p in heading_passages(section)]
+    announcing = next(p for p in passages if "in one of two ways:" in p)
+    assert "free the cable by hand" in announcing and "skip the current load" in announcing, passages
+    units = [q.text for q in quotes(announcing, 1)]
+    assert any("one of two ways: skip the current load" in u and "resume lever" in u for u in units), units
+    # the search index cuts its passages its own way (its cut is part of INDEX_VERSION)
+    cut = [p.text for p in heading_passages(section, whole_lists=False)]
+    assert not any("in one of two ways:" in p and "free the cable by hand" in p for p in cut), cut
+
+
+def test_a_list_of_sentences_is_cut_like_prose() -> None:
+    # items that are sentences of their own read as well on their own: the section is cut as before
+    section = f"## Why the quay floods\n\n{FILLER}\n\nThe quay floods for these reasons:\n\n" + "".join(
+        f"- The {w} tide rises above the wall when the wind blows from the sea.\n\n" for w in "abcdef"
+    )
+    glued = [p.text for p in heading_passages(section)]
+    assert glued == [p.text for p in heading_passages(section, whole_lists=False)]
