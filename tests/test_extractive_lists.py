@@ -25,6 +25,12 @@ def test_items_that_complete_a_sentence_are_quoted_with_it() -> None:
     long_item = "the bell rings for every tide above the mark, " + "and again when the wind turns, " * 12
     texts = [q.text for q in quotes(f"If the alarm is on,\n\n- {long_item}night.\n\n- {long_item}day.\n", 1)]
     assert texts and all(t.startswith("If the alarm is on, the bell rings") for t in texts), texts
+    # sentences of their own after a comma do not complete it: each is quoted alone
+    texts = [
+        q.text
+        for q in quotes("For example,\n\n- The bell rings at high tide.\n\n- The keeper resets it.\n", 1)
+    ]
+    assert texts == ["The bell rings at high tide."], texts
     # a line that stops on a full stop announces nothing: its list's fragments are no quotes
     assert not quotes(
         "The alarm has two modes.\n\n- loud bell at the quay\n\n- quiet lamp in the office\n", 1
@@ -47,6 +53,10 @@ def test_a_list_of_names_quotes_each_definition_under_its_name() -> None:
     units = {q.section: q.text for q in quotes(passage, 1)}
     assert units.get("crane_lift()") == routines["crane_lift()"], units
     assert units.get("crane_open()", "").startswith("Open a connection"), units
+    # a remark is no name: "Note: ..." stays under the section's heading
+    notes = "\n\n".join(f"- Note: {text} {text}" for text in routines.values())
+    labels = {q.section for q in quotes(f"Remarks on the crane:\n\n{notes}\n", 1, ["Crane", "Remarks"])}
+    assert labels == {"Remarks"}, labels
 
 
 def test_a_list_of_fragments_stays_in_the_passage_of_the_sentence_that_announces_it() -> None:

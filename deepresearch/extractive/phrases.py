@@ -107,19 +107,26 @@ def tokens(text: str) -> list[str]:
     return [t.rstrip(".'’") if not t.startswith(".") or len(t) > 1 else t for t in _TOKEN.findall(text)]
 
 
+def _named_am(word: str, previous: str, following: str) -> bool:
+    """ "am" is the verb only next to "I" ("I am", "Am I", "how am I"): elsewhere it is a name ("git am
+    stops"). extractive/text.py's stopwords say the same for the tokens."""
+    return word.lower() == "am" and "i" not in (previous.lower(), following.lower())
+
+
 def _lowered(words: list[str]) -> list[str]:
-    """The words in lower case, "am" that is a name ("git am stops") marked so no word list takes it for
-    the verb (see _is_content)."""
+    """The words in lower case, "am" that is a name marked so no word list takes it for the verb."""
     return [
-        "am:name" if w.lower() == "am" and (i == 0 or words[i - 1].lower() != "i") else w.lower()
+        "am:name"
+        if _named_am(w, words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
+        else w.lower()
         for i, w in enumerate(words)
     ]
 
 
 def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
-    if lower == "am" and previous.lower() != "i":
-        return True  # "am" is a verb only after "I": elsewhere it is a name ("git am stops")
+    if _named_am(word, previous, following):
+        return True
     if lower in FUNCTION_WORDS or lower in _AUX_DO | _AUX_BE | _AUX_HAVE:
         # "WITHOUT ROWID", "INSERT OR REPLACE": a capitalised keyword before another is part of a name
         keyword = _CAPITALS.match(word) is not None and _CAPITALS.match(following) is not None
@@ -238,6 +245,10 @@ def _verbs(words: list[str]) -> set[int]:
     return verbs - _subjects(verbs, guessed, lower)
 
 
+# where a new clause starts: a later verb past one of these is that clause's ("..., and does the cable snap")
+_CLAUSE_STARTS = _SUBORDINATORS | _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _SUBJECT_PRONOUNS | frozenset(";:?!")
+
+
 def _subjects(verbs: set[int], guessed: dict[int, int], lower: list[str]) -> set[int]:
     """The guessed verbs that are the subject's last word: a run's last word taken for the verb before a
     preposition was the subject's when the clause has its verb further on ("does the RETURNING clause on an
@@ -245,7 +256,7 @@ def _subjects(verbs: set[int], guessed: dict[int, int], lower: list[str]) -> set
     return {
         guess
         for guess, end in guessed.items()
-        if any(not set(lower[end:j]) & (_SUBORDINATORS | _WH | _CLOSES - {","}) for j in verbs if j >= end)
+        if any(not set(lower[end:j]) & _CLAUSE_STARTS for j in verbs if j >= end)
     }
 
 
@@ -375,7 +386,7 @@ def noun_phrases(clause: str) -> list[Phrase]:
 def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, ...]]:
     """Where the noun phrase starting at ``i`` ends, and its members when it is a coordination ("prefork,
     worker and event multi-processing modules", "blobs, trees and commits")."""
-    lower = [w.lower() for w in words]
+    lower = _lowered(words)
 
     def content(j: int) -> bool:
         return (
@@ -428,7 +439,7 @@ def verbs(clause: str) -> list[str]:
     of "be" ("are my INSERT statements so *slow*", "is a file still *tracked*"): a predicate is what the
     question asks about, not a way of saying it."""
     words = tokens(clause)
-    lower = [w.lower() for w in words]
+    lower = _lowered(words)
     found = []
     positions = _verbs(words)
     for i in sorted(positions):

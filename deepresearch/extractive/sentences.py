@@ -83,6 +83,8 @@ _FORWARD = re.compile(r"(?::|\b(?:the following|as follows|below)[.:]?)$", re.IG
 _DEFINITION_ITEM = re.compile(
     r"^(?P<term>[^\s→—–:]{1,60}(?: [^\s→—–:]+){0,3}) ?(?:→|—|–|:| -) (?P<text>[A-Z].*)$"
 )
+# ... but "Note: ...", "Step 1: ..." are remarks and steps under the section's own heading
+_NOT_NAMES = _words("note notes warning caution important tip hint example examples step see also")
 MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
 
@@ -151,17 +153,20 @@ class _Reader:
         short enough; otherwise its items that are sentences are quoted one by one."""
         items, self.items = self.items or [], None
         text = f"{self.intro} {'; '.join(i.rstrip('.;,') for i in items)}."
-        if self.intro and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
+        # items that complete an unfinished sentence go on in lower case ("For example," and then sentences
+        # of their own is no such list)
+        completes = not self.unfinished or all(i[:1].islower() for i in items)
+        if self.intro and completes and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
             self.add(text)
         else:
             term = self.term
             for item in items:
-                if self.unfinished and item[:1].islower():
-                    item = f"{self.intro} {item}"  # "If, after scanning the directory, only one document ..."
                 definition = _DEFINITION_ITEM.match(item)
-                if definition:
+                if definition and definition["term"].split()[0].lower() not in _NOT_NAMES:
                     # "sqlite3_prepare() → Compile SQL text into byte-code ...": a definition under its name
                     self.term, self.previous, item = definition["term"], (), definition["text"]
+                elif self.unfinished and item[:1].islower():
+                    item = f"{self.intro} {item}"  # "If, after scanning the directory, only one document ..."
                 for sentence in split_sentences(item) if is_statement(item) else ():
                     self.sentence(sentence)
                 self.term = term

@@ -293,9 +293,10 @@ class ReplicaDuties:
             if active is None or active.cancel_seen:
                 continue
             active.cancel_seen = True
-            self.host.request_stop(run_id, "cancel requested")
             text = "The cancel reached the process executing the run; it stops when its calls in flight end."
+            # said before the stop is asked: a stopped run writes its `end`, and nothing may follow it
             await self.host.emit(run_id, "message", None, {"text": text, "replica": self.replica_id})
+            self.host.request_stop(run_id, "cancel requested")
             reached.append(run_id)
         return reached
 

@@ -274,10 +274,14 @@ class RunService:
             if claimed is not None:
                 return await self.replicas.finish_cancelled(claimed)
             return await self.store.get_run(run_id)
-        self.request_stop(run_id, reason)
+        # the message first: once asked to stop, the run may write its terminal `end` at any moment, and
+        # nothing may follow `end` in the log (a stream closes on it); delivered here, so the cancel watcher
+        # (replicas.deliver_cancels) neither says it again nor says it after the end
+        active.cancel_seen = True
         await self.emit(
             run_id, "message", None, {"text": "Cancel requested: stopping at the nearest checkpoint."}
         )
+        self.request_stop(run_id, reason)
         return run
 
     def request_stop(self, run_id: str, reason: str) -> bool:
