@@ -149,8 +149,10 @@ class _Reader:
         self.add(" ".join(chain))
 
     def close_list(self) -> None:
-        """A list announced by a sentence ("... if any of the following are true:") is one unit with it when
-        short enough; otherwise its items that are sentences are quoted one by one."""
+        """A list announced by a sentence ("... if any of the following are true:"), or whose lower-case items
+        complete an unfinished one ("When enabled, keep in mind that"), is one unit with it when short
+        enough; otherwise its items are quoted one by one: a completing item with the sentence it completes,
+        "name → Definition." under the name, any other item that is a sentence as it stands."""
         items, self.items = self.items or [], None
         text = f"{self.intro} {'; '.join(i.rstrip('.;,') for i in items)}."
         # items that complete an unfinished sentence go on in lower case ("For example," and then sentences
