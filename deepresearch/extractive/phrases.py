@@ -43,7 +43,7 @@ _ADVERBS = _set(
     "instead so"
 )
 _PARTICLES = _set("up down out off away back")
-_CLOSES = frozenset(",;:?!")
+_CLOSES = frozenset(",;:?!")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
 _OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
 # "has been made", "should be used": a participle after one of them is a verb
 _PERFECT = _set("be been being has have had")
@@ -133,7 +133,7 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         return keyword or (
             lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in _KEYWORD_KIND
         )
-    return word not in ",;:?!"
+    return word not in _CLOSES
 
 
 def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], int]:
@@ -246,7 +246,7 @@ def _verbs(words: list[str]) -> set[int]:
 
 
 # where a new clause starts: a later verb past one of these is that clause's ("..., and does the cable snap")
-_CLAUSE_STARTS = _SUBORDINATORS | _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _SUBJECT_PRONOUNS | frozenset(";:?!")
+_CLAUSE_STARTS = _SUBORDINATORS | _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _SUBJECT_PRONOUNS | (_CLOSES - {","})
 
 
 def _subjects(verbs: set[int], guessed: dict[int, int], lower: list[str]) -> set[int]:
@@ -283,7 +283,7 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
     found: set[int] = set()
     nxt = i + 1
     progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
-    if lower[i] in _AUX_BE and i > 0 and progressive and words[after + 1] not in ",;:?!":
+    if lower[i] in _AUX_BE and i > 0 and progressive and words[after + 1] not in _CLOSES:
         found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PARTICLES:
         ends = (
