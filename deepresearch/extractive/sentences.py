@@ -85,8 +85,12 @@ _DEFINITION_ITEM = re.compile(
 )
 # ... but "Note: ...", "Step 1: ..." are remarks and steps under the section's own heading
 _NOT_NAMES = _words("note notes warning caution important tip hint example examples step see also")
+_DETERMINERS = _words("the a an this that these those its their each every some any all no one")
 MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
+STATEMENT_MIN_WORDS = 6
+TERM_MIN_WORDS = 4
+"""A quotable sentence has STATEMENT_MIN_WORDS words, or TERM_MIN_WORDS under a definition list's term."""
 
 
 @dataclass(slots=True)
@@ -112,7 +116,7 @@ class _Reader:
 
     def sentence(self, sentence: str) -> None:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
-        if not _prose(sentence) or _FORWARD.search(sentence):
+        if not (_prose(sentence) or self._short_definition(sentence)) or _FORWARD.search(sentence):
             return
         if not previous and self.subject and _points_at_subject(sentence):
             # a section opening "This module implements ..." points at the page's subject: named as label
@@ -130,6 +134,13 @@ class _Reader:
                     return
         elif self.term or self.label or not _subjectless(sentence):
             self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
+
+    def _short_definition(self, sentence: str) -> bool:
+        """A definition under its term says what it does in few words ("store:" then "Store credentials
+        indefinitely on disk."): the term is its subject, so a short sentence that opens on its verb is a
+        full one there - not a bare noun phrase ("The prepared statement object.")."""
+        first = sentence.split()[0].lower() if sentence.split() else ""
+        return bool(self.term) and first not in _DETERMINERS and _prose(sentence, TERM_MIN_WORDS)
 
     def _lean(self, chain: list[str]) -> None:
         """Quote a sentence that leans on the ones before it. When the unit just read ends with the sentence
@@ -159,7 +170,7 @@ class _Reader:
         # of their own is no such list)
         completes = not self.unfinished or all(i[:1].islower() for i in items)
         if self.intro and completes and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
-            self.add(text)
+            self._add_list(text)
         else:
             term = self.term
             for item in items:
@@ -173,6 +184,23 @@ class _Reader:
                     self.sentence(sentence)
                 self.term = term
         self.intro, self.unfinished = "", False
+
+    def _add_list(self, text: str) -> None:
+        """Quote an announced list; when the unit just read ends with the announcing sentence (it leaned on
+        the one before: "... are not considered. This module does not comply ..."), that unit grows by the
+        list, when short enough: one quote, rather than two that share a sentence, of which a report could
+        quote only the first."""
+        last = self.units[-1] if self.units else None
+        first = (split_sentences(self.intro) or [self.intro])[0]
+        if last is not None and (text.startswith(last.text) or last.text.endswith(first)):
+            grown = text if text.startswith(last.text) else f"{last.text[: -len(first)]}{text}"
+            if len(grown) <= MAX_UNIT_CHARS:
+                tokens = content_tokens(grown)
+                self.units[-1] = Quote(
+                    grown, last.n, last.section, last.position, frozenset(tokens), last.subject
+                )
+                return
+        self.add(text)
 
     def line(self, line: str) -> None:
         item = LIST_ITEM.match(line)
@@ -297,9 +325,9 @@ _POINTER = re.compile(
 )
 
 
-def _prose(sentence: str) -> bool:
+def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
     return (
-        is_statement(sentence)
+        is_statement(sentence, min_words)
         and not _POINTER.search(sentence)
         and not code_like(sentence)
         and not sentence.startswith("(")

@@ -110,6 +110,9 @@ def extractive_review(
         if reviewer == "fact_reviewer" and not limits:
             mine = [(unit, order) for i, _, _, unit, order in units if i == index]
             scored = _continued(scored, mine, orders)
+        scored = [
+            pair for pair in _widened(scored, _wider(units, index), orders) if id(pair[1]) not in answered
+        ]
         scored = _elaborations(
             sorted(scored, key=lambda pair: -pair[0]), weights.own.keys() | weights.context.keys()
         )
@@ -154,15 +157,39 @@ def _answers(
     """The first ANSWER_SENTENCES quotes of each answering section, in reading order, scored as findings."""
     found: list[tuple[float, Quote, list[int]]] = []
     per_section: dict[tuple[int, int], int] = {}
+    wider = _wider(units, 0)
     for _, rank, about, unit, order in sorted(
         (u for u in units if id(u[3]) in answer_of), key=lambda u: (answer_of[id(u[3])], u[4])
     ):
         section = (answer_of[id(unit)], unit.n)
-        if per_section.get(section, 0) >= ANSWER_SENTENCES or any(unit.text == t.text for t in taken):
+        whole = wider.get(id(unit), unit)
+        if (
+            per_section.get(section, 0) >= ANSWER_SENTENCES
+            or any(whole.text == t.text for t in taken)
+            or any(whole.text == q.text for _, q, _ in found)
+        ):
             continue
         per_section[section] = per_section.get(section, 0) + 1
-        found.append((scorer.score(unit, weights, rank, about), unit, order))
+        answer_of[id(whole)] = answer_of[id(unit)]
+        found.append((scorer.score(whole, weights, rank, about), whole, order))
     return found
+
+
+def _wider(units: list[tuple[int, float, bool, Quote, list[int]]], index: int) -> dict[int, Quote]:
+    """For each quote of a sub-question's evidence, the longest quote of the same page that contains it: a
+    passage cut elsewhere reads the sentence with what completes it ("it aborts in the middle. You can
+    recover from this in one of two ways: ..."), and a sentence quoted alone would keep that longer quote
+    out of the report (no sentence is quoted twice)."""
+    mine = [unit for i, _, _, unit, _ in units if i == index]
+    by_page: dict[int, list[Quote]] = {}
+    for unit in mine:
+        by_page.setdefault(unit.n, []).append(unit)
+    wider: dict[int, Quote] = {}
+    for unit in mine:
+        longer = [q for q in by_page[unit.n] if len(q.text) > len(unit.text) and unit.text in q.text]
+        if longer:
+            wider[id(unit)] = max(longer, key=lambda q: len(q.text))
+    return wider
 
 
 def _continued(
@@ -171,19 +198,32 @@ def _continued(
     """Add the sentence right after each of the best quotes in its passage (see CONTINUATION)."""
     best = sorted(scored, key=lambda pair: -pair[0])[:CONTINUED]
     following = {tuple(order): unit for unit, order in candidates}
-    present = {id(unit) for _, unit in scored}
-    added: list[tuple[float, Quote]] = []
+    # a sentence that goes on from a best quote scores at least as a continuation, whether or not it also
+    # names the question's words ("Generally, files have implicit handlers" after "A handler is ...")
+    scores = {id(unit): (score, unit) for score, unit in scored}
     for score, unit in best:
         place, position = orders[id(unit)]
         for step in range(1, CONTINUED_SENTENCES + 1):
             after = following.get((place, position + step))
             if after is None or after.n != unit.n:
                 break
-            if id(after) not in present:
-                present.add(id(after))
-                orders[id(after)] = [place, position + step]
-                added.append((score * CONTINUATION**step, after))
-    return scored + added
+            orders.setdefault(id(after), [place, position + step])
+            if scores.get(id(after), (0.0, after))[0] < score * CONTINUATION**step:
+                scores[id(after)] = (score * CONTINUATION**step, after)
+    return list(scores.values())
+
+
+def _widened(
+    scored: list[tuple[float, Quote]], wider: dict[int, Quote], orders: dict[int, list[int]]
+) -> list[tuple[float, Quote]]:
+    """Each scored quote in its longest form (see ``_wider``), scored as the best of the quotes it holds."""
+    best: dict[int, tuple[float, Quote]] = {}
+    for score, unit in scored:
+        whole = wider.get(id(unit), unit)
+        orders.setdefault(id(whole), orders[id(unit)])
+        if id(whole) not in best or best[id(whole)][0] < score:
+            best[id(whole)] = (score, whole)
+    return list(best.values())
 
 
 def _elaborations(scored: list[tuple[float, Quote]], asked: set[str]) -> list[tuple[float, Quote]]:

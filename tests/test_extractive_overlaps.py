@@ -1,0 +1,139 @@
+"""One sentence, one quote (issue [quality] part 2): a sentence that two passages of a page read differently -
+alone in one, with the list that completes it in the other - is quoted in its longest form, and a definition
+under its term may be short. Without that, the report quoted the sentence alone and left the longer quote out
+(no sentence is quoted twice), losing what it went on to say. Invented domains, so nothing here is tuned on
+the quality sets; whole manuals are measured by bench/quality (docs/quality.md, session 15)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepresearch.extractive.sentences import quotes
+from deepresearch.report.findings import extractive_review
+
+QUESTION = "What should the keeper do when the ferry stops because the channel does not clear?"
+
+OPENING = (
+    "When the ferry leaves the quay, the keeper gives it the list of buoys to pass. "
+    "Upon seeing the first buoy that does not answer, it stops in the middle of the channel. "
+    "You can recover from this in one of two ways:"
+)
+ITEMS = (
+    "- skip the silent buoy by sounding the horn twice and steering by the chart alone\n\n"
+    "- light the buoy by hand from the pilot boat, mark it in the log book, and then signal the ferry on\n"
+)
+SIDE = (
+    "The ferry keeps a log of every crossing in the wheelhouse, with the weather and the tide of the hour. "
+    "The log is copied to the harbour office at the end of every week by the second mate on duty. "
+)
+
+
+def _evidence(passage: str, n: int, bm25: float, **marks: Any) -> dict[str, Any]:
+    return {
+        "n": n,
+        "title": "Ferry handbook" if n == 1 else f"Harbour notes {n}",
+        "passage": passage,
+        "headings": ["Ferry handbook", "Stops"],
+        "bm25": bm25,
+        "sub_question_index": 0,
+        "sub_question": QUESTION,
+        "lead": False,
+    } | marks
+
+
+def _cut_and_whole(**marks: Any) -> list[dict[str, Any]]:
+    # the same section cut twice: a passage that ends on the announcement, and one with its list
+    return [
+        _evidence(OPENING + "\n", 1, 3.0, **marks),
+        _evidence(f"{OPENING}\n\n{ITEMS}", 1, 2.0),
+        _evidence(SIDE, 2, 2.5),
+    ]
+
+
+def _statements(evidence: list[dict[str, Any]]) -> list[str]:
+    return [
+        f["statement"] for f in extractive_review("fact_reviewer", [QUESTION], evidence, QUESTION)["findings"]
+    ]
+
+
+def _no_sentence_twice(statements: list[str]) -> None:
+    for a in statements:
+        for b in statements:
+            assert a is b or a not in b, (a, b)
+
+
+def test_a_sentence_of_an_answering_section_is_quoted_with_the_list_it_announces() -> None:
+    statements = _statements(_cut_and_whole(answer=1))
+    whole = [s for s in statements if "skip the silent buoy" in s]
+    assert whole and whole[0].startswith("When the ferry leaves the quay"), statements
+    _no_sentence_twice(statements)
+
+
+def test_a_ranked_sentence_is_quoted_with_the_list_it_announces() -> None:
+    statements = _statements(_cut_and_whole())
+    assert any("skip the silent buoy" in s for s in statements), statements
+    _no_sentence_twice(statements)
+
+
+def test_a_list_announced_by_a_sentence_that_leans_on_the_one_before_is_one_quote_with_both() -> None:
+    passage = (
+        "For simplicity, the lamps of the outer pier are left out of this chapter entirely.\n\n"
+        "This chapter does not follow the harbour code strictly. In particular:\n\n"
+        "- Red lamps may be lit on the western side of the channel;\n\n"
+        "- Fog bells may ring at night without a written order.\n"
+    )
+    texts = [q.text for q in quotes(passage, 1, ["Handbook", "Lamps"])]
+    assert len(texts) == 1, texts
+    assert texts[0].startswith("For simplicity, the lamps") and "Fog bells may ring" in texts[0], texts
+
+
+def test_a_short_definition_under_its_term_is_a_quote_but_a_bare_noun_phrase_is_not() -> None:
+    passage = (
+        "The harbour keeps its charts with one of these helpers:\n\n"
+        "vault:\n\nStore charts in the vault. See the vault manual for details.\n\n"
+        "shelf:\n\nKeep charts on the shelf for a short period of time before they are filed.\n\n"
+        "chart:\n\nThe harbour chart object.\n"
+    )
+    units = {q.section: q.text for q in quotes(passage, 1, ["Handbook", "Charts"])}
+    assert units.get("vault") == "Store charts in the vault.", units
+    assert units.get("shelf", "").startswith("Keep charts on the shelf"), units
+    assert "chart" not in units, units
+    # outside a definition list, five words are no full sentence
+    assert not quotes("Store charts in the vault.\n", 1, ["Handbook", "Charts"])
+
+
+STATIONS = (
+    "amber",
+    "basalt",
+    "cedar",
+    "dune",
+    "ember",
+    "fjord",
+    "granite",
+    "harbour",
+    "inlet",
+    "jetty",
+    "kelp",
+)
+STATIONS += ("lagoon", "marsh", "north")
+
+
+def test_the_sentence_after_a_best_quote_scores_as_its_continuation_even_when_it_names_the_question() -> None:
+    question = "How does the tide gauge record the water level?"
+    explanation = (
+        "The tide gauge records the water level with a float that rides in a stilling well. "
+        "Generally, the gauge float turns a drum of paper as it rises and falls with every tide."
+    )
+    # many stations restate the question in their own section, each ranked below the explanation
+    others = [
+        _evidence(
+            f"The tide gauge at {word} station records the water level for {word}{i} pilots.", i + 2, 1.0
+        )
+        for i, word in enumerate(STATIONS)
+    ]
+    evidence = [_evidence(explanation, 1, 3.0), *others]
+    evidence = [e | {"sub_question": question} for e in evidence]
+    statements = [
+        f["statement"] for f in extractive_review("fact_reviewer", [question], evidence, question)["findings"]
+    ]
+    assert any(s.startswith("Generally, the gauge float turns a drum") for s in statements), statements
