@@ -264,7 +264,8 @@ class RunService:
             return await self.store.request_cancel(run_id)
         run = await self.store.request_cancel(run_id)
         if active is not None and not active.started:
-            # waiting for a slot here: it has executed nothing and holds no lease, so it stops at once
+            # waiting for a slot here: it has executed nothing, so it stops at once (a run taken over holds
+            # its lease while it waits: the claim below, from this process to itself, finishes it)
             active.task.cancel()
             await asyncio.wait([active.task])
             active = None
