@@ -137,3 +137,51 @@ def test_the_sentence_after_a_best_quote_scores_as_its_continuation_even_when_it
         f["statement"] for f in extractive_review("fact_reviewer", [question], evidence, question)["findings"]
     ]
     assert any(s.startswith("Generally, the gauge float turns a drum") for s in statements), statements
+
+
+def test_a_quote_cut_alike_from_two_passages_is_listed_once() -> None:
+    evidence = [
+        _evidence(OPENING + "\n", 1, 3.0, answer=1),
+        _evidence(f"{OPENING}\n\n{ITEMS}", 1, 2.0),
+        _evidence(
+            f"{OPENING}\n\n{ITEMS}\nThe keeper writes the stop in the log book of the harbour office.\n",
+            1,
+            1.9,
+        ),
+        _evidence(SIDE, 2, 2.5),
+    ]
+    statements = _statements(evidence)
+    assert any("skip the silent buoy" in s for s in statements), statements
+    assert len(statements) == len(set(statements)), statements
+
+
+def test_a_sentence_is_not_taken_for_the_end_of_another_that_ends_alike() -> None:
+    question = "Where does Keepbase store the buoy index?"
+    evidence = [
+        _evidence("Keepbase stores the buoy index in the keeper's database file.", 1, 3.0),
+        _evidence(
+            "In version one of the tool that nobody runs anymore, Keepbase stores the buoy index in the "
+            "keeper's database file.",
+            1,
+            0.5,
+        ),
+        _evidence("Pilots read the buoy index from the keeper's database file on the boat.", 2, 2.0),
+    ]
+    evidence = [e | {"sub_question": question} for e in evidence]
+    found = extractive_review("fact_reviewer", [question], evidence, question)["findings"]
+    assert "Keepbase stores the buoy index in the keeper's database file." in [f["statement"] for f in found]
+
+
+def test_labels_remarks_and_list_definitions_under_a_term() -> None:
+    passage = (
+        "The chart tool reads three settings.\n\n"
+        "--output:\n\nPath to the output file.\n\n"
+        "Warning:\n\nRestart after every change.\n\n"
+        "vault:\n\nStore charts in the vault. They stay dry there for many years.\n"
+    )
+    units = {q.section: q.text for q in quotes(passage, 1, ["Handbook", "Charts"])}
+    assert units.pop("Charts") == "The chart tool reads three settings."
+    assert units == {"vault": "Store charts in the vault. They stay dry there for many years."}, units
+    items = "Routines:\n\n- store: Store charts on disk.\n\n- cache → Cache charts in memory.\n"
+    units = {q.section: q.text for q in quotes(items, 1, ["Handbook", "Charts"])}
+    assert units == {"store": "Store charts on disk.", "cache": "Cache charts in memory."}, units

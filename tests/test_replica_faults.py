@@ -108,6 +108,34 @@ async def test_runs_beyond_the_limit_wait_their_turn_first_in_first_out(
     assert [e.type for e in events[ids[3]]][-1] == "end"
 
 
+async def test_a_taken_over_run_waiting_for_a_slot_is_cancelled_at_once(
+    servers: Servers, tmp_path: Path
+) -> None:
+    """A run this process took over (it holds the lease, kept alive while the run waits for a slot) is
+    cancelled at once, like any run waiting here: nothing else executes it, so nothing else would stop it
+    (it was left "queued" behind a message that the executing process would stop it)."""
+    settings = servers.settings(tmp_path, max_concurrent_runs=1, stage_delay_seconds=0.3)
+    async with open_engine(settings) as engine:
+        service = RunService(engine)
+        busy = await service.start(f"{QUESTION} (busy)")
+        waiting = await service.create(f"{QUESTION} (taken over)")
+        assert await engine.store.claim_run(waiting.run_id, service.replica_id, _iso_in(60), _iso_in(0))
+        service.launch_claimed(waiting.run_id)
+
+        async def queued() -> bool:
+            events = await engine.store.list_events(waiting.run_id)
+            return any(e.type == "message" and e.data.get("queued") for e in events)
+
+        await _until(queued)
+        await asyncio.wait_for(service.cancel(waiting.run_id), timeout=10)
+        cancelled = await engine.store.get_run(waiting.run_id)
+        events = await engine.store.list_events(waiting.run_id)
+        await asyncio.wait_for(service.wait(busy.run_id), 60)
+        await service.shutdown()
+    assert (cancelled.status, cancelled.lease_owner) == ("cancelled", None), cancelled
+    assert [e.type for e in events][-1] == "end" and events[-1].data["status"] == "cancelled"
+
+
 def test_a_cancel_on_another_replica_reaches_the_executing_one_within_a_second(
     servers: Servers, tmp_path: Path, database_url: str
 ) -> None:

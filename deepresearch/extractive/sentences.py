@@ -85,7 +85,11 @@ _DEFINITION_ITEM = re.compile(
 )
 # ... but "Note: ...", "Step 1: ..." are remarks and steps under the section's own heading
 _NOT_NAMES = _words("note notes warning caution important tip hint example examples step see also")
-_DETERMINERS = _words("the a an this that these those its their each every some any all no one")
+# a short line under a term that opens on one of these is a label or a remark, not what the term does
+_DETERMINERS = _words(
+    "the a an this that these those its their each every some any all no one both either neither such other"
+)
+_PREPOSITIONS = _words("of to for in on at with from by as")
 MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
 STATEMENT_MIN_WORDS = 6
@@ -126,7 +130,7 @@ class _Reader:
             # quoted with the sentences it leans on, back to one that names its subject (at most two)
             chain = [sentence]
             for before in reversed(previous):
-                if not _prose(before):
+                if not (_prose(before) or self._short_definition(before)):
                     return  # its antecedent is not quotable: leave it out rather than quote a fragment
                 chain.insert(0, before)
                 if not _dangling(before):
@@ -138,9 +142,17 @@ class _Reader:
     def _short_definition(self, sentence: str) -> bool:
         """A definition under its term says what it does in few words ("store:" then "Store credentials
         indefinitely on disk."): the term is its subject, so a short sentence that opens on its verb is a
-        full one there - not a bare noun phrase ("The prepared statement object.")."""
-        first = sentence.split()[0].lower() if sentence.split() else ""
-        return bool(self.term) and first not in _DETERMINERS and _prose(sentence, TERM_MIN_WORDS)
+        full one there - not a bare noun phrase ("The prepared statement object.", "Path to the output
+        file.") nor a remark under "Note:" or "Example:"."""
+        words = sentence.lower().split()
+        return (
+            bool(self.term)
+            and self.term.split()[0].lower() not in _NOT_NAMES
+            and len(words) > 1
+            and words[0] not in _DETERMINERS
+            and words[1] not in _PREPOSITIONS
+            and _prose(sentence, TERM_MIN_WORDS)
+        )
 
     def _lean(self, chain: list[str]) -> None:
         """Quote a sentence that leans on the ones before it. When the unit just read ends with the sentence
@@ -180,7 +192,8 @@ class _Reader:
                     self.term, self.previous, item = definition["term"], (), definition["text"]
                 elif self.unfinished and item[:1].islower():
                     item = f"{self.intro} {item}"  # "If, after scanning the directory, only one document ..."
-                for sentence in split_sentences(item) if is_statement(item) else ():
+                shortest = TERM_MIN_WORDS if definition else STATEMENT_MIN_WORDS
+                for sentence in split_sentences(item) if is_statement(item, shortest) else ():
                     self.sentence(sentence)
                 self.term = term
         self.intro, self.unfinished = "", False

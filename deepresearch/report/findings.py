@@ -14,6 +14,7 @@ limitations of X?" is answered by a sentence about X that states a limit, not by
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from deepresearch.extractive.planning import asks_about_limits, question_topic, term_weights, without_aspects
@@ -110,9 +111,10 @@ def extractive_review(
         if reviewer == "fact_reviewer" and not limits:
             mine = [(unit, order) for i, _, _, unit, order in units if i == index]
             scored = _continued(scored, mine, orders)
-        scored = [
-            pair for pair in _widened(scored, _wider(units, index), orders) if id(pair[1]) not in answered
-        ]
+        # by text: two passages of a page cut alike give two quotes of one text, and an answer is one of them
+        answered_texts = {unit.text for _, unit, _ in answers}
+        widened = _widened(scored, _wider(units, index), orders)
+        scored = [pair for pair in widened if pair[1].text not in answered_texts]
         scored = _elaborations(
             sorted(scored, key=lambda pair: -pair[0]), weights.own.keys() | weights.context.keys()
         )
@@ -186,7 +188,7 @@ def _wider(units: list[tuple[int, float, bool, Quote, list[int]]], index: int) -
         by_page.setdefault(unit.n, []).append(unit)
     wider: dict[int, Quote] = {}
     for unit in mine:
-        longer = [q for q in by_page[unit.n] if len(q.text) > len(unit.text) and unit.text in q.text]
+        longer = [q for q in by_page[unit.n] if len(q.text) > len(unit.text) and _holds(q.text, unit.text)]
         if longer:
             wider[id(unit)] = max(longer, key=lambda q: len(q.text))
     return wider
@@ -211,6 +213,13 @@ def _continued(
             if scores.get(id(after), (0.0, after))[0] < score * CONTINUATION**step:
                 scores[id(after)] = (score * CONTINUATION**step, after)
     return list(scores.values())
+
+
+def _holds(longer: str, shorter: str) -> bool:
+    """The longer quote holds the shorter one as whole sentences: from one of its sentence starts, not
+    the end of a sentence that only ends alike ("In version one, Keepbase stores ..." does not hold
+    "Keepbase stores ...")."""
+    return longer.startswith(shorter) or re.search(r"[.!?:;] " + re.escape(shorter), longer) is not None
 
 
 def _widened(

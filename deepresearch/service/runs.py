@@ -255,17 +255,20 @@ class RunService:
             return run
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
+        if active is None and lease_live(run):
+            # another process executes it: it reads the intent at its next tool boundary (or its cancel
+            # watcher hears of it) and stops. Said before the intent is stored: once it is, that process
+            # may write the run's terminal `end` at any moment, and nothing may follow `end` in the log.
+            text = "Cancel requested: the process executing the run stops at its nearest checkpoint."
+            await self.emit(run_id, "message", None, {"text": text})
+            return await self.store.request_cancel(run_id)
         run = await self.store.request_cancel(run_id)
         if active is not None and not active.started:
-            # waiting for a slot here: it has executed nothing and holds no lease, so it stops at once
+            # waiting for a slot here: it has executed nothing, so it stops at once (a run taken over holds
+            # its lease while it waits: the claim below, from this process to itself, finishes it)
             active.task.cancel()
             await asyncio.wait([active.task])
             active = None
-        if active is None and lease_live(run):
-            # another process executes it: it reads the intent at its next tool boundary and stops
-            text = "Cancel requested: the process executing the run stops at its nearest checkpoint."
-            await self.emit(run_id, "message", None, {"text": text})
-            return run
         if active is None:
             # Nothing executes it (its process died, or is restarting). Whoever holds a run's lease writes
             # its terminal events: claim it, then finish it as cancelled without executing it. If another
