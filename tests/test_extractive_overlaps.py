@@ -10,6 +10,7 @@ from typing import Any
 
 from deepresearch.extractive.sentences import quotes
 from deepresearch.report.findings import extractive_review
+from tests.test_extractive_answers import WORDS
 
 QUESTION = "What should the keeper do when the ferry stops because the channel does not clear?"
 
@@ -102,20 +103,7 @@ def test_a_short_definition_under_its_term_is_a_quote_but_a_bare_noun_phrase_is_
     assert not quotes("Store charts in the vault.\n", 1, ["Handbook", "Charts"])
 
 
-STATIONS = (
-    "amber",
-    "basalt",
-    "cedar",
-    "dune",
-    "ember",
-    "fjord",
-    "granite",
-    "harbour",
-    "inlet",
-    "jetty",
-    "kelp",
-)
-STATIONS += ("lagoon", "marsh", "north")
+STATIONS = (*WORDS, "marsh", "north")  # fourteen places, each its own words
 
 
 def test_the_sentence_after_a_best_quote_scores_as_its_continuation_even_when_it_names_the_question() -> None:

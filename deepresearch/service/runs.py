@@ -256,16 +256,14 @@ class RunService:
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
         if active is None and lease_live(run):
-            # another process executes it: it reads the intent at its next tool boundary (or its cancel
-            # watcher hears of it) and stops. Said before the intent is stored: once it is, that process
-            # may write the run's terminal `end` at any moment, and nothing may follow `end` in the log.
+            # another process executes it and stops once it reads the intent; said first, since that process
+            # may then write `end` at any moment, and nothing may follow `end` in the log
             text = "Cancel requested: the process executing the run stops at its nearest checkpoint."
             await self.emit(run_id, "message", None, {"text": text})
             return await self.store.request_cancel(run_id)
         run = await self.store.request_cancel(run_id)
         if active is not None and not active.started:
-            # waiting for a slot here: it has executed nothing, so it stops at once (a run taken over holds
-            # its lease while it waits: the claim below, from this process to itself, finishes it)
+            # waiting for a slot here: it executed nothing and stops at once (taken over: claimed below)
             active.task.cancel()
             await asyncio.wait([active.task])
             active = None
