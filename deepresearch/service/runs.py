@@ -255,18 +255,18 @@ class RunService:
             return run
         if run.status not in ACTIVE_STATUSES:
             return run  # idempotent: cancelling a stopped run changes nothing
-        if active is None and lease_live(run):
-            # another process executes it and stops once it reads the intent; said first, since that process
-            # may then write `end` at any moment, and nothing may follow `end` in the log
-            text = "Cancel requested: the process executing the run stops at its nearest checkpoint."
-            await self.emit(run_id, "message", None, {"text": text})
-            return await self.store.request_cancel(run_id)
-        run = await self.store.request_cancel(run_id)
+        elsewhere = active is None  # not a run waiting here for a slot, even one taken over (lease held)
+        run = await self.store.request_cancel(run_id)  # the intent first: a takeover must find it
         if active is not None and not active.started:
             # waiting for a slot here: it executed nothing and stops at once (taken over: claimed below)
             active.task.cancel()
             await asyncio.wait([active.task])
             active = None
+        if elsewhere and lease_live(run):
+            # another process executes it: it reads the intent at its next tool boundary and stops
+            text = "Cancel requested: the process executing the run stops at its nearest checkpoint."
+            await self.emit(run_id, "message", None, {"text": text})
+            return run
         if active is None:
             # Nothing executes it (its process died, or is restarting). Whoever holds a run's lease writes
             # its terminal events: claim it, then finish it as cancelled without executing it. If another
