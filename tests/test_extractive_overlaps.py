@@ -57,6 +57,11 @@ def _statements(evidence: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+def _units(passage: str) -> dict[str, str]:
+    """The passage's quotes by their label."""
+    return {q.section: q.text for q in quotes(passage, 1, ["Handbook", "Charts"])}
+
+
 def _no_sentence_twice(statements: list[str]) -> None:
     for a in statements:
         for b in statements:
@@ -95,7 +100,7 @@ def test_a_short_definition_under_its_term_is_a_quote_but_a_bare_noun_phrase_is_
         "shelf:\n\nKeep charts on the shelf for a short period of time before they are filed.\n\n"
         "chart:\n\nThe harbour chart object.\n"
     )
-    units = {q.section: q.text for q in quotes(passage, 1, ["Handbook", "Charts"])}
+    units = _units(passage)
     assert units.get("vault") == "Store charts in the vault.", units
     assert units.get("shelf", "").startswith("Keep charts on the shelf"), units
     assert "chart" not in units, units
@@ -167,9 +172,9 @@ def test_labels_remarks_and_list_definitions_under_a_term() -> None:
         "Warning:\n\nRestart after every change.\n\n"
         "vault:\n\nStore charts in the vault. They stay dry there for many years.\n"
     )
-    units = {q.section: q.text for q in quotes(passage, 1, ["Handbook", "Charts"])}
+    units = _units(passage)
     assert units.pop("Charts") == "The chart tool reads three settings."
     assert units == {"vault": "Store charts in the vault. They stay dry there for many years."}, units
     items = "Routines:\n\n- store: Store charts on disk.\n\n- cache → Cache charts in memory.\n"
-    units = {q.section: q.text for q in quotes(items, 1, ["Handbook", "Charts"])}
+    units = _units(items)
     assert units == {"store": "Store charts on disk.", "cache": "Cache charts in memory."}, units

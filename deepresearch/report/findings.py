@@ -88,8 +88,9 @@ def extractive_review(
         orders: dict[int, list[int]] = {}
         # the answering sections' first sentences are findings whatever the rest picks; they join what
         # is taken after it, so that the choice among the other quotes is the same as without them
+        wider = _wider(units, index)  # each quote's longest form on its page, for the answers and the rest
         answers = (
-            _answers(units, answer_of, scorer, weights, taken)
+            _answers(units, answer_of, scorer, weights, taken, wider)
             if reviewer == "fact_reviewer" and index == 0
             else []
         )
@@ -113,7 +114,7 @@ def extractive_review(
             scored = _continued(scored, mine, orders)
         # by text: two passages of a page cut alike give two quotes of one text, and an answer is one of them
         answered_texts = {unit.text for _, unit, _ in answers}
-        widened = _widened(scored, _wider(units, index), orders)
+        widened = _widened(scored, wider, orders)
         scored = [pair for pair in widened if pair[1].text not in answered_texts]
         scored = _elaborations(
             sorted(scored, key=lambda pair: -pair[0]), weights.own.keys() | weights.context.keys()
@@ -155,11 +156,12 @@ def _answers(
     scorer: Scorer,
     weights: QueryWeights,
     taken: list[Quote],
+    wider: dict[int, Quote],
 ) -> list[tuple[float, Quote, list[int]]]:
-    """The first ANSWER_SENTENCES quotes of each answering section, in reading order, scored as findings."""
+    """The first ANSWER_SENTENCES quotes of each answering section, in reading order, scored as findings,
+    each in its longest form (see ``_wider``)."""
     found: list[tuple[float, Quote, list[int]]] = []
     per_section: dict[tuple[int, int], int] = {}
-    wider = _wider(units, 0)
     for _, rank, about, unit, order in sorted(
         (u for u in units if id(u[3]) in answer_of), key=lambda u: (answer_of[id(u[3])], u[4])
     ):
