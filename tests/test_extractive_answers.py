@@ -71,8 +71,10 @@ def test_the_first_sentences_of_an_answering_section_are_findings_in_its_words()
         "A lighthouse lens surrounds the lamp with rings of glass. Each ring is a slice of a much larger "
         "disc, cut thin so that the whole assembly stays light. Prisms above and below the central band bend "
         "the rays that would escape upwards. They return those rays to the horizontal plane, where ships "
-        "can see them. Bronze clips hold every prism in place through storms. The keeper winds the clockwork "
-        "at dusk."
+        "can see them. Bronze clips hold every prism in place through storms. A felt pad under each clip "
+        "keeps the glass from cracking in frost. The whole frame turns on a bath of mercury once a minute. "
+        "A brass curtain shades the glass from the sun by day. Spare mantles wait in a tin by the door. "
+        "The keeper winds the clockwork at dusk."
     )
     evidence = [
         {"n": n, "title": f"Keeper's log {n}", "passage": dense.replace("inspected", word), "bm25": 2.0}
@@ -242,3 +244,24 @@ def test_a_short_page_read_whole_as_answering_sections_is_still_quoted() -> None
     }
     body = extractive_report_body(state)
     assert "rings of glass [1]." in body and "escape upwards [1]." in body, body
+
+
+def test_a_subordinate_clause_sets_a_condition_and_counts_less_than_what_is_asked() -> None:
+    # "when I can fit the electric lamp in the tower" says when the question holds; the sentence that names
+    # the lamp and the tower most must not outrank the one on the lantern oil the question is about
+    question = "Why should I avoid lantern oil when I can fit the electric lamp in the tower?"
+    side = "The electric lamp in the tower is fitted by the harbour office every spring."
+    asked = "Lantern oil smokes the glass and must be carried up the stairs every night."
+    evidence = [
+        {"n": 1, "title": "Keeper's handbook", "passage": f"{asked} {side}", "headings": ["Lighting"]}
+        | {"bm25": 1.0, "sub_question_index": 0, "sub_question": question, "lead": False}
+    ]
+    findings = extractive_review("fact_reviewer", [question], evidence, question)["findings"]
+    score = {f["statement"]: f["score"] for f in findings}
+    assert score[asked] > score[side], score
+    # with no clause of its own to outweigh, a condition is what is asked ("What happens when ...?")
+    when = "What happens when the electric lamp in the tower fails?"
+    evidence = [e | {"sub_question": when} for e in evidence]
+    findings = extractive_review("fact_reviewer", [when], evidence, when)["findings"]
+    score = {f["statement"]: f["score"] for f in findings}
+    assert score[side] > score.get(asked, 0.0), score

@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.phrases import verbs
+from deepresearch.extractive.phrases import noun_phrases, verbs
 from deepresearch.extractive.text import (
     LIST_ITEM,
     UNFINISHED,
@@ -48,6 +48,10 @@ RANK = 0.5
 """A quote's relevance: how much of the sub-question it names, and how well its section answers it."""
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
+SIDE = 0.5
+"""What a word of a subordinate clause counts when the main clause names something of its own: "when I can
+edit the main server configuration" says when "Why should I avoid .htaccess files?" is asked, and the
+sentences that name the main configuration most are not what answers it."""
 NEW_SOURCE = 0.05
 """What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 COMMON = 0.2
@@ -396,10 +400,18 @@ class Scorer:
         if candidates:
             shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
         light = {t for verb in verbs(query) for t in content_tokens(verb)} - set(content_tokens(topic))
+        # a condition ("when I can edit ...") counts less than what is asked, unless nothing else is named
+        # ("What happens when a call exceeds its timeout?")
+        phrases = noun_phrases(query)
+        main = {t for p in phrases if not p.subordinate for t in content_tokens(p.text)}
+        side = {t for p in phrases if p.subordinate for t in content_tokens(p.text)} - main if main else set()
         # a word on every page of the corpus counts little (planning.term_weights), unless it is the topic's
         scale = {t: w for t, w in (generic or {}).items() if t not in set(content_tokens(topic))}
         own = {
-            t: self.idf(t) * (VERB if t in light else 0.5 if t in shared else 1.0) * scale.get(t, 1.0)
+            t: self.idf(t)
+            * (VERB if t in light else 0.5 if t in shared else 1.0)
+            * scale.get(t, 1.0)
+            * (SIDE if t in side else 1.0)
             for t in content_tokens(query)
         }
         context = {
