@@ -265,3 +265,33 @@ def test_a_subordinate_clause_sets_a_condition_and_counts_less_than_what_is_aske
     findings = extractive_review("fact_reviewer", [when], evidence, when)["findings"]
     score = {f["statement"]: f["score"] for f in findings}
     assert score[side] > score.get(asked, 0.0), score
+
+
+def test_a_page_that_answers_in_its_answering_sections_outweighs_a_digression() -> None:
+    # the page that answers gives most of its quotes from its answering sections; they do not weigh by their
+    # own place, but they count in what "the strongest source" weighs: a page with two middling quotes
+    # elsewhere is a digression beside it, not the strongest of the rest
+    texts = (
+        "A lighthouse lens surrounds the lamp with rings of glass.",
+        "Each ring is a slice of a much larger disc, cut thin.",
+        "Prisms above and below the central band bend the upward rays.",
+        "They return those rays to the horizontal plane.",
+        "Bronze clips hold every prism in place through storms.",
+        "The whole frame turns on a bath of mercury once a minute.",
+    )
+    page = [_finding(text, 1, 0.7, i, answer=1, answering=True) for i, text in enumerate(texts)]
+    page.append(_finding("The beam of a first-order lens is seen twenty miles out.", 1, 0.8, 10))
+    digression = [
+        _finding("Harbour pilots were paid by the tide in the old port.", 2, 0.5, 20),
+        _finding("The pier was lengthened twice before the war.", 2, 0.45, 21),
+    ]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": [{"sub_question": QUESTION}],
+        "findings": {"fact_reviewer": {"findings": page + digression}},
+    }
+    body = extractive_report_body(state)
+    assert all(text[:-1] in body for text in texts) and "twenty miles out [1]." in body, body
+    assert "Harbour pilots" not in body and "[2]" not in body.split("## Sources")[0], body
