@@ -20,7 +20,7 @@ def _paragraph(*sentences: str) -> str:
     return " ".join(sentences) + "\n\n"
 
 
-# one section explains the answer over three long paragraphs, in words the question mostly does not use
+# one section explains the answer over four long paragraphs, in words the question mostly does not use
 LENS_GUIDE = (
     "## Concentrating the light\n\n"
     + _paragraph(
@@ -38,6 +38,11 @@ LENS_GUIDE = (
         "The result is a beam many times brighter than the bare flame.",
         "Rotating the assembly turns the beam into the flashes that sailors count.",
         *["Clockwork under the floor turns the table once every half minute without pause."] * 3,
+    )
+    + _paragraph(
+        "A red sector of glass in front of the lens marks the shoals to the north.",
+        "Ships that see red know they must steer away from the rocks at once.",
+        *["The red glass is replaced whenever salt spray has clouded its surface."] * 3,
     )
     + "## History\n\nThe first such lenses were installed along rocky coasts in the nineteenth century.\n"
 )
@@ -57,7 +62,7 @@ def test_the_section_that_answers_is_evidence_on_the_question_with_its_first_pas
     assert {p["answer"] for p in answers} >= {1}
     best = [p for p in answers if p["answer"] == 1]
     assert {p["headings"][-1] for p in best} == {"Concentrating the light"}
-    assert len(best) == ANSWER_PASSAGES  # its first passages, not the whole section (it has three)
+    assert len(best) == ANSWER_PASSAGES  # its first passages, not the whole section (it has four)
     assert not any(p.get("answer") for _, p in limits)  # only the question itself has answering sections
 
 
@@ -295,3 +300,33 @@ def test_a_page_that_answers_in_its_answering_sections_outweighs_a_digression() 
     body = extractive_report_body(state)
     assert all(text[:-1] in body for text in texts) and "twenty miles out [1]." in body, body
     assert "Harbour pilots" not in body and "[2]" not in body.split("## Sources")[0], body
+
+
+def test_a_second_page_that_answers_weighs_with_its_answering_sections() -> None:
+    # the second page's own answering section is most of what it gives: with it, the page weighs enough
+    # beside the first; without it, its one weaker quote elsewhere would make it look like a digression
+    first = [
+        _finding(f"Station {word} keeps a lens of {word} glass.", 1, 0.7, i, answer=1, answering=True)
+        for i, word in enumerate(WORDS[:8])
+    ]
+    first.append(_finding("The beam of a first-order lens is seen twenty miles out.", 1, 0.8, 10))
+    second = [
+        _finding(text, 2, 0.7, 20 + i, answer=2, answering=True)
+        for i, text in enumerate(
+            (
+                "A fog signal sounds when the beam cannot be seen.",
+                "Its horn is driven by compressed air from a tank below.",
+                "The keeper starts it as soon as the far buoy disappears.",
+            )
+        )
+    ]
+    second.append(_finding("Fog signals were first driven by steam engines.", 2, 0.5, 30))
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": [{"sub_question": QUESTION}],
+        "findings": {"fact_reviewer": {"findings": first + second}},
+    }
+    body = extractive_report_body(state)
+    assert "far buoy disappears [2]." in body and "steam engines [2]." in body, body
