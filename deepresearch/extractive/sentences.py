@@ -333,8 +333,8 @@ def code_like(text: str) -> bool:
 
 # a sentence that sends the reader elsewhere says nothing about the subject itself
 _POINTER = re.compile(
-    r"^(?:see|read|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
-    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:information|details))\b|"
+    r"^(?:see|read|consult|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
+    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:info|information|details))\b|"
     r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|elsewhere)\b|"
     r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows)\b|"
     r"\bshould read\b|\bread (?:more )?about\b|\bcome back to this\b",
