@@ -49,9 +49,8 @@ RANK = 0.5
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
 SIDE = 0.5
-"""What a word of a subordinate clause counts when the main clause names something of its own: "when I can
-edit the main server configuration" says when "Why should I avoid .htaccess files?" is asked, and the
-sentences that name the main configuration most are not what answers it."""
+"""What a word of a subordinate clause counts when the main clause names something: "when I can edit the main
+server configuration" says when "Why should I avoid .htaccess files?" is asked, not what answers it."""
 NEW_SOURCE = 0.05
 """What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 COMMON = 0.2
@@ -222,6 +221,8 @@ class _Reader:
     def line(self, line: str) -> None:
         item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
+        if item and not self.intro and self.items is None and _completes_elsewhere(text):
+            return  # "In CHECK constraints of a table." after "... may not be used:": a fragment alone
         if item and (self.intro or self.items is not None or not is_statement(text)):
             self.items = [*(self.items or []), text]
             return
@@ -354,6 +355,11 @@ def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
     )
 
 
+def _completes_elsewhere(item: str) -> bool:
+    """An item opening on a preposition, no comma before its subject, completes its list's announcement."""
+    return item.split(" ", 1)[0].lower() in _PREPOSITIONS and "," not in item
+
+
 def _subjectless(sentence: str) -> bool:
     """ "Specifies the maximum age ...", "Run the command ...": a verb first, its subject in the heading."""
     words = sentence.split()
@@ -400,8 +406,7 @@ class Scorer:
         if candidates:
             shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
         light = {t for verb in verbs(query) for t in content_tokens(verb)} - set(content_tokens(topic))
-        # a condition ("when I can edit ...") counts less than what is asked, unless nothing else is named
-        # ("What happens when a call exceeds its timeout?")
+        # a condition counts less than what is asked, unless nothing else is named ("What happens when ...?")
         phrases = noun_phrases(query)
         main = {t for p in phrases if not p.subordinate for t in content_tokens(p.text)}
         side = {t for p in phrases if p.subordinate for t in content_tokens(p.text)} - main if main else set()
