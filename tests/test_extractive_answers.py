@@ -9,6 +9,8 @@ from typing import Any
 
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import ANSWER_PASSAGES, rank_sources
+from deepresearch.extractive.sentences import SIDE, Scorer, quotes
+from deepresearch.extractive.text import content_tokens
 from deepresearch.report.digest import FINDINGS_PER_SUB_QUESTION, extractive_report_body
 from deepresearch.report.findings import ANSWER_SENTENCES, extractive_review
 
@@ -270,6 +272,15 @@ def test_a_subordinate_clause_sets_a_condition_and_counts_less_than_what_is_aske
     findings = extractive_review("fact_reviewer", [when], evidence, when)["findings"]
     score = {f["statement"]: f["score"] for f in findings}
     assert score[side] > score.get(asked, 0.0), score
+    # only what the asker can already do sets the scene: a condition on the thing itself, or on what the
+    # asker does, is what the question is about, and keeps its weight
+    scorer = Scorer(quotes(f"{asked} {side}", 1))
+    lamp = content_tokens("electric")[0]
+    full = scorer.weights("Why does lantern oil smoke when the electric lamp in the tower is fitted?", "")
+    mine = scorer.weights("Why does lantern oil smoke when I use the electric lamp in the tower?", "")
+    scene = scorer.weights("Why should I avoid lantern oil when I can fit the electric lamp in the tower?", "")
+    assert full.own[lamp] == mine.own[lamp] == scorer.idf(lamp), (full, mine)
+    assert scene.own[lamp] == SIDE * scorer.idf(lamp), scene
 
 
 def test_a_page_that_answers_in_its_answering_sections_outweighs_a_digression() -> None:
@@ -320,7 +331,7 @@ def test_a_second_page_that_answers_weighs_with_its_answering_sections() -> None
             )
         )
     ]
-    second.append(_finding("Fog signals were first driven by steam engines.", 2, 0.5, 30))
+    second.append(_finding("Fog signals were first driven by steam engines.", 2, 0.2, 30))
     state: dict[str, Any] = {
         "engine": "extractive",
         "plan": {"sub_questions": [QUESTION]},

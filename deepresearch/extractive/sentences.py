@@ -15,12 +15,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.phrases import noun_phrases, verbs
+from deepresearch.extractive.phrases import asker_condition, verbs
 from deepresearch.extractive.text import (
     LIST_ITEM,
     UNFINISHED,
     content_tokens,
     is_statement,
+    list_fragment,
     logical_lines,
     split_sentences,
 )
@@ -49,8 +50,10 @@ RANK = 0.5
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
 SIDE = 0.5
-"""What a word of a subordinate clause counts when the main clause names something: "when I can edit the main
-server configuration" says when "Why should I avoid .htaccess files?" is asked, not what answers it."""
+"""What a word of what the asker can already do counts (phrases.asker_condition): "when I can edit the main
+server configuration" says when "Why avoid .htaccess files?" is asked, not what answers it."""
+
+
 NEW_SOURCE = 0.05
 """What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 COMMON = 0.2
@@ -196,7 +199,8 @@ class _Reader:
                 elif self.unfinished and item[:1].islower():
                     item = f"{self.intro} {item}"  # "If, after scanning the directory, only one document ..."
                 shortest = TERM_MIN_WORDS if definition else STATEMENT_MIN_WORDS
-                for sentence in split_sentences(item) if is_statement(item, shortest) else ():
+                whole = is_statement(item, shortest) and (self.intro or not list_fragment(item))
+                for sentence in split_sentences(item) if whole else ():
                     self.sentence(sentence)
                 self.term = term
         self.intro, self.unfinished = "", False
@@ -221,7 +225,7 @@ class _Reader:
     def line(self, line: str) -> None:
         item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
-        if item and not self.intro and self.items is None and _completes_elsewhere(text):
+        if item and not self.intro and self.items is None and list_fragment(text):
             return  # "In CHECK constraints of a table." after "... may not be used:": a fragment alone
         if item and (self.intro or self.items is not None or not is_statement(text)):
             self.items = [*(self.items or []), text]
@@ -355,11 +359,6 @@ def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
     )
 
 
-def _completes_elsewhere(item: str) -> bool:
-    """An item opening on a preposition, no comma before its subject, completes its list's announcement."""
-    return item.split(" ", 1)[0].lower() in _PREPOSITIONS and "," not in item
-
-
 def _subjectless(sentence: str) -> bool:
     """ "Specifies the maximum age ...", "Run the command ...": a verb first, its subject in the heading."""
     words = sentence.split()
@@ -406,10 +405,8 @@ class Scorer:
         if candidates:
             shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
         light = {t for verb in verbs(query) for t in content_tokens(verb)} - set(content_tokens(topic))
-        # a condition counts less than what is asked, unless nothing else is named ("What happens when ...?")
-        phrases = noun_phrases(query)
-        main = {t for p in phrases if not p.subordinate for t in content_tokens(p.text)}
-        side = {t for p in phrases if p.subordinate for t in content_tokens(p.text)} - main if main else set()
+        before, condition = asker_condition(query)
+        side = set(content_tokens(condition)) - set(content_tokens(before)) - set(content_tokens(topic))
         # a word on every page of the corpus counts little (planning.term_weights), unless it is the topic's
         scale = {t: w for t, w in (generic or {}).items() if t not in set(content_tokens(topic))}
         own = {

@@ -103,9 +103,10 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
             mass[n] += finding.get("score", 0.0)
             best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
     whole: Counter[int] = Counter()  # with the answering sections' quotes: what each source weighs
-    for finding in findings:
-        for n in finding["citations"]:
-            whole[n] += finding.get("score", 0.0)
+    for (_, n), score in {
+        (f["statement"], n): f.get("score", 0.0) for f in findings for n in f["citations"]
+    }.items():
+        whole[n] += score  # a quote two reviewers chose weighs once
     top_mass, top_best = max(whole.values(), default=0.0), max(best.values(), default=0.0)
     focused = {n for n in mass if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
     # ... but the page that answers best (its opening is the first answering section) always is: a short
