@@ -102,11 +102,10 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
         for n in finding["citations"]:
             mass[n] += finding.get("score", 0.0)
             best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
-    whole: Counter[int] = Counter()  # with the answering sections' quotes: what each source weighs
-    for (_, n), score in {
-        (f["statement"], n): f.get("score", 0.0) for f in findings for n in f["citations"]
-    }.items():
-        whole[n] += score  # a quote two reviewers chose weighs once
+    quoted = {(f["statement"], n): f.get("score", 0.0) for f in findings for n in f["citations"]}
+    whole: Counter[int] = Counter()  # all of a source's quotes, answering ones too; one two reviewers chose once
+    for (_, n), score in quoted.items():
+        whole[n] += score
     top_mass, top_best = max(whole.values(), default=0.0), max(best.values(), default=0.0)
     focused = {n for n in mass if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
     # ... but the page that answers best (its opening is the first answering section) always is: a short
