@@ -102,8 +102,9 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
         for n in finding["citations"]:
             mass[n] += finding.get("score", 0.0)
             best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
+    # all of a source's quotes, answering ones too; one that two reviewers chose counts once
     quoted = {(f["statement"], n): f.get("score", 0.0) for f in findings for n in f["citations"]}
-    whole: Counter[int] = Counter()  # all of a source's quotes, answering ones too; one two reviewers chose once
+    whole: Counter[int] = Counter()
     for (_, n), score in quoted.items():
         whole[n] += score
     top_mass, top_best = max(whole.values(), default=0.0), max(best.values(), default=0.0)
