@@ -278,7 +278,7 @@ def test_a_subordinate_clause_sets_a_condition_and_counts_less_than_what_is_aske
     lamp = content_tokens("electric")[0]
     full = scorer.weights("Why does lantern oil smoke when the electric lamp in the tower is fitted?", "")
     mine = scorer.weights("Why does lantern oil smoke when I use the electric lamp in the tower?", "")
-    scene = scorer.weights("Why should I avoid lantern oil when I can fit the electric lamp in the tower?", "")
+    scene = scorer.weights(question, "")
     assert full.own[lamp] == mine.own[lamp] == scorer.idf(lamp), (full, mine)
     assert scene.own[lamp] == SIDE * scorer.idf(lamp), scene
 
