@@ -65,6 +65,8 @@ def test_the_section_that_answers_is_evidence_on_the_question_with_its_first_pas
     best = [p for p in answers if p["answer"] == 1]
     assert {p["headings"][-1] for p in best} == {"Concentrating the light"}
     assert len(best) == ANSWER_PASSAGES  # its first passages, not the whole section (it has four)
+    # ... three of them: the answer goes on past the first two passages
+    assert any("A red sector of glass" in p["text"] for p in best), [p["text"] for p in best]
     assert not any(p.get("answer") for _, p in limits)  # only the question itself has answering sections
 
 
@@ -96,6 +98,7 @@ def test_the_first_sentences_of_an_answering_section_are_findings_in_its_words()
     assert len(answered) == ANSWER_SENTENCES, answered
     assert any(s.startswith("Each ring is a slice") for s in answered)  # no word of the question
     assert not any("clockwork" in s for s in answered)  # past the first ANSWER_SENTENCES quotes
+    assert any(s.startswith("Spare mantles") for s in answered)  # eight of them: the explanation goes on
     # the same evidence without the mark: the explanation is not quoted
     plain = extractive_review("fact_reviewer", [QUESTION], evidence, QUESTION)["findings"]
     assert not any(f["statement"].startswith("Each ring is a slice") for f in plain)
