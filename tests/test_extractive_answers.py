@@ -115,6 +115,18 @@ def _finding(text: str, n: int, score: float, order: int, **marks: Any) -> dict[
     } | marks
 
 
+def _two_source_body(findings: list[dict[str, Any]]) -> str:
+    """The report body of the fact reviewer's findings over two sources, a.html [1] and b.html [2]."""
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": [{"sub_question": QUESTION}],
+        "findings": {"fact_reviewer": {"findings": findings}},
+    }
+    return extractive_report_body(state)
+
+
 WORDS = (
     "amber",
     "basalt",
@@ -245,14 +257,7 @@ def test_a_short_page_read_whole_as_answering_sections_is_still_quoted() -> None
         _finding("Prisms bend the rays that would escape upwards.", 1, 0.6, 1, answering=True),
     ]
     digression = [_finding("Lamp oil was delivered to the lighthouse by boat every month.", 2, 0.9, 2)]
-    state: dict[str, Any] = {
-        "engine": "extractive",
-        "plan": {"sub_questions": [QUESTION]},
-        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
-        "evidence": [{"sub_question": QUESTION}],
-        "findings": {"fact_reviewer": {"findings": page + digression}},
-    }
-    body = extractive_report_body(state)
+    body = _two_source_body(page + digression)
     assert "rings of glass [1]." in body and "escape upwards [1]." in body, body
 
 
@@ -304,14 +309,7 @@ def test_a_page_that_answers_in_its_answering_sections_outweighs_a_digression() 
         _finding("Harbour pilots were paid by the tide in the old port.", 2, 0.5, 20),
         _finding("The pier was lengthened twice before the war.", 2, 0.45, 21),
     ]
-    state: dict[str, Any] = {
-        "engine": "extractive",
-        "plan": {"sub_questions": [QUESTION]},
-        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
-        "evidence": [{"sub_question": QUESTION}],
-        "findings": {"fact_reviewer": {"findings": page + digression}},
-    }
-    body = extractive_report_body(state)
+    body = _two_source_body(page + digression)
     assert all(text[:-1] in body for text in texts) and "twenty miles out [1]." in body, body
     assert "Harbour pilots" not in body and "[2]" not in body.split("## Sources")[0], body
 
@@ -335,12 +333,5 @@ def test_a_second_page_that_answers_weighs_with_its_answering_sections() -> None
         )
     ]
     second.append(_finding("Fog signals were first driven by steam engines.", 2, 0.2, 30))
-    state: dict[str, Any] = {
-        "engine": "extractive",
-        "plan": {"sub_questions": [QUESTION]},
-        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
-        "evidence": [{"sub_question": QUESTION}],
-        "findings": {"fact_reviewer": {"findings": first + second}},
-    }
-    body = extractive_report_body(state)
+    body = _two_source_body(first + second)
     assert "far buoy disappears [2]." in body and "steam engines [2]." in body, body
