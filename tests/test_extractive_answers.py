@@ -9,6 +9,8 @@ from typing import Any
 
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import ANSWER_PASSAGES, rank_sources
+from deepresearch.extractive.sentences import SIDE, Scorer, quotes
+from deepresearch.extractive.text import content_tokens
 from deepresearch.report.digest import FINDINGS_PER_SUB_QUESTION, extractive_report_body
 from deepresearch.report.findings import ANSWER_SENTENCES, extractive_review
 
@@ -20,7 +22,7 @@ def _paragraph(*sentences: str) -> str:
     return " ".join(sentences) + "\n\n"
 
 
-# one section explains the answer over three long paragraphs, in words the question mostly does not use
+# one section explains the answer over four long paragraphs, in words the question mostly does not use
 LENS_GUIDE = (
     "## Concentrating the light\n\n"
     + _paragraph(
@@ -38,6 +40,11 @@ LENS_GUIDE = (
         "The result is a beam many times brighter than the bare flame.",
         "Rotating the assembly turns the beam into the flashes that sailors count.",
         *["Clockwork under the floor turns the table once every half minute without pause."] * 3,
+    )
+    + _paragraph(
+        "A red sector of glass in front of the lens marks the shoals to the north.",
+        "Ships that see red know they must steer away from the rocks at once.",
+        *["The red glass is replaced whenever salt spray has clouded its surface."] * 3,
     )
     + "## History\n\nThe first such lenses were installed along rocky coasts in the nineteenth century.\n"
 )
@@ -57,7 +64,9 @@ def test_the_section_that_answers_is_evidence_on_the_question_with_its_first_pas
     assert {p["answer"] for p in answers} >= {1}
     best = [p for p in answers if p["answer"] == 1]
     assert {p["headings"][-1] for p in best} == {"Concentrating the light"}
-    assert len(best) == ANSWER_PASSAGES  # its first passages, not the whole section (it has three)
+    assert len(best) == ANSWER_PASSAGES  # its first passages, not the whole section (it has four)
+    # ... three of them: the answer goes on past the first two passages
+    assert any("A red sector of glass" in p["text"] for p in best), [p["text"] for p in best]
     assert not any(p.get("answer") for _, p in limits)  # only the question itself has answering sections
 
 
@@ -71,8 +80,10 @@ def test_the_first_sentences_of_an_answering_section_are_findings_in_its_words()
         "A lighthouse lens surrounds the lamp with rings of glass. Each ring is a slice of a much larger "
         "disc, cut thin so that the whole assembly stays light. Prisms above and below the central band bend "
         "the rays that would escape upwards. They return those rays to the horizontal plane, where ships "
-        "can see them. Bronze clips hold every prism in place through storms. The keeper winds the clockwork "
-        "at dusk."
+        "can see them. Bronze clips hold every prism in place through storms. A felt pad under each clip "
+        "keeps the glass from cracking in frost. The whole frame turns on a bath of mercury once a minute. "
+        "A brass curtain shades the glass from the sun by day. Spare mantles wait in a tin by the door. "
+        "The keeper winds the clockwork at dusk."
     )
     evidence = [
         {"n": n, "title": f"Keeper's log {n}", "passage": dense.replace("inspected", word), "bm25": 2.0}
@@ -87,6 +98,7 @@ def test_the_first_sentences_of_an_answering_section_are_findings_in_its_words()
     assert len(answered) == ANSWER_SENTENCES, answered
     assert any(s.startswith("Each ring is a slice") for s in answered)  # no word of the question
     assert not any("clockwork" in s for s in answered)  # past the first ANSWER_SENTENCES quotes
+    assert any(s.startswith("Spare mantles") for s in answered)  # eight of them: the explanation goes on
     # the same evidence without the mark: the explanation is not quoted
     plain = extractive_review("fact_reviewer", [QUESTION], evidence, QUESTION)["findings"]
     assert not any(f["statement"].startswith("Each ring is a slice") for f in plain)
@@ -101,6 +113,18 @@ def _finding(text: str, n: int, score: float, order: int, **marks: Any) -> dict[
         "score": score,
         "order": [order, 0],
     } | marks
+
+
+def _two_source_body(findings: list[dict[str, Any]]) -> str:
+    """The report body of the fact reviewer's findings over two sources, a.html [1] and b.html [2]."""
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": [{"sub_question": QUESTION}],
+        "findings": {"fact_reviewer": {"findings": findings}},
+    }
+    return extractive_report_body(state)
 
 
 WORDS = (
@@ -233,12 +257,81 @@ def test_a_short_page_read_whole_as_answering_sections_is_still_quoted() -> None
         _finding("Prisms bend the rays that would escape upwards.", 1, 0.6, 1, answering=True),
     ]
     digression = [_finding("Lamp oil was delivered to the lighthouse by boat every month.", 2, 0.9, 2)]
-    state: dict[str, Any] = {
-        "engine": "extractive",
-        "plan": {"sub_questions": [QUESTION]},
-        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
-        "evidence": [{"sub_question": QUESTION}],
-        "findings": {"fact_reviewer": {"findings": page + digression}},
-    }
-    body = extractive_report_body(state)
+    body = _two_source_body(page + digression)
     assert "rings of glass [1]." in body and "escape upwards [1]." in body, body
+
+
+def test_a_subordinate_clause_sets_a_condition_and_counts_less_than_what_is_asked() -> None:
+    # "when I can fit the electric lamp in the tower" says when the question holds; the sentence that names
+    # the lamp and the tower most must not outrank the one on the lantern oil the question is about
+    question = "Why should I avoid lantern oil when I can fit the electric lamp in the tower?"
+    side = "The electric lamp in the tower is fitted by the harbour office every spring."
+    asked = "Lantern oil smokes the glass and must be carried up the stairs every night."
+    evidence = [
+        {"n": 1, "title": "Keeper's handbook", "passage": f"{asked} {side}", "headings": ["Lighting"]}
+        | {"bm25": 1.0, "sub_question_index": 0, "sub_question": question, "lead": False}
+    ]
+    findings = extractive_review("fact_reviewer", [question], evidence, question)["findings"]
+    score = {f["statement"]: f["score"] for f in findings}
+    assert score[asked] > score[side], score
+    # with no clause of its own to outweigh, a condition is what is asked ("What happens when ...?")
+    when = "What happens when the electric lamp in the tower fails?"
+    evidence = [e | {"sub_question": when} for e in evidence]
+    findings = extractive_review("fact_reviewer", [when], evidence, when)["findings"]
+    score = {f["statement"]: f["score"] for f in findings}
+    assert score[side] > score.get(asked, 0.0), score
+    # only what the asker can already do sets the scene: a condition on the thing itself, or on what the
+    # asker does, is what the question is about, and keeps its weight
+    scorer = Scorer(quotes(f"{asked} {side}", 1))
+    lamp = content_tokens("electric")[0]
+    full = scorer.weights("Why does lantern oil smoke when the electric lamp in the tower is fitted?", "")
+    mine = scorer.weights("Why does lantern oil smoke when I use the electric lamp in the tower?", "")
+    scene = scorer.weights(question, "")
+    assert full.own[lamp] == mine.own[lamp] == scorer.idf(lamp), (full, mine)
+    assert scene.own[lamp] == SIDE * scorer.idf(lamp), scene
+
+
+def test_a_page_that_answers_in_its_answering_sections_outweighs_a_digression() -> None:
+    # the page that answers gives most of its quotes from its answering sections; they do not weigh by their
+    # own place, but they count in what "the strongest source" weighs: a page with two middling quotes
+    # elsewhere is a digression beside it, not the strongest of the rest
+    texts = (
+        "A lighthouse lens surrounds the lamp with rings of glass.",
+        "Each ring is a slice of a much larger disc, cut thin.",
+        "Prisms above and below the central band bend the upward rays.",
+        "They return those rays to the horizontal plane.",
+        "Bronze clips hold every prism in place through storms.",
+        "The whole frame turns on a bath of mercury once a minute.",
+    )
+    page = [_finding(text, 1, 0.7, i, answer=1, answering=True) for i, text in enumerate(texts)]
+    page.append(_finding("The beam of a first-order lens is seen twenty miles out.", 1, 0.8, 10))
+    digression = [
+        _finding("Harbour pilots were paid by the tide in the old port.", 2, 0.5, 20),
+        _finding("The pier was lengthened twice before the war.", 2, 0.45, 21),
+    ]
+    body = _two_source_body(page + digression)
+    assert all(text[:-1] in body for text in texts) and "twenty miles out [1]." in body, body
+    assert "Harbour pilots" not in body and "[2]" not in body.split("## Sources")[0], body
+
+
+def test_a_second_page_that_answers_weighs_with_its_answering_sections() -> None:
+    # the second page's own answering section is most of what it gives: with it, the page weighs enough
+    # beside the first; without it, its one weaker quote elsewhere would make it look like a digression
+    first = [
+        _finding(f"Station {word} keeps a lens of {word} glass.", 1, 0.7, i, answer=1, answering=True)
+        for i, word in enumerate(WORDS[:8])
+    ]
+    first.append(_finding("The beam of a first-order lens is seen twenty miles out.", 1, 0.8, 10))
+    second = [
+        _finding(text, 2, 0.7, 20 + i, answer=2, answering=True)
+        for i, text in enumerate(
+            (
+                "A fog signal sounds when the beam cannot be seen.",
+                "Its horn is driven by compressed air from a tank below.",
+                "The keeper starts it as soon as the far buoy disappears.",
+            )
+        )
+    ]
+    second.append(_finding("Fog signals were first driven by steam engines.", 2, 0.2, 30))
+    body = _two_source_body(first + second)
+    assert "far buoy disappears [2]." in body and "steam engines [2]." in body, body

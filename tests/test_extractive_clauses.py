@@ -85,6 +85,24 @@ def test_a_later_clause_says_what_it_is_about(question: str, expected: str) -> N
     assert expected in _plan(question)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How do I tar a rope end, and what should I be careful about?",
+        "Why would I reef the mainsail early, and when is that a bad idea?",
+        "Why is it risky to moor a dinghy under a bridge?",
+        "What precautions does the manual recommend when hoisting a sail in a gale?",
+    ],
+)
+def test_a_question_that_asks_what_can_go_wrong_has_no_limitations_aspect(question: str) -> None:
+    # the question asks it in its own words: "What are the limitations of ...?" would ask it twice
+    assert not any(sq.startswith("What are the limitations of") for sq in _plan(question)), _plan(question)
+
+
+def test_a_question_that_does_not_ask_it_still_has_one() -> None:
+    assert "What are the limitations of tarring a rope end?" in _plan("How do I tar a rope end?")
+
+
 def test_what_is_is_asked_only_of_the_subject_or_a_name() -> None:
     port = _plan(
         "Are harbour signals real radio messages, and how can I send one only to ships from a certain port?"

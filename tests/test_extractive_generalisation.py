@@ -214,13 +214,15 @@ def test_a_section_opening_this_module_is_quoted_under_the_page_subject() -> Non
 def test_connective_openers_and_pointers_are_never_quoted_alone() -> None:
     passage = (
         "The keeper lights the lamp at dusk. However, the lamp stays dark when the fog horn sounds.\n\n"
-        "See the chapter on fog for the details of the horn."
+        "See the chapter on fog for the details of the horn.\n\n"
+        "Consult the harbour master's handbook for further details on the horn.\n\n"
+        "More info in the official lighthouse board circular number twelve."
     )
     texts = [u.text for u in quotes(passage, 1)]
     assert (
         "The keeper lights the lamp at dusk. However, the lamp stays dark when the fog horn sounds." in texts
     )
-    assert not any(t.startswith(("However", "See ")) for t in texts)
+    assert not any(t.startswith(("However", "See ", "Consult ", "More info")) for t in texts), texts
     assert split_sentences("Read about Name-based vs. IP-based hosts to decide. Then go.") == [
         "Read about Name-based vs. IP-based hosts to decide.",
         "Then go.",

@@ -84,3 +84,24 @@ def test_a_list_of_sentences_is_cut_like_prose() -> None:
     )
     glued = [p.text for p in heading_passages(section)]
     assert glued == [p.text for p in heading_passages(section, whole_lists=False)]
+
+
+def test_items_of_a_list_announced_before_the_passage_are_no_quotes_of_their_own() -> None:
+    # a passage cut after "... may not be used:" starts with the list's items; those that open on a
+    # preposition complete the announcement and say nothing alone; an item that is a sentence still counts
+    passage = (
+        "- In the harbour log of the northern lighthouse.\n\n"
+        "- On the brass plate of the lantern room door.\n\n"
+        "- In fog, the keeper sounds the horn once every minute.\n\n"
+        "- The keeper writes every passing ship into the log."
+    )
+    texts = [u.text for u in quotes(passage, 1)]
+    assert "In fog, the keeper sounds the horn once every minute." in texts, texts
+    assert "The keeper writes every passing ship into the log." in texts, texts
+    assert not any(t.startswith(("In the harbour", "On the brass")) for t in texts), texts
+    # announced in the same passage, they are quoted with their announcement as before
+    announced = "The keeper's name may not be written:\n\n" + passage.split("\n\n- In fog")[0]
+    assert [u.text for u in quotes(announced, 1)] == [
+        "The keeper's name may not be written: In the harbour log of the northern lighthouse; "
+        "On the brass plate of the lantern room door."
+    ]

@@ -15,7 +15,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Phrase", "gerund", "noun_phrases", "plural_word", "tokens", "verbs"]
+__all__ = ["Phrase", "asker_condition", "gerund", "noun_phrases", "plural_word", "tokens", "verbs"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -449,6 +449,22 @@ def verbs(clause: str) -> list[str]:
         if not before or before[-1] not in _AUX_BE or lower[i] in _AUX_BE | _AUX_DO | _AUX_HAVE:
             found.append(words[i])
     return found
+
+
+# "when I can edit ...", "if we already have ...": what the asker can do sets the scene, where "when a handler
+# throws" or "when I use LIKE" is what the question is about
+_ASKER_CAN = re.compile(
+    r"\b(?:when|if|since|although|because)\s+(?:i|we)\s+(?:can|could|have|am|already)\b([^,;?]*)", re.I
+)
+
+
+def asker_condition(question: str) -> tuple[str, str]:
+    """The question before a condition on what the asker can already do, and that condition ("when I can edit
+    the main server configuration"); ("", "") when there is none or nothing is named before it."""
+    match = _ASKER_CAN.search(question)
+    if match is None or not noun_phrases(question[: match.start()]):
+        return "", ""
+    return question[: match.start()], match.group(1)
 
 
 def gerund(verb: str) -> str:

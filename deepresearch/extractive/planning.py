@@ -60,9 +60,11 @@ _HOW_TO = re.compile(
 _WHY_I = re.compile(r"^(?:why|when)\s+(?:would|should|do|can|could)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
 _HOW_TO_INF = re.compile(r"^how\s+to\s+(.+)$", re.IGNORECASE)
 _CAN_I = re.compile(r"^(?:can|could|should|may)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
+# a question that asks what can go wrong in its own words gets no "What are the limitations of ...?"
 _LIMIT_WORDS = re.compile(
     r"\b(limit|limits|limitation|limitations|risk|risks|drawback|drawbacks|pitfall|pitfalls|cost|costs|"
-    r"trade-?offs?|downsides?|caveats?|fail|fails|exceeds?|errors?|wrong|slow|advise against)\b",
+    r"trade-?offs?|downsides?|caveats?|fail|fails|exceeds?|errors?|wrong|slow|advise against|careful|risky|"
+    r"dangerous|unsafe|bad idea|precautions?|beware)\b",
     re.IGNORECASE,
 )
 _CONFIG_WORDS = re.compile(

@@ -55,12 +55,13 @@ CONTINUATIONS = 2
 """The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
 INTRO_SECTIONS = 2
 """... and the first INTRO_SECTIONS sections of the best page, whatever words they use."""
-ANSWER_SECTIONS = 3
-ANSWER_PASSAGES = 2
+ANSWER_SECTIONS = 4
+ANSWER_PASSAGES = 3
 ANSWER_PAGES = 0.8
 """On the question itself, the ANSWER_SECTIONS best sections of the pages at least ANSWER_PAGES as relevant as
 the best one are evidence, each with its first ANSWER_PASSAGES passages, marked ``answer`` (their rank, from
-1); the best page's opening section comes first, whatever its score."""
+1); the best page's opening section comes first, whatever its score. (4 sections of 3 passages, not 3 of 2:
+the answer goes on past the first two passages of the best three sections; docs/quality.md, session 16.)"""
 LEAD_PAGES = 0.8
 LEAD_SECTIONS = 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at

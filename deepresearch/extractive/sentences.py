@@ -15,12 +15,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.phrases import verbs
+from deepresearch.extractive.phrases import asker_condition, verbs
 from deepresearch.extractive.text import (
     LIST_ITEM,
     UNFINISHED,
     content_tokens,
     is_statement,
+    list_fragment,
     logical_lines,
     split_sentences,
 )
@@ -48,6 +49,11 @@ RANK = 0.5
 """A quote's relevance: how much of the sub-question it names, and how well its section answers it."""
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
+SIDE = 0.5
+"""What a word of what the asker can already do counts (phrases.asker_condition): "when I can edit the main
+server configuration" says when "Why avoid .htaccess files?" is asked, not what answers it."""
+
+
 NEW_SOURCE = 0.05
 """What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 COMMON = 0.2
@@ -193,7 +199,8 @@ class _Reader:
                 elif self.unfinished and item[:1].islower():
                     item = f"{self.intro} {item}"  # "If, after scanning the directory, only one document ..."
                 shortest = TERM_MIN_WORDS if definition else STATEMENT_MIN_WORDS
-                for sentence in split_sentences(item) if is_statement(item, shortest) else ():
+                whole = is_statement(item, shortest) and (self.intro or not list_fragment(item))
+                for sentence in split_sentences(item) if whole else ():
                     self.sentence(sentence)
                 self.term = term
         self.intro, self.unfinished = "", False
@@ -218,6 +225,8 @@ class _Reader:
     def line(self, line: str) -> None:
         item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
+        if item and not self.intro and self.items is None and list_fragment(text):
+            return  # "In CHECK constraints of a table." after "... may not be used:": a fragment alone
         if item and (self.intro or self.items is not None or not is_statement(text)):
             self.items = [*(self.items or []), text]
             return
@@ -329,8 +338,8 @@ def code_like(text: str) -> bool:
 
 # a sentence that sends the reader elsewhere says nothing about the subject itself
 _POINTER = re.compile(
-    r"^(?:see|read|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
-    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:information|details))\b|"
+    r"^(?:see|read|consult|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
+    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:info|information|details))\b|"
     r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|elsewhere)\b|"
     r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows)\b|"
     r"\bshould read\b|\bread (?:more )?about\b|\bcome back to this\b",
@@ -396,10 +405,15 @@ class Scorer:
         if candidates:
             shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
         light = {t for verb in verbs(query) for t in content_tokens(verb)} - set(content_tokens(topic))
+        before, condition = asker_condition(query)
+        side = set(content_tokens(condition)) - set(content_tokens(before)) - set(content_tokens(topic))
         # a word on every page of the corpus counts little (planning.term_weights), unless it is the topic's
         scale = {t: w for t, w in (generic or {}).items() if t not in set(content_tokens(topic))}
         own = {
-            t: self.idf(t) * (VERB if t in light else 0.5 if t in shared else 1.0) * scale.get(t, 1.0)
+            t: self.idf(t)
+            * (VERB if t in light else 0.5 if t in shared else 1.0)
+            * scale.get(t, 1.0)
+            * (SIDE if t in side else 1.0)
             for t in content_tokens(query)
         }
         context = {

@@ -423,6 +423,33 @@ def has_cue(sentence: str, cues: Sequence[str]) -> bool:
     return any(cue in lowered for cue in cues)
 
 
+_FRAGMENT_OPENERS_TEXT = "of to for in on at with from by as"
+_FRAGMENT_OPENERS = frozenset(_FRAGMENT_OPENERS_TEXT.split())
+_FINITE_TEXT = (
+    "is are was were be been has have had do does did can could should would will may might must not"
+)
+_FINITE = frozenset(_FINITE_TEXT.split())
+
+
+def list_fragment(item: str) -> bool:
+    """A list item that completes the sentence announcing its list ("... may not be used:" then "In CHECK
+    constraints of a table definition."): opening on a preposition, with no comma, no finite verb a sentence
+    would need, and an article only after a preposition (a second noun phrase after the first, "With the
+    journal a writer locks ...", is a sentence's subject) - a passage cut after the announcement leaves it
+    no sentence ("In WAL mode readers do not block writers." and "By default the server listens ..." are)."""
+    words = item.lower().rstrip(".;").split()
+    articles = all(
+        words[i - 1] in _FRAGMENT_OPENERS for i, word in enumerate(words) if i and word in ("a", "an", "the")
+    )
+    return (
+        bool(words)
+        and words[0] in _FRAGMENT_OPENERS
+        and "," not in item
+        and articles
+        and not (_FINITE & set(words))
+    )
+
+
 def is_statement(sentence: str, min_words: int = 6) -> bool:
     """A full sentence (not a heading, caption, code line or fragment) of reasonable length."""
     return bool(

@@ -89,9 +89,12 @@ def cite(finding: dict[str, Any]) -> str:
 
 def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
     """The sources worth quoting: a source that yields one weak quote while another carries the answer is
-    a digression. Quotes read in an answering section (``answering``) are there by their place, not by
-    their score: they do not weigh, unless nothing else was quoted; the page of the first answering
-    section is worth quoting whatever they weigh."""
+    a digression. A source weighs all its quotes, those read in an answering section (``answering``)
+    too: the page that answers is mostly quoted from there, and a digression must be measured against
+    that, not against the rest (dev citation precision 0.682 -> 0.690; docs/quality.md, session 16). A
+    source quoted only in answering sections is there by its place, not by a score, and is not worth
+    quoting for them alone, unless nothing else was quoted; the page of the first answering section is
+    worth quoting whatever it weighs."""
     mass: Counter[int] = Counter()
     best: dict[int, float] = {}
     findings = [f for group in groups for f in group]
@@ -99,8 +102,14 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
         for n in finding["citations"]:
             mass[n] += finding.get("score", 0.0)
             best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
-    top_mass, top_best = max(mass.values(), default=0.0), max(best.values(), default=0.0)
-    focused = {n for n in mass if mass[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
+    # all of a source's findings, answering ones too; a quote two reviewers chose counts twice, as in
+    # ``mass`` (counted once: dev citation precision 0.698 -> 0.671 and two gold pages lost, session 16)
+    whole: Counter[int] = Counter()
+    for finding in findings:
+        for n in finding["citations"]:
+            whole[n] += finding.get("score", 0.0)
+    top_mass, top_best = max(whole.values(), default=0.0), max(best.values(), default=0.0)
+    focused = {n for n in mass if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
     # ... but the page that answers best (its opening is the first answering section) always is: a short
     # page read whole is all answering sections, and would weigh nothing
     return focused | {n for f in findings if f.get("answer") == 1 for n in f["citations"]}

@@ -42,8 +42,10 @@ same passage: an explanation runs over consecutive sentences that rarely repeat 
 scores CONTINUATION of that quote's score per sentence between them."""
 
 
-ANSWER_SENTENCES = 4
-"""The first ANSWER_SENTENCES quotable sentences of each answering section are findings on the question."""
+ANSWER_SENTENCES = 8
+"""The first ANSWER_SENTENCES quotable sentences of each answering section are findings on the question (8,
+not 4: the first passages of an answering section often go on explaining past their fourth sentence;
+docs/quality.md, session 16)."""
 
 
 def extractive_review(
