@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from deepresearch.extractive.phrases import asker_condition, verbs
 from deepresearch.extractive.text import (
     LIST_ITEM,
+    PREPOSITIONS,
     UNFINISHED,
     content_tokens,
     is_statement,
@@ -52,8 +53,6 @@ VERB = 0.3
 SIDE = 0.5
 """What a word of what the asker can already do counts (phrases.asker_condition): "when I can edit the main
 server configuration" says when "Why avoid .htaccess files?" is asked, not what answers it."""
-
-
 NEW_SOURCE = 0.05
 """What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 COMMON = 0.2
@@ -95,7 +94,6 @@ _NOT_NAMES = _words("note notes warning caution important tip hint example examp
 _DETERMINERS = _words(
     "the a an this that these those its their each every some any all no one both either neither such other"
 )
-_PREPOSITIONS = _words("of to for in on at with from by as")
 MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
 STATEMENT_MIN_WORDS = 6
@@ -156,7 +154,7 @@ class _Reader:
             and self.term.split()[0].lower() not in _NOT_NAMES
             and len(words) > 1
             and words[0] not in _DETERMINERS
-            and words[1] not in _PREPOSITIONS
+            and words[1] not in PREPOSITIONS
             and _prose(sentence, TERM_MIN_WORDS)
         )
 

@@ -423,12 +423,11 @@ def has_cue(sentence: str, cues: Sequence[str]) -> bool:
     return any(cue in lowered for cue in cues)
 
 
-_FRAGMENT_OPENERS_TEXT = "of to for in on at with from by as"
-_FRAGMENT_OPENERS = frozenset(_FRAGMENT_OPENERS_TEXT.split())
-_FINITE_TEXT = (
-    "is are was were be been has have had do does did can could should would will may might must not"
-)
-_FINITE = frozenset(_FINITE_TEXT.split())
+PREPOSITIONS = frozenset(("of", "to", "for", "in", "on", "at", "with", "from", "by", "as"))
+"""The prepositions a short definition or a list item may not open on (sentences.py, ``list_fragment``)."""
+_FINITE = frozenset(
+    ("is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "can")
+) | frozenset(("could", "should", "would", "will", "may", "might", "must", "not"))
 
 
 def list_fragment(item: str) -> bool:
@@ -439,11 +438,11 @@ def list_fragment(item: str) -> bool:
     no sentence ("In WAL mode readers do not block writers." and "By default the server listens ..." are)."""
     words = item.lower().rstrip(".;").split()
     articles = all(
-        words[i - 1] in _FRAGMENT_OPENERS for i, word in enumerate(words) if i and word in ("a", "an", "the")
+        words[i - 1] in PREPOSITIONS for i, word in enumerate(words) if i and word in ("a", "an", "the")
     )
     return (
         bool(words)
-        and words[0] in _FRAGMENT_OPENERS
+        and words[0] in PREPOSITIONS
         and "," not in item
         and articles
         and not (_FINITE & set(words))
