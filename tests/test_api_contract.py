@@ -175,6 +175,9 @@ def test_bad_input_is_a_4xx_with_one_error_shape(api: httpx.Client) -> None:
     )
     assert missing["errors"][0]["loc"] == ["body", "options", "corpus_dir"]
     assert "Value error" not in missing["detail"] + blank["detail"]
+    # punctuation alone is no question: refused before a run exists, not failed at its first search
+    mark = assert_error(api.post("/api/runs", json={"question": " ?!… "}), 422)
+    assert mark["detail"].startswith("question: has no words"), mark
     too_long = assert_error(api.post("/api/runs", json={"question": "x" * 2001}), 422)
     assert too_long["errors"][0]["loc"] == ["body", "question"]
     run_id = api.post("/api/runs", json={"question": QUESTION}).json()["run_id"]

@@ -308,6 +308,7 @@ def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: P
     env = cli_env(servers, tmp_path)
     cases: dict[str, tuple[list[str], dict[str, str]]] = {
         "empty question": (["run", ""], env),
+        "punctuation only": (["run", "?"], env),
         "unknown run": (["resume", "0123456789abcdef0123456789abcdef"], env),
         "missing corpus": (["run", QUESTION, "--corpus", "no-such-folder"], env),
         "invalid setting": (["run", QUESTION], env | {"DEEPRESEARCH_MAX_RESEARCH_LOOPS": "0"}),
@@ -319,6 +320,7 @@ def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: P
         assert result.stderr.startswith("error:"), f"{name}: {result}"
         assert "Traceback" not in result.stderr + result.stdout, f"{name}: {result}"
     assert "question is empty" in results["empty question"].stderr
+    assert "has no words" in results["punctuation only"].stderr
     assert "not found" in results["unknown run"].stderr
     assert "`deepresearch runs`" in results["unknown run"].stderr
     assert "--corpus no-such-folder: no such folder" in results["missing corpus"].stderr

@@ -89,9 +89,10 @@ def test_a_later_clause_says_what_it_is_about(question: str, expected: str) -> N
     "question",
     [
         "How do I tar a rope end, and what should I be careful about?",
-        "Why would I reef the mainsail early, and when is that a bad idea?",
-        "Why is it risky to moor a dinghy under a bridge?",
-        "What precautions does the manual recommend when hoisting a sail in a gale?",
+        "How do I hoist the storm jib, and when is that a bad idea?",
+        "How do I splice a mooring line, and is it risky?",
+        "How do I varnish the tiller, and is it dangerous?",
+        "How do I reef the mainsail, and what precautions should I take?",
     ],
 )
 def test_a_question_that_asks_what_can_go_wrong_has_no_limitations_aspect(question: str) -> None:

@@ -399,14 +399,14 @@ class Scorer:
         subprocess.run call exceeds its timeout?"). A topic word few candidates name is what the
         sub-question is after ("prefork" in "What is the prefork module?" when the question compares three).
         Verbs count half too: the sources say "selects" where the question says "decides"."""
-        shared = set(content_tokens(topic))
+        topic_terms = shared = set(content_tokens(topic))
         if candidates:
             shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
-        light = {t for verb in verbs(query) for t in content_tokens(verb)} - set(content_tokens(topic))
+        light = {t for verb in verbs(query) for t in content_tokens(verb)} - topic_terms
         before, condition = asker_condition(query)
-        side = set(content_tokens(condition)) - set(content_tokens(before)) - set(content_tokens(topic))
+        side = set(content_tokens(condition)) - set(content_tokens(before)) - topic_terms
         # a word on every page of the corpus counts little (planning.term_weights), unless it is the topic's
-        scale = {t: w for t, w in (generic or {}).items() if t not in set(content_tokens(topic))}
+        scale = {t: w for t, w in (generic or {}).items() if t not in topic_terms}
         own = {
             t: self.idf(t)
             * (VERB if t in light else 0.5 if t in shared else 1.0)

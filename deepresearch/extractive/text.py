@@ -425,9 +425,10 @@ def has_cue(sentence: str, cues: Sequence[str]) -> bool:
 
 PREPOSITIONS = frozenset(("of", "to", "for", "in", "on", "at", "with", "from", "by", "as"))
 """The prepositions a short definition or a list item may not open on (sentences.py, ``list_fragment``)."""
-_FINITE = frozenset(
-    ("is", "are", "was", "were", "be", "been", "has", "have", "had", "do", "does", "did", "can")
-) | frozenset(("could", "should", "would", "will", "may", "might", "must", "not"))
+_FINITE_TEXT = (
+    "is are was were be been has have had do does did can could should would will may might must not"
+)
+_FINITE = frozenset(_FINITE_TEXT.split())  # as STOPWORDS: the words a sentence's verb phrase needs
 
 
 def list_fragment(item: str) -> bool:

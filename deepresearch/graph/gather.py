@@ -100,16 +100,14 @@ async def plan_research(state: ReportState, runtime: Runtime[ResearchContext]) -
         "rarity": {word: round(share, 4) for word, share in (rarity or {}).items()},
     }
     await write_json(runtime, state, "plan_research", {"question": question, **plan_out})
-    message(
-        "plan_research", f"Planned {len(plan_out['sub_questions'])} sub-questions and {len(queries)} queries."
-    )
+    asked = _counted(len(plan_out["sub_questions"]), "sub-question")
+    searched = _counted(len(queries), "query", "queries")
+    message("plan_research", f"Planned {asked} and {searched}.")
     return {
         "plan": plan_out,
         "pending_queries": pending,
         "round": 0,
-        "stage_notes": {
-            "plan_research": f"{len(plan_out['sub_questions'])} sub-questions, {len(queries)} queries"
-        },
+        "stage_notes": {"plan_research": f"{asked}, {searched}"},
         "model_answers": answers,
     }
 
@@ -162,6 +160,11 @@ async def reduce_queries(state: SearchState, runtime: Runtime[ResearchContext]) 
     note = f"round {round_no}: {len(this_round)} new results, {len(state.get('search_results', []))} in total"
     message("search_web", f"Search {note}.", round=round_no)
     return {"round": round_no, "pending_queries": [], "stage_notes": {"search_web": note}}
+
+
+def _counted(count: int, noun: str, plural: str = "") -> str:
+    """ "1 sub-question", "2 sub-questions", "1 query"."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 # --- 3. fetch_sources ----------------------------------------------------------------------------

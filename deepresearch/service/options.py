@@ -43,6 +43,9 @@ def question_problem(question: str, max_chars: int) -> str | None:
         return "contains an unpaired surrogate (not valid Unicode text)"
     if not _QUESTION.match(question):
         return "contains control characters" if _CONTROLS.search(question) else "has no visible characters"
+    if not any(ch.isalnum() for ch in question):
+        # "?" or "!!! ..." would plan, search and fail at the first stage with a misleading message
+        return "has no words (only punctuation or symbols): write the question to research in words"
     return None
 
 
