@@ -450,6 +450,28 @@ def test_a_port_out_of_range_names_the_range(
     assert "argument --port" in stderr and "a number from 1 to 65535" in stderr, stderr
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--bogus"], "unrecognized arguments: --bogus"),
+        (["runs", "--all"], "unrecognized arguments: --all"),
+        ([], "choose a command: run, resume"),
+    ],
+)
+def test_a_stray_option_or_no_command_is_named(
+    argv: list[str], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse's own wording for `--bogus` was "the following arguments are required: command"."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEPRESEARCH_HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as exited:
+        agent.main(argv)
+    assert exited.value.code == 2
+    stderr = capsys.readouterr().err
+    assert said in stderr and "deepresearch --help" in stderr and "required" not in stderr, stderr
+    assert not any(tmp_path.iterdir()), "nothing is created before the arguments are understood"
+
+
 def test_an_empty_token_list_and_a_corpus_file_say_what_to_do(servers: Servers, tmp_path: Path) -> None:
     env = cli_env(servers, tmp_path)
     (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
@@ -468,10 +490,21 @@ def test_runs_lists_a_renamed_run_by_its_title(servers: Servers, tmp_path: Path)
         async with open_engine(servers.settings(tmp_path)) as engine:
             run = await engine.create_run(QUESTION)
             await engine.store.update_run(run.run_id, title="Checkpoint notes for the team")
-            return run.run_id
+            long = await engine.create_run(LONG_QUESTION)
+            return run.run_id, long.run_id
 
-    run_id = asyncio.run(renamed_run())
+    run_id, long_id = asyncio.run(renamed_run())
     listed = cli(["runs"], cli_env(servers, tmp_path), tmp_path)
     assert listed.code == 0, str(listed)
     line = next(line for line in listed.stdout.splitlines() if line.startswith(run_id))
     assert line.endswith("Checkpoint notes for the team") and QUESTION[:40] not in line, line
+    # a question longer than the column is cut on one line with a mark, never silently
+    line = next(line for line in listed.stdout.splitlines() if line.startswith(long_id))
+    shown = line.split("  ")[-1]
+    assert shown.endswith("…") and len(shown) <= 70 and LONG_QUESTION.startswith(shown[:-1]), line
+
+
+LONG_QUESTION = (
+    "How do workflow checkpoints and receipts together make sure that a resumed research run "
+    "never repeats a paid search, a fetch or a model call that already completed?"
+)
