@@ -335,7 +335,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     if stray:
         parser.error(f"unrecognized arguments: {' '.join(stray)} (see `deepresearch --help`)")
     if args.command is None:
-        parser.error("choose a command: run, resume, runs, checkpoints, serve, mcp, token or prune (see `deepresearch --help`)")
+        parser.error(
+            "choose a command: run, resume, runs, checkpoints, serve, mcp, token or prune "
+            "(see `deepresearch --help`)"
+        )
     return args
 
 

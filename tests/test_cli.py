@@ -459,7 +459,11 @@ def test_a_port_out_of_range_names_the_range(
     ],
 )
 def test_a_stray_option_or_no_command_is_named(
-    argv: list[str], said: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    argv: list[str],
+    said: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """argparse's own wording for `--bogus` was "the following arguments are required: command"."""
     monkeypatch.chdir(tmp_path)
