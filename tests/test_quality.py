@@ -157,6 +157,11 @@ def test_identifiers_match_their_parts_and_the_with_statement_keeps_its_keyword(
     assert {"subprocess.run", "run", "lru", "timeout"} | set(content_tokens("cache")) <= tokens
     assert "with" in content_tokens("What is the with statement?")
     assert "with" not in content_tokens("Run it with care.")
+    # a version string's parts: the question's example and the page's share the commit name and the count
+    asked, shown = set(content_tokens("v2.1-14-g2414721")), set(content_tokens("v1.0.4-14-g2414721"))
+    assert {"g2414721", "14"} <= asked & shown
+    # a hyphenated word stays one term
+    assert content_tokens("a non-fast-forward push") == ["non-fast-forward", "push"]
 
 
 @pytest.mark.parametrize(
