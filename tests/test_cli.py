@@ -27,9 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-import agent
 from deepresearch.engine.core import open_engine
 from peers import launch
 from stages import FINAL_ARTIFACTS, REPORT_STAGES
@@ -436,46 +433,6 @@ def test_serve_on_a_taken_port_names_the_fix(tmp_path: Path) -> None:
 
 
 # --- papercuts: each answered with what to do, never a traceback or silence ---------------------------
-@pytest.mark.parametrize("port", ["99999", "-5", "0", "http"])
-def test_a_port_out_of_range_names_the_range(
-    port: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """In-process (argparse refuses it before anything starts); the settings would live in tmp_path."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DEEPRESEARCH_HOME", str(tmp_path))
-    with pytest.raises(SystemExit) as exited:
-        agent.main(["serve", "--port", port])
-    assert exited.value.code == 2
-    stderr = capsys.readouterr().err
-    assert "argument --port" in stderr and "a number from 1 to 65535" in stderr, stderr
-
-
-@pytest.mark.parametrize(
-    ("argv", "said"),
-    [
-        (["--bogus"], "unrecognized arguments: --bogus"),
-        (["runs", "--all"], "unrecognized arguments: --all"),
-        ([], "choose a command: run, resume"),
-    ],
-)
-def test_a_stray_option_or_no_command_is_named(
-    argv: list[str],
-    said: str,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    """argparse's own wording for `--bogus` was "the following arguments are required: command"."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DEEPRESEARCH_HOME", str(tmp_path))
-    with pytest.raises(SystemExit) as exited:
-        agent.main(argv)
-    assert exited.value.code == 2
-    stderr = capsys.readouterr().err
-    assert said in stderr and "deepresearch --help" in stderr and "required" not in stderr, stderr
-    assert not any(tmp_path.iterdir()), "nothing is created before the arguments are understood"
-
-
 def test_an_empty_token_list_and_a_corpus_file_say_what_to_do(servers: Servers, tmp_path: Path) -> None:
     env = cli_env(servers, tmp_path)
     (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
