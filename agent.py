@@ -66,7 +66,9 @@ async def _check_database(settings: Settings) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="deepresearch", description="Self-hosted deep-research agent.")
     parser.add_argument("--env-file", default=".env", help="read settings from this file if it exists")
-    sub = parser.add_subparsers(dest="command", required=True)
+    # not required=True: argparse would then answer a mistyped option (`deepresearch --bogus`) with
+    # "arguments are required: command"; main() names the stray option or the missing command instead
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="research a question")
     run.add_argument("question")
@@ -289,7 +291,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
             for item in runs:
                 # a renamed run by the name the user gave it, as the workbench lists it
                 name = item.title or item.question
-                print(f"{item.run_id}  {item.status:<11} {item.created_at[:19]}  {name[:70]}")
+                print(f"{item.run_id}  {item.status:<11} {item.created_at[:19]}  {_shortened(name, 70)}")
             return EXIT_OK
         if args.command == "prune":
             pruned = await service.prune(args.older_than)
@@ -321,8 +323,27 @@ def _port_problem(host: str, port: int) -> str | None:
     return None
 
 
+def _shortened(text: str, width: int) -> str:
+    """One line of at most `width` characters; a cut is marked, so a listed question is never taken whole."""
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+
+
+def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = _parser()
+    args, stray = parser.parse_known_args(argv)
+    if stray:
+        parser.error(f"unrecognized arguments: {' '.join(stray)} (see `deepresearch --help`)")
+    if args.command is None:
+        parser.error(
+            "choose a command: run, resume, runs, checkpoints, serve, mcp, token or prune "
+            "(see `deepresearch --help`)"
+        )
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _arguments(argv)
     from config import describe_settings_error, describe_validation_error, load_settings
     from deepresearch.service.auth import TokenError
     from deepresearch.store import PostgresUnavailable, UnsupportedDatabase

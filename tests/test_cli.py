@@ -27,9 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-import agent
 from deepresearch.engine.core import open_engine
 from peers import launch
 from stages import FINAL_ARTIFACTS, REPORT_STAGES
@@ -436,20 +433,6 @@ def test_serve_on_a_taken_port_names_the_fix(tmp_path: Path) -> None:
 
 
 # --- papercuts: each answered with what to do, never a traceback or silence ---------------------------
-@pytest.mark.parametrize("port", ["99999", "-5", "0", "http"])
-def test_a_port_out_of_range_names_the_range(
-    port: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """In-process (argparse refuses it before anything starts); the settings would live in tmp_path."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("DEEPRESEARCH_HOME", str(tmp_path))
-    with pytest.raises(SystemExit) as exited:
-        agent.main(["serve", "--port", port])
-    assert exited.value.code == 2
-    stderr = capsys.readouterr().err
-    assert "argument --port" in stderr and "a number from 1 to 65535" in stderr, stderr
-
-
 def test_an_empty_token_list_and_a_corpus_file_say_what_to_do(servers: Servers, tmp_path: Path) -> None:
     env = cli_env(servers, tmp_path)
     (tmp_path / "notes.md").write_text("# Notes\n", encoding="utf-8")
@@ -468,10 +451,21 @@ def test_runs_lists_a_renamed_run_by_its_title(servers: Servers, tmp_path: Path)
         async with open_engine(servers.settings(tmp_path)) as engine:
             run = await engine.create_run(QUESTION)
             await engine.store.update_run(run.run_id, title="Checkpoint notes for the team")
-            return run.run_id
+            long = await engine.create_run(LONG_QUESTION)
+            return run.run_id, long.run_id
 
-    run_id = asyncio.run(renamed_run())
+    run_id, long_id = asyncio.run(renamed_run())
     listed = cli(["runs"], cli_env(servers, tmp_path), tmp_path)
     assert listed.code == 0, str(listed)
     line = next(line for line in listed.stdout.splitlines() if line.startswith(run_id))
     assert line.endswith("Checkpoint notes for the team") and QUESTION[:40] not in line, line
+    # a question longer than the column is cut on one line with a mark, never silently
+    line = next(line for line in listed.stdout.splitlines() if line.startswith(long_id))
+    shown = line.split("  ")[-1]
+    assert shown.endswith("…") and len(shown) <= 70 and LONG_QUESTION.startswith(shown[:-1]), line
+
+
+LONG_QUESTION = (
+    "How do workflow checkpoints and receipts together make sure that a resumed research run "
+    "never repeats a paid search, a fetch or a model call that already completed?"
+)

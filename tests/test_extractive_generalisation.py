@@ -16,7 +16,7 @@ from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import content_tokens, heading_passages, split_sentences
-from deepresearch.report.digest import NO_RISKS, cite, extractive_report_body
+from deepresearch.report.digest import NO_OTHER_RISKS, cite, extractive_report_body
 from deepresearch.report.render import check_citations, render_html, sources_markdown
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
@@ -292,7 +292,8 @@ def test_quotes_go_under_the_question_they_answer_and_sources_are_split() -> Non
     findings, rest = body.split("## Findings")[1].split("## Disagreements and risks")
     assert f"### {limits}" in findings and "at most a mile" in findings.split(f"### {limits}")[1]
     assert "Nothing beyond the summary above" not in body
-    assert NO_RISKS in rest  # a stated limit is no danger
+    # a stated limit is no danger, but the section says where the limits are rather than "none found" alone
+    assert NO_OTHER_RISKS.format(limits) in rest
     markdown = sources_markdown(state["sources"], {1})
     cited, also = markdown.split("### Also read")
     assert "[1] Lens" in cited and "[2] Fog" in also

@@ -105,3 +105,19 @@ def test_items_of_a_list_announced_before_the_passage_are_no_quotes_of_their_own
         "The keeper's name may not be written: In the harbour log of the northern lighthouse; "
         "On the brass plate of the lantern room door."
     ]
+
+
+def test_a_table_row_is_no_sample_of_the_sentence_that_announces_it() -> None:
+    """A Markdown table after "...:" was quoted as the sample the sentence announces ("every part optional:
+    `| field | effect | runs again from |`"); a short command after one still is."""
+    passage = (
+        "The lamp's log, every column optional:\n\n"
+        "| column | meaning |\n|---|---|\n| `lit` | when the keeper lit the lamp |\n\n"
+        "To trim the wick every evening:\n\n"
+        "trim --wick --length 2mm\n\n"
+        "A keeper who logs every lighting can show the inspector when the lamp was dark."
+    )
+    texts = [q.text for q in quotes(passage, 1, ["Lamps", "Logs"])]
+    assert not any("|" in text for text in texts), texts
+    assert "To trim the wick every evening: `trim --wick --length 2mm`" in texts, texts
+    assert texts[-1].startswith("A keeper who logs every lighting"), texts

@@ -19,6 +19,7 @@ from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 from deepresearch.extractive.sentences import quotes, section_label
 from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, split_sentences
+from deepresearch.graph.gather import LOCAL_READS
 from deepresearch.report.compose import (
     NO_RISKS,
     build_report_bundle,
@@ -157,6 +158,11 @@ def test_identifiers_match_their_parts_and_the_with_statement_keeps_its_keyword(
     assert {"subprocess.run", "run", "lru", "timeout"} | set(content_tokens("cache")) <= tokens
     assert "with" in content_tokens("What is the with statement?")
     assert "with" not in content_tokens("Run it with care.")
+    # a version string's parts: the question's example and the page's share the commit name and the count
+    asked, shown = set(content_tokens("v2.1-14-g2414721")), set(content_tokens("v1.0.4-14-g2414721"))
+    assert {"g2414721", "14"} <= asked & shown
+    # a hyphenated word stays one term
+    assert content_tokens("a non-fast-forward push") == ["non-fast-forward", "push"]
 
 
 @pytest.mark.parametrize(
@@ -375,3 +381,44 @@ async def test_the_readme_question_over_this_repository_s_docs_explains_the_mech
     check = json.loads((folder / "evidence.json").read_text(encoding="utf-8"))["citation_check"]
     assert check["citations_checked"] > 0
     assert check["citations_supported"] == check["citations_checked"]
+
+
+async def test_a_round_reads_more_local_documents_than_it_would_fetch_from_the_web(tmp_path: Path) -> None:
+    """A corpus document costs no fetch: past the best `sources_to_fetch`, the round reads the other corpus
+    results too, up to LOCAL_READS times that many (a page one query found is no longer left unread)."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, (part, does) in enumerate(
+        [
+            ("lens", "gathers the lamp's light into a beam"),
+            ("prism", "bends stray light back into the beam"),
+            ("lamp", "burns paraffin behind the lens"),
+            ("clockwork", "turns the lens so the beam sweeps the sea"),
+            ("gallery", "lets the keeper clean the lantern glass"),
+            ("foghorn", "sounds when fog hides the beam"),
+            ("keeper", "trims the wick of the lighthouse lamp"),
+        ]
+    ):
+        (docs / f"{i}-{part}.md").write_text(
+            f"# The lighthouse {part}\n\nThe lighthouse {part} {does}. Every lighthouse beam needs it.\n"
+        )
+    settings = Settings(
+        home=tmp_path / "home",
+        workspace_dir=tmp_path / "workspace",
+        corpus_dir=docs,
+        corpus_only=True,
+        duckduckgo_enabled=False,
+        search_providers=["generic"],
+        engine="extractive",
+        sources_to_fetch=2,
+        max_research_loops=1,
+    )
+    async with open_engine(settings) as engine:
+        run = await engine.create_run("How does a lighthouse make its beam?")
+        final = await engine.execute(run.run_id)
+    assert final.status == "completed", final.error
+    folder = settings.workspace_dir / (final.artifact_dir or "")
+    found = json.loads((folder / "search-results.json").read_text(encoding="utf-8"))["results"]
+    read = json.loads((folder / "sources-fetched.json").read_text(encoding="utf-8"))["sources"]
+    assert len(found) > LOCAL_READS * 2, found  # the search found more than the round may read
+    assert len(read) == LOCAL_READS * 2, [s["url"] for s in read]

@@ -230,6 +230,9 @@ class _Reader:
             return
         if self.items is not None:
             self.close_list()
+        if _TABLE_ROW.match(text):  # a table's row is no sample of what the sentence before announces
+            self.intro = ""
+            return
         if _term_line(text):
             self.term, self.previous = text.rstrip(":").strip(), ()
             return
@@ -245,6 +248,8 @@ class _Reader:
             self.sentence(sentence)
 
 
+# a Markdown table's row ("| field | effect |", "|---|---|"): read as cells, never quoted as a line
+_TABLE_ROW = re.compile(r"^\|.*\|$")
 _VERB_AFTER = _words("is are was were has have had can could will would may might must should does do did")
 
 

@@ -35,6 +35,7 @@ from deepresearch.graph.schemas import (
 )
 from deepresearch.graph.state import QueryTask, ReportState, SearchState
 from deepresearch.receipts.runtime import RunCancelled, StageError
+from deepresearch.search.corpus import CORPUS_SCHEME
 from deepresearch.store import DATABASE_UNAVAILABLE, LeaseLost
 from stages import get_stage
 from tools import ResearchContext
@@ -168,8 +169,20 @@ def _counted(count: int, noun: str, plural: str = "") -> str:
 
 
 # --- 3. fetch_sources ----------------------------------------------------------------------------
+LOCAL_READS = 2
+"""A corpus document is on this machine: reading it costs no fetch, so a round also reads the corpus results
+past the best `sources_to_fetch`, up to LOCAL_READS times that many sources in all (the page that answers was
+often found by one query only, and left unread behind pages that several queries found in passing:
+docs/quality.md, session 17)."""
+
+
 def _fetch_priority(result: dict[str, Any]) -> tuple[int, int, int]:
     return (-len(result.get("queries", [])), result.get("rank", 99), result.get("round", 0))
+
+
+def _to_fetch(candidates: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    local = [r for r in candidates[limit:] if r["url"].startswith(CORPUS_SCHEME)]
+    return candidates[:limit] + local[: max(LOCAL_READS * limit - limit, 0)]
 
 
 @business_stage("fetch_sources")
@@ -179,7 +192,7 @@ async def fetch_sources(state: ReportState, runtime: Runtime[ResearchContext]) -
     candidates = sorted(
         (r for r in state.get("search_results", []) if r["url"] not in done), key=_fetch_priority
     )
-    chosen = candidates[: state["options"]["sources_to_fetch"]]
+    chosen = _to_fetch(candidates, state["options"]["sources_to_fetch"])
     receipt_key = get_stage("fetch_sources").receipt_key
     # Parallel; WebFetcher bounds concurrency per run and per host.
     outcomes = await asyncio.gather(

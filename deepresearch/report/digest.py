@@ -41,6 +41,12 @@ NO_RISKS = (
     "- None found: no fetched passage on these sub-questions states a warning, a danger or a conflicting "
     "claim."
 )
+NO_OTHER_RISKS = (
+    "- None found beyond the limits quoted under \u201c{}\u201d above: no other fetched passage states a "
+    "warning, a danger or a conflicting claim."
+)
+"""Said instead of NO_RISKS when a limits sub-question quoted stated limits: "none found" alone would read as
+if the findings held no limit at all."""
 RISK = re.compile(
     r"\b(?:warning|caution|danger\w*|must not|never|insecure|unsafe|not safe|vulnerab\w*|security|attack\w*|"
     r"lose|loses|lost|loss|corrupt\w*|deadlock\w*|irreversibl\w*|cannot be undone|risk\w*|conflict\w*|"
@@ -201,12 +207,15 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     per_question = max(FINDINGS_PER_SUB_QUESTION[0], min(FINDINGS_PER_SUB_QUESTION[1], share))
     evidence = {e["sub_question"] for e in state.get("evidence", [])}
     listed = 0
+    limits_under: list[str] = []  # the limits sub-questions that quoted a stated limit
     for sub_question in sub_questions:
         mine = [f for f in [*facts, *implications] if f["sub_question"] == sub_question]
         if asks_about_limits(sub_question):  # a stated limit answers it
             mine += [f for f in risks if f["sub_question"] == sub_question]
         answers = pick(sorted((f for f in mine if f.get("answer")), key=lambda f: f["order"]), len(mine))
         chosen = answers + pick(by_score([f for f in mine if not f.get("answer")]), per_question)
+        if any(f in risks for f in chosen):
+            limits_under.append(sub_question)
         if chosen:
             lines += [f"### {sub_question}", ""]
             lines += [f"- {cite(f)}" for f in sorted(chosen, key=lambda f: f.get("order", [0, 0]))] + [""]
@@ -218,7 +227,9 @@ def extractive_report_body(state: dict[str, Any]) -> str:
         lines += ["Every finding is in the summary above.", ""]
     lines += ["## Disagreements and risks", ""]
     risk_lines = pick([f for f in risks if RISK.search(f["statement"])], RISKS_LISTED)
-    lines += [f"- {cite(f)}" for f in risk_lines] or [NO_RISKS]
+    lines += [f"- {cite(f)}" for f in risk_lines] or [
+        NO_OTHER_RISKS.format(limits_under[0]) if limits_under else NO_RISKS
+    ]
     lines += ["", "## Open questions", ""]
     critique = state.get("critique") or {}
     open_items = [
