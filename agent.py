@@ -67,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="deepresearch", description="Self-hosted deep-research agent.")
     parser.add_argument("--env-file", default=".env", help="read settings from this file if it exists")
     # not required=True: argparse would then answer a mistyped option (`deepresearch --bogus`) with
-    # "arguments are required: command"; main() names the stray option or the missing command instead
+    # "arguments are required: command"; _arguments() names the stray option or the missing command instead
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="research a question")
@@ -77,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--loops", type=int, help="max research loops (depth)")
     run.add_argument("--queries", type=int, help="queries per round (breadth)")
     run.add_argument("--results", type=int, help="results per query")
-    run.add_argument("--sources", type=int, help="sources to fetch per round")
+    run.add_argument("--sources", type=int, help="sources to fetch per round (corpus documents: up to twice)")
     run.add_argument("--no-critic", action="store_true", help="skip the critic review")
     run.add_argument("--plain", action="store_true", help="plain line output instead of the live view")
     _budget_arguments(run)
@@ -114,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
 
     prune = sub.add_parser("prune", help="delete finished runs older than an age, with all they stored")
     prune.add_argument("--older-than", required=True, type=_age, help="e.g. 30d, 12h, 90m")
+    parser.set_defaults(commands=tuple(sub.choices))  # what _arguments() lists when no command is given
     return parser
 
 
@@ -333,12 +334,11 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _parser()
     args, stray = parser.parse_known_args(argv)
     if stray:
-        parser.error(f"unrecognized arguments: {' '.join(stray)} (see `deepresearch --help`)")
+        where = f"deepresearch {args.command} --help" if args.command else "deepresearch --help"
+        parser.error(f"unrecognized arguments: {' '.join(stray)} (see `{where}`)")
     if args.command is None:
-        parser.error(
-            "choose a command: run, resume, runs, checkpoints, serve, mcp, token or prune "
-            "(see `deepresearch --help`)"
-        )
+        *first, last = args.commands
+        parser.error(f"choose a command: {', '.join(first)} or {last} (see `deepresearch --help`)")
     return args
 
 

@@ -35,7 +35,12 @@ def _known_reviewers(value: list[str]) -> list[str]:
 MaxResearchLoops = Annotated[int, Field(ge=1, le=10, description="Depth: search/reflect rounds.")]
 QueriesPerRound = Annotated[int, Field(ge=1, le=20, description="Breadth: queries per round.")]
 ResultsPerQuery = Annotated[int, Field(ge=1, le=50, description="Search results kept per query.")]
-SourcesToFetch = Annotated[int, Field(ge=1, le=100, description="Sources fetched per round.")]
+SourcesToFetch = Annotated[
+    int,
+    Field(
+        ge=1, le=100, description="Sources fetched per round (documents of the corpus: up to twice as many)."
+    ),
+]
 Reviewers = Annotated[
     list[ReviewerName],
     Field(min_length=1, max_length=len(DEFAULT_REVIEWERS), description="Reviewers of the analysis."),

@@ -293,9 +293,39 @@ def test_quotes_go_under_the_question_they_answer_and_sources_are_split() -> Non
     assert f"### {limits}" in findings and "at most a mile" in findings.split(f"### {limits}")[1]
     assert "Nothing beyond the summary above" not in body
     # a stated limit is no danger, but the section says where the limits are rather than "none found" alone
-    assert NO_OTHER_RISKS.format(limits) in rest
+    assert NO_OTHER_RISKS.format(f"\u201c{limits}\u201d") in rest
     markdown = sources_markdown(state["sources"], {1})
     cited, also = markdown.split("### Also read")
     assert "[1] Lens" in cited and "[2] Fog" in also
     html = render_html(f"See [1].\n\n{markdown}", "q", {"corpus://lens.html", "corpus://fog.html"})
     assert 'id="source-1"' in html and 'id="source-2"' in html
+
+
+def test_the_risks_section_names_every_sub_question_that_quoted_limits() -> None:
+    main = "How does a lighthouse lens work?"
+    lens, lamp = (
+        "What are the limitations of a lighthouse lens?",
+        "What are the drawbacks of a paraffin lamp?",
+    )
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [main, lens, lamp]},
+        "sources": [{"n": 1, "url": "corpus://lens.html", "title": "Lens"}],
+        "evidence": [{"sub_question": q} for q in (main, lens, lamp)],
+        "findings": {
+            "fact_reviewer": {
+                "findings": [_finding(main, "The lens gathers the lamp's light into a beam.", 1, 0.9, 0)]
+            },
+            "implication_reviewer": {"findings": []},
+            "risk_reviewer": {
+                "findings": [
+                    _finding(lens, "In thick fog the beam cannot reach far, at most a mile.", 1, 0.7, 1),
+                    _finding(
+                        lamp, "A paraffin lamp needs its wick trimmed every evening, at the least.", 1, 0.6, 2
+                    ),
+                ]
+            },
+        },
+    }
+    rest = extractive_report_body(state).split("## Disagreements and risks")[1]
+    assert NO_OTHER_RISKS.format(f"\u201c{lens}\u201d and \u201c{lamp}\u201d") in rest, rest

@@ -19,7 +19,7 @@ from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 from deepresearch.extractive.sentences import quotes, section_label
 from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, split_sentences
-from deepresearch.graph.gather import LOCAL_READS
+from deepresearch.graph.gather import LOCAL_READS, _to_fetch
 from deepresearch.report.compose import (
     NO_RISKS,
     build_report_bundle,
@@ -161,8 +161,9 @@ def test_identifiers_match_their_parts_and_the_with_statement_keeps_its_keyword(
     # a version string's parts: the question's example and the page's share the commit name and the count
     asked, shown = set(content_tokens("v2.1-14-g2414721")), set(content_tokens("v1.0.4-14-g2414721"))
     assert {"g2414721", "14"} <= asked & shown
-    # a hyphenated word stays one term
-    assert content_tokens("a non-fast-forward push") == ["non-fast-forward", "push"]
+    # ... and still its parts split at the dot ("GPL-2" is in "GPL-2.0"); a hyphenated word stays one term
+    assert "gpl-2" in set(content_tokens("GPL-2")) & set(content_tokens("GPL-2.0"))
+    assert content_tokens("a non-fast-forward push over utf-8") == ["non-fast-forward", "push", "utf-8"]
 
 
 @pytest.mark.parametrize(
@@ -420,5 +421,16 @@ async def test_a_round_reads_more_local_documents_than_it_would_fetch_from_the_w
     folder = settings.workspace_dir / (final.artifact_dir or "")
     found = json.loads((folder / "search-results.json").read_text(encoding="utf-8"))["results"]
     read = json.loads((folder / "sources-fetched.json").read_text(encoding="utf-8"))["sources"]
-    assert len(found) > LOCAL_READS * 2, found  # the search found more than the round may read
-    assert len(read) == LOCAL_READS * 2, [s["url"] for s in read]
+    assert len(found) > 4, found  # the search found more than the round may read
+    assert len(read) == 4 == LOCAL_READS * settings.sources_to_fetch, [s["url"] for s in read]
+
+
+def test_only_corpus_results_are_read_past_sources_to_fetch() -> None:
+    web = [{"url": f"https://example.org/{i}"} for i in range(4)]
+    local = [{"url": f"corpus://{i}.md"} for i in range(4)]
+    ranked = [web[0], local[0], web[1], web[2], local[1], web[3], local[2], local[3]]
+    chosen = [r["url"] for r in _to_fetch(ranked, 3)]
+    # the best three whatever they are, then the corpus results left, up to six in all; never a fourth page
+    # of the web
+    assert chosen == [*(r["url"] for r in ranked[:3]), "corpus://1.md", "corpus://2.md", "corpus://3.md"]
+    assert [r["url"] for r in _to_fetch(web, 3)] == [r["url"] for r in web[:3]]

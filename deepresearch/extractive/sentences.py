@@ -248,7 +248,7 @@ class _Reader:
             self.sentence(sentence)
 
 
-# a Markdown table's row ("| field | effect |", "|---|---|"): read as cells, never quoted as a line
+# a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
 _TABLE_ROW = re.compile(r"^\|.*\|$")
 _VERB_AFTER = _words("is are was were has have had can could will would may might must should does do did")
 

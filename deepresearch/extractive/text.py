@@ -25,8 +25,9 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _TOKEN = re.compile(r"[a-z0-9_][a-z0-9_\-\+\.#]*[a-z0-9_+#]|[a-z0-9]")
 _IDENTIFIER_PARTS = re.compile(r"[._]+")
-# a version or a generated name also splits at its hyphens: "v2.1-14-g2414721" and "v1.0.4-14-g2414721" share
-# the commit name "g2414721" (a hyphenated word does not: "non-fast-forward" is one term)
+# a version string (a hyphen, a dot and a digit) also splits at its hyphens: "v2.1-14-g2414721" and
+# "v1.0.4-14-g2414721" share the commit name "g2414721"; a hyphenated word ("non-fast-forward", "utf-8",
+# "64-bit") stays one term
 _VERSION_PARTS = re.compile(r"[-._]+")
 # a stopword that names a statement or keyword is a content word there: "the with statement", "for loops"
 KEYWORD_NAME = re.compile(
@@ -75,11 +76,11 @@ def content_tokens(text: str) -> list[str]:
         if tok in STOPWORDS or len(tok) <= 1:
             continue
         out.append(_stem(tok))
-        if "." in tok or "_" in tok or "-" in tok:
-            splitter = _VERSION_PARTS if "-" in tok and any(c.isdigit() for c in tok) else _IDENTIFIER_PARTS
-            parts = splitter.split(tok)
-            if len(parts) > 1:
-                out += [_stem(part) for part in parts if len(part) > 1 and part not in STOPWORDS]
+        if "." in tok or "_" in tok:
+            parts = _IDENTIFIER_PARTS.split(tok)
+            if "-" in tok and any(c.isdigit() for c in tok):
+                parts = list(dict.fromkeys([*parts, *_VERSION_PARTS.split(tok)]))
+            out += [_stem(part) for part in parts if len(part) > 1 and part not in STOPWORDS]
     return out
 
 

@@ -42,8 +42,8 @@ NO_RISKS = (
     "claim."
 )
 NO_OTHER_RISKS = (
-    "- None found beyond the limits quoted under \u201c{}\u201d above: no other fetched passage states a "
-    "warning, a danger or a conflicting claim."
+    "- None found beyond the limits quoted under {} above: no other fetched passage states a warning, a "
+    "danger or a conflicting claim."
 )
 """Said instead of NO_RISKS when a limits sub-question quoted stated limits: "none found" alone would read as
 if the findings held no limit at all."""
@@ -214,7 +214,7 @@ def extractive_report_body(state: dict[str, Any]) -> str:
             mine += [f for f in risks if f["sub_question"] == sub_question]
         answers = pick(sorted((f for f in mine if f.get("answer")), key=lambda f: f["order"]), len(mine))
         chosen = answers + pick(by_score([f for f in mine if not f.get("answer")]), per_question)
-        if any(f in risks for f in chosen):
+        if asks_about_limits(sub_question) and any(f is r for f in chosen for r in risks):
             limits_under.append(sub_question)
         if chosen:
             lines += [f"### {sub_question}", ""]
@@ -228,7 +228,9 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     lines += ["## Disagreements and risks", ""]
     risk_lines = pick([f for f in risks if RISK.search(f["statement"])], RISKS_LISTED)
     lines += [f"- {cite(f)}" for f in risk_lines] or [
-        NO_OTHER_RISKS.format(limits_under[0]) if limits_under else NO_RISKS
+        NO_OTHER_RISKS.format(" and ".join(f"\u201c{q}\u201d" for q in limits_under))
+        if limits_under
+        else NO_RISKS
     ]
     lines += ["", "## Open questions", ""]
     critique = state.get("critique") or {}
