@@ -325,7 +325,7 @@ def _port_problem(host: str, port: int) -> str | None:
 
 
 def _shortened(text: str, width: int) -> str:
-    """One line of at most `width` characters; a cut is marked, so a listed question is never taken whole."""
+    """One line of at most `width` characters, a cut marked: a cut question never passes for a whole one."""
     line = " ".join(text.split())
     return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
