@@ -104,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("mcp", help="serve MCP over stdio, for MCP hosts that start a command (docs/mcp.md)")
 
     token = sub.add_parser("token", help="API tokens: create, list, revoke")
-    actions = token.add_subparsers(dest="action", required=True)
+    actions = token.add_subparsers(dest="action", metavar="ACTION")  # _arguments() names a missing one
     create = actions.add_parser("create", help="a new token for user NAME (printed once, on the last line)")
     create.add_argument("name")
     create.add_argument("--admin", action="store_true", help="the token sees and acts on every user's runs")
@@ -339,6 +339,8 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.command is None:
         *first, last = args.commands
         parser.error(f"choose a command: {', '.join(first)} or {last} (see `deepresearch --help`)")
+    if args.command == "token" and args.action is None:
+        parser.error("choose a token action: create, list or revoke (see `deepresearch token --help`)")
     return args
 
 

@@ -316,7 +316,7 @@ def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: P
         assert result.code == 2, f"{name}: {result}"
         assert result.stderr.startswith("error:"), f"{name}: {result}"
         assert "Traceback" not in result.stderr + result.stdout, f"{name}: {result}"
-    assert "question is empty" in results["empty question"].stderr
+    assert "question is empty: write the question to research" in results["empty question"].stderr
     assert "has no words" in results["punctuation only"].stderr
     assert "not found" in results["unknown run"].stderr
     assert "`deepresearch runs`" in results["unknown run"].stderr

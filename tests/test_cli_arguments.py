@@ -30,6 +30,7 @@ def test_a_port_out_of_range_names_the_range(
         (["--bogus"], "unrecognized arguments: --bogus (see `deepresearch --help`)"),
         (["runs", "--all"], "unrecognized arguments: --all (see `deepresearch runs --help`)"),
         ([], "choose a command: run, resume, runs, checkpoints, serve, mcp, token or prune"),
+        (["token"], "choose a token action: create, list or revoke (see `deepresearch token --help`)"),
     ],
 )
 def test_a_stray_option_or_no_command_is_named(

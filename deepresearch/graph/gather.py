@@ -182,7 +182,7 @@ def _fetch_priority(result: dict[str, Any]) -> tuple[int, int, int]:
 
 def _to_fetch(candidates: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     local = [r for r in candidates[limit:] if r["url"].startswith(CORPUS_SCHEME)]
-    return candidates[:limit] + local[: max(LOCAL_READS * limit - limit, 0)]
+    return candidates[:limit] + local[: (LOCAL_READS - 1) * limit]
 
 
 @business_stage("fetch_sources")

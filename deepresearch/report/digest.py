@@ -101,21 +101,20 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
     source quoted only in answering sections is there by its place, not by a score, and is not worth
     quoting for them alone, unless nothing else was quoted; the page of the first answering section is
     worth quoting whatever it weighs."""
-    mass: Counter[int] = Counter()
+    # a source's best quote outside the answering sections (the candidates: a source quoted only there is not)
     best: dict[int, float] = {}
     findings = [f for group in groups for f in group]
     for finding in [f for f in findings if not f.get("answering")] or findings:
         for n in finding["citations"]:
-            mass[n] += finding.get("score", 0.0)
             best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
-    # all of a source's findings, answering ones too; a quote two reviewers chose counts twice, as in
-    # ``mass`` (counted once: dev citation precision 0.698 -> 0.671 and two gold pages lost, session 16)
+    # all of a source's findings, answering ones too; a quote two reviewers chose counts twice (counted
+    # once: dev citation precision 0.698 -> 0.671 and two gold pages lost, session 16)
     whole: Counter[int] = Counter()
     for finding in findings:
         for n in finding["citations"]:
             whole[n] += finding.get("score", 0.0)
     top_mass, top_best = max(whole.values(), default=0.0), max(best.values(), default=0.0)
-    focused = {n for n in mass if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
+    focused = {n for n in best if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
     # ... but the page that answers best (its opening is the first answering section) always is: a short
     # page read whole is all answering sections, and would weigh nothing
     return focused | {n for f in findings if f.get("answer") == 1 for n in f["citations"]}

@@ -36,7 +36,7 @@ _CONTROLS = re.compile(rf"[{_CONTROL}]")
 def question_problem(question: str, max_chars: int) -> str | None:
     """What is wrong with a question (already stripped), or None: the one rule for the CLI and HTTP."""
     if not question:
-        return "the question is empty"
+        return "the question is empty: write the question to research"
     if len(question) > max_chars:
         return f"at most {max_chars} characters (got {len(question)})"
     if any("\ud800" <= ch <= "\udfff" for ch in question):
