@@ -84,8 +84,35 @@ def content_tokens(text: str) -> list[str]:
     return out
 
 
+_GRADED = frozenset(
+    (
+        "old", "large", "small", "fast", "slow", "late", "early", "high", "low", "long", "short",
+        "big", "great", "safe", "simple", "easy", "hard", "strong", "weak", "close", "wide", "deep", "cheap",
+        "quick",
+    )
+)  # fmt: skip
+"""Adjectives whose -er and -est forms are the adjective ("an older checkpoint" is an old one). A closed list:
+a rule on every -er would make "filter" "filt" and "user" "us". Not "new" (a stopword): "newer" stays."""
+
+
+def _graded(token: str) -> str | None:
+    """The adjective of a comparative or superlative of _GRADED: older, newest, larger (large + r), latest,
+    bigger (the consonant doubled), easier (y to i)."""
+    for suffix in ("est", "er", "st", "r"):
+        if not token.endswith(suffix):
+            continue
+        base = token[: -len(suffix)]
+        for word in (base, base[:-1] + "y" if base.endswith("i") else base, base[:-1]):
+            # -st and -r only after an adjective's own final e ("large" + "r"), never "fast" - "st"
+            if word in _GRADED and (suffix.startswith("e") or word.endswith("e")) and word != token:
+                return word
+    return None
+
+
 def _stem(token: str) -> str:
     """A tiny suffix stripper: enough for overlap scoring, deterministic and dependency-free."""
+    if (base := _graded(token)) is not None:
+        token = base
     for suffix in ("ations", "ation", "nesses", "ness", "ings", "ing", "ies", "es", "ed", "ly", "s"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
             return token[: -len(suffix)] + ("y" if suffix == "ies" else "")
