@@ -129,7 +129,8 @@ def _default(text: str, option: str) -> str:
     """An option's help with its default and the setting that changes it."""
     from deepresearch.options import OPTION_DEFAULTS
 
-    return f"{text} (default {getattr(OPTION_DEFAULTS, option)}, or DEEPRESEARCH_{option.upper()})"
+    default = f"default {getattr(OPTION_DEFAULTS, option)}, or DEEPRESEARCH_{option.upper()}"
+    return f"{text[:-1]}; {default})" if text.endswith(")") else f"{text} ({default})"
 
 
 def _age(text: str) -> float:
@@ -348,7 +349,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _parser()
     args, stray = parser.parse_known_args(argv)
     if stray:
-        if args.command is None:
+        given = list(sys.argv[1:] if argv is None else argv)
+        # a stray option before the command is the top level's ("deepresearch --bogus run q")
+        first = given.index(stray[0]) if stray[0] in given else len(given)
+        if args.command is None or first < given.index(args.command):
             parser.error(f"unrecognized arguments: {' '.join(stray)} (see `deepresearch --help`)")
         # the command's usage line, not the top level's: it shows the options the command takes
         command, usage = args.command, args.commands[args.command]

@@ -30,6 +30,11 @@ def test_a_port_out_of_range_names_the_range(
     [
         (["--bogus"], "unrecognized arguments: --bogus (see `deepresearch --help`)", "deepresearch [-h]"),
         (
+            ["--bogus", "run", "q"],
+            "unrecognized arguments: --bogus (see `deepresearch --help`)",
+            "deepresearch [-h]",
+        ),
+        (
             ["runs", "--all"],
             "unrecognized arguments: --all (see `deepresearch runs --help`)",
             "deepresearch runs",
@@ -90,5 +95,5 @@ def test_the_run_help_shows_each_default_and_the_setting_that_changes_it(
         ("--results", "results_per_query"),
         ("--sources", "sources_to_fetch"),
     ):
-        said = f"(default {getattr(OPTION_DEFAULTS, setting)}, or DEEPRESEARCH_{setting.upper()})"
+        said = f"default {getattr(OPTION_DEFAULTS, setting)}, or DEEPRESEARCH_{setting.upper()})"
         assert said in shown.split(f"{option} {option[2:].upper()}", 1)[1].split(" --", 1)[0], shown

@@ -317,7 +317,8 @@ def test_a_comparative_is_its_adjective(graded: str, plain: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("word", "other"), [("filter", "filt"), ("user", "use"), ("water", "wat"), ("order", "ord")]
+    "word", ["filter", "user", "water", "order", "master", "hardier", "widener", "earlier"]
 )
-def test_a_word_that_merely_ends_in_er_keeps_it(word: str, other: str) -> None:
-    assert content_tokens(word) != content_tokens(other)
+def test_a_word_that_merely_ends_in_er_keeps_it(word: str) -> None:
+    # a rule on every -er would make "filter" "filt"; "hardier" is not "hard", "earlier" not "ear"
+    assert content_tokens(word) == [word]

@@ -230,7 +230,7 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     lines += ["## Disagreements and risks", ""]
     risk_lines = pick([f for f in risks if RISK.search(f["statement"])], RISKS_LISTED)
     lines += [f"- {cite(f)}" for f in risk_lines] or [
-        NO_OTHER_RISKS.format(" and ".join(f"\u201c{q}\u201d" for q in quoted_under))
+        NO_OTHER_RISKS.format(_listed([f"\u201c{q}\u201d" for q in quoted_under]))
         if quoted_under
         else NO_RISKS
     ]
@@ -247,6 +247,11 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     lines += ["", "## Recommendations", ""]
     lines += _recommendations(state, used, critique, limits_listed=bool(risk_lines))
     return "\n".join(lines) + "\n"
+
+
+def _listed(names: list[str]) -> str:
+    """ "A", "A and B", "A, B and C"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _recommendations(
