@@ -74,10 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("question")
     run.add_argument("--corpus", type=Path, help="folder of .md/.txt/.html/.pdf documents to search too")
     run.add_argument("--corpus-only", action="store_true", help="search only the corpus, never the web")
-    run.add_argument("--loops", type=int, help="max research loops (depth)")
-    run.add_argument("--queries", type=int, help="queries per round (breadth)")
-    run.add_argument("--results", type=int, help="results per query")
-    run.add_argument("--sources", type=int, help="sources to fetch per round (corpus documents: up to twice)")
+    # the defaults shown are the engine's; DEEPRESEARCH_* settings in the environment or .env replace them
+    run.add_argument("--loops", type=int, help=_default("max research loops (depth)", "max_research_loops"))
+    run.add_argument("--queries", type=int, help=_default("queries per round (breadth)", "queries_per_round"))
+    run.add_argument("--results", type=int, help=_default("results per query", "results_per_query"))
+    run.add_argument(
+        "--sources",
+        type=int,
+        help=_default("sources to fetch per round (corpus documents: up to twice)", "sources_to_fetch"),
+    )
     run.add_argument("--no-critic", action="store_true", help="skip the critic review")
     run.add_argument("--plain", action="store_true", help="plain line output instead of the live view")
     _budget_arguments(run)
@@ -105,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
 
     token = sub.add_parser("token", help="API tokens: create, list, revoke")
     actions = token.add_subparsers(dest="action", metavar="ACTION")  # _arguments() names a missing one
+    token.set_defaults(actions=actions.choices)
     create = actions.add_parser("create", help="a new token for user NAME (printed once, on the last line)")
     create.add_argument("name")
     create.add_argument("--admin", action="store_true", help="the token sees and acts on every user's runs")
@@ -114,8 +120,17 @@ def _parser() -> argparse.ArgumentParser:
 
     prune = sub.add_parser("prune", help="delete finished runs older than an age, with all they stored")
     prune.add_argument("--older-than", required=True, type=_age, help="e.g. 30d, 12h, 90m")
-    parser.set_defaults(commands=tuple(sub.choices))  # what _arguments() lists when no command is given
+    # _arguments() lists the commands when none is given, and answers a stray option with the command's usage
+    parser.set_defaults(commands=sub.choices)
     return parser
+
+
+def _default(text: str, option: str) -> str:
+    """An option's help with its default and the setting that changes it."""
+    from deepresearch.options import OPTION_DEFAULTS
+
+    default = f"default {getattr(OPTION_DEFAULTS, option)}, or DEEPRESEARCH_{option.upper()}"
+    return f"{text[:-1]}; {default})" if text.endswith(")") else f"{text} ({default})"
 
 
 def _age(text: str) -> float:
@@ -334,13 +349,23 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = _parser()
     args, stray = parser.parse_known_args(argv)
     if stray:
-        where = f"deepresearch {args.command} --help" if args.command else "deepresearch --help"
-        parser.error(f"unrecognized arguments: {' '.join(stray)} (see `{where}`)")
+        given = list(sys.argv[1:] if argv is None else argv)
+        # a stray option before the command is the top level's ("deepresearch --bogus run q")
+        first = given.index(stray[0]) if stray[0] in given else len(given)
+        if args.command is None or first < given.index(args.command):
+            parser.error(f"unrecognized arguments: {' '.join(stray)} (see `deepresearch --help`)")
+        # the command's usage line, not the top level's: it shows the options the command takes
+        command, usage = args.command, args.commands[args.command]
+        if getattr(args, "action", None):
+            command, usage = f"{command} {args.action}", args.actions[args.action]
+        usage.error(f"unrecognized arguments: {' '.join(stray)} (see `deepresearch {command} --help`)")
     if args.command is None:
         *first, last = args.commands
         parser.error(f"choose a command: {', '.join(first)} or {last} (see `deepresearch --help`)")
     if args.command == "token" and args.action is None:
-        parser.error("choose a token action: create, list or revoke (see `deepresearch token --help`)")
+        args.commands["token"].error(
+            "choose a token action: create, list or revoke (see `deepresearch token --help`)"
+        )
     return args
 
 

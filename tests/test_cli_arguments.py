@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import agent
+from deepresearch.options import OPTION_DEFAULTS
 
 
 @pytest.mark.parametrize("port", ["99999", "-5", "0", "http"])
@@ -25,17 +26,45 @@ def test_a_port_out_of_range_names_the_range(
 
 
 @pytest.mark.parametrize(
-    ("argv", "said"),
+    ("argv", "said", "usage"),
     [
-        (["--bogus"], "unrecognized arguments: --bogus (see `deepresearch --help`)"),
-        (["runs", "--all"], "unrecognized arguments: --all (see `deepresearch runs --help`)"),
-        ([], "choose a command: run, resume, runs, checkpoints, serve, mcp, token or prune"),
-        (["token"], "choose a token action: create, list or revoke (see `deepresearch token --help`)"),
+        (["--bogus"], "unrecognized arguments: --bogus (see `deepresearch --help`)", "deepresearch [-h]"),
+        (
+            ["--bogus", "run", "q"],
+            "unrecognized arguments: --bogus (see `deepresearch --help`)",
+            "deepresearch [-h]",
+        ),
+        (
+            ["runs", "--all"],
+            "unrecognized arguments: --all (see `deepresearch runs --help`)",
+            "deepresearch runs",
+        ),
+        (
+            ["run", "q", "--sorces", "3"],
+            "unrecognized arguments: --sorces 3 (see `deepresearch run --help`)",
+            "deepresearch run [-h] [--corpus CORPUS]",
+        ),
+        (
+            ["token", "revoke", "a", "b"],
+            "unrecognized arguments: b (see `deepresearch token revoke --help`)",
+            "deepresearch token revoke [-h] token",
+        ),
+        (
+            [],
+            "choose a command: run, resume, runs, checkpoints, serve, mcp, token or prune",
+            "deepresearch [-h]",
+        ),
+        (
+            ["token"],
+            "choose a token action: create, list or revoke (see `deepresearch token --help`)",
+            "deepresearch token [-h] ACTION",
+        ),
     ],
 )
 def test_a_stray_option_or_no_command_is_named(
     argv: list[str],
     said: str,
+    usage: str,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
@@ -48,4 +77,23 @@ def test_a_stray_option_or_no_command_is_named(
     assert exited.value.code == 2
     stderr = capsys.readouterr().err
     assert said in stderr and "required" not in stderr, stderr
+    # the usage line is the command's own, with the options it takes, not the top level's
+    assert stderr.startswith(f"usage: {usage}"), stderr
     assert not any(tmp_path.iterdir()), "nothing is created before the arguments are understood"
+
+
+def test_the_run_help_shows_each_default_and_the_setting_that_changes_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        agent.main(["run", "--help"])
+    assert exited.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split()).split("options:", 1)[1]  # help is wrapped to the width
+    for option, setting in (
+        ("--loops", "max_research_loops"),
+        ("--queries", "queries_per_round"),
+        ("--results", "results_per_query"),
+        ("--sources", "sources_to_fetch"),
+    ):
+        said = f"default {getattr(OPTION_DEFAULTS, setting)}, or DEEPRESEARCH_{setting.upper()})"
+        assert said in shown.split(f"{option} {option[2:].upper()}", 1)[1].split(" --", 1)[0], shown

@@ -140,6 +140,29 @@ def test_the_best_page_s_first_sections_are_evidence_whatever_their_words() -> N
     assert leads[:2] == ["Overview", "Enabling the filter"]
 
 
+def test_the_words_that_frame_a_question_choose_no_page() -> None:
+    # "what should I be careful about" asks for the answer's limits: the page that says "careful" in a
+    # heading of its own is not the page about gzipping sails
+    answer = (
+        "# Pressing sails\n\n## Overview\n\nThe folding filter gzips each sail before it leaves. A gzip sail "
+        "is half the size.\n\n## Notes\n\nA sail gzipped twice tears at the seams.\n"
+    )
+    other = (
+        "# Harbour rules\n\n## careful-mooring\n\nMoor carefully: careful crews tie two lines, and a "
+        "careful skipper checks both.\n\n## Labels\n\nA bag may say gzip on its label, and a gzip bag "
+        "holds sails.\n"
+    )
+    sources = [
+        {"id": "S1", "n": 1, "title": "Pressing sails", "text": answer},
+        {"id": "S2", "n": 2, "title": "Harbour rules", "text": other},
+    ]
+    question = "How do I gzip the sails the loft sends, and what should I be careful about?"
+    passages = passages_of(sources)
+    rank_passages(question, [question], passages, 1, topic="gzip")
+    relevance = {p["n"]: p["page"] for p in passages}
+    assert relevance[1] > relevance[2], relevance
+
+
 @pytest.mark.parametrize(
     ("question", "topic"),
     [
@@ -281,3 +304,21 @@ def test_am_next_to_i_is_the_verb(question: str) -> None:
     assert plan.topic and plan.topic.lower() != "am", plan
     assert not any("am" in content_tokens(query) for query in plan.queries), plan.queries
     assert "am" not in content_tokens(question)
+
+
+@pytest.mark.parametrize(
+    ("graded", "plain"),
+    [("older", "old"), ("oldest", "old"), ("larger", "large"), ("latest", "late"), ("bigger", "big")],
+)
+def test_a_comparative_is_its_adjective(graded: str, plain: str) -> None:
+    # "Why avoid resuming from an old checkpoint?" is answered by "Resuming from an older checkpoint ..."
+    assert content_tokens(f"an {graded} checkpoint") == content_tokens(f"an {plain} checkpoint")
+    assert plain_words(f"{graded}-checkpoint") == plain_words(f"{plain}-checkpoint")
+
+
+@pytest.mark.parametrize(
+    "word", ["filter", "user", "water", "order", "master", "hardier", "widener", "earlier"]
+)
+def test_a_word_that_merely_ends_in_er_keeps_it(word: str) -> None:
+    # a rule on every -er would make "filter" "filt"; "hardier" is not "hard", "earlier" not "ear"
+    assert content_tokens(word) == [word]

@@ -16,7 +16,7 @@ from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import content_tokens, heading_passages, split_sentences
-from deepresearch.report.digest import NO_OTHER_RISKS, cite, extractive_report_body
+from deepresearch.report.digest import NO_OTHER_RISKS, NO_RISKS, cite, extractive_report_body
 from deepresearch.report.render import check_citations, render_html, sources_markdown
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
@@ -329,3 +329,29 @@ def test_the_risks_section_names_every_sub_question_that_quoted_limits() -> None
     }
     rest = extractive_report_body(state).split("## Disagreements and risks")[1]
     assert NO_OTHER_RISKS.format(f"\u201c{lens}\u201d and \u201c{lamp}\u201d") in rest, rest
+
+
+def test_the_risks_section_points_at_a_risk_quoted_above_instead_of_saying_none() -> None:
+    main = "Why does a lighthouse keep a log?"
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [main]},
+        "sources": [{"n": 1, "url": "corpus://log.html", "title": "Log"}],
+        "evidence": [{"sub_question": main}],
+        "findings": {
+            "fact_reviewer": {
+                "findings": [
+                    _finding(main, "The keeper writes each lamp lighting into the log.", 1, 0.9, 0),
+                    _finding(main, "The remaining risk of a dark night is a lamp nobody relit.", 1, 0.8, 1),
+                ]
+            },
+            "implication_reviewer": {"findings": []},
+            "risk_reviewer": {"findings": []},
+        },
+    }
+    body = extractive_report_body(state)
+    above, rest = body.split("## Disagreements and risks")
+    assert "The remaining risk of a dark night" in above
+    # the fact reviewer quoted a stated risk: "no fetched passage states a warning" would be false
+    assert NO_RISKS not in rest
+    assert "None found beyond what is quoted under" in rest and "\u201cSummary\u201d" in rest, rest

@@ -375,7 +375,9 @@ _ASKS_LIMITS = re.compile(
 
 
 _ASPECT_WORDS = re.compile(
-    r"\b(?:limitations?|limits?|drawbacks?|risks?|work|works|configured|configure)\b", re.IGNORECASE
+    r"\b(?:limitations?|limits?|drawbacks?|risks?|pitfalls?|caveats?|downsides?|careful(?:ly)?|work|works|"
+    r"configured|configure)\b",
+    re.IGNORECASE,
 )
 
 

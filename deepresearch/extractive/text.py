@@ -84,8 +84,38 @@ def content_tokens(text: str) -> list[str]:
     return out
 
 
+_GRADED = frozenset(
+    (
+        "old", "large", "small", "fast", "slow", "late", "high", "low", "long", "short", "big", "great",
+        "safe", "simple", "easy", "hard", "strong", "weak", "close", "wide", "deep", "cheap", "quick",
+    )
+)  # fmt: skip
+"""Adjectives whose -er and -est forms are the adjective ("an older checkpoint" is an old one). A closed list:
+a rule on every -er would make "filter" "filt" and "user" "us". Not "new" (a stopword: "newer" stays a word)
+nor "early" (its stem is "ear", as "-ly" goes)."""
+
+
+def _graded(token: str) -> str | None:
+    """The adjective of a comparative or superlative of _GRADED: older, larger (large + r), latest, bigger
+    (its consonant doubled), easier (y to i); "hardier" and "widener" are not hard and wide."""
+    for suffix in ("est", "er", "st", "r"):
+        if not token.endswith(suffix):
+            continue
+        base = token[: -len(suffix)]
+        candidates = [base, base[:-1] + "y" if base.endswith("i") else ""]
+        if len(base) > 2 and base[-1] == base[-2]:
+            candidates.append(base[:-1])
+        for word in candidates:
+            # -st and -r only after an adjective's own final e ("large" + "r"), never "fast" - "st"
+            if word in _GRADED and (suffix.startswith("e") or word.endswith("e")):
+                return word
+    return None
+
+
 def _stem(token: str) -> str:
     """A tiny suffix stripper: enough for overlap scoring, deterministic and dependency-free."""
+    if token.endswith(("r", "st")) and (base := _graded(token)) is not None:
+        token = base
     for suffix in ("ations", "ation", "nesses", "ness", "ings", "ing", "ies", "es", "ed", "ly", "s"):
         if token.endswith(suffix) and len(token) - len(suffix) >= 3:
             return token[: -len(suffix)] + ("y" if suffix == "ies" else "")

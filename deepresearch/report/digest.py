@@ -42,11 +42,11 @@ NO_RISKS = (
     "claim."
 )
 NO_OTHER_RISKS = (
-    "- None found beyond the limits quoted under {} above: no other fetched passage states a warning, a "
+    "- None found beyond what is quoted under {} above: no other fetched passage states a warning, a "
     "danger or a conflicting claim."
 )
-"""Said instead of NO_RISKS when a limits sub-question quoted stated limits: "none found" alone would read as
-if the findings held no limit at all."""
+"""Said instead of NO_RISKS when a limits sub-question quoted stated limits, or a quote above states a risk
+(RISK): "none found" alone would read as if the findings held no limit or warning at all."""
 RISK = re.compile(
     r"\b(?:warning|caution|danger\w*|must not|never|insecure|unsafe|not safe|vulnerab\w*|security|attack\w*|"
     r"lose|loses|lost|loss|corrupt\w*|deadlock\w*|irreversibl\w*|cannot be undone|risk\w*|conflict\w*|"
@@ -198,6 +198,8 @@ def extractive_report_body(state: dict[str, Any]) -> str:
 
     lines = ["## Summary", ""]
     summary = pick(_summary(facts, sub_questions), SUMMARY_CLAIMS)
+    # the sections above the risks that quote a limit or a stated risk, named where "none found" would mislead
+    quoted_under = ["Summary"] if any(RISK.search(f["statement"]) for f in summary) else []
     lines += [f"- {cite(f)}" for f in summary] or [
         "- The fetched sources did not answer the question directly."
     ]
@@ -206,15 +208,16 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     per_question = max(FINDINGS_PER_SUB_QUESTION[0], min(FINDINGS_PER_SUB_QUESTION[1], share))
     evidence = {e["sub_question"] for e in state.get("evidence", [])}
     listed = 0
-    limits_under: list[str] = []  # the limits sub-questions that quoted a stated limit
     for sub_question in sub_questions:
         mine = [f for f in [*facts, *implications] if f["sub_question"] == sub_question]
         if asks_about_limits(sub_question):  # a stated limit answers it
             mine += [f for f in risks if f["sub_question"] == sub_question]
         answers = pick(sorted((f for f in mine if f.get("answer")), key=lambda f: f["order"]), len(mine))
         chosen = answers + pick(by_score([f for f in mine if not f.get("answer")]), per_question)
-        if asks_about_limits(sub_question) and any(f is r for f in chosen for r in risks):
-            limits_under.append(sub_question)
+        if any(RISK.search(f["statement"]) for f in chosen) or (
+            asks_about_limits(sub_question) and any(f is r for f in chosen for r in risks)
+        ):
+            quoted_under.append(sub_question)
         if chosen:
             lines += [f"### {sub_question}", ""]
             lines += [f"- {cite(f)}" for f in sorted(chosen, key=lambda f: f.get("order", [0, 0]))] + [""]
@@ -227,8 +230,8 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     lines += ["## Disagreements and risks", ""]
     risk_lines = pick([f for f in risks if RISK.search(f["statement"])], RISKS_LISTED)
     lines += [f"- {cite(f)}" for f in risk_lines] or [
-        NO_OTHER_RISKS.format(" and ".join(f"\u201c{q}\u201d" for q in limits_under))
-        if limits_under
+        NO_OTHER_RISKS.format(_listed([f"\u201c{q}\u201d" for q in quoted_under]))
+        if quoted_under
         else NO_RISKS
     ]
     lines += ["", "## Open questions", ""]
@@ -244,6 +247,11 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     lines += ["", "## Recommendations", ""]
     lines += _recommendations(state, used, critique, limits_listed=bool(risk_lines))
     return "\n".join(lines) + "\n"
+
+
+def _listed(names: list[str]) -> str:
+    """ "A", "A and B", "A, B and C"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _recommendations(
