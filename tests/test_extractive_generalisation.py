@@ -228,6 +228,20 @@ def test_connective_openers_and_pointers_are_never_quoted_alone() -> None:
         "Then go.",
     ]
     assert "[l]" in content_tokens("a RewriteRule with the [L] flag")
+    # an abbreviation in brackets ends no sentence: "(i.e. B)" was cut into "... moved up (i.e." and "B) ..."
+    assert split_sentences("The lines moved up (i.e. B) go to the parent. Then go.") == [
+        "The lines moved up (i.e. B) go to the parent.",
+        "Then go.",
+    ]
+    # a code sample in backticks is never cut: "`git log v2.5.. Makefile`" was quoted as
+    # "`$ git log v2.5. [1]. Makefile`" (a sentence end at "v2.5.", and the citation inside the sample)
+    sample = "It finds the commits: `$ git log v2.5.. Makefile fs/`. Then go."
+    assert split_sentences(sample) == ["It finds the commits: `$ git log v2.5.. Makefile fs/`.", "Then go."]
+    assert cite({"statement": sample.split(" Then")[0], "citations": [1]}).count("[1]") == 1
+    # "And ..." goes on from the sentence before: quoted with it, never alone
+    texts = [u.text for u in quotes("Each beam has a range in miles. And the default range is forty.", 1)]
+    assert "Each beam has a range in miles. And the default range is forty." in texts, texts
+    assert not any(t.startswith("And ") for t in texts), texts
 
 
 def test_a_sentence_keeps_its_closing_bracket_and_its_citation() -> None:

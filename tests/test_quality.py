@@ -15,10 +15,11 @@ import pytest
 
 from config import Settings
 from deepresearch.engine.core import open_engine
+from deepresearch.extractive.bm25 import BM25F
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 from deepresearch.extractive.sentences import quotes, section_label
-from deepresearch.extractive.text import BM25F, content_tokens, heading_passages, split_sentences
+from deepresearch.extractive.text import content_tokens, heading_passages, split_sentences
 from deepresearch.graph.gather import LOCAL_READS, _to_fetch
 from deepresearch.report.compose import (
     NO_RISKS,
@@ -434,3 +435,29 @@ def test_only_corpus_results_are_read_past_sources_to_fetch() -> None:
     # of the web
     assert chosen == [*(r["url"] for r in ranked[:3]), "corpus://1.md", "corpus://2.md", "corpus://3.md"]
     assert [r["url"] for r in _to_fetch(web, 3)] == [r["url"] for r in web[:3]]
+
+
+async def test_a_sub_question_one_source_answers_is_an_open_question_in_a_sentence(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "lens.md").write_text(
+        "# Lighthouse lens\n\nThe lens of a lighthouse gathers the lamp's light into a beam. Prisms above "
+        "and below the lens bend stray light into the beam, so the light reaches far out to sea.\n"
+    )
+    settings = Settings(
+        home=tmp_path / "home",
+        workspace_dir=tmp_path / "workspace",
+        corpus_dir=docs,
+        corpus_only=True,
+        duckduckgo_enabled=False,
+        search_providers=["generic"],
+        engine="extractive",
+    )
+    async with open_engine(settings) as engine:
+        run = await engine.create_run("How does a lighthouse lens gather light into a beam?")
+        final = await engine.execute(run.run_id)
+    assert final.status == "completed", final.error
+    body = (settings.workspace_dir / (final.artifact_dir or "") / "deepresearch-report.md").read_text()
+    opens = body.split("## Open questions", 1)[1].split("## Recommendations", 1)[0]
+    # one page answers: the coverage rule's gap, as a sentence ("fewer than two independent sources for: ...")
+    assert "- Fewer than two independent sources answer \u201cHow does a lighthouse lens" in opens, opens

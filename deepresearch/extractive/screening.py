@@ -22,11 +22,11 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
+from deepresearch.extractive.bm25 import BM25F
 from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import question_topic, without_aspects
 from deepresearch.extractive.sentences import code_like
 from deepresearch.extractive.text import (
-    BM25F,
     content_tokens,
     heading_passages,
     keywords,

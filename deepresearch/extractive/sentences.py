@@ -268,7 +268,7 @@ def _points_at_subject(sentence: str) -> bool:
 
 # a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too
 _CONNECTIVE = re.compile(
-    r"^(?:however|but|yet|thus|therefore|hence|also|otherwise|instead|likewise|similarly|consequently|furthermore|"
+    r"^(?:however|and|or|nor|but|yet|thus|therefore|hence|also|otherwise|instead|likewise|similarly|consequently|furthermore|"
     r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
     r"as a result|this way|that way|for (?:example|instance)|on the other hand)\b,?",
     re.IGNORECASE,

@@ -441,7 +441,7 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
         # built, not validated: "thin but nothing new to ask" is a fine verdict for the rule
         return Reflection.model_construct(
             sufficient=not thin,
-            knowledge_gaps=[f"fewer than two independent sources for: {sq}" for sq in thin],
+            knowledge_gaps=[f"Fewer than two independent sources answer \u201c{sq}\u201d" for sq in thin],
             follow_up_queries=[" ".join(keywords(sq, 6)) for sq in thin],
         )
 
