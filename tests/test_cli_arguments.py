@@ -97,3 +97,21 @@ def test_the_run_help_shows_each_default_and_the_setting_that_changes_it(
     ):
         said = f"default {getattr(OPTION_DEFAULTS, setting)}, or DEEPRESEARCH_{setting.upper()})"
         assert said in shown.split(f"{option} {option[2:].upper()}", 1)[1].split(" --", 1)[0], shown
+
+
+def test_a_corpus_folder_without_documents_is_refused_when_it_is_all_a_run_may_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # it failed late, as a run: "no search results at all ... Configure a search provider or a corpus"
+    empty = tmp_path / "notes"
+    (empty / ".drafts").mkdir(parents=True)
+    (empty / ".drafts" / "hidden.md").write_text("# Hidden\n\nA hidden draft is never indexed.\n")
+    (empty / "table.csv").write_text("a,b\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEPRESEARCH_HOME", str(tmp_path / "home"))
+    argv = ["--env-file", "/nonexistent", "run", "What is a lease?", "--corpus", str(empty), "--corpus-only"]
+    code = agent.main([*argv, "--plain"])
+    assert code == 2
+    stderr = capsys.readouterr().err
+    assert f"folder {empty} holds no .md, .txt, .html or .pdf document to search" in stderr, stderr
+    assert "Traceback" not in stderr

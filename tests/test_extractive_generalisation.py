@@ -238,6 +238,21 @@ def test_connective_openers_and_pointers_are_never_quoted_alone() -> None:
     sample = "It finds the commits: `$ git log v2.5.. Makefile fs/`. Then go."
     assert split_sentences(sample) == ["It finds the commits: `$ git log v2.5.. Makefile fs/`.", "Then go."]
     assert cite({"statement": sample.split(" Then")[0], "citations": [1]}).count("[1]") == 1
+    # a sentence that points back to a place in the text ("the code above") is quoted with what it points at
+    texts = [
+        u.text
+        for u in quotes(
+            "The keeper writes the date in the log at dusk. The code above then adds the hour.", 1
+        )
+    ]
+    assert texts == ["The keeper writes the date in the log at dusk. The code above then adds the hour."]
+    # a list item that announces a sample ends the quoted list without its colon ("... 2 seconds:.")
+    duties = (
+        "The keeper has two duties each night:\n\n- He trims the wick.\n- He winds the clock and waits:\n"
+    )
+    assert [u.text for u in quotes(duties, 1)] == [
+        "The keeper has two duties each night: He trims the wick; He winds the clock and waits."
+    ]
     # "And ..." goes on from the sentence before: quoted with it, never alone
     texts = [u.text for u in quotes("Each beam has a range in miles. And the default range is forty.", 1)]
     assert "Each beam has a range in miles. And the default range is forty." in texts, texts

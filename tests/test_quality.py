@@ -459,5 +459,11 @@ async def test_a_sub_question_one_source_answers_is_an_open_question_in_a_senten
     assert final.status == "completed", final.error
     body = (settings.workspace_dir / (final.artifact_dir or "") / "deepresearch-report.md").read_text()
     opens = body.split("## Open questions", 1)[1].split("## Recommendations", 1)[0]
-    # one page answers: the coverage rule's gap, as a sentence ("fewer than two independent sources for: ...")
-    assert "- Fewer than two independent sources answer \u201cHow does a lighthouse lens" in opens, opens
+    # one page answers: said once (the critic's "Only one source holds evidence on: ..." and the last
+    # reflection's "Fewer than two independent sources answer ..." are the same open question), as a sentence
+    # (the reflection's read "fewer than two independent sources for: ...")
+    items = [line[2:] for line in opens.splitlines() if line.startswith("- ")]
+    assert [i for i in items if "How does a lighthouse lens" in i] == [
+        "Only one source holds evidence on: How does a lighthouse lens gather light into a beam?"
+    ], opens
+    assert all(item[:1].isupper() for item in items), opens

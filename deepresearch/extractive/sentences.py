@@ -22,6 +22,7 @@ from deepresearch.extractive.text import (
     UNFINISHED,
     content_tokens,
     is_statement,
+    leans_back,
     list_fragment,
     logical_lines,
     split_sentences,
@@ -34,7 +35,6 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_DANGLING = _words("it its this these those they them their such he she that there both either neither")
 _ARTICLE_AFTER = _words("the a an true false none whether if")
 _OPENERS = _words(
     "the a an this that these those it its if when while for in on to as by with all each every some any "
@@ -130,14 +130,14 @@ class _Reader:
             # a section opening "This module implements ..." points at the page's subject: named as label
             self.add(sentence, self.subject)
             return
-        if _dangling(sentence):
+        if leans_back(sentence):
             # quoted with the sentences it leans on, back to one that names its subject (at most two)
             chain = [sentence]
             for before in reversed(previous):
                 if not (_prose(before) or self._short_definition(before)):
                     return  # its antecedent is not quotable: leave it out rather than quote a fragment
                 chain.insert(0, before)
-                if not _dangling(before):
+                if not leans_back(before):
                     self._lean(chain)
                     return
         elif self.term or self.label or not _subjectless(sentence):
@@ -181,7 +181,7 @@ class _Reader:
         enough; otherwise its items are quoted one by one: a completing item with the sentence it completes,
         "name → Definition." under the name, any other item that is a sentence as it stands."""
         items, self.items = self.items or [], None
-        text = f"{self.intro} {'; '.join(i.rstrip('.;,') for i in items)}."
+        text = f"{self.intro} {'; '.join(i.rstrip('.;,:') for i in items)}."
         # items that complete an unfinished sentence go on in lower case ("For example," and then sentences
         # of their own is no such list)
         completes = not self.unfinished or all(i[:1].islower() for i in items)
@@ -264,19 +264,6 @@ def _points_at_subject(sentence: str) -> bool:
         words[0].lower() == "this" and second.endswith("s") and not second.endswith("ss")
     )
     return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
-
-
-# a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too
-_CONNECTIVE = re.compile(
-    r"^(?:however|and|or|nor|but|yet|thus|therefore|hence|also|otherwise|instead|likewise|similarly|consequently|furthermore|"
-    r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
-    r"as a result|this way|that way|for (?:example|instance)|on the other hand)\b,?",
-    re.IGNORECASE,
-)
-
-
-def _dangling(sentence: str) -> bool:
-    return sentence.split()[0].strip("\"'“(").lower() in _DANGLING or bool(_CONNECTIVE.match(sentence))
 
 
 def _announces(text: str) -> bool:

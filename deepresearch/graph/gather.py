@@ -473,11 +473,14 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
     loop_again = not sufficient and not at_cap and bool(follow_ups)
     if at_cap:
         reason = f"loop cap reached ({round_no}/{options['max_research_loops']})"
-        reason += "; coverage looks sufficient" if sufficient else f"; {len(thin)} sub-questions thin"
+        reason += (
+            "; coverage looks sufficient" if sufficient else f"; {_counted(len(thin), 'sub-question')} thin"
+        )
     elif sufficient:
         reason = "evidence sufficient"
     else:
-        reason = f"{len(follow_ups)} gap-filling queries" if follow_ups else "no new queries to run"
+        queries = _counted(len(follow_ups), "gap-filling query", "gap-filling queries")
+        reason = queries if follow_ups else "no new queries to run"
     message(
         "reflection", f"Reflection after round {round_no}: {reason}.", round=round_no, loop_again=loop_again
     )

@@ -60,7 +60,7 @@ def extractive_critique(state: dict[str, Any]) -> dict[str, Any]:
             missing.append(f"No evidence was found for: {sub_question}")
             suggestions.append(f"Search again or add documents covering: {sub_question}")
         elif len(ids) == 1:
-            issues.append(f"Only one source supports the findings on: {sub_question}")
+            issues.append(f"Only one source holds evidence on: {sub_question}")
             suggestions.append(f"Corroborate '{sub_question}' with a second independent source.")
     # one publisher dominating is a web concern: a corpus's documents all share the domain "local"
     domains = Counter(s.get("domain", "") for s in sources if s.get("domain") != "local")

@@ -38,12 +38,12 @@ FINDINGS_PER_SUB_QUESTION = (4, 10)
 """Quotes under Findings: FINDINGS_BUDGET shared among the sub-questions, each between these bounds."""
 RISKS_LISTED = 4
 NO_RISKS = (
-    "- None found: no fetched passage on these sub-questions states a warning, a danger or a conflicting "
-    "claim."
+    "- None found: the extractive checks, which look for a fixed list of warning words, found no warning, "
+    "danger or conflicting claim in the fetched passages on these sub-questions."
 )
 NO_OTHER_RISKS = (
-    "- None found beyond what is quoted under {} above: no other fetched passage states a warning, a "
-    "danger or a conflicting claim."
+    "- None found beyond what is quoted under {} above: the extractive checks, which look for a fixed list "
+    "of warning words, found no other warning, danger or conflicting claim."
 )
 """Said instead of NO_RISKS when a limits sub-question quoted stated limits, or a quote above states a risk
 (RISK): "none found" alone would read as if the findings held no limit or warning at all."""
@@ -236,11 +236,12 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     ]
     lines += ["", "## Open questions", ""]
     critique = state.get("critique") or {}
-    open_items = [
-        *critique.get("missing_perspectives", []),
-        *critique.get("issues", []),
-        *state.get("reflection", {}).get("knowledge_gaps", []),
-    ]
+    open_items = [*critique.get("missing_perspectives", []), *critique.get("issues", [])]
+    # the critic read the final evidence: a gap the last reflection saw on a sub-question it names is the
+    # same open question twice ("Only one source holds evidence on: X", "Fewer than two ... answer “X”")
+    named = [sq for sq in sub_questions if any(sq in item for item in open_items)]
+    gaps = state.get("reflection", {}).get("knowledge_gaps", [])
+    open_items += [gap for gap in gaps if not any(sq in gap for sq in named)]
     lines += [f"- {item}" for item in dict.fromkeys(open_items)] or [
         "- None identified by the extractive checks."
     ]

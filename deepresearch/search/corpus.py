@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -37,7 +37,10 @@ from deepresearch.search.ranking import (
 )
 from deepresearch.search.repeats import Fingerprint, boilerplate, duplicates, fingerprint, strip_boilerplate
 
-__all__ = ["CORPUS_SCHEME", "CorpusDocument", "CorpusError", "CorpusIndex", "IndexStats", "match_expression"]
+__all__ = [
+    "CORPUS_SCHEME", "CorpusDocument", "CorpusError", "CorpusIndex", "IndexStats", "has_documents",
+    "match_expression",
+]  # fmt: skip
 
 logger = logging.getLogger(__name__)
 
@@ -269,22 +272,7 @@ class CorpusIndex:
         ]
 
     def _walk(self) -> list[tuple[str, Path]]:
-        root = self.root
-        found: list[tuple[str, Path]] = []
-        for dirpath, dirnames, filenames in os.walk(root):
-            dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
-            for name in sorted(filenames):
-                if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
-                    continue
-                path = Path(dirpath) / name
-                if not path.resolve().is_relative_to(root):
-                    logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
-                    continue
-                relative = path.relative_to(root).as_posix()
-                if sphinx_copy(root, relative):
-                    continue
-                found.append((relative, path))
-        return found
+        return list(_documents(self.root))
 
     def _reindex_sync(self, report: Callable[[int, int], None], every: float) -> IndexStats:
         if not self.corpus_dir.is_dir():
@@ -484,3 +472,25 @@ class CorpusIndex:
         """The text as a source: without the blocks the corpus repeats on many pages (navigation, footers)
         and without copyright and licence notices."""
         return strip_boilerplate(text, self._repeated()[0])
+
+
+def _documents(root: Path) -> Iterator[tuple[str, Path]]:
+    """The documents a corpus folder holds (relative path, path): supported suffixes, no hidden files or
+    folders, no symlink out of the folder, no Sphinx copy of a page that is there."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
+        for name in sorted(filenames):
+            if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+                continue
+            path = Path(dirpath) / name
+            if not path.resolve().is_relative_to(root):
+                logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
+                continue
+            relative = path.relative_to(root).as_posix()
+            if not sphinx_copy(root, relative):
+                yield relative, path
+
+
+def has_documents(folder: Path) -> bool:
+    """Whether a corpus folder holds a document to index (stops at the first)."""
+    return next(_documents(folder.resolve()), None) is not None
