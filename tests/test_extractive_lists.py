@@ -5,7 +5,7 @@ split into passages. Invented domains, so nothing here is tuned on the quality s
 from __future__ import annotations
 
 from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import heading_passages, logical_lines
+from deepresearch.extractive.text import heading_passages
 
 FILLER = "The harbour office keeps a copy of every chart that the pilots use on their daily rounds. " * 7
 
@@ -121,26 +121,3 @@ def test_a_table_row_is_no_sample_of_the_sentence_that_announces_it() -> None:
     assert not any("|" in text for text in texts), texts
     assert "To trim the wick every evening: `trim --wick --length 2mm`" in texts, texts
     assert texts[-1].startswith("A keeper who logs every lighting"), texts
-
-
-def test_a_sentence_wrapped_before_a_capitalised_word_is_one_sentence() -> None:
-    # Markdown wraps at a column: "a single conditional" / "UPDATE that succeeds ..." was cut in two
-    text = (
-        "The keeper claims the lamp with a single conditional\n"
-        "UPDATE that succeeds only if nobody holds it. Then he lights it.\n"
-        "- A list item stays a line of its own\n"
-        "| a table row | stays |\n"
-        "# A heading stays\n"
-        "Keepers log every lighting\n"
-        "\n"
-        "After a blank line a new paragraph starts"
-    )
-    assert logical_lines(text) == [
-        "The keeper claims the lamp with a single conditional UPDATE that succeeds only if nobody holds it. "
-        "Then he lights it.",
-        "- A list item stays a line of its own",
-        "| a table row | stays |",
-        "# A heading stays",
-        "Keepers log every lighting",
-        "After a blank line a new paragraph starts",
-    ]

@@ -177,34 +177,27 @@ UNFINISHED = re.compile(
 )
 """Where a sentence its list completes stops: a comma, a word no sentence ends on ("keep in mind that")."""
 _CONTINUES = re.compile(r"^(?![-*+] )[a-z`(,;–—]")
-# a line that starts a block of its own, never the rest of a wrapped sentence: a list item, a heading, a table
-# row, a quote, a code fence or an HTML tag
-_BLOCK_START = re.compile(r"^(?:[-*+•] |\d{1,2}[.)] |#|\||>|```|~~~|<)")
 
 
 def logical_lines(text: str) -> list[str]:
     """Lines, with hard-wrapped prose re-joined: a line that does not end a sentence continues when the
     next one starts in lower case (Markdown and plain-text files wrap paragraphs at ~80 columns)."""
     lines: list[str] = []
-    raw_before = False  # the line before this one holds text (no blank line between: the same paragraph)
     for raw in text.splitlines():
         line = " ".join(raw.split())
         if not line:
             lines.append("")
-            raw_before = False
             continue
         previous = lines[-1] if lines else ""
         if (
             previous
             and previous[-1] not in ".!?:"
-            and not previous.startswith(("#", "|"))
-            # a capital goes on too, in the middle of a sentence: "a single conditional" / "UPDATE that ..."
-            and (_CONTINUES.match(line) or (raw_before and not _BLOCK_START.match(line)))
+            and not previous.startswith("#")
+            and _CONTINUES.match(line)
         ):
             lines[-1] = f"{lines[-1]} {line}"
         else:
             lines.append(line)
-        raw_before = True
     return [line for line in lines if line]
 
 
