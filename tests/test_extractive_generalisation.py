@@ -273,6 +273,14 @@ def test_a_sentence_keeps_its_closing_bracket_and_its_citation() -> None:
         "Move data by other means (CD, email, etc.) [1].",
         "Then go [2].",
     ]
+    # a section named with Markdown's own characters is shown as code, not read as emphasis ("*dataclass(*")
+    labelled = cite(
+        {"statement": "It makes a class.", "citations": [1], "section": "dataclass(*, init=True)"}
+    )
+    assert labelled == "`dataclass(*, init=True)`: It makes a class [1]."
+    assert (
+        cite({"statement": "It runs.", "citations": [2], "section": "OPTIONS"}) == "*OPTIONS*: It runs [2]."
+    )
     line = "- " + cite({"statement": text.split(" He")[0], "citations": [1]})
     checked, check = check_citations(line, {1: [text]}, set())
     assert checked == "- Move data by other means (CD, email, etc.) [1]." and check.unverified_sentences == 0

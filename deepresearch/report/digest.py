@@ -90,7 +90,15 @@ def cite(finding: dict[str, Any]) -> str:
             f"{sentence[:-1]} {marks}{sentence[-1]}" if sentence[-1:] in ".!?" else f"{sentence} {marks}"
         )
     section = finding.get("section") or ""
-    return (f"*{section}*: " if section else "") + " ".join(parts)
+    return (_label(section) + ": " if section else "") + " ".join(parts)
+
+
+def _label(section: str) -> str:
+    """A quote's section in italics; a name with Markdown's own characters in it ("__init__(self, *args)",
+    "dataclass(*, init=True)") as code, where they read as written rather than as emphasis."""
+    if not re.search(r"[*_\\]", section):
+        return f"*{section}*"
+    return f"`{section}`" if "`" not in section else "*" + re.sub(r"([*_\\])", r"\\\1", section) + "*"
 
 
 def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
