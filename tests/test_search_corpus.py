@@ -10,6 +10,7 @@ import pytest
 
 from deepresearch.search import AllProvidersFailed, CorpusError, CorpusIndex, IndexStats, build_search_chain
 from deepresearch.search.documents import PASSAGE_CHARS, chunk_text
+from deepresearch.search.folder import has_documents
 from peers.static_site import pdf_bytes
 from tests._search_helpers import SITE, Backend, web_settings
 
@@ -253,3 +254,15 @@ async def test_broken_corpus_is_a_recorded_failure(
     with pytest.raises(AllProvidersFailed, match="corpus: "):
         await only.search("sqlite", 3)
     await only.aclose()
+
+
+def test_the_quick_check_finds_a_document_as_the_indexer_does_and_stays_bounded(tmp_path: Path) -> None:
+    (tmp_path / ".drafts").mkdir()
+    (tmp_path / ".drafts" / "hidden.md").write_text("# Hidden\n")
+    for i in range(3):
+        (tmp_path / f"table{i}.csv").write_text("a,b\n")
+    assert not has_documents(tmp_path)  # hidden folders and unsupported files hold nothing to index
+    # past its scan limit the check answers yes: a huge folder is the indexer's to judge, not a request's
+    assert has_documents(tmp_path, scan_limit=2)
+    (tmp_path / "z.md").write_text("# Notes\n")
+    assert has_documents(tmp_path)

@@ -14,7 +14,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -25,9 +25,9 @@ from deepresearch.search.documents import (
     ExtractedText,
     extract_text,
     passage_sections,
-    sphinx_copy,
 )
 from deepresearch.search.erasure import forget_files, scrub, secure
+from deepresearch.search.folder import folder_documents
 from deepresearch.search.ranking import (
     BM25_WEIGHTS,
     SEQ_BITS,
@@ -37,10 +37,7 @@ from deepresearch.search.ranking import (
 )
 from deepresearch.search.repeats import Fingerprint, boilerplate, duplicates, fingerprint, strip_boilerplate
 
-__all__ = [
-    "CORPUS_SCHEME", "CorpusDocument", "CorpusError", "CorpusIndex", "IndexStats", "has_documents",
-    "match_expression",
-]  # fmt: skip
+__all__ = ["CORPUS_SCHEME", "CorpusDocument", "CorpusError", "CorpusIndex", "IndexStats", "match_expression"]
 
 logger = logging.getLogger(__name__)
 
@@ -272,7 +269,7 @@ class CorpusIndex:
         ]
 
     def _walk(self) -> list[tuple[str, Path]]:
-        return list(_documents(self.root))
+        return list(folder_documents(self.root))
 
     def _reindex_sync(self, report: Callable[[int, int], None], every: float) -> IndexStats:
         if not self.corpus_dir.is_dir():
@@ -472,25 +469,3 @@ class CorpusIndex:
         """The text as a source: without the blocks the corpus repeats on many pages (navigation, footers)
         and without copyright and licence notices."""
         return strip_boilerplate(text, self._repeated()[0])
-
-
-def _documents(root: Path) -> Iterator[tuple[str, Path]]:
-    """The documents a corpus folder holds (relative path, path): supported suffixes, no hidden files or
-    folders, no symlink out of the folder, no Sphinx copy of a page that is there."""
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
-        for name in sorted(filenames):
-            if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
-                continue
-            path = Path(dirpath) / name
-            if not path.resolve().is_relative_to(root):
-                logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
-                continue
-            relative = path.relative_to(root).as_posix()
-            if not sphinx_copy(root, relative):
-                yield relative, path
-
-
-def has_documents(folder: Path) -> bool:
-    """Whether a corpus folder holds a document to index (stops at the first)."""
-    return next(_documents(folder.resolve()), None) is not None

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from config import Settings, describe_validation_error, error_message
 from deepresearch.errors import InvalidInput
 from deepresearch.options import OptionsPatch, ResearchOptions, merge_options
-from deepresearch.search.corpus import has_documents
+from deepresearch.search.folder import has_documents
 from deepresearch.service.auth import Principal
 from deepresearch.service.collections import Collections
 from deepresearch.service.webhooks import WebhookRefused, check_webhook_url
@@ -124,12 +124,12 @@ def checked_options(
             raise InvalidInput(
                 f"folder {options.corpus_dir} does not exist on the server", "options.corpus_dir"
             )
-        if options.corpus_only and not has_documents(Path(options.corpus_dir)):
-            # searching it alone, the run would fail at its first search ("no search results at all")
-            where = f"collection {options.corpus!r}" if options.corpus else f"folder {options.corpus_dir}"
+        # searching a folder alone, the run would fail at its first search ("no search results at all"); a
+        # collection always holds a document (it goes with its last one)
+        if options.corpus_only and not options.corpus and not has_documents(Path(options.corpus_dir)):
             raise InvalidInput(
-                f"{where} holds no .md, .txt, .html or .pdf document to search: add documents, or search the "
-                "web too",
-                "options.corpus" if options.corpus else "options.corpus_dir",
+                f"folder {options.corpus_dir} holds no .md, .txt, .html or .pdf document to search: add "
+                "documents, or search the web too",
+                "options.corpus_dir",
             )
     return options

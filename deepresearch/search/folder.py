@@ -1,0 +1,54 @@
+"""The documents a corpus folder holds, as the indexer reads them, and a quick check that it holds any."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from deepresearch.search.documents import SUPPORTED_SUFFIXES, sphinx_copy
+
+__all__ = ["HAS_DOCUMENTS_SCAN", "folder_documents", "has_documents"]
+
+logger = logging.getLogger(__name__)
+
+
+class _ScanLimit(Exception):
+    """More files looked at than a quick check may take."""
+
+
+def folder_documents(root: Path, scan_limit: int | None = None) -> Iterator[tuple[str, Path]]:
+    """The documents a corpus folder holds (relative path, path): supported suffixes, no hidden files or
+    folders, no symlink out of the folder, no Sphinx copy of a page that is there. Past ``scan_limit`` file
+    names looked at, raises _ScanLimit."""
+    scanned = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
+        for name in sorted(filenames):
+            scanned += 1
+            if scan_limit is not None and scanned > scan_limit:
+                raise _ScanLimit
+            if name.startswith(".") or Path(name).suffix.lower() not in SUPPORTED_SUFFIXES:
+                continue
+            path = Path(dirpath) / name
+            if not path.resolve().is_relative_to(root):
+                logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
+                continue
+            relative = path.relative_to(root).as_posix()
+            if not sphinx_copy(root, relative):
+                yield relative, path
+
+
+HAS_DOCUMENTS_SCAN = 10_000
+"""File names has_documents looks at, at most: it runs as a run is created, and a folder that large is left
+to the indexer to judge."""
+
+
+def has_documents(folder: Path, scan_limit: int = HAS_DOCUMENTS_SCAN) -> bool:
+    """Whether a corpus folder holds a document to index: stops at the first, and answers yes past
+    ``scan_limit`` file names (the check must stay quick; the index says the rest)."""
+    try:
+        return next(folder_documents(folder.resolve(), scan_limit), None) is not None
+    except _ScanLimit:
+        return True
