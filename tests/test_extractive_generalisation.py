@@ -392,3 +392,25 @@ def test_the_risks_section_points_at_a_risk_quoted_above_instead_of_saying_none(
     # the fact reviewer quoted a stated risk: "no fetched passage states a warning" would be false
     assert NO_RISKS not in rest
     assert "None found beyond what is quoted under" in rest and "\u201cSummary\u201d" in rest, rest
+
+
+def test_an_it_or_there_that_stands_for_what_follows_opens_a_quote_of_its_own() -> None:
+    # "It is an error to ..." opening a section was dropped as leaning on an unseen sentence; its "it" stands
+    # for the clause after it, as "There is no ..." points at nothing before
+    section = (
+        "It is an error to light the lamp before the keeper has trimmed the wick.\n\n"
+        "There is no way to dim the lamp once the clockwork has been wound."
+    )
+    texts = [u.text for u in quotes(section, 1)]
+    assert texts == [
+        "It is an error to light the lamp before the keeper has trimmed the wick.",
+        "There is no way to dim the lamp once the clockwork has been wound.",
+    ]
+    # ... but an "it" that names a thing still needs its antecedent, and goes with it when there is one
+    assert quotes("It is used to store the spare wicks of the lamp in the tower.", 1) == []
+    texts = [u.text for u in quotes("The lamp burns paraffin oil all night. It is used to warn the ships.", 1)]
+    assert texts == ["The lamp burns paraffin oil all night. It is used to warn the ships."]
+    # a place pointed at inside an aside leaves the sentence whole; outside one it does not
+    aside = "When the clock stops (as in the example above), the keeper winds it again before dusk."
+    assert [u.text for u in quotes(aside, 1)] == [aside]
+    assert quotes("As in the example above, the keeper winds the clock again before dusk.", 1) == []

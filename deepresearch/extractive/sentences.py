@@ -26,6 +26,7 @@ from deepresearch.extractive.text import (
     list_fragment,
     logical_lines,
     split_sentences,
+    stands_alone,
 )
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
@@ -135,11 +136,14 @@ class _Reader:
             chain = [sentence]
             for before in reversed(previous):
                 if not (_prose(before) or self._short_definition(before)):
-                    return  # its antecedent is not quotable: leave it out rather than quote a fragment
+                    break  # its antecedent is not quotable: leave it out rather than quote a fragment
                 chain.insert(0, before)
                 if not leans_back(before):
                     self._lean(chain)
                     return
+            # ... unless it leans back in form only ("It is an error to ...", the first of its section)
+            if stands_alone(sentence) and (self.term or self.label or not _subjectless(sentence)):
+                self.add(sentence)
         elif self.term or self.label or not _subjectless(sentence):
             self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
 

@@ -478,10 +478,48 @@ _POINTS_BACK = re.compile(
 )
 
 
+_JUDGED = (
+    "possible|impossible|necessary|unnecessary|important|safe|unsafe|easy|easier|hard|harder|difficult|"
+    "better|best|useful|common|uncommon|wise|unwise|advisable|inadvisable|preferable|legal|illegal|valid|"
+    "invalid|acceptable|unacceptable|sufficient|insufficient|enough|convenient|customary|helpful|simple|"
+    "simpler|worth|worthwhile|likely|unlikely|essential|critical|crucial|vital|permissible|unusual|usual|"
+    "rare|reasonable|unreasonable|okay|fine|tempting|tricky|dangerous|harmless|practical|impractical|"
+    "feasible|infeasible|costly|expensive|cheaper|faster|slower|error|mistake|idea|practice|wrong|"
+    "appropriate|inappropriate|desirable|undesirable|sensible|mandatory|optional|recommended|advised|"
+    "suggested|encouraged|discouraged|preferred"
+)
+_EXPLETIVE = re.compile(
+    # "It is an error to add types ...", "It is not possible to ...", "It should be noted that ...": the
+    # "it" stands for the clause that follows, not for anything said before
+    r"^(?:it (?:is|was|isn't|wasn't|may be|might be|can be|could be|would be|will be|should be|must be|"
+    r"seems|becomes|remains)(?: (?:not|also|often|usually|generally|sometimes|always|still|quite|much|far|"
+    r"more|most|less|least|equally|therefore|thus|almost|highly|strongly|very))*"
+    rf" (?:(?:an?|the) )?(?:(?:good|bad|common|serious|fatal) )?(?:(?:{_JUDGED}) (?:to|that|whether)|"
+    r"(?:noted|assumed|expected|required|guaranteed|known|true|false|certain|clear|obvious|unclear) that)\b"
+    # "There is no way to ...", "There are two kinds of ...": nothing before is pointed at
+    r"|there (?:is|are|was|were|isn't|aren't|wasn't|weren't|exists?|remains?|may be|might be|can be|"
+    r"could be|will be|must be|should be|would be|has been|have been|had been|seems? to be)\b)",
+    re.IGNORECASE,
+)
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
 def leans_back(sentence: str) -> bool:
     """A sentence that leans on the one before it: it opens on a pronoun or a connective, or points back."""
     return (
         sentence.split()[0].strip("\"'“(").lower() in _DANGLING
         or bool(_CONNECTIVE.match(sentence))
         or bool(_POINTS_BACK.search(sentence))
+    )
+
+
+def stands_alone(sentence: str) -> bool:
+    """A sentence that leans back only in form, and reads whole without the one before it: it opens on an
+    "it" or a "there" that stands for what follows ("It is an error to ...", "There is no way to ..."), or
+    points back only in an aside ("(which is the time it finished in the above example)")."""
+    dangling = sentence.split()[0].strip("\"'“(").lower() in _DANGLING
+    return (
+        (not dangling or bool(_EXPLETIVE.match(sentence)))
+        and not _CONNECTIVE.match(sentence)
+        and not _POINTS_BACK.search(_ASIDE.sub("", sentence))
     )
