@@ -412,8 +412,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"error: invalid options: {describe_validation_error(exc, 'options')}", file=sys.stderr)
     except InvalidInput as exc:
+        # the option as typed, not the service's field name ("--sources: Input should be ...")
         flag = _FLAGS.get((exc.field or "").removeprefix("options."))
-        print(f"error: {exc}" + (f" (the {flag} option)" if flag else ""), file=sys.stderr)
+        said = str(exc).removeprefix(f"{exc.field}: ") if flag else str(exc)
+        print(f"error: {flag}: {said}" if flag else f"error: {said}", file=sys.stderr)
     except (ValueError, TokenError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:

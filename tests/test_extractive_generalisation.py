@@ -414,3 +414,20 @@ def test_an_it_or_there_that_stands_for_what_follows_opens_a_quote_of_its_own() 
     aside = "When the clock stops (as in the example above), the keeper winds it again before dusk."
     assert [u.text for u in quotes(aside, 1)] == [aside]
     assert quotes("As in the example above, the keeper winds the clock again before dusk.", 1) == []
+
+
+def test_a_reference_pages_default_field_is_a_quote_under_its_setting() -> None:
+    # "Default: RequestReadTimeout handshake=0 header=20-40,..." is no sentence and was never quoted, though
+    # "what is the default?" is what a reader of a setting's section asks
+    section = (
+        "## LampWick Directive\n\n"
+        "Description: Sets how long the wick of the lamp may burn before the keeper trims it.\n\n"
+        "Default: LampWick hours=6,trim=on\n\n"
+        "Context: tower config"
+    )
+    texts = [u.text for u in quotes(section, 1, ("mod_lamp", "LampWick Directive"))]
+    assert "Default: `LampWick hours=6,trim=on`" in texts, texts
+    assert not any(t.startswith("Context") for t in texts), texts
+    # a default of nothing, or one outside any section naming its setting, says nothing worth a finding
+    assert quotes("## LampFog Directive\n\nDefault: none", 1, ("mod_lamp", "LampFog Directive")) == []
+    assert quotes("Default: LampWick hours=6", 1) == []

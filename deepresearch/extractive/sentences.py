@@ -240,6 +240,13 @@ class _Reader:
         if _term_line(text):
             self.term, self.previous = text.rstrip(":").strip(), ()
             return
+        default = _DEFAULT_FIELD.match(text)
+        if default and self.label and not item:
+            # a reference page's "Default: KeepAliveTimeout 5" field: the value a setting has when not set,
+            # quoted under its section (the setting's name), the value as code
+            self.add(f"{default['field']}: `{default['value']}`")
+            self.intro = ""
+            return
         if self.intro and not self.unfinished and not item and not is_statement(text) and len(text) <= 200:
             # "To rotate the logs every day:" followed by the command: the sample is the answer
             self.add(f"{self.intro} `{text}`")
@@ -252,6 +259,9 @@ class _Reader:
             self.sentence(sentence)
 
 
+# a reference page's field naming a setting's default value ("Default: KeepAliveTimeout 5"), not a sentence
+# ("Default: none" says nothing worth a finding: the value names the setting and what it is set to)
+_DEFAULT_FIELD = re.compile(r"^(?P<field>Default(?: value)?): (?P<value>[^`\s]+ [^`\n]{1,160})$")
 # a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
 _TABLE_ROW = re.compile(r"^\|.*\|$")
 _VERB_AFTER = _words("is are was were has have had can could will would may might must should does do did")
