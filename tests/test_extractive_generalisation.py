@@ -408,7 +408,9 @@ def test_an_it_or_there_that_stands_for_what_follows_opens_a_quote_of_its_own() 
     ]
     # ... but an "it" that names a thing still needs its antecedent, and goes with it when there is one
     assert quotes("It is used to store the spare wicks of the lamp in the tower.", 1) == []
-    texts = [u.text for u in quotes("The lamp burns paraffin oil all night. It is used to warn the ships.", 1)]
+    texts = [
+        u.text for u in quotes("The lamp burns paraffin oil all night. It is used to warn the ships.", 1)
+    ]
     assert texts == ["The lamp burns paraffin oil all night. It is used to warn the ships."]
     # a place pointed at inside an aside leaves the sentence whole; outside one it does not
     aside = "When the clock stops (as in the example above), the keeper winds it again before dusk."
@@ -431,3 +433,23 @@ def test_a_reference_pages_default_field_is_a_quote_under_its_setting() -> None:
     # a default of nothing, or one outside any section naming its setting, says nothing worth a finding
     assert quotes("## LampFog Directive\n\nDefault: none", 1, ("mod_lamp", "LampFog Directive")) == []
     assert quotes("Default: LampWick hours=6", 1) == []
+
+
+def test_an_announcing_sentence_states_something_alone_when_its_list_is_too_long_to_quote_with_it() -> None:
+    # "... because always is not a superset of onsuccess with respect to existing headers:" was lost with its
+    # three long items; "There are three ways to ...:" says nothing without them, and stays out
+    tail = " and the keeper writes it down in the tower's log book before the relief keeper arrives at dawn"
+    items = "".join(
+        f"- You're {what} a lamp that another keeper lit, in which case only the wick is used{tail}.\n"
+        for what in ("adding oil to", "trimming the wick of", "changing the mantle of")
+    )
+    stated = (
+        "Note also that lighting the lamp twice makes sense on some nights because the wick is not a superset"
+        " of the mantle with respect to the oil:"
+    )
+    texts = [u.text for u in quotes(f"{stated}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
+    assert stated[:-1] + "." in texts, texts
+    assert len(texts) == 4 and not any(t.endswith(":") for t in texts), texts
+    counted = "There are three ways to keep the lamp of the tower burning through a long night:"
+    texts = [u.text for u in quotes(f"{counted}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
+    assert len(texts) == 3 and not any(t.startswith("There are") for t in texts), texts

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from deepresearch.extractive.leaning import FORWARD, announces, as_statement, leans_back, stands_alone
 from deepresearch.extractive.phrases import asker_condition, verbs
 from deepresearch.extractive.text import (
     LIST_ITEM,
@@ -22,11 +23,9 @@ from deepresearch.extractive.text import (
     UNFINISHED,
     content_tokens,
     is_statement,
-    leans_back,
     list_fragment,
     logical_lines,
     split_sentences,
-    stands_alone,
 )
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
@@ -83,7 +82,6 @@ def section_label(heading: str) -> str:
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
 
 
-_FORWARD = re.compile(r"(?::|\b(?:the following|as follows|below)[.:]?)$", re.IGNORECASE)
 # a list item that defines a name: "sqlite3_step() → Advance an sqlite3_stmt to the next result row.", "TERM:
 # Definition.", "name - Definition." (a name of at most four words, its definition a sentence)
 _DEFINITION_ITEM = re.compile(
@@ -125,7 +123,7 @@ class _Reader:
 
     def sentence(self, sentence: str) -> None:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
-        if not (_prose(sentence) or self._short_definition(sentence)) or _FORWARD.search(sentence):
+        if not (_prose(sentence) or self._short_definition(sentence)) or FORWARD.search(sentence):
             return
         if not previous and self.subject and _points_at_subject(sentence):
             # a section opening "This module implements ..." points at the page's subject: named as label
@@ -142,10 +140,14 @@ class _Reader:
                     self._lean(chain)
                     return
             # ... unless it leans back in form only ("It is an error to ...", the first of its section)
-            if stands_alone(sentence) and (self.term or self.label or not _subjectless(sentence)):
+            if stands_alone(sentence) and not self._needs_subject(sentence):
                 self.add(sentence)
-        elif self.term or self.label or not _subjectless(sentence):
-            self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
+        elif not self._needs_subject(sentence):
+            self.add(sentence)
+
+    def _needs_subject(self, sentence: str) -> bool:
+        """ "Returns the ..." is quoted only under a heading or a term that names its subject."""
+        return not (self.term or self.label) and _subjectless(sentence)
 
     def _short_definition(self, sentence: str) -> bool:
         """A definition under its term says what it does in few words ("store:" then "Store credentials
@@ -192,6 +194,12 @@ class _Reader:
         if self.intro and completes and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
             self._add_list(text)
         else:
+            # too long to quote with its list, an announcing sentence that states something on its own
+            # ("... because always is not a superset of onsuccess with respect to existing headers:") is
+            # quoted alone
+            stated = as_statement(self.intro) if self.intro and not self.unfinished else ""
+            if stated and _prose(stated) and not leans_back(stated) and not self._needs_subject(stated):
+                self.add(stated)
             term = self.term
             for item in items:
                 definition = _DEFINITION_ITEM.match(item)
@@ -253,14 +261,13 @@ class _Reader:
             self.intro = ""
             return
         last = split_sentences(text)[-1] if text.strip() else ""
-        self.unfinished = not _announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
-        self.intro = text if _announces(text) else last if self.unfinished else ""
+        self.unfinished = not announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
+        self.intro = text if announces(text) else last if self.unfinished else ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
 
 
-# a reference page's field naming a setting's default value ("Default: KeepAliveTimeout 5"), not a sentence
-# ("Default: none" says nothing worth a finding: the value names the setting and what it is set to)
+# a reference page's field naming a setting's default ("Default: KeepAliveTimeout 5"; "Default: none" says nothing)
 _DEFAULT_FIELD = re.compile(r"^(?P<field>Default(?: value)?): (?P<value>[^`\s]+ [^`\n]{1,160})$")
 # a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
 _TABLE_ROW = re.compile(r"^\|.*\|$")
@@ -280,15 +287,10 @@ def _points_at_subject(sentence: str) -> bool:
     return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
 
 
-def _announces(text: str) -> bool:
-    """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
-    return bool(_FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
-
-
 def _term_line(text: str) -> bool:
     """A definition list's term as the extractor writes it ("--soft:", "git reset [<mode>]:"): short, ending
     with a colon, not a sentence announcing what follows ("The order of merging is:")."""
-    return (text.endswith(":") and len(text) <= 80 and not _announces(text)) or (
+    return (text.endswith(":") and len(text) <= 80 and not announces(text)) or (
         text.endswith(":") and len(text.split()) <= 2
     )
 
