@@ -267,7 +267,7 @@ class _Reader:
             self.sentence(sentence)
 
 
-# a reference page's field naming a setting's default ("Default: KeepAliveTimeout 5"; "Default: none" says nothing)
+# a reference page's "Default: KeepAliveTimeout 5" field ("Default: none" says nothing)
 _DEFAULT_FIELD = re.compile(r"^(?P<field>Default(?: value)?): (?P<value>[^`\s]+ [^`\n]{1,160})$")
 # a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
 _TABLE_ROW = re.compile(r"^\|.*\|$")
