@@ -123,6 +123,11 @@ def test_a_corpus_folder_without_documents_is_refused_when_it_is_all_a_run_may_s
         (["--sources", "0"], "error: --sources: Input should be greater than or equal to 1"),
         (["--queries", "100"], "error: --queries: Input should be less than or equal to 20"),
         (["--deadline", "0"], "error: --deadline: Input should be greater than 0"),
+        (
+            ["--sources", "0", "--queries", "100"],
+            "error: --queries: Input should be less than or equal to 20; --sources: Input"
+            " should be greater than or equal to 1",
+        ),
     ],
 )
 def test_an_option_out_of_range_is_named_as_typed_not_as_the_services_field(

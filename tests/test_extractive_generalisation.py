@@ -406,8 +406,18 @@ def test_an_it_or_there_that_stands_for_what_follows_opens_a_quote_of_its_own() 
         "It is an error to light the lamp before the keeper has trimmed the wick.",
         "There is no way to dim the lamp once the clockwork has been wound.",
     ]
-    # ... but an "it" that names a thing still needs its antecedent, and goes with it when there is one
-    assert quotes("It is used to store the spare wicks of the lamp in the tower.", 1) == []
+    # ... and so does one after a sentence that cannot be quoted (a caption, a sample)
+    texts = [u.text for u in quotes(f"Lamp oil.\n\n{section}", 1, ("Lamp",))]
+    assert texts[0] == "It is an error to light the lamp before the keeper has trimmed the wick.", texts
+    # ... but an "it" that names a thing still needs its antecedent, and goes with it when there is one; so
+    # does a "there" that names a place
+    for thing in (
+        "It is used to store the spare wicks of the lamp in the tower.",
+        "It is safe to call from any tower once the lamp has been lit.",
+        "It is likely to be removed from the tower before the next winter.",
+        "There is the room that holds the spare wicks of every lamp.",
+    ):
+        assert quotes(thing, 1) == [], thing
     texts = [
         u.text for u in quotes("The lamp burns paraffin oil all night. It is used to warn the ships.", 1)
     ]
@@ -450,6 +460,19 @@ def test_an_announcing_sentence_states_something_alone_when_its_list_is_too_long
     texts = [u.text for u in quotes(f"{stated}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
     assert stated[:-1] + "." in texts, texts
     assert len(texts) == 4 and not any(t.endswith(":") for t in texts), texts
+    # an existential "there" states something too; counting what the list holds does not
+    many = "There are many lamps that the keeper of the tower lights every single night:"
+    texts = [u.text for u in quotes(f"{many}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
+    assert many[:-1] + "." in texts, texts
     counted = "There are three ways to keep the lamp of the tower burning through a long night:"
     texts = [u.text for u in quotes(f"{counted}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
     assert len(texts) == 3 and not any(t.startswith("There are") for t in texts), texts
+    # what stops short of a statement: each rejected by one rule alone
+    for short in (
+        "The keeper lights the lamp at dusk:",  # too short to say something whole
+        "The values that the keeper may choose for the lamp include:",  # ends on a word that announces
+        "The lamp settings listed here are read by the keeper when the tower opens:",  # names its list
+        "The keeper looks for oil in the rooms that the tower plan lists, which it reads from:",  # "from"
+    ):
+        texts = [u.text for u in quotes(f"{short}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
+        assert len(texts) == 3, (short, texts)

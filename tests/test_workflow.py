@@ -101,7 +101,7 @@ async def test_extractive_run_end_to_end(servers: Servers, tmp_path: Path) -> No
     assert "Engine: **extractive**" in report
     state = json.loads(files["research-state.json"].read_text())
     rounds = state["rounds"]
-    assert f" · {rounds} search round{'' if rounds == 1 else 's'} · " in report  # not "1 search round(s)"
+    assert {1: " · 1 search round · ", 2: " · 2 search rounds · "}[rounds] in report  # not "round(s)"
     assert state["engine"] == "extractive"
     sources = json.loads(files["sources.json"].read_text())["sources"]
     fetched = {s["url"] for s in sources}

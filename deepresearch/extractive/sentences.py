@@ -15,7 +15,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.leaning import FORWARD, announces, as_statement, leans_back, stands_alone
+from deepresearch.extractive.leaning import (
+    FORWARD,
+    announces,
+    as_statement,
+    leans_back,
+    points_at_subject,
+    stands_alone,
+)
 from deepresearch.extractive.phrases import asker_condition, verbs
 from deepresearch.extractive.text import (
     LIST_ITEM,
@@ -125,7 +132,7 @@ class _Reader:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
         if not (_prose(sentence) or self._short_definition(sentence)) or FORWARD.search(sentence):
             return
-        if not previous and self.subject and _points_at_subject(sentence):
+        if not previous and self.subject and points_at_subject(sentence):
             # a section opening "This module implements ..." points at the page's subject: named as label
             self.add(sentence, self.subject)
             return
@@ -198,7 +205,7 @@ class _Reader:
             # ("... because always is not a superset of onsuccess with respect to existing headers:") is
             # quoted alone
             stated = as_statement(self.intro) if self.intro and not self.unfinished else ""
-            if stated and _prose(stated) and not leans_back(stated) and not self._needs_subject(stated):
+            if stated and _prose(stated) and stands_alone(stated) and not self._needs_subject(stated):
                 self.add(stated)
             term = self.term
             for item in items:
@@ -249,9 +256,8 @@ class _Reader:
             self.term, self.previous = text.rstrip(":").strip(), ()
             return
         default = _DEFAULT_FIELD.match(text)
-        if default and self.label and not item:
-            # a reference page's "Default: KeepAliveTimeout 5" field: the value a setting has when not set,
-            # quoted under its section (the setting's name), the value as code
+        if default and self.label and not item and not _NO_VALUE.match(default["value"]):
+            # a setting's default, quoted under its section (the setting's name), the value as code
             self.add(f"{default['field']}: `{default['value']}`")
             self.intro = ""
             return
@@ -267,24 +273,15 @@ class _Reader:
             self.sentence(sentence)
 
 
-# a reference page's "Default: KeepAliveTimeout 5" field ("Default: none" says nothing)
-_DEFAULT_FIELD = re.compile(r"^(?P<field>Default(?: value)?): (?P<value>[^`\s]+ [^`\n]{1,160})$")
+# a reference page's "Default: KeepAliveTimeout 5" field; not prose ("Default: the value of --jobs.")
+_DEFAULT_FIELD = re.compile(r"^(?P<field>Default(?: value)?): `?(?P<value>[^`\n]{1,160}?)`?$")
+_NO_VALUE = re.compile(
+    r"^(?:none|n/a|-|—|unset|not set|empty|nothing|no default|the|a|an|if|when|see|depends|varies|same)"
+    r"(?![\w/-])|\.$",
+    re.IGNORECASE,
+)
 # a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
 _TABLE_ROW = re.compile(r"^\|.*\|$")
-_VERB_AFTER = _words("is are was were has have had can could will would may might must should does do did")
-
-
-def _points_at_subject(sentence: str) -> bool:
-    """ "This module ...", "These directives ...": a demonstrative before a noun (not "This is", "This
-    means"), which at a section's start names the page's subject."""
-    words = sentence.split()
-    if len(words) < 3 or words[0].lower() not in ("this", "these"):
-        return False
-    second = words[1].lower().strip(",")
-    verb = second in _VERB_AFTER or (
-        words[0].lower() == "this" and second.endswith("s") and not second.endswith("ss")
-    )
-    return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
 
 
 def _term_line(text: str) -> bool:
