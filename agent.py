@@ -17,6 +17,7 @@ import asyncio
 import errno
 import logging
 import math
+import re
 import signal
 import socket
 import sys
@@ -54,6 +55,9 @@ _FLAGS = {
     "budget.max_fetches": "--max-fetches",
     "budget.deadline_seconds": "--deadline",
 }
+
+# a field the service names in a message about several options ("options.sources_to_fetch: ...")
+_AS_TYPED = re.compile(r"\b(?:options\.)?(" + "|".join(re.escape(name) for name in _FLAGS) + r")(?=: )")
 
 
 async def _check_database(settings: Settings) -> None:
@@ -412,8 +416,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as exc:
         print(f"error: invalid options: {describe_validation_error(exc, 'options')}", file=sys.stderr)
     except InvalidInput as exc:
+        # the options as typed, not the service's field names ("--sources: Input should be ...")
         flag = _FLAGS.get((exc.field or "").removeprefix("options."))
-        print(f"error: {exc}" + (f" (the {flag} option)" if flag else ""), file=sys.stderr)
+        said = f"{flag}: {exc.reason}" if flag else _AS_TYPED.sub(lambda m: _FLAGS[m[1]], str(exc))
+        print(f"error: {said}", file=sys.stderr)
     except (ValueError, TokenError) as exc:
         print(f"error: {exc}", file=sys.stderr)
     except KeyboardInterrupt:

@@ -323,7 +323,7 @@ def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: P
     assert "--corpus no-such-folder: no such folder" in results["missing corpus"].stderr
     assert "invalid settings" in results["invalid setting"].stderr
     assert "max_research_loops" in results["invalid setting"].stderr
-    assert "the --loops option" in results["invalid flag"].stderr
+    assert "error: --loops: Input should be greater than or equal to 1" in results["invalid flag"].stderr
     # nothing was researched
     assert servers.search.calls == [] and servers.site.total_hits == 0
     assert not (tmp_path / "workspace").exists()

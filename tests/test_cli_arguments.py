@@ -115,3 +115,42 @@ def test_a_corpus_folder_without_documents_is_refused_when_it_is_all_a_run_may_s
     stderr = capsys.readouterr().err
     assert f"folder {empty} holds no .md, .txt, .html or .pdf document to search" in stderr, stderr
     assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["--sources", "0"], "error: --sources: Input should be greater than or equal to 1"),
+        (["--queries", "100"], "error: --queries: Input should be less than or equal to 20"),
+        (["--deadline", "0"], "error: --deadline: Input should be greater than 0"),
+        (
+            ["--sources", "0", "--queries", "100"],
+            "error: --queries: Input should be less than or equal to 20; --sources: Input"
+            " should be greater than or equal to 1",
+        ),
+    ],
+)
+def test_an_option_out_of_range_is_named_as_typed_not_as_the_services_field(
+    option: list[str],
+    said: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # it said "options.sources_to_fetch: Input should be ... (the --sources option)"
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "lamp.md").write_text("# Lamp\n\nThe keeper lights the lamp at dusk every day.\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEPRESEARCH_HOME", str(tmp_path / "home"))
+    argv = [
+        "--env-file",
+        "/nonexistent",
+        "run",
+        "When is the lamp lit?",
+        "--corpus",
+        "notes",
+        "--corpus-only",
+    ]
+    assert agent.main([*argv, *option, "--plain"]) == 2
+    stderr = capsys.readouterr().err
+    assert stderr.strip() == said, stderr

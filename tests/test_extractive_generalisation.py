@@ -392,3 +392,87 @@ def test_the_risks_section_points_at_a_risk_quoted_above_instead_of_saying_none(
     # the fact reviewer quoted a stated risk: "no fetched passage states a warning" would be false
     assert NO_RISKS not in rest
     assert "None found beyond what is quoted under" in rest and "\u201cSummary\u201d" in rest, rest
+
+
+def test_an_it_or_there_that_stands_for_what_follows_opens_a_quote_of_its_own() -> None:
+    # "It is an error to ..." opening a section was dropped as leaning on an unseen sentence; its "it" stands
+    # for the clause after it, as "There is no ..." points at nothing before
+    section = (
+        "It is an error to light the lamp before the keeper has trimmed the wick.\n\n"
+        "There is no way to dim the lamp once the clockwork has been wound."
+    )
+    texts = [u.text for u in quotes(section, 1)]
+    assert texts == [
+        "It is an error to light the lamp before the keeper has trimmed the wick.",
+        "There is no way to dim the lamp once the clockwork has been wound.",
+    ]
+    # ... and so does one after a sentence that cannot be quoted (a caption, a sample)
+    texts = [u.text for u in quotes(f"Lamp oil.\n\n{section}", 1, ("Lamp",))]
+    assert texts[0] == "It is an error to light the lamp before the keeper has trimmed the wick.", texts
+    # ... but an "it" that names a thing still needs its antecedent, and goes with it when there is one; so
+    # does a "there" that names a place
+    for thing in (
+        "It is used to store the spare wicks of the lamp in the tower.",
+        "It is safe to call from any tower once the lamp has been lit.",
+        "It is likely to be removed from the tower before the next winter.",
+        "There is the room that holds the spare wicks of every lamp.",
+    ):
+        assert quotes(thing, 1) == [], thing
+    texts = [
+        u.text for u in quotes("The lamp burns paraffin oil all night. It is used to warn the ships.", 1)
+    ]
+    assert texts == ["The lamp burns paraffin oil all night. It is used to warn the ships."]
+    # a place pointed at inside an aside leaves the sentence whole; outside one it does not
+    aside = "When the clock stops (as in the example above), the keeper winds it again before dusk."
+    assert [u.text for u in quotes(aside, 1)] == [aside]
+    assert quotes("As in the example above, the keeper winds the clock again before dusk.", 1) == []
+
+
+def test_a_reference_pages_default_field_is_a_quote_under_its_setting() -> None:
+    # "Default: RequestReadTimeout handshake=0 header=20-40,..." is no sentence and was never quoted, though
+    # "what is the default?" is what a reader of a setting's section asks
+    section = (
+        "## LampWick Directive\n\n"
+        "Description: Sets how long the wick of the lamp may burn before the keeper trims it.\n\n"
+        "Default: LampWick hours=6,trim=on\n\n"
+        "Context: tower config"
+    )
+    texts = [u.text for u in quotes(section, 1, ("mod_lamp", "LampWick Directive"))]
+    assert "Default: `LampWick hours=6,trim=on`" in texts, texts
+    assert not any(t.startswith("Context") for t in texts), texts
+    # a default of nothing, or one outside any section naming its setting, says nothing worth a finding
+    assert quotes("## LampFog Directive\n\nDefault: none", 1, ("mod_lamp", "LampFog Directive")) == []
+    assert quotes("Default: LampWick hours=6", 1) == []
+
+
+def test_an_announcing_sentence_states_something_alone_when_its_list_is_too_long_to_quote_with_it() -> None:
+    # "... because always is not a superset of onsuccess with respect to existing headers:" was lost with its
+    # three long items; "There are three ways to ...:" says nothing without them, and stays out
+    tail = " and the keeper writes it down in the tower's log book before the relief keeper arrives at dawn"
+    items = "".join(
+        f"- You're {what} a lamp that another keeper lit, in which case only the wick is used{tail}.\n"
+        for what in ("adding oil to", "trimming the wick of", "changing the mantle of")
+    )
+    stated = (
+        "Note also that lighting the lamp twice makes sense on some nights because the wick is not a superset"
+        " of the mantle with respect to the oil:"
+    )
+    texts = [u.text for u in quotes(f"{stated}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
+    assert stated[:-1] + "." in texts, texts
+    assert len(texts) == 4 and not any(t.endswith(":") for t in texts), texts
+    # an existential "there" states something too; counting what the list holds does not
+    many = "There are many lamps that the keeper of the tower lights every single night:"
+    texts = [u.text for u in quotes(f"{many}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
+    assert many[:-1] + "." in texts, texts
+    counted = "There are three ways to keep the lamp of the tower burning through a long night:"
+    texts = [u.text for u in quotes(f"{counted}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
+    assert len(texts) == 3 and not any(t.startswith("There are") for t in texts), texts
+    # what stops short of a statement: each rejected by one rule alone
+    for short in (
+        "The keeper lights the lamp at dusk:",  # too short to say something whole
+        "The values that the keeper may choose for the lamp include:",  # ends on a word that announces
+        "The lamp settings listed here are read by the keeper when the tower opens:",  # names its list
+        "The keeper looks for oil in the rooms that the tower plan lists, which it reads from:",  # "from"
+    ):
+        texts = [u.text for u in quotes(f"{short}\n\n{items}", 1, ("Lamp", "Keeping the lamp"))]
+        assert len(texts) == 3, (short, texts)

@@ -100,6 +100,8 @@ async def test_extractive_run_end_to_end(servers: Servers, tmp_path: Path) -> No
     report = files["deepresearch-report.md"].read_text()
     assert "Engine: **extractive**" in report
     state = json.loads(files["research-state.json"].read_text())
+    rounds = state["rounds"]
+    assert {1: " · 1 search round · ", 2: " · 2 search rounds · "}[rounds] in report  # not "round(s)"
     assert state["engine"] == "extractive"
     sources = json.loads(files["sources.json"].read_text())["sources"]
     fetched = {s["url"] for s in sources}

@@ -15,6 +15,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from deepresearch.extractive.leaning import (
+    FORWARD,
+    announces,
+    as_statement,
+    leans_back,
+    points_at_subject,
+    stands_alone,
+)
 from deepresearch.extractive.phrases import asker_condition, verbs
 from deepresearch.extractive.text import (
     LIST_ITEM,
@@ -22,7 +30,6 @@ from deepresearch.extractive.text import (
     UNFINISHED,
     content_tokens,
     is_statement,
-    leans_back,
     list_fragment,
     logical_lines,
     split_sentences,
@@ -82,7 +89,6 @@ def section_label(heading: str) -> str:
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
 
 
-_FORWARD = re.compile(r"(?::|\b(?:the following|as follows|below)[.:]?)$", re.IGNORECASE)
 # a list item that defines a name: "sqlite3_step() → Advance an sqlite3_stmt to the next result row.", "TERM:
 # Definition.", "name - Definition." (a name of at most four words, its definition a sentence)
 _DEFINITION_ITEM = re.compile(
@@ -124,9 +130,9 @@ class _Reader:
 
     def sentence(self, sentence: str) -> None:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
-        if not (_prose(sentence) or self._short_definition(sentence)) or _FORWARD.search(sentence):
+        if not (_prose(sentence) or self._short_definition(sentence)) or FORWARD.search(sentence):
             return
-        if not previous and self.subject and _points_at_subject(sentence):
+        if not previous and self.subject and points_at_subject(sentence):
             # a section opening "This module implements ..." points at the page's subject: named as label
             self.add(sentence, self.subject)
             return
@@ -135,13 +141,20 @@ class _Reader:
             chain = [sentence]
             for before in reversed(previous):
                 if not (_prose(before) or self._short_definition(before)):
-                    return  # its antecedent is not quotable: leave it out rather than quote a fragment
+                    break  # its antecedent is not quotable: leave it out rather than quote a fragment
                 chain.insert(0, before)
                 if not leans_back(before):
                     self._lean(chain)
                     return
-        elif self.term or self.label or not _subjectless(sentence):
-            self.add(sentence)  # "Returns the ..." is quoted only with a heading or a term naming its subject
+            # ... unless it leans back in form only ("It is an error to ...", the first of its section)
+            if stands_alone(sentence) and not self._needs_subject(sentence):
+                self.add(sentence)
+        elif not self._needs_subject(sentence):
+            self.add(sentence)
+
+    def _needs_subject(self, sentence: str) -> bool:
+        """ "Returns the ..." is quoted only under a heading or a term that names its subject."""
+        return not (self.term or self.label) and _subjectless(sentence)
 
     def _short_definition(self, sentence: str) -> bool:
         """A definition under its term says what it does in few words ("store:" then "Store credentials
@@ -188,6 +201,12 @@ class _Reader:
         if self.intro and completes and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
             self._add_list(text)
         else:
+            # too long to quote with its list, an announcing sentence that states something on its own
+            # ("... because always is not a superset of onsuccess with respect to existing headers:") is
+            # quoted alone
+            stated = as_statement(self.intro) if self.intro and not self.unfinished else ""
+            if stated and _prose(stated) and stands_alone(stated) and not self._needs_subject(stated):
+                self.add(stated)
             term = self.term
             for item in items:
                 definition = _DEFINITION_ITEM.match(item)
@@ -236,45 +255,39 @@ class _Reader:
         if _term_line(text):
             self.term, self.previous = text.rstrip(":").strip(), ()
             return
+        default = _DEFAULT_FIELD.match(text)
+        if default and self.label and not item and not _NO_VALUE.match(default["value"]):
+            # a setting's default, quoted under its section (the setting's name), the value as code
+            self.add(f"{default['field']}: `{default['value']}`")
+            self.intro = ""
+            return
         if self.intro and not self.unfinished and not item and not is_statement(text) and len(text) <= 200:
             # "To rotate the logs every day:" followed by the command: the sample is the answer
             self.add(f"{self.intro} `{text}`")
             self.intro = ""
             return
         last = split_sentences(text)[-1] if text.strip() else ""
-        self.unfinished = not _announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
-        self.intro = text if _announces(text) else last if self.unfinished else ""
+        self.unfinished = not announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
+        self.intro = text if announces(text) else last if self.unfinished else ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
 
 
+# a reference page's "Default: KeepAliveTimeout 5" field; not prose ("Default: the value of --jobs.")
+_DEFAULT_FIELD = re.compile(r"^(?P<field>Default(?: value)?): `?(?P<value>[^`\n]{1,160}?)`?$")
+_NO_VALUE = re.compile(
+    r"^(?:none|n/a|-|—|unset|not set|empty|nothing|no default|the|a|an|if|when|see|depends|varies|same)"
+    r"(?![\w/-])|\.$",
+    re.IGNORECASE,
+)
 # a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
 _TABLE_ROW = re.compile(r"^\|.*\|$")
-_VERB_AFTER = _words("is are was were has have had can could will would may might must should does do did")
-
-
-def _points_at_subject(sentence: str) -> bool:
-    """ "This module ...", "These directives ...": a demonstrative before a noun (not "This is", "This
-    means"), which at a section's start names the page's subject."""
-    words = sentence.split()
-    if len(words) < 3 or words[0].lower() not in ("this", "these"):
-        return False
-    second = words[1].lower().strip(",")
-    verb = second in _VERB_AFTER or (
-        words[0].lower() == "this" and second.endswith("s") and not second.endswith("ss")
-    )
-    return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
-
-
-def _announces(text: str) -> bool:
-    """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
-    return bool(_FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
 
 
 def _term_line(text: str) -> bool:
     """A definition list's term as the extractor writes it ("--soft:", "git reset [<mode>]:"): short, ending
     with a colon, not a sentence announcing what follows ("The order of merging is:")."""
-    return (text.endswith(":") and len(text) <= 80 and not _announces(text)) or (
+    return (text.endswith(":") and len(text) <= 80 and not announces(text)) or (
         text.endswith(":") and len(text.split()) <= 2
     )
 

@@ -454,34 +454,3 @@ def is_statement(sentence: str, min_words: int = 6) -> bool:
 _FULL_SENTENCE = re.compile(
     r"^(?:[\"'“(]?[A-Z0-9]|[\"'‘“`][^\"'’”`\s][^\"'’”`]{0,40}[\"'’”`]\s).*[.!?][\"')”]?$", re.DOTALL
 )
-
-
-_DANGLING = frozenset(
-    (
-        "it", "its", "this", "these", "those", "they", "them", "their", "such", "he", "she", "that", "there",
-        "both", "either", "neither",
-    )
-)  # fmt: skip
-"""A sentence opening on one of these leans on the one before it."""
-# a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too
-_CONNECTIVE = re.compile(
-    r"^(?:however|and|or|nor|but|yet|thus|therefore|hence|also|otherwise|instead|likewise|similarly|consequently|furthermore|"
-    r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
-    r"as a result|this way|that way|for (?:example|instance)|on the other hand)\b,?",
-    re.IGNORECASE,
-)
-# ... and so does one that points back to a place anywhere in it ("the above code", "the previous example")
-_POINTS_BACK = re.compile(
-    r"\b(?:the|this|that) above\b|\babove (?:example|code|snippet)s?\b|\b(?:example|code|snippet)s? above\b|"
-    r"\b(?:previous|preceding) (?:example|snippet|paragraph)s?\b",
-    re.IGNORECASE,
-)
-
-
-def leans_back(sentence: str) -> bool:
-    """A sentence that leans on the one before it: it opens on a pronoun or a connective, or points back."""
-    return (
-        sentence.split()[0].strip("\"'“(").lower() in _DANGLING
-        or bool(_CONNECTIVE.match(sentence))
-        or bool(_POINTS_BACK.search(sentence))
-    )

@@ -100,6 +100,7 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     fetched_until = max((s.get("fetched_at", "")[:10] for s in sources), default="") or "n/a"
     quality = model_quality.summarize(state.get("model_answers"))
     label = EXTRACTIVE_LABEL if engine == "extractive" else model_quality.engine_label(quality)
+    rounds = state.get("round", 1)
     header = [
         f"# {state['question'].strip()}",
         "",
@@ -107,7 +108,7 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
         ">",
         f"> Run `{state['run_id']}` · sources fetched up to {fetched_until} · "
         f"{len(sources)} source{'' if len(sources) == 1 else 's'} · "
-        f"{state.get('round', 1)} search round(s) · "
+        f"{rounds} search round{'' if rounds == 1 else 's'} · "
         f"citations checked: {check.supported}/{check.checked} supported",
         *(model_quality.header_lines(quality) if engine == "llm" else []),
         "",

@@ -17,6 +17,7 @@ from bs4 import Tag
 
 from deepresearch.cpu import CpuPool
 from deepresearch.extractive.text import heading_passages
+from deepresearch.search.markdown import unwrap
 from deepresearch.web.extract import soup_of
 
 __all__ = [
@@ -136,7 +137,7 @@ def extract_text(path: Path, data: bytes, *, max_pages: int | None = None) -> Ex
     elif suffix == ".pdf":
         title, text = _from_pdf(data, max_pages)
     elif suffix in MARKDOWN_SUFFIXES:
-        text = _decode(data)
+        text = unwrap(_decode(data))  # a wrapped line that starts with a capital is no new sentence
         title = _markdown_title(text)
     elif suffix == ".txt" and path.name.lower().endswith(".rst.txt"):
         # Sphinx ships each page's reStructuredText source as name.rst.txt (the "Show Source" link)

@@ -1,0 +1,158 @@
+"""Whether a sentence reads whole on its own. One that opens on a pronoun or a connective, or points back to
+a place in the text, leans on the sentence before it and is quoted with it or not at all - unless it leans
+in form only (an "it" or a "there" that stands for what follows, a place pointed at inside an aside). One
+that opens a section with "This module ..." points at the page's subject. And one that announces a list
+("... as follows:") leans on what comes after it: quoted with its list, or alone only when it states
+something whole without it."""
+
+from __future__ import annotations
+
+import re
+
+from deepresearch.extractive.text import STOPWORDS, UNFINISHED, split_sentences
+
+_DANGLING = frozenset(
+    (
+        "it", "its", "this", "these", "those", "they", "them", "their", "such", "he", "she", "that", "there",
+        "both", "either", "neither",
+    )
+)  # fmt: skip
+"""A sentence opening on one of these leans on the one before it."""
+# a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too
+_CONNECTIVE = re.compile(
+    r"^(?:however|and|or|nor|but|yet|thus|therefore|hence|also|otherwise|instead|likewise|similarly|consequently|furthermore|"
+    r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
+    r"as a result|this way|that way|for (?:example|instance)|on the other hand)\b,?",
+    re.IGNORECASE,
+)
+# ... and so does one that points back to a place anywhere in it ("the above code", "the previous example")
+_POINTS_BACK = re.compile(
+    r"\b(?:the|this|that) above\b|\babove (?:example|code|snippet)s?\b|\b(?:example|code|snippet)s? above\b|"
+    r"\b(?:previous|preceding) (?:example|snippet|paragraph|step|section)s?\b",
+    re.IGNORECASE,
+)
+
+
+# judged words after an expletive "it": with "that" or "whether" any of them ("It is likely that ..."); with
+# "to" only those that judge an act, never a thing ("It is safe to call from any thread" is said of a
+# function, "It is safe to call this function" is not: only the first list may take an object-less "to")
+_JUDGED_ACT = (
+    "possible|impossible|necessary|unnecessary|important|advisable|inadvisable|recommended|advised|"
+    "suggested|encouraged|discouraged|error|mistake|idea|practice|best|better|wise|unwise|customary|"
+    "preferable|essential|crucial|critical|vital|mandatory|legal|illegal|permissible|common|uncommon|usual|"
+    "unusual|worth|worthwhile"
+)
+_JUDGED = (
+    f"{_JUDGED_ACT}|safe|unsafe|easy|easier|hard|harder|difficult|useful|valid|invalid|acceptable|"
+    "unacceptable|sufficient|insufficient|enough|convenient|helpful|simple|simpler|likely|unlikely|rare|"
+    "reasonable|unreasonable|okay|fine|tempting|tricky|dangerous|harmless|practical|impractical|feasible|"
+    "infeasible|costly|expensive|wrong|appropriate|inappropriate|desirable|undesirable|sensible|optional|"
+    "preferred|noted|assumed|expected|required|guaranteed|known|true|false|certain|clear|obvious|unclear|"
+    "worth noting"
+)
+_EXPLETIVE = re.compile(
+    # "It is an error to add types ...", "It is not possible to ...", "It should be noted that ...": the
+    # "it" stands for the clause that follows, not for anything said before ...
+    r"^(?:it (?:is|was|isn't|wasn't|may be|might be|can be|could be|would be|will be|should be|must be|"
+    r"seems|becomes|remains)(?: (?:not|also|often|usually|generally|sometimes|always|still|quite|much|far|"
+    r"more|most|less|least|equally|therefore|thus|almost|highly|strongly|very))*"
+    r" (?:(?:an?|the) )?(?:(?:good|bad|common|serious|fatal) )?"
+    rf"(?:(?:{_JUDGED}) (?:that|whether)|(?:{_JUDGED_ACT}) to (?!(?:the|a|an|this|that|these|those|its|their|"
+    r"your|our|all|any|every|each)\b))\b"
+    # ... as in "There is no way to ...", "There are two kinds of ...": nothing before is pointed at (but
+    # "There is the file that ..." points at a place)
+    r"|there (?:is|are|was|were|isn't|aren't|wasn't|weren't|exists?|remains?|may be|might be|can be|"
+    r"could be|will be|must be|should be|would be|has been|have been|had been|seems? to be)"
+    r" (?!(?:the|this|that|these|those|my|your|our)\b))",
+    re.IGNORECASE,
+)
+# an aside in brackets: what it points at is not needed to read the sentence around it
+_ASIDE = re.compile(r"\([^()]*\)")
+
+
+def leans_back(sentence: str) -> bool:
+    """A sentence that leans on the one before it: it opens on a pronoun or a connective, or points back."""
+    return (
+        sentence.split()[0].strip("\"'“(").lower() in _DANGLING
+        or bool(_CONNECTIVE.match(sentence))
+        or bool(_POINTS_BACK.search(sentence))
+    )
+
+
+def stands_alone(sentence: str) -> bool:
+    """A sentence that leans back only in form, and reads whole without the one before it: it opens on an
+    "it" or a "there" that stands for what follows ("It is an error to ...", "There is no way to ..."), or
+    points back only in an aside ("(which is the time it finished in the above example)")."""
+    dangling = sentence.split()[0].strip("\"'“(").lower() in _DANGLING
+    return (
+        (not dangling or bool(_EXPLETIVE.match(sentence)))
+        and not _CONNECTIVE.match(sentence)
+        and not _POINTS_BACK.search(_ASIDE.sub("", sentence))
+    )
+
+
+_VERB_AFTER = frozenset(
+    ("is", "are", "was", "were", "has", "have", "had", "can", "could", "will", "would", "may", "might",
+     "must", "should", "does", "do", "did")
+)  # fmt: skip
+
+
+def points_at_subject(sentence: str) -> bool:
+    """ "This module ...", "These directives ...": a demonstrative before a noun (not "This is", "This
+    means"), which at a section's start names the page's subject."""
+    words = sentence.split()
+    if len(words) < 3 or words[0].lower() not in ("this", "these"):
+        return False
+    second = words[1].lower().strip(",")
+    verb = second in _VERB_AFTER or (
+        words[0].lower() == "this" and second.endswith("s") and not second.endswith("ss")
+    )
+    return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
+
+
+# a sentence that announces what follows ("The order of merging is:", "... as follows:")
+FORWARD = re.compile(r"(?::|\b(?:the following|as follows|below)[.:]?)$", re.IGNORECASE)
+
+
+_STATED_WORDS = 8
+"""An announcing sentence says something whole alone only when long enough ("Use it like this:" does not)."""
+# where an announcing sentence stops short of a statement: "The values are:", "... such as:", "... from:",
+# "... set:", "... namely:"; or it names the list it announces ("The following settings are read ...")
+_ANNOUNCES_ONLY = re.compile(
+    r"\b(?:is|are|was|were|be|include|includes|including|contain|contains|like|as|follows?|following|below|"
+    r"example|e\.g\.|i\.e\.|these|those|this|two|three|four|several|ways?|steps?|options?|cases?|values?|"
+    r"forms?|kinds?|types?|rules?|namely|set|use|add|run|type|enter|specify|call|do|see)$"
+    r"|\b(?:the following|following|below|as follows|these|those|listed|here)\b",
+    re.IGNORECASE,
+)
+
+# ... or one that counts what the list holds ("There are three ways to configure X:"): nothing said without it
+_COUNTS_WHAT_FOLLOWS = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|several|a few|a number of) (?:\w+ )?"
+    r"(?:ways?|steps?|options?|cases?|values?|forms?|kinds?|types?|rules?|methods?|modes?|things?|reasons?|"
+    r"choices?|possibilities|approaches|variants?|settings?|parts?|stages?|phases?)\b",
+    re.IGNORECASE,
+)
+
+
+def as_statement(intro: str) -> str:
+    """An announcing sentence as a statement of its own: its colon made a full stop when the words before it
+    say something whole, or "" (the caller checks that it is prose)."""
+    last = (split_sentences(intro) or [intro])[-1].rstrip()
+    if not last.endswith(":"):
+        return ""
+    body = last[:-1].rstrip()
+    if (
+        len(body.split()) < _STATED_WORDS
+        or UNFINISHED.search(body)
+        or body.split()[-1].lower() in STOPWORDS  # "... depending on the mode, it:", "... initialized from:"
+        or _ANNOUNCES_ONLY.search(body)
+        or _COUNTS_WHAT_FOLLOWS.search(body)
+    ):
+        return ""
+    return body + "."
+
+
+def announces(text: str) -> bool:
+    """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
+    return bool(FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300

@@ -1,0 +1,96 @@
+"""A Markdown file's hard-wrapped paragraphs read as whole sentences (deepresearch/search/markdown.py): the
+reader's trial saw "... with a single conditional" quoted without the "UPDATE that succeeds only once" the
+next line held. Invented text; each block kind that must keep its lines is checked beside the prose."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deepresearch.extractive.sentences import quotes
+from deepresearch.search.documents import extract_text
+from deepresearch.search.markdown import unwrap
+
+WRAPPED = """# The lamp
+
+The keeper records each lighting with a single conditional
+UPDATE that succeeds only once, so a second keeper never lights
+`LampTwo` by mistake.
+"""
+
+
+def test_a_wrapped_line_that_starts_with_a_capital_goes_on_with_its_sentence(tmp_path: Path) -> None:
+    page = tmp_path / "lamp.md"
+    page.write_text(WRAPPED)
+    text = extract_text(page, page.read_bytes()).text
+    sentence = (
+        "The keeper records each lighting with a single conditional UPDATE that succeeds only once, so a"
+        " second keeper never lights `LampTwo` by mistake."
+    )
+    assert [u.text for u in quotes(text, 1, ("The lamp",))] == [sentence]
+    # a plain-text file keeps its lines as they are (its wrapping rules are not Markdown's)
+    notes = tmp_path / "lamp.txt"
+    notes.write_text(WRAPPED)
+    assert "conditional\nUPDATE" in extract_text(notes, notes.read_bytes()).text
+
+
+def test_blocks_keep_their_lines_and_list_items_join_their_own() -> None:
+    text = "\n".join(
+        [
+            "Title",
+            "=====",
+            "Prose that wraps",
+            "Onto a line with a hard break  ",
+            "And the next line.",
+            "",
+            "- an item that wraps",
+            "  Onto this line",
+            "- Another item",
+            "",
+            "```sh",
+            "lamp --light",
+            "Lamp --dim",
+            "```",
+            "",
+            "    indented code",
+            "    More code",
+            "",
+            "| lamp | wick |",
+            "|------|------|",
+            "| oil  | long |",
+            "gas | short",
+            "",
+            "> A quoted line",
+            "> Another quoted line",
+            "## Heading",
+            "Text under it",
+            "---",
+        ]
+    )
+    assert unwrap(text).split("\n") == [
+        "Title",
+        "=====",
+        "Prose that wraps Onto a line with a hard break",
+        "And the next line.",
+        "",
+        "- an item that wraps Onto this line",
+        "- Another item",
+        "",
+        "```sh",
+        "lamp --light",
+        "Lamp --dim",
+        "```",
+        "",
+        "    indented code",
+        "    More code",
+        "",
+        "| lamp | wick |",
+        "|------|------|",
+        "| oil  | long |",
+        "gas | short",
+        "",
+        "> A quoted line",
+        "> Another quoted line",
+        "## Heading",
+        "Text under it",
+        "---",
+    ]
