@@ -322,3 +322,25 @@ def test_a_comparative_is_its_adjective(graded: str, plain: str) -> None:
 def test_a_word_that_merely_ends_in_er_keeps_it(word: str) -> None:
     # a rule on every -er would make "filter" "filt"; "hardier" is not "hard", "earlier" not "ear"
     assert content_tokens(word) == [word]
+
+
+def test_things_compared_with_vs_are_asked_about_one_by_one() -> None:
+    # "What is typing.Protocol vs abc.ABC?", "How do git merge vs git rebase work?" and "Typing.Protocol vs
+    # abc.ABC?" (a code name capitalised, and no question word) were the sub-questions of such questions
+    assert _plan("lamp.Wick vs horn.Bell?") == [
+        "How do lamp.Wick and horn.Bell compare?",
+        "What is lamp.Wick?",
+        "What is horn.Bell?",
+        "What are the limitations of lamp.Wick and horn.Bell?",
+    ]
+    sub_questions = _plan("When should a keeper use the oil lamp versus the gas lamp in fog?")
+    assert sub_questions[1:3] == ["What is the oil lamp?", "What is the gas lamp?"], sub_questions
+    assert not any(" versus " in sq or " vs " in sq for sq in sub_questions[1:]), sub_questions
+    # "Is X or Y better ...?": better is asked of both, not a word of the last ("What is a horn better?")
+    assert _plan("Is a foghorn or a bell better for thick fog?")[1:3] == [
+        "What is a foghorn?",
+        "What is a bell?",
+    ]
+    # a question that opens on a code name keeps its case
+    plan = keyword_plan("lamp.light() or lamp.dim(): which one wakes the keeper?", max_queries=6)
+    assert plan.sub_questions[0] == "lamp.light() or lamp.dim(): which one wakes the keeper?"

@@ -35,7 +35,9 @@ _PREPOSITIONS = _set(
     "of in on at to for from by with about into onto over under after before without between against "
     "during through across via per than as like within upon behind beyond instead"
 )
-_CONJUNCTIONS = _set("and or but nor")
+_CONJUNCTIONS = _set("and or but nor vs versus")
+# what joins the members of a coordination: "X and Y", "X or Y", "X vs Y" (the things a question compares)
+_COORDINATORS = _set("and or vs versus")
 _SUBORDINATORS = _set("when while if whether because although though unless until since once that")
 _ADVERBS = _set(
     "not n't never still really actually too very also just only even ever always already yet then there "
@@ -140,7 +142,7 @@ def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], 
     """The content words from ``start`` on (through a coordination's commas and "and"), and where it ends."""
     run: list[int] = []
     j = start
-    while j < len(words) and (content[j] or (words[j].lower() in ("and", "or", ",") and run)):
+    while j < len(words) and (content[j] or ((words[j].lower() in _COORDINATORS or words[j] == ",") and run)):
         if content[j]:
             run.append(j)
         j += 1
@@ -400,15 +402,15 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         end += 1
     members = [(i, end)]
     j = end
-    while j < len(words) and lower[j] in (",", "and", "or"):
+    while j < len(words) and (lower[j] == "," or lower[j] in _COORDINATORS):
         k = j + 1
-        if k < len(words) and lower[k] in ("and", "or"):
+        if k < len(words) and lower[k] in _COORDINATORS:
             k += 1
         articled = i > 0 and lower[i - 1] in _ARTICLES
         article = articled and k + 1 < len(words) and lower[k] in _ARTICLES
         k += int(article)  # "a rowid table and a WITHOUT ROWID table": each member with its own article
         if not content(k) or (
-            lower[j] == "," and not any(lower[m] in ("and", "or") for m in range(k, min(k + 5, len(words))))
+            lower[j] == "," and not any(lower[m] in _COORDINATORS for m in range(k, min(k + 5, len(words))))
         ):
             break
         stop = k
@@ -416,7 +418,7 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
             stop += 1
         members.append((k - article, stop))
         end = j = stop
-        if lower[k - article - 1] in ("and", "or"):
+        if lower[k - article - 1] in _COORDINATORS:
             break
     if len(members) == 1:
         return end, ()

@@ -74,6 +74,8 @@ _CONFIG_WORDS = re.compile(
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|two|three|many|several|multiple)\s+", re.IGNORECASE)
+_CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
+_VERSUS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.IGNORECASE)
 _COMPARATIVE = re.compile(
     r"\s+(?:faster|slower|larger|smaller|bigger|better|worse|safer|easier|harder|cheaper|quicker|longer|"
     r"shorter|higher|lower)$",
@@ -108,8 +110,10 @@ def _clauses(question: str) -> list[str]:
 
 
 def _display(phrase: Phrase) -> str:
-    """The phrase as the sub-questions name it: its article kept, a possessive or a count left out."""
-    return _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
+    """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, the
+    things it compares joined by "and" ("How do WAL mode and rollback journal work?", not "... vs ...")."""
+    shown = _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
+    return _VERSUS.sub(" and ", shown) if phrase.items else shown
 
 
 def _core(phrase: Phrase) -> str:
@@ -233,6 +237,9 @@ def keyword_plan(
     topic = _display(phrase) if phrase else ""
     clauses, asked = _asked(_clauses(question), topic)
     sub_questions = [_as_question(clause) for clause in asked]
+    if phrase and len(phrase.items) >= 2 and _only(asked[0], phrase):
+        # "typing.Protocol vs abc.ABC?" asks nothing in words: how the two compare
+        sub_questions[0] = f"How do {_listed(list(phrase.items))} compare?"
     whole = " ".join(asked)
     aspects, item_queries = _aspects(asked[0], whole, phrase, rarity) if phrase else ([], [])
     sub_questions = list(dict.fromkeys(sub_questions + aspects))[:max_sub_questions]
@@ -434,16 +441,29 @@ def _resolve_pronouns(clause: str, topic: str) -> str:
     return _PRONOUN_IT.sub(topic, clause, count=1)
 
 
+def _only(clause: str, phrase: Phrase) -> bool:
+    """The clause is the phrase alone (no question word, no verb): "git rebase or git merge?"."""
+    return clause.strip(" ?.,").lower() == phrase.text.lower() and not _ASKS.match(clause)
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def _as_question(clause: str) -> str:
+    """The clause as a question: a capital first, unless it opens on a name written in code's case
+    ("typing.Protocol", "mod_proxy", "sqlite3_open()"), which keeps it."""
     clause = clause.strip(" ?.,")
-    return clause[:1].upper() + clause[1:] + "?"
+    first = clause.split()[0] if clause.split() else ""
+    return (clause if _CODE_NAME.search(first) else clause[:1].upper() + clause[1:]) + "?"
 
 
 def _items(phrase: Phrase) -> list[str]:
     """The members of a coordinated topic, each named in full: "the prefork, worker and event
     multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
     formatters" stay as they are."""
-    items = list(phrase.items)
+    # "Is X or Y better ...?": the comparative is what is asked of the members, not a word of the last one
+    items = [_COMPARATIVE.sub("", item).strip() for item in phrase.items]
     if not 2 <= len(items) <= 3 or any(len(_bare(item).split()) > 4 for item in items):
         return []
     first = items[0].split()
