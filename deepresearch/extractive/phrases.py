@@ -35,9 +35,9 @@ _PREPOSITIONS = _set(
     "of in on at to for from by with about into onto over under after before without between against "
     "during through across via per than as like within upon behind beyond instead"
 )
-_CONJUNCTIONS = _set("and or but nor vs versus")
-# what joins the members of a coordination: "X and Y", "X or Y", "X vs Y" (the things a question compares)
-_COORDINATORS = _set("and or vs versus")
+_CONJUNCTIONS = _set("and or but nor")
+_VERSUS = _set("vs versus")  # joins the things a question compares ("X vs Y"), never two verbs
+_COORDINATORS = _set("and or vs versus")  # what joins the members of a coordination
 _SUBORDINATORS = _set("when while if whether because although though unless until since once that")
 _ADVERBS = _set(
     "not n't never still really actually too very also just only even ever always already yet then there "
@@ -63,7 +63,7 @@ _NUMBERS = _set("one two three four five six seven eight nine ten hundred thousa
 _RELATION_NOUNS = _set("difference differences distinction distinctions relationship comparison tradeoffs")
 FUNCTION_WORDS = (
     _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
-    | _CONJUNCTIONS | _SUBORDINATORS | _ADVERBS | _PARTICLES
+    | _CONJUNCTIONS | _VERSUS | _SUBORDINATORS | _ADVERBS | _PARTICLES
 )  # fmt: skip
 # "the with statement", "for loops": a keyword named as such is a content word there
 _KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop loops operator operators")
@@ -142,7 +142,7 @@ def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], 
     """The content words from ``start`` on (through a coordination's commas and "and"), and where it ends."""
     run: list[int] = []
     j = start
-    while j < len(words) and (content[j] or ((words[j].lower() in _COORDINATORS or words[j] == ",") and run)):
+    while j < len(words) and (content[j] or (words[j].lower() in ("and", "or", ",") and run)):
         if content[j]:
             run.append(j)
         j += 1
