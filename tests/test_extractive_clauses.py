@@ -341,6 +341,12 @@ def test_things_compared_with_vs_are_asked_about_one_by_one() -> None:
         "What is a foghorn?",
         "What is a bell?",
     ]
+    # a capitalised keyword pair stays whole before "versus the default" (it was "What is LIGHT OR?": the
+    # last word was taken for a verb before "the default")
+    sub_questions = _plan(
+        "What happens to the beam with LIGHT OR DIM versus LIGHT OR FLASH versus the default?"
+    )
+    assert sub_questions[1:3] == ["What is LIGHT OR DIM?", "What is LIGHT OR FLASH?"], sub_questions
     # a question that opens on a code name keeps its case
     plan = keyword_plan("lamp.light() or lamp.dim(): which one wakes the keeper?", max_queries=6)
     assert plan.sub_questions[0] == "lamp.light() or lamp.dim(): which one wakes the keeper?"
