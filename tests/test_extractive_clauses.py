@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
-from deepresearch.extractive.phrases import gerund, noun_phrases, plural_word, verbs
+from deepresearch.extractive.inflection import gerund, plural_word
+from deepresearch.extractive.phrases import noun_phrases, verbs
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 from deepresearch.extractive.text import content_tokens, plain_words
@@ -350,3 +351,15 @@ def test_things_compared_with_vs_are_asked_about_one_by_one() -> None:
     # a question that opens on a code name keeps its case
     plan = keyword_plan("lamp.light() or lamp.dim(): which one wakes the keeper?", max_queries=6)
     assert plan.sub_questions[0] == "lamp.light() or lamp.dim(): which one wakes the keeper?"
+
+
+def test_a_comparison_asks_what_is_compared_not_the_comparative_nor_the_relation() -> None:
+    # "Which is faster, X or Y?" gave "What is faster?"; "the pros and cons of X" gave "What are pros?"
+    assert not any("faster" in sq for sq in _plan("Which is faster, the oil lamp or the gas lamp?")[1:])
+    sub_questions = _plan("What are the pros and cons of the gas lamp for a lighthouse?")
+    assert "What is the gas lamp?" in sub_questions or "How does the gas lamp work?" in sub_questions
+    assert not any(sq.startswith(("What are pros", "What are cons")) for sq in sub_questions), sub_questions
+    # the members are asked about together with "and": "How do the oil lamp or the gas lamp work?" is no
+    # English; a capitalised OR inside a name stays ("LIGHT OR DIM")
+    sub_questions = _plan("What is better: the oil lamp or the gas lamp?")
+    assert "How do the oil lamp and the gas lamp work?" in sub_questions, sub_questions

@@ -15,7 +15,9 @@ import itertools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Phrase", "asker_condition", "gerund", "noun_phrases", "plural_word", "tokens", "verbs"]
+from deepresearch.extractive.inflection import plural_word
+
+__all__ = ["COMPARATIVES", "Phrase", "asker_condition", "noun_phrases", "tokens", "verbs"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -58,9 +60,15 @@ _QUANTITY_NOUNS = _set(
     "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
 )
 _ARTICLES = _set("a an the")
+COMPARATIVES = _set(
+    "faster slower larger smaller bigger better worse safer easier harder cheaper quicker longer shorter"
+    " higher lower"
+)
 _NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
 # "the difference between X and Y": a relation, what it relates is what is asked about
-_RELATION_NOUNS = _set("difference differences distinction distinctions relationship comparison tradeoffs")
+_RELATION_NOUNS = _set(
+    "difference differences distinction distinctions relationship comparison tradeoffs"
+) | {"pros and cons", "advantages and disadvantages", "benefits and drawbacks", "strengths and weaknesses"}
 FUNCTION_WORDS = (
     _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
     | _CONJUNCTIONS | _VERSUS | _SUBORDINATORS | _ADVERBS | _PARTICLES
@@ -85,24 +93,6 @@ class Phrase:
     @property
     def plural(self) -> bool:
         return bool(self.items) or plural_word(self.head)
-
-
-# nouns that end in a single "s" and are singular: "What is the lens?", not "What are the lens?"
-_SINGULAR_IN_S = _set("lens alias atlas bias canvas gas chaos news series species")
-
-
-def plural_word(text: str) -> bool:
-    """Whether the phrase's last word looks plural (an -s that is not -ss, -us, -is nor a singular noun)."""
-    words = text.split()
-    last = words[-1].lower() if words else ""
-    if any(word.startswith("-") for word in words):
-        return False  # a command line ("git merge -s ours") is one thing
-    return (
-        last.endswith("s")
-        and not last.endswith(("ss", "us", "is"))
-        and "." not in last
-        and last not in _SINGULAR_IN_S
-    )
 
 
 def tokens(text: str) -> list[str]:
@@ -146,7 +136,8 @@ def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], 
         if content[j]:
             run.append(j)
         j += 1
-    return run, j
+    # ... up to its last content word: "WAL mode or a journal" is two phrases, not "mode" and its object
+    return run, run[-1] + 1 if run else j
 
 
 def _verbs(words: list[str]) -> set[int]:
@@ -176,6 +167,8 @@ def _verbs(words: list[str]) -> set[int]:
         if word in _AUX_BE and i > 1 and content[i - 1] and after < len(words) and content[after]:
             run, _ = _run(words, after, content)
             verbs.update(run)  # "HEAD is detached", "is still fresh": a predicate, no noun
+        if word in _AUX_BE and after < len(words) and lower[after] in COMPARATIVES:
+            verbs.add(after)  # "Which is faster, X or Y?": what is asked of X and Y, not a thing compared
         # "the commit that introduced a bug" (after a verb, "decide which berth", "which" names a noun)
         relative = word in ("that", "which", "who") and i > 1 and nxt + 1 < len(words) and content[nxt]
         relative = relative and content[i - 1] and i - 1 not in verbs
@@ -467,30 +460,3 @@ def asker_condition(question: str) -> tuple[str, str]:
     if match is None or not noun_phrases(question[: match.start()]):
         return "", ""
     return question[: match.start()], match.group(1)
-
-
-def gerund(verb: str) -> str:
-    """use -> using, run -> running, create -> creating, bind -> binding, set -> setting."""
-    lower = verb.lower()
-    if lower.endswith("ie"):
-        return verb[:-2] + "ying"
-    if lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")):
-        return verb[:-1] + "ing"
-    one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
-    if (
-        (one_syllable or lower.endswith(_STRESSED_LAST))
-        and len(lower) >= 3
-        and lower[-1] not in "aeiouwxy"
-        and lower[-2] in "aeiou"
-        and lower[-3] not in "aeiou"
-    ):
-        return verb + verb[-1] + "ing"  # run -> running, split -> splitting, commit -> committing
-    return verb + "ing"
-
-
-# verbs of two syllables stressed on the last, whose final consonant doubles (edit -> editing does not)
-_STRESSED_LAST = (
-    "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
-    "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
-    "upset", "reset", "unset", "embed",
-)  # fmt: skip

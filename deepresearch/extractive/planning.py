@@ -19,7 +19,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, gerund, noun_phrases, plural_word, tokens
+from deepresearch.extractive.inflection import gerund, listed, plural_word
+from deepresearch.extractive.phrases import COMPARATIVES, FUNCTION_WORDS, Phrase, noun_phrases, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
@@ -75,12 +76,8 @@ _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|two|three|many|several|multiple)\s+", re.IGNORECASE)
 _CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
-_VERSUS = re.compile(r"\s+(?:vs\.?|versus)\s+", re.IGNORECASE)
-_COMPARATIVE = re.compile(
-    r"\s+(?:faster|slower|larger|smaller|bigger|better|worse|safer|easier|harder|cheaper|quicker|longer|"
-    r"shorter|higher|lower)$",
-    re.IGNORECASE,
-)
+_VERSUS = re.compile(r"\s+(?:[vV][sS]\.?|[vV]ersus|or)\s+")  # not "OR": "INSERT OR REPLACE" is a name
+_COMPARATIVE = re.compile(r"\s+(?:" + "|".join(sorted(COMPARATIVES)) + r")$", re.IGNORECASE)
 # how much a phrase's place in the question makes it the topic: what "What is" names first
 _ROLE_WEIGHT = {"named": 1.3, "subject": 1.0, "which": 1.0, "object": 0.9, "pp": 0.8, "clause": 0.8}
 _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the subject matter
@@ -111,7 +108,8 @@ def _clauses(question: str) -> list[str]:
 
 def _display(phrase: Phrase) -> str:
     """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, the
-    things it compares joined by "and" ("How do WAL mode and rollback journal work?", not "... vs ...")."""
+    things it compares joined by "and" ("How do WAL mode and rollback journal work?", not "... vs ..." nor
+    "... or ...")."""
     shown = _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
     return _VERSUS.sub(" and ", shown) if phrase.items else shown
 
@@ -239,7 +237,7 @@ def keyword_plan(
     sub_questions = [_as_question(clause) for clause in asked]
     if phrase and len(phrase.items) >= 2 and _only(asked[0], phrase):
         # "typing.Protocol vs abc.ABC?" asks nothing in words: how the two compare
-        sub_questions[0] = f"How do {_listed(list(phrase.items))} compare?"
+        sub_questions[0] = f"How do {listed(list(phrase.items))} compare?"
     whole = " ".join(asked)
     aspects, item_queries = _aspects(asked[0], whole, phrase, rarity) if phrase else ([], [])
     sub_questions = list(dict.fromkeys(sub_questions + aspects))[:max_sub_questions]
@@ -444,10 +442,6 @@ def _resolve_pronouns(clause: str, topic: str) -> str:
 def _only(clause: str, phrase: Phrase) -> bool:
     """The clause is the phrase alone (no question word, no verb): "git rebase or git merge?"."""
     return clause.strip(" ?.,").lower() == phrase.text.lower() and not _ASKS.match(clause)
-
-
-def _listed(items: list[str]) -> str:
-    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _as_question(clause: str) -> str:
