@@ -359,6 +359,8 @@ def test_a_comparison_asks_what_is_compared_not_the_comparative_nor_the_relation
     sub_questions = _plan("What are the pros and cons of the gas lamp for a lighthouse?")
     assert "What is the gas lamp?" in sub_questions or "How does the gas lamp work?" in sub_questions
     assert not any(sq.startswith(("What are pros", "What are cons")) for sq in sub_questions), sub_questions
+    # "How does X compare to Y": the verb is "compare", not the last word of X ("What is OIL?" for "OIL lamp")
+    assert "What is OIL lamp?" in _plan("How does OIL lamp compare to a gas lamp for thick fog?")
     # the members are asked about together with "and": "How do the oil lamp or the gas lamp work?" is no
     # English; a capitalised OR inside a name stays ("LIGHT OR DIM")
     sub_questions = _plan("What is better: the oil lamp or the gas lamp?")

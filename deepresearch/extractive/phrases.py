@@ -60,6 +60,7 @@ _QUANTITY_NOUNS = _set(
     "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
 )
 _ARTICLES = _set("a an the")
+_RELATING = ("compar", "differ", "relat", "interact", "correspond")  # verbs of "how does X ... to Y"
 COMPARATIVES = _set(
     "faster slower larger smaller bigger better worse safer easier harder cheaper quicker longer shorter"
     " higher lower"
@@ -326,7 +327,9 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
     if following in _PREPOSITIONS | _SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:
         # after "does" or a modal the verb has no -s: "can worker threads share memory in" (a plural noun
         # still belongs to the subject), "does deepresearch avoid repeating paid calls when"
-        return next((i for i in run[1:] if not _third_person(words[i])), run[1])
+        # ... but a verb that relates what it compares is one wherever it stands ("does WAL mode compare to")
+        relating = [i for i in run[1:] if words[i].lower().startswith(_RELATING)]
+        return relating[0] if relating else next((i for i in run[1:] if not _third_person(words[i])), run[1])
     return run[-1]
 
 
