@@ -23,7 +23,7 @@ def plural_word(text: str) -> bool:
     return (
         last.endswith("s")
         and not last.endswith(("ss", "us", "is"))
-        and "." not in last
+        and not any(mark in last for mark in "._")  # "os.path", "lamp_gas": a name, not a plural
         and last not in _SINGULAR_IN_S
     )
 

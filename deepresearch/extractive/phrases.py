@@ -120,6 +120,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
     if _named_am(word, previous, following):
         return True
+    if lower in _VERSUS and (word[:2] == "VS" or not previous or previous.lower() in FUNCTION_WORDS):
+        return True  # "VS Code", "does vs code": a name, not "versus" (which follows a thing compared)
     if lower in FUNCTION_WORDS or lower in _AUX_DO | _AUX_BE | _AUX_HAVE:
         # "WITHOUT ROWID", "INSERT OR REPLACE": a capitalised keyword before another is part of a name
         keyword = _CAPITALS.match(word) is not None and _CAPITALS.match(following) is not None
@@ -168,8 +170,10 @@ def _verbs(words: list[str]) -> set[int]:
         if word in _AUX_BE and i > 1 and content[i - 1] and after < len(words) and content[after]:
             run, _ = _run(words, after, content)
             verbs.update(run)  # "HEAD is detached", "is still fresh": a predicate, no noun
-        if word in _AUX_BE and after < len(words) and lower[after] in COMPARATIVES:
+        predicate = word in _AUX_BE and after + 1 < len(words) and lower[after] in COMPARATIVES
+        if predicate and not content[after + 1]:  # not "Is faster storage better?"
             verbs.add(after)  # "Which is faster, X or Y?": what is asked of X and Y, not a thing compared
+            verbs.add(after + 2 if lower[after + 1] == "to" else after)  # "easier to configure, X or Y"
         # "the commit that introduced a bug" (after a verb, "decide which berth", "which" names a noun)
         relative = word in ("that", "which", "who") and i > 1 and nxt + 1 < len(words) and content[nxt]
         relative = relative and content[i - 1] and i - 1 not in verbs
@@ -414,8 +418,8 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
             stop += 1
         members.append((k - article, stop))
         end = j = stop
-        if lower[k - article - 1] in _COORDINATORS:
-            break
+        if lower[k - article - 1] in ("and", "or"):
+            break  # "A, B and C" ends at C; "A vs B vs C" goes on
     if len(members) == 1:
         return end, ()
     if articled and len(members) == sum(lower[a] in _ARTICLES for a, _ in members[1:]) + 1:

@@ -76,7 +76,8 @@ _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|two|three|many|several|multiple)\s+", re.IGNORECASE)
 _CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
-_VERSUS = re.compile(r"\s+(?:[vV][sS]\.?|[vV]ersus|or)\s+")  # not "OR": "INSERT OR REPLACE" is a name
+_VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
+_EITHER = re.compile(r"\s+or\s+")  # not "OR": "INSERT OR REPLACE" is a name
 _COMPARATIVE = re.compile(r"\s+(?:" + "|".join(sorted(COMPARATIVES)) + r")$", re.IGNORECASE)
 # how much a phrase's place in the question makes it the topic: what "What is" names first
 _ROLE_WEIGHT = {"named": 1.3, "subject": 1.0, "which": 1.0, "object": 0.9, "pp": 0.8, "clause": 0.8}
@@ -107,11 +108,15 @@ def _clauses(question: str) -> list[str]:
 
 
 def _display(phrase: Phrase) -> str:
-    """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, the
-    things it compares joined by "and" ("How do WAL mode and rollback journal work?", not "... vs ..." nor
-    "... or ...")."""
+    """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, "vs"
+    read as "or" ("Is git merge or git rebase safe ...?" where the question says "is it safe")."""
     shown = _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
-    return _VERSUS.sub(" and ", shown) if phrase.items else shown
+    return _VERSUS.sub(" or ", shown) if phrase.items else shown  # "is it safe": "Is X or Y safe"
+
+
+def _together(phrase: Phrase) -> str:
+    """The things a phrase compares named together: "How do the event MPM and the worker MPM work?"."""
+    return _EITHER.sub(" and ", _display(phrase)) if phrase.items else _display(phrase)
 
 
 def _core(phrase: Phrase) -> str:
@@ -349,7 +354,7 @@ def _aspects(
     clause: str, whole: str, phrase: Phrase, rarity: Mapping[str, float] | None
 ) -> tuple[list[str], list[str]]:
     """The aspect sub-questions that fit the topic, and a query for each thing the question compares."""
-    topic, plural = _display(phrase), phrase.plural
+    topic, plural = _together(phrase), phrase.plural
     aspects: list[str] = []
     # the members of a coordination are asked about one by one when the question compares them, not in
     # "my username and password"
@@ -441,7 +446,8 @@ def _resolve_pronouns(clause: str, topic: str) -> str:
 
 def _only(clause: str, phrase: Phrase) -> bool:
     """The clause is the phrase alone (no question word, no verb): "git rebase or git merge?"."""
-    return clause.strip(" ?.,").lower() == phrase.text.lower() and not _ASKS.match(clause)
+    bare = re.sub(r"\b(vs)\.", r"\1", clause.strip(" ?.,"), flags=re.IGNORECASE)  # tokens drop the dot
+    return bare.lower() == phrase.text.lower() and not _ASKS.match(clause)
 
 
 def _as_question(clause: str) -> str:
