@@ -154,3 +154,24 @@ def test_an_option_out_of_range_is_named_as_typed_not_as_the_services_field(
     assert agent.main([*argv, *option, "--plain"]) == 2
     stderr = capsys.readouterr().err
     assert stderr.strip() == said, stderr
+
+
+def test_a_corpus_folder_without_documents_is_named_when_the_web_is_searched_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the run went on silently to the web; refused here by a bad option, so that nothing is searched
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "table.csv").write_text("a,b\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DEEPRESEARCH_HOME", str(tmp_path / "home"))
+    argv = ["--env-file", "/nonexistent", "run", "When is the lamp lit?", "--corpus", "notes", "--sources"]
+    argv.append("0")
+    assert agent.main([*argv, "--plain"]) == 2
+    stderr = capsys.readouterr().err
+    assert stderr.startswith(
+        "note: --corpus notes holds no .md, .txt, .html or .pdf document: this run searches the web only\n"
+    ), stderr
+    # a folder with a document says nothing of the kind
+    (tmp_path / "notes" / "lamp.md").write_text("# Lamp\n\nThe keeper lights the lamp at dusk every day.\n")
+    assert agent.main([*argv, "--plain"]) == 2
+    assert "note:" not in capsys.readouterr().err

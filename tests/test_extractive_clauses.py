@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
-from deepresearch.extractive.phrases import gerund, noun_phrases, plural_word, verbs
+from deepresearch.extractive.inflection import gerund, plural_word
+from deepresearch.extractive.phrases import noun_phrases, verbs
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 from deepresearch.extractive.text import content_tokens, plain_words
@@ -322,3 +323,65 @@ def test_a_comparative_is_its_adjective(graded: str, plain: str) -> None:
 def test_a_word_that_merely_ends_in_er_keeps_it(word: str) -> None:
     # a rule on every -er would make "filter" "filt"; "hardier" is not "hard", "earlier" not "ear"
     assert content_tokens(word) == [word]
+
+
+def test_things_compared_with_vs_are_asked_about_one_by_one() -> None:
+    # "What is typing.Protocol vs abc.ABC?", "How do git merge vs git rebase work?" and "Typing.Protocol vs
+    # abc.ABC?" (a code name capitalised, and no question word) were the sub-questions of such questions
+    assert _plan("lamp.Wick vs horn.Bell?") == [
+        "How do lamp.Wick and horn.Bell compare?",
+        "What is lamp.Wick?",
+        "What is horn.Bell?",
+        "What are the limitations of lamp.Wick and horn.Bell?",
+    ]
+    sub_questions = _plan("When should a keeper use the oil lamp versus the gas lamp in fog?")
+    assert sub_questions[1:3] == ["What is the oil lamp?", "What is the gas lamp?"], sub_questions
+    assert not any(" versus " in sq or " vs " in sq for sq in sub_questions[1:]), sub_questions
+    # "Is X or Y better ...?": better is asked of both, not a word of the last ("What is a horn better?")
+    assert _plan("Is a foghorn or a bell better for thick fog?")[1:3] == [
+        "What is a foghorn?",
+        "What is a bell?",
+    ]
+    # a capitalised keyword pair stays whole before "versus the default" (it was "What is LIGHT OR?": the
+    # last word was taken for a verb before "the default")
+    sub_questions = _plan(
+        "What happens to the beam with LIGHT OR DIM versus LIGHT OR FLASH versus the default?"
+    )
+    assert sub_questions[1:3] == ["What is LIGHT OR DIM?", "What is LIGHT OR FLASH?"], sub_questions
+    # three things compared are three ("lamp vs horn vs bell" lost the bell), with "vs." too; "VS Code" and
+    # "does vs code" name an editor, and "is it safe" reads "Is X or Y safe"
+    assert _plan("lamp.Wick vs. horn.Bell vs bell.Rope?")[:4] == [
+        "How do lamp.Wick, horn.Bell and bell.Rope compare?",
+        "What is lamp.Wick?",
+        "What is horn.Bell?",
+        "What is bell.Rope?",
+    ]
+    assert "What is vs code?" in _plan("Why does vs code not light the lamp?")
+    assert keyword_plan("How do I light the lamp from VS Code?", 6).topic == "VS Code"
+    sub_questions = _plan("Should I light the oil lamp or the gas lamp, and is it safe in a storm?")
+    assert "Is the oil lamp or the gas lamp safe in a storm?" in sub_questions, sub_questions
+    # a question that opens on a code name keeps its case
+    plan = keyword_plan("lamp.light() or lamp.dim(): which one wakes the keeper?", max_queries=6)
+    assert plan.sub_questions[0] == "lamp.light() or lamp.dim(): which one wakes the keeper?"
+
+
+def test_a_comparison_asks_what_is_compared_not_the_comparative_nor_the_relation() -> None:
+    # "Which is faster, X or Y?" gave "What is faster?"; "the pros and cons of X" gave "What are pros?"
+    sub_questions = _plan("Which is faster, the oil lamp or the gas lamp?")
+    assert sub_questions[1:3] == ["What is the oil lamp?", "What is the gas lamp?"], sub_questions
+    # ... but a comparative before its noun is part of the phrase ("faster storage"), and one before "to"
+    # takes its verb along ("easier to configure, X or Y" asked "What is configure?")
+    assert "What is faster storage?" in _plan("Is faster storage better for a lighthouse?")
+    sub_questions = _plan("Which is easier to light, lamp_oil or lamp_gas in the tower?")
+    assert sub_questions[1:3] == ["What is lamp_oil?", "What is lamp_gas?"], sub_questions
+    # a run of nouns ends at its last one: "OIL lamp or a gas lamp" took "lamp" for a verb ("What is OIL?")
+    assert "What is OIL lamp?" in _plan("Is OIL lamp or a gas lamp faster in thick fog?")
+    sub_questions = _plan("What are the pros and cons of the gas lamp for a lighthouse?")
+    assert "What is the gas lamp?" in sub_questions or "How does the gas lamp work?" in sub_questions
+    assert not any(sq.startswith(("What are pros", "What are cons")) for sq in sub_questions), sub_questions
+    # "How does X compare to Y": the verb is "compare", not the last word of X ("What is OIL?" for "OIL lamp")
+    assert "What is OIL lamp?" in _plan("How does OIL lamp compare to a gas lamp for thick fog?")
+    # the members are asked about together with "and": "How do the oil lamp or the gas lamp work?" is no
+    # English; a capitalised OR inside a name stays ("LIGHT OR DIM")
+    sub_questions = _plan("What is better: the oil lamp or the gas lamp?")
+    assert "How do the oil lamp and the gas lamp work?" in sub_questions, sub_questions

@@ -15,7 +15,9 @@ import itertools
 import re
 from dataclasses import dataclass
 
-__all__ = ["Phrase", "asker_condition", "gerund", "noun_phrases", "plural_word", "tokens", "verbs"]
+from deepresearch.extractive.inflection import plural_word
+
+__all__ = ["COMPARATIVES", "Phrase", "asker_condition", "noun_phrases", "tokens", "verbs"]
 
 
 def _set(words: str) -> frozenset[str]:
@@ -36,6 +38,8 @@ _PREPOSITIONS = _set(
     "during through across via per than as like within upon behind beyond instead"
 )
 _CONJUNCTIONS = _set("and or but nor")
+_VERSUS = _set("vs versus")  # joins the things a question compares ("X vs Y"), never two verbs
+_COORDINATORS = _set("and or vs versus")  # what joins the members of a coordination
 _SUBORDINATORS = _set("when while if whether because although though unless until since once that")
 _ADVERBS = _set(
     "not n't never still really actually too very also just only even ever always already yet then there "
@@ -56,12 +60,19 @@ _QUANTITY_NOUNS = _set(
     "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
 )
 _ARTICLES = _set("a an the")
+_RELATING = ("compar", "differ", "relat", "interact", "correspond")  # verbs of "how does X ... to Y"
+COMPARATIVES = _set(
+    "faster slower larger smaller bigger better worse safer easier harder cheaper quicker longer shorter"
+    " higher lower"
+)
 _NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
 # "the difference between X and Y": a relation, what it relates is what is asked about
-_RELATION_NOUNS = _set("difference differences distinction distinctions relationship comparison tradeoffs")
+_RELATION_NOUNS = _set(
+    "difference differences distinction distinctions relationship comparison tradeoffs"
+) | {"pros and cons", "advantages and disadvantages", "benefits and drawbacks", "strengths and weaknesses"}
 FUNCTION_WORDS = (
     _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
-    | _CONJUNCTIONS | _SUBORDINATORS | _ADVERBS | _PARTICLES
+    | _CONJUNCTIONS | _VERSUS | _SUBORDINATORS | _ADVERBS | _PARTICLES
 )  # fmt: skip
 # "the with statement", "for loops": a keyword named as such is a content word there
 _KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop loops operator operators")
@@ -83,24 +94,6 @@ class Phrase:
     @property
     def plural(self) -> bool:
         return bool(self.items) or plural_word(self.head)
-
-
-# nouns that end in a single "s" and are singular: "What is the lens?", not "What are the lens?"
-_SINGULAR_IN_S = _set("lens alias atlas bias canvas gas chaos news series species")
-
-
-def plural_word(text: str) -> bool:
-    """Whether the phrase's last word looks plural (an -s that is not -ss, -us, -is nor a singular noun)."""
-    words = text.split()
-    last = words[-1].lower() if words else ""
-    if any(word.startswith("-") for word in words):
-        return False  # a command line ("git merge -s ours") is one thing
-    return (
-        last.endswith("s")
-        and not last.endswith(("ss", "us", "is"))
-        and "." not in last
-        and last not in _SINGULAR_IN_S
-    )
 
 
 def tokens(text: str) -> list[str]:
@@ -127,6 +120,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
     if _named_am(word, previous, following):
         return True
+    if lower in _VERSUS and (word[:2] == "VS" or not previous or previous.lower() in FUNCTION_WORDS):
+        return True  # "VS Code", "does vs code": a name, not "versus" (which follows a thing compared)
     if lower in FUNCTION_WORDS or lower in _AUX_DO | _AUX_BE | _AUX_HAVE:
         # "WITHOUT ROWID", "INSERT OR REPLACE": a capitalised keyword before another is part of a name
         keyword = _CAPITALS.match(word) is not None and _CAPITALS.match(following) is not None
@@ -144,7 +139,8 @@ def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], 
         if content[j]:
             run.append(j)
         j += 1
-    return run, j
+    # ... up to its last content word: "WAL mode or a journal" is two phrases, not "mode" and its object
+    return run, run[-1] + 1 if run else j
 
 
 def _verbs(words: list[str]) -> set[int]:
@@ -174,6 +170,10 @@ def _verbs(words: list[str]) -> set[int]:
         if word in _AUX_BE and i > 1 and content[i - 1] and after < len(words) and content[after]:
             run, _ = _run(words, after, content)
             verbs.update(run)  # "HEAD is detached", "is still fresh": a predicate, no noun
+        predicate = word in _AUX_BE and after + 1 < len(words) and lower[after] in COMPARATIVES
+        if predicate and not content[after + 1]:  # not "Is faster storage better?"
+            verbs.add(after)  # "Which is faster, X or Y?": what is asked of X and Y, not a thing compared
+            verbs.add(after + 2 if lower[after + 1] == "to" else after)  # "easier to configure, X or Y"
         # "the commit that introduced a bug" (after a verb, "decide which berth", "which" names a noun)
         relative = word in ("that", "which", "who") and i > 1 and nxt + 1 < len(words) and content[nxt]
         relative = relative and content[i - 1] and i - 1 not in verbs
@@ -331,7 +331,9 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
     if following in _PREPOSITIONS | _SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:
         # after "does" or a modal the verb has no -s: "can worker threads share memory in" (a plural noun
         # still belongs to the subject), "does deepresearch avoid repeating paid calls when"
-        return next((i for i in run[1:] if not _third_person(words[i])), run[1])
+        # ... but a verb that relates what it compares is one wherever it stands ("does WAL mode compare to")
+        relating = [i for i in run[1:] if words[i].lower().startswith(_RELATING)]
+        return relating[0] if relating else next((i for i in run[1:] if not _third_person(words[i])), run[1])
     return run[-1]
 
 
@@ -400,15 +402,15 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         end += 1
     members = [(i, end)]
     j = end
-    while j < len(words) and lower[j] in (",", "and", "or"):
+    while j < len(words) and (lower[j] == "," or lower[j] in _COORDINATORS):
         k = j + 1
-        if k < len(words) and lower[k] in ("and", "or"):
+        if k < len(words) and lower[k] in _COORDINATORS:
             k += 1
         articled = i > 0 and lower[i - 1] in _ARTICLES
         article = articled and k + 1 < len(words) and lower[k] in _ARTICLES
         k += int(article)  # "a rowid table and a WITHOUT ROWID table": each member with its own article
         if not content(k) or (
-            lower[j] == "," and not any(lower[m] in ("and", "or") for m in range(k, min(k + 5, len(words))))
+            lower[j] == "," and not any(lower[m] in _COORDINATORS for m in range(k, min(k + 5, len(words))))
         ):
             break
         stop = k
@@ -417,7 +419,7 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         members.append((k - article, stop))
         end = j = stop
         if lower[k - article - 1] in ("and", "or"):
-            break
+            break  # "A, B and C" ends at C; "A vs B vs C" goes on
     if len(members) == 1:
         return end, ()
     if articled and len(members) == sum(lower[a] in _ARTICLES for a, _ in members[1:]) + 1:
@@ -465,30 +467,3 @@ def asker_condition(question: str) -> tuple[str, str]:
     if match is None or not noun_phrases(question[: match.start()]):
         return "", ""
     return question[: match.start()], match.group(1)
-
-
-def gerund(verb: str) -> str:
-    """use -> using, run -> running, create -> creating, bind -> binding, set -> setting."""
-    lower = verb.lower()
-    if lower.endswith("ie"):
-        return verb[:-2] + "ying"
-    if lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")):
-        return verb[:-1] + "ing"
-    one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
-    if (
-        (one_syllable or lower.endswith(_STRESSED_LAST))
-        and len(lower) >= 3
-        and lower[-1] not in "aeiouwxy"
-        and lower[-2] in "aeiou"
-        and lower[-3] not in "aeiou"
-    ):
-        return verb + verb[-1] + "ing"  # run -> running, split -> splitting, commit -> committing
-    return verb + "ing"
-
-
-# verbs of two syllables stressed on the last, whose final consonant doubles (edit -> editing does not)
-_STRESSED_LAST = (
-    "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
-    "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
-    "upset", "reset", "unset", "embed",
-)  # fmt: skip

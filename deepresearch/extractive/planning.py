@@ -19,7 +19,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, gerund, noun_phrases, plural_word, tokens
+from deepresearch.extractive.inflection import gerund, listed, plural_word
+from deepresearch.extractive.phrases import COMPARATIVES, FUNCTION_WORDS, Phrase, noun_phrases, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
@@ -74,11 +75,10 @@ _CONFIG_WORDS = re.compile(
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|two|three|many|several|multiple)\s+", re.IGNORECASE)
-_COMPARATIVE = re.compile(
-    r"\s+(?:faster|slower|larger|smaller|bigger|better|worse|safer|easier|harder|cheaper|quicker|longer|"
-    r"shorter|higher|lower)$",
-    re.IGNORECASE,
-)
+_CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
+_VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
+_EITHER = re.compile(r"\s+or\s+")  # not "OR": "INSERT OR REPLACE" is a name
+_COMPARATIVE = re.compile(r"\s+(?:" + "|".join(sorted(COMPARATIVES)) + r")$", re.IGNORECASE)
 # how much a phrase's place in the question makes it the topic: what "What is" names first
 _ROLE_WEIGHT = {"named": 1.3, "subject": 1.0, "which": 1.0, "object": 0.9, "pp": 0.8, "clause": 0.8}
 _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the subject matter
@@ -108,8 +108,15 @@ def _clauses(question: str) -> list[str]:
 
 
 def _display(phrase: Phrase) -> str:
-    """The phrase as the sub-questions name it: its article kept, a possessive or a count left out."""
-    return _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
+    """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, "vs"
+    read as "or" ("Is git merge or git rebase safe ...?" where the question says "is it safe")."""
+    shown = _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
+    return _VERSUS.sub(" or ", shown) if phrase.items else shown  # "is it safe": "Is X or Y safe"
+
+
+def _together(phrase: Phrase) -> str:
+    """The things a phrase compares named together: "How do the event MPM and the worker MPM work?"."""
+    return _EITHER.sub(" and ", _display(phrase)) if phrase.items else _display(phrase)
 
 
 def _core(phrase: Phrase) -> str:
@@ -233,6 +240,9 @@ def keyword_plan(
     topic = _display(phrase) if phrase else ""
     clauses, asked = _asked(_clauses(question), topic)
     sub_questions = [_as_question(clause) for clause in asked]
+    if phrase and len(phrase.items) >= 2 and _only(asked[0], phrase):
+        # "typing.Protocol vs abc.ABC?" asks nothing in words: how the two compare
+        sub_questions[0] = f"How do {listed(list(phrase.items))} compare?"
     whole = " ".join(asked)
     aspects, item_queries = _aspects(asked[0], whole, phrase, rarity) if phrase else ([], [])
     sub_questions = list(dict.fromkeys(sub_questions + aspects))[:max_sub_questions]
@@ -344,7 +354,7 @@ def _aspects(
     clause: str, whole: str, phrase: Phrase, rarity: Mapping[str, float] | None
 ) -> tuple[list[str], list[str]]:
     """The aspect sub-questions that fit the topic, and a query for each thing the question compares."""
-    topic, plural = _display(phrase), phrase.plural
+    topic, plural = _together(phrase), phrase.plural
     aspects: list[str] = []
     # the members of a coordination are asked about one by one when the question compares them, not in
     # "my username and password"
@@ -434,16 +444,26 @@ def _resolve_pronouns(clause: str, topic: str) -> str:
     return _PRONOUN_IT.sub(topic, clause, count=1)
 
 
+def _only(clause: str, phrase: Phrase) -> bool:
+    """The clause is the phrase alone (no question word, no verb): "git rebase or git merge?"."""
+    bare = re.sub(r"\b(vs)\.", r"\1", clause.strip(" ?.,"), flags=re.IGNORECASE)  # tokens drop the dot
+    return bare.lower() == phrase.text.lower() and not _ASKS.match(clause)
+
+
 def _as_question(clause: str) -> str:
+    """The clause as a question: a capital first, unless it opens on a name written in code's case
+    ("typing.Protocol", "mod_proxy", "sqlite3_open()"), which keeps it."""
     clause = clause.strip(" ?.,")
-    return clause[:1].upper() + clause[1:] + "?"
+    first = clause.split()[0] if clause.split() else ""
+    return (clause if _CODE_NAME.search(first) else clause[:1].upper() + clause[1:]) + "?"
 
 
 def _items(phrase: Phrase) -> list[str]:
     """The members of a coordinated topic, each named in full: "the prefork, worker and event
     multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
     formatters" stay as they are."""
-    items = list(phrase.items)
+    # "Is X or Y better ...?": the comparative is what is asked of the members, not a word of the last one
+    items = [_COMPARATIVE.sub("", item).strip() for item in phrase.items]
     if not 2 <= len(items) <= 3 or any(len(_bare(item).split()) > 4 for item in items):
         return []
     first = items[0].split()

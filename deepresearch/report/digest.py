@@ -22,6 +22,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from deepresearch.extractive.inflection import listed
 from deepresearch.extractive.planning import asks_about_limits, keyword_plan, term_weights, without_aspects
 from deepresearch.extractive.sentences import NEAR_DUPLICATE
 from deepresearch.extractive.text import content_tokens, split_sentences
@@ -215,7 +216,7 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     share = FINDINGS_BUDGET // max(len(sub_questions), 1)
     per_question = max(FINDINGS_PER_SUB_QUESTION[0], min(FINDINGS_PER_SUB_QUESTION[1], share))
     evidence = {e["sub_question"] for e in state.get("evidence", [])}
-    listed = 0
+    shown = 0
     for sub_question in sub_questions:
         mine = [f for f in [*facts, *implications] if f["sub_question"] == sub_question]
         if asks_about_limits(sub_question):  # a stated limit answers it
@@ -229,16 +230,16 @@ def extractive_report_body(state: dict[str, Any]) -> str:
         if chosen:
             lines += [f"### {sub_question}", ""]
             lines += [f"- {cite(f)}" for f in sorted(chosen, key=lambda f: f.get("order", [0, 0]))] + [""]
-            listed += 1
+            shown += 1
         elif sub_question not in evidence:
             lines += [f"### {sub_question}", "", "No fetched source addressed this sub-question.", ""]
-            listed += 1
-    if not listed:
+            shown += 1
+    if not shown:
         lines += ["Every finding is in the summary above.", ""]
     lines += ["## Disagreements and risks", ""]
     risk_lines = pick([f for f in risks if RISK.search(f["statement"])], RISKS_LISTED)
     lines += [f"- {cite(f)}" for f in risk_lines] or [
-        NO_OTHER_RISKS.format(_listed([f"\u201c{q}\u201d" for q in quoted_under]))
+        NO_OTHER_RISKS.format(listed([f"\u201c{q}\u201d" for q in quoted_under]))
         if quoted_under
         else NO_RISKS
     ]
@@ -256,11 +257,6 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     lines += ["", "## Recommendations", ""]
     lines += _recommendations(state, used, critique, limits_listed=bool(risk_lines))
     return "\n".join(lines) + "\n"
-
-
-def _listed(names: list[str]) -> str:
-    """ "A", "A and B", "A, B and C"."""
-    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 def _recommendations(

@@ -1,0 +1,60 @@
+"""Word forms the planner and the report write with: whether a phrase is plural ("What are ..." or "What is
+..."), a verb's -ing form ("What are the limitations of *creating* ..."), names listed ("A, B and C")."""
+
+from __future__ import annotations
+
+import re
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+# nouns that end in a single "s" and are singular: "What is the lens?", not "What are the lens?"
+_SINGULAR_IN_S = _set("lens alias atlas bias canvas gas chaos news series species")
+
+
+def plural_word(text: str) -> bool:
+    """Whether the phrase's last word looks plural (an -s that is not -ss, -us, -is nor a singular noun)."""
+    words = text.split()
+    last = words[-1].lower() if words else ""
+    if any(word.startswith("-") for word in words):
+        return False  # a command line ("git merge -s ours") is one thing
+    return (
+        last.endswith("s")
+        and not last.endswith(("ss", "us", "is"))
+        and not any(mark in last for mark in "._")  # "os.path", "lamp_gas": a name, not a plural
+        and last not in _SINGULAR_IN_S
+    )
+
+
+def gerund(verb: str) -> str:
+    """use -> using, run -> running, create -> creating, bind -> binding, set -> setting."""
+    lower = verb.lower()
+    if lower.endswith("ie"):
+        return verb[:-2] + "ying"
+    if lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")):
+        return verb[:-1] + "ing"
+    one_syllable = len(re.findall(r"[aeiouy]+", lower)) == 1
+    if (
+        (one_syllable or lower.endswith(_STRESSED_LAST))
+        and len(lower) >= 3
+        and lower[-1] not in "aeiouwxy"
+        and lower[-2] in "aeiou"
+        and lower[-3] not in "aeiou"
+    ):
+        return verb + verb[-1] + "ing"  # run -> running, split -> splitting, commit -> committing
+    return verb + "ing"
+
+
+# verbs of two syllables stressed on the last, whose final consonant doubles (edit -> editing does not)
+_STRESSED_LAST = (
+    "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
+    "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
+    "upset", "reset", "unset", "embed",
+)  # fmt: skip
+
+
+def listed(names: list[str]) -> str:
+    """ "A", "A and B", "A, B and C"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
