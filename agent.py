@@ -177,7 +177,7 @@ def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
 def _options_patch(args: argparse.Namespace) -> Patch:
     """The run's options as given on the command line, typed as the API's (the service merges them over
     the defaults)."""
-    from deepresearch.search.folder import has_documents
+    from deepresearch.search.folder import DOCUMENT_KINDS, has_documents
     from deepresearch.service.options import options_patch
 
     if args.corpus and not args.corpus.is_dir():
@@ -188,11 +188,8 @@ def _options_patch(args: argparse.Namespace) -> Patch:
         raise InvalidInput(f"--corpus {args.corpus}: no such folder")
     if args.corpus and not args.corpus_only and not has_documents(args.corpus):
         # not an error (the web is searched), but the folder was meant to be read: say it is not
-        print(
-            f"note: --corpus {args.corpus} holds no .md, .txt, .html or .pdf document: this run searches the"
-            " web only",
-            file=sys.stderr,
-        )
+        said = f"--corpus {args.corpus} holds no {DOCUMENT_KINDS} document: this run searches the web only"
+        print(f"note: {said}", file=sys.stderr)
     given = {
         "max_research_loops": args.loops,
         "queries_per_round": args.queries,

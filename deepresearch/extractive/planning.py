@@ -111,7 +111,7 @@ def _display(phrase: Phrase) -> str:
     """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, "vs"
     read as "or" ("Is git merge or git rebase safe ...?" where the question says "is it safe")."""
     shown = _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
-    return _VERSUS.sub(" or ", shown) if phrase.items else shown  # "is it safe": "Is X or Y safe"
+    return _VERSUS.sub(" or ", shown) if phrase.items else shown
 
 
 def _together(phrase: Phrase) -> str:

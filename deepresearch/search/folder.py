@@ -9,9 +9,12 @@ from pathlib import Path
 
 from deepresearch.search.documents import SUPPORTED_SUFFIXES, sphinx_copy
 
-__all__ = ["HAS_DOCUMENTS_SCAN", "folder_documents", "has_documents"]
+__all__ = ["DOCUMENT_KINDS", "HAS_DOCUMENTS_SCAN", "folder_documents", "has_documents"]
 
 logger = logging.getLogger(__name__)
+
+DOCUMENT_KINDS = ".md, .txt, .html or .pdf"
+"""The kinds of document a corpus folder is searched for, as messages name them (SUPPORTED_SUFFIXES)."""
 
 
 class _ScanLimit(Exception):

@@ -23,10 +23,9 @@ _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
 _OWN_LINE = re.compile(
     r"^ {0,3}(?:>|<|\|)"  # block quote, HTML block, table row
-    r"|^ {0,3}(?:=+|-+)\s*$"  # a setext heading's underline
     r"|^ {0,3}([-*_])(?:\s*\1){2,}\s*$"  # thematic break
 )
-_SETEXT = re.compile(r"^ {0,3}(?:=+|-+)\s*$")
+_SETEXT = re.compile(r"^ {0,3}(?:=+|-+)\s*$")  # a setext heading's underline
 _TABLE_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-*:?\s*)+\|?\s*$")
 _HARD_BREAK = re.compile(r"(?: {2,}|\\)$")
 
@@ -69,7 +68,7 @@ def unwrap(text: str) -> str:
 
 def _own_line(line: str, following: str, previous: str) -> bool:
     """A line that is a block of its own, or the heading above a setext underline, or a table's row."""
-    if _HEADING.match(line) or _OWN_LINE.match(line):
+    if _HEADING.match(line) or _OWN_LINE.match(line) or _SETEXT.match(line):
         return True
     if "|" in line and _TABLE_DELIMITER.match(following):
         return True  # a table's header row

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from config import Settings, describe_validation_error, error_message
 from deepresearch.errors import InvalidInput
 from deepresearch.options import OptionsPatch, ResearchOptions, merge_options
-from deepresearch.search.folder import has_documents
+from deepresearch.search.folder import DOCUMENT_KINDS, has_documents
 from deepresearch.service.auth import Principal
 from deepresearch.service.collections import Collections
 from deepresearch.service.webhooks import WebhookRefused, check_webhook_url
@@ -128,7 +128,7 @@ def checked_options(
         # collection always holds a document (it goes with its last one)
         if options.corpus_only and not options.corpus and not has_documents(Path(options.corpus_dir)):
             raise InvalidInput(
-                f"folder {options.corpus_dir} holds no .md, .txt, .html or .pdf document to search: add "
+                f"folder {options.corpus_dir} holds no {DOCUMENT_KINDS} document to search: add "
                 "documents, or turn corpus-only off to search the web too",
                 "options.corpus_dir",
             )
