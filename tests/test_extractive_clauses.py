@@ -385,3 +385,14 @@ def test_a_comparison_asks_what_is_compared_not_the_comparative_nor_the_relation
     # English; a capitalised OR inside a name stays ("LIGHT OR DIM")
     sub_questions = _plan("What is better: the oil lamp or the gas lamp?")
     assert "How do the oil lamp and the gas lamp work?" in sub_questions, sub_questions
+
+
+def test_the_drawbacks_of_x_ask_about_x_and_them_are_the_drawbacks() -> None:
+    # "What are the drawbacks of X?" asked "How do the drawbacks work?" and searched "drawbacks" alone; "the
+    # limitations of X" likewise ("How do the limitations work?")
+    for relation in ("drawbacks", "benefits", "limitations", "trade-offs", "advantages"):
+        sub_questions = _plan(f"What are the {relation} of the gas lamp in a lighthouse?")
+        assert sub_questions[1] == "How does the gas lamp work?", sub_questions
+    # "... and how do I avoid them?": them are the pitfalls of X, not X ("How do I avoid the gas lamps?")
+    sub_questions = _plan("What are the pitfalls of gas lamps and how do I avoid them?")
+    assert sub_questions[1] == "How do I avoid the pitfalls of gas lamps?", sub_questions

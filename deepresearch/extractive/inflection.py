@@ -1,9 +1,12 @@
 """Word forms the planner and the report write with: whether a phrase is plural ("What are ..." or "What is
-..."), a verb's -ing form ("What are the limitations of *creating* ..."), names listed ("A, B and C")."""
+..."), a verb's -ing form ("What are the limitations of *creating* ..."), names listed ("A, B and C"), and a
+clause as a question."""
 
 from __future__ import annotations
 
 import re
+
+_CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
 
 
 def _set(words: str) -> frozenset[str]:
@@ -58,3 +61,11 @@ _STRESSED_LAST = (
 def listed(names: list[str]) -> str:
     """ "A", "A and B", "A, B and C"."""
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def as_question(clause: str) -> str:
+    """The clause as a question: a capital first, unless it opens on a name written in code's case
+    ("typing.Protocol", "mod_proxy", "sqlite3_open()"), which keeps it."""
+    clause = clause.strip(" ?.,")
+    first = clause.split()[0] if clause.split() else ""
+    return (clause if _CODE_NAME.search(first) else clause[:1].upper() + clause[1:]) + "?"

@@ -66,9 +66,11 @@ COMPARATIVES = _set(
     " higher lower"
 )
 _NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
-# "the difference between X and Y": a relation, what it relates is what is asked about
+# "the difference between X and Y", "the drawbacks of X": a relation, what it relates is what is asked about
 _RELATION_NOUNS = _set(
-    "difference differences distinction distinctions relationship comparison tradeoffs"
+    "difference differences distinction distinctions relationship comparison tradeoffs tradeoff trade-offs"
+    " trade-off advantages advantage disadvantages benefits drawbacks downsides upsides pros cons strengths"
+    " weaknesses limitations limits pitfalls caveats risks"
 ) | {"pros and cons", "advantages and disadvantages", "benefits and drawbacks", "strengths and weaknesses"}
 FUNCTION_WORDS = (
     _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS

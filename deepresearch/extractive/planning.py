@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from deepresearch.extractive.inflection import gerund, listed, plural_word
+from deepresearch.extractive.inflection import as_question, gerund, listed, plural_word
 from deepresearch.extractive.phrases import COMPARATIVES, FUNCTION_WORDS, Phrase, noun_phrases, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
@@ -75,8 +75,12 @@ _CONFIG_WORDS = re.compile(
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|two|three|many|several|multiple)\s+", re.IGNORECASE)
-_CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
 _VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
+_RELATION_OF = re.compile(
+    r"\b(the (?:pitfalls|drawbacks|downsides|risks|limitations|limits|caveats|disadvantages|advantages|"
+    r"benefits|trade-?offs|pros and cons) of .+)$",
+    re.IGNORECASE,
+)
 _EITHER = re.compile(r"\s+or\s+")  # not "OR": "INSERT OR REPLACE" is a name
 _COMPARATIVE = re.compile(r"\s+(?:" + "|".join(sorted(COMPARATIVES)) + r")$", re.IGNORECASE)
 # how much a phrase's place in the question makes it the topic: what "What is" names first
@@ -239,7 +243,7 @@ def keyword_plan(
     phrase = choose_topic(question, rarity)
     topic = _display(phrase) if phrase else ""
     clauses, asked = _asked(_clauses(question), topic)
-    sub_questions = [_as_question(clause) for clause in asked]
+    sub_questions = [as_question(clause) for clause in asked]
     if phrase and len(phrase.items) >= 2 and _only(asked[0], phrase):
         # "typing.Protocol vs abc.ABC?" asks nothing in words: how the two compare
         sub_questions[0] = f"How do {listed(list(phrase.items))} compare?"
@@ -282,7 +286,9 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
         antecedent = _clause_task(asked[-1]) or topic
         if antecedent:
             clause = _DEMONSTRATIVE.sub(lambda m, a=antecedent: m.group(1) + a, clause, count=1)
-        clause = _resolve_pronouns(clause, topic)
+        # "What are the pitfalls of X, and how do I avoid them?": them are the pitfalls of X, not X
+        relation = _RELATION_OF.search(asked[0])
+        clause = _resolve_pronouns(clause, relation.group(1) if relation else topic)
         asked.append(_anchor(clause, " ".join(asked + statements), _clause_task(asked[0]), topic))
     return asking, asked
 
@@ -448,14 +454,6 @@ def _only(clause: str, phrase: Phrase) -> bool:
     """The clause is the phrase alone (no question word, no verb): "git rebase or git merge?"."""
     bare = re.sub(r"\b(vs)\.", r"\1", clause.strip(" ?.,"), flags=re.IGNORECASE)  # tokens drop the dot
     return bare.lower() == phrase.text.lower() and not _ASKS.match(clause)
-
-
-def _as_question(clause: str) -> str:
-    """The clause as a question: a capital first, unless it opens on a name written in code's case
-    ("typing.Protocol", "mod_proxy", "sqlite3_open()"), which keeps it."""
-    clause = clause.strip(" ?.,")
-    first = clause.split()[0] if clause.split() else ""
-    return (clause if _CODE_NAME.search(first) else clause[:1].upper() + clause[1:]) + "?"
 
 
 def _items(phrase: Phrase) -> list[str]:
