@@ -34,8 +34,8 @@ _POINTS_BACK = re.compile(
 
 
 # judged words after an expletive "it": with "that" or "whether" any of them ("It is likely that ..."); with
-# "to" only those that judge an act, never a thing ("It is safe to call from any thread" is said of a
-# function, "It is safe to call this function" is not: only the first list may take an object-less "to")
+# "to" only those that judge an act ("It is possible to ..."): "It is safe to call from any thread" and "It
+# is likely to be removed" are said of a function, so "safe" or "likely" before "to" keeps "it" leaning
 _JUDGED_ACT = (
     "possible|impossible|necessary|unnecessary|important|advisable|inadvisable|recommended|advised|"
     "suggested|encouraged|discouraged|error|mistake|idea|practice|best|better|wise|unwise|customary|"
