@@ -174,7 +174,7 @@ def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
 
 
-def _options_patch(args: argparse.Namespace) -> Patch:
+def _options_patch(args: argparse.Namespace, settings: Settings) -> Patch:
     """The run's options as given on the command line, typed as the API's (the service merges them over
     the defaults)."""
     from deepresearch.search.folder import DOCUMENT_KINDS, has_documents
@@ -186,7 +186,8 @@ def _options_patch(args: argparse.Namespace) -> Patch:
                 f"--corpus {args.corpus}: is a file, not a folder; name the folder that holds the documents"
             )
         raise InvalidInput(f"--corpus {args.corpus}: no such folder")
-    if args.corpus and not args.corpus_only and not has_documents(args.corpus):
+    web = not (args.corpus_only or settings.corpus_only)  # corpus-only: the service refuses such a folder
+    if args.corpus and web and not has_documents(args.corpus):
         # not an error (the web is searched), but the folder was meant to be read: say it is not
         said = f"--corpus {args.corpus} holds no {DOCUMENT_KINDS} document: this run searches the web only"
         print(f"note: {said}", file=sys.stderr)
@@ -291,7 +292,7 @@ async def _main(args: argparse.Namespace, settings: Settings) -> int:
     async with open_engine(settings) as engine:
         service = RunService(engine, shutdown_grace_seconds=settings.shutdown_grace_seconds)
         if args.command == "run":
-            run = await service.create(args.question, _options_patch(args))
+            run = await service.create(args.question, _options_patch(args, settings))
             print(
                 f"Run {run.run_id} ({run.engine} engine) — artifacts in "
                 f"{settings.workspace_dir / (run.artifact_dir or '')}"

@@ -171,6 +171,12 @@ def test_a_corpus_folder_without_documents_is_named_when_the_web_is_searched_ins
     assert stderr.startswith(
         "note: --corpus notes holds no .md, .txt, .html or .pdf document: this run searches the web only\n"
     ), stderr
+    # corpus-only set in the environment: the web is not searched, and the folder is refused, not noted
+    monkeypatch.setenv("DEEPRESEARCH_CORPUS_ONLY", "true")
+    assert agent.main([*argv[:-2], "--plain"]) == 2
+    stderr = capsys.readouterr().err
+    assert "note:" not in stderr and "holds no .md, .txt, .html or .pdf document to search" in stderr, stderr
+    monkeypatch.delenv("DEEPRESEARCH_CORPUS_ONLY")
     # a folder with a document says nothing of the kind
     (tmp_path / "notes" / "lamp.md").write_text("# Lamp\n\nThe keeper lights the lamp at dusk every day.\n")
     assert agent.main([*argv, "--plain"]) == 2

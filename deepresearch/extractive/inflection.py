@@ -9,12 +9,10 @@ import re
 _CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
 
 
-def _set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
 # nouns that end in a single "s" and are singular: "What is the lens?", not "What are the lens?"
-_SINGULAR_IN_S = _set("lens alias atlas bias canvas gas chaos news series species")
+_SINGULAR_IN_S = frozenset(
+    ["lens", "alias", "atlas", "bias", "canvas", "gas", "chaos", "news", "series", "species"]
+)
 
 
 def plural_word(text: str) -> bool:
