@@ -75,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     run = sub.add_parser("run", help="research a question")
-    run.add_argument("question")
+    run.add_argument("question", help="the question to research, in quotes")
     run.add_argument("--corpus", type=Path, help="folder of .md/.txt/.html/.pdf documents to search too")
     run.add_argument("--corpus-only", action="store_true", help="search only the corpus, never the web")
     # the defaults shown are the engine's; DEEPRESEARCH_* settings in the environment or .env replace them
@@ -163,10 +163,12 @@ def _port(text: str) -> int:
 
 def _budget_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("budget (the run pauses at a checkpoint when one is reached)")
-    group.add_argument("--max-tokens", type=int, dest="max_llm_tokens", help="LLM tokens for the whole run")
-    group.add_argument("--max-searches", type=int, dest="max_search_calls", help="search calls")
-    group.add_argument("--max-fetches", type=int, dest="max_fetches", help="page fetches")
-    group.add_argument("--deadline", type=float, dest="deadline_seconds", help="seconds from the run's start")
+    # metavars as the README writes them, not the service's field names ("--max-tokens MAX_LLM_TOKENS")
+    add = group.add_argument
+    add("--max-tokens", type=int, dest="max_llm_tokens", metavar="N", help="LLM tokens for the whole run")
+    add("--max-searches", type=int, dest="max_search_calls", metavar="N", help="search calls")
+    add("--max-fetches", type=int, dest="max_fetches", metavar="N", help="page fetches")
+    add("--deadline", type=float, dest="deadline_seconds", metavar="SECONDS", help="seconds from the start")
 
 
 def _budget_overrides(args: argparse.Namespace) -> dict[str, Any]:

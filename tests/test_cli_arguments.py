@@ -97,6 +97,9 @@ def test_the_run_help_shows_each_default_and_the_setting_that_changes_it(
     ):
         said = f"default {getattr(OPTION_DEFAULTS, setting)}, or DEEPRESEARCH_{setting.upper()})"
         assert said in shown.split(f"{option} {option[2:].upper()}", 1)[1].split(" --", 1)[0], shown
+    # the budget options as the README writes them, not the service's field names ("MAX_LLM_TOKENS")
+    for usage in ("--max-tokens N", "--max-searches N", "--max-fetches N", "--deadline SECONDS"):
+        assert usage in shown, shown
 
 
 def test_a_corpus_folder_without_documents_is_refused_when_it_is_all_a_run_may_search(
