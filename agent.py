@@ -50,6 +50,7 @@ _FLAGS = {
     "results_per_query": "--results",
     "sources_to_fetch": "--sources",
     "corpus_dir": "--corpus",
+    "corpus_only": "--corpus-only",
     "budget.max_llm_tokens": "--max-tokens",
     "budget.max_search_calls": "--max-searches",
     "budget.max_fetches": "--max-fetches",
@@ -58,6 +59,8 @@ _FLAGS = {
 
 # a field the service names in a message about several options ("options.sources_to_fetch: ...")
 _AS_TYPED = re.compile(r"\b(?:options\.)?(" + "|".join(re.escape(name) for name in _FLAGS) + r")(?=: )")
+# ... or an option a message names in its text ("leave `corpus_only` off")
+_NAMED = re.compile(r"`(?:options\.)?(" + "|".join(re.escape(name) for name in _FLAGS) + r")`")
 
 
 async def _check_database(settings: Settings) -> None:
@@ -427,6 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the options as typed, not the service's field names ("--sources: Input should be ...")
         flag = _FLAGS.get((exc.field or "").removeprefix("options."))
         said = f"{flag}: {exc.reason}" if flag else _AS_TYPED.sub(lambda m: _FLAGS[m[1]], str(exc))
+        said = _NAMED.sub(lambda m: f"`{_FLAGS[m[1]]}`", said)
         print(f"error: {said}", file=sys.stderr)
     except (ValueError, TokenError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -117,6 +117,8 @@ def test_a_corpus_folder_without_documents_is_refused_when_it_is_all_a_run_may_s
     assert code == 2
     stderr = capsys.readouterr().err
     assert f"folder {empty} holds no .md, .txt, .html or .pdf document to search" in stderr, stderr
+    # the fix is named as the command line spells it (it said "turn corpus-only off")
+    assert "or leave `--corpus-only` off to search the web too" in stderr, stderr
     assert "Traceback" not in stderr
 
 

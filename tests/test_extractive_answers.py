@@ -1,7 +1,7 @@
 """The question's answering sections (issue [quality] part 2): the sections that answer the question, ranked
 as whole sections, are evidence on it, and their first sentences are findings in reading order whatever
 words they use. On small real inputs (invented domains); the figures over whole manuals are measured by
-bench/quality (docs/quality.md, session 12)."""
+bench/quality (bench/quality/JOURNAL.md, session 12)."""
 
 from __future__ import annotations
 
@@ -335,3 +335,29 @@ def test_a_second_page_that_answers_weighs_with_its_answering_sections() -> None
     second.append(_finding("Fog signals were first driven by steam engines.", 2, 0.2, 30))
     body = _two_source_body(first + second)
     assert "far buoy disappears [2]." in body and "steam engines [2]." in body, body
+
+
+def test_every_sub_question_read_for_has_its_section() -> None:
+    # a sub-question with passages but no quote of its own got no heading while the run said "3/3
+    # sub-questions covered" and the open questions still named it
+    lens, lamp, fog = "How does the lens work?", "How is the lamp lit?", "What does the fog do?"
+    findings = [
+        {**_finding("The lens bends the rays into one beam.", 1, 0.9, 1), "sub_question": lens},
+        {**_finding("The lens turns on a bath of mercury.", 1, 0.8, 2), "sub_question": lens},
+        {**_finding("The keeper lights the lamp at dusk.", 2, 0.7, 3), "sub_question": lamp},
+    ]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [lens, lamp, fog]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": [{"sub_question": q} for q in (lens, lamp, fog)],
+        "findings": {"fact_reviewer": {"findings": findings}},
+    }
+    body = extractive_report_body(state)
+    summary = body.split("## Findings")[0]
+    assert "The keeper lights the lamp at dusk" in summary, body  # the lamp's one quote went to the summary
+    sections = body.split("## Findings")[1].split("## Disagreements and risks")[0]
+    for heading in (lens, lamp, fog):
+        assert f"### {heading}" in sections, sections
+    assert sections.split(f"### {lamp}")[1].split("###")[0].strip() == "Its answers are quoted above."
+    assert sections.split(f"### {fog}")[1].strip() == "The passages read for it quote no answer to it."

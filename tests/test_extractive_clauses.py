@@ -396,3 +396,41 @@ def test_the_drawbacks_of_x_ask_about_x_and_them_are_the_drawbacks() -> None:
     # "... and how do I avoid them?": them are the pitfalls of X, not X ("How do I avoid the gas lamps?")
     sub_questions = _plan("What are the pitfalls of gas lamps and how do I avoid them?")
     assert sub_questions[1] == "How do I avoid the pitfalls of gas lamps?", sub_questions
+
+
+def test_both_sides_of_a_comparison_are_asked_about() -> None:
+    # "Is X safer than Y?", "How does X compare to Y?" and "the advantages of X over Y" asked only about X
+    # (or only Y): the other side was never searched for
+    for question in (
+        "Is the oil lamp brighter than the gas lamp in thick fog?",
+        "Is the oil lamp more reliable than the gas lamp in thick fog?",
+        "How does the oil lamp compare to the gas lamp in thick fog?",
+        "What are the advantages of the oil lamp over the gas lamp?",
+    ):
+        plan = keyword_plan(question, max_queries=6)
+        assert plan.sub_questions[0] == question, plan.sub_questions
+        sides = ["What is the oil lamp?", "What is the gas lamp?"]
+        assert plan.sub_questions[1:3] == sides, plan.sub_questions
+        assert {"oil lamp", "gas lamp"} <= set(plan.queries), plan.queries
+    # the limits asked about are the two sides', not "how the oil lamp compares to the gas lamp"
+    sub_questions = _plan("How does the oil lamp compare to the gas lamp?")
+    assert sub_questions[-1] == "What are the limitations of the oil lamp and the gas lamp?", sub_questions
+    # a comparative before "than" is asked of the two, not a word of the first ("What is git merge faster?")
+    assert _plan("Is lamp.light faster than lamp.dim on a cold night?")[1:3] == [
+        "What is lamp.light?",
+        "What is lamp.dim?",
+    ]
+    # "over" joins two sides only after a word that weighs them: here the lamp hangs over the door
+    plan = keyword_plan("Is the lamp over the door bright enough?", max_queries=6)
+    assert plan.topic == "the lamp", plan
+    assert "What is the door?" not in plan.sub_questions, plan.sub_questions
+
+
+def test_a_bare_member_and_an_articled_one_are_compared() -> None:
+    # "Which is safer, cancel or a second Ctrl-C?" planned only "What is a second Ctrl-C?": a member with
+    # its own article after one without ended the coordination
+    assert _plan("Which is safer, oil or a gas lamp?")[1:3] == ["What is oil?", "What is a gas lamp?"]
+    # ... and a question that compares two things is about them, not about what they are compared for
+    plan = keyword_plan("Which is faster for signalling, a horn or a bell?", max_queries=6)
+    assert plan.topic == "a horn or a bell", plan
+    assert plan.sub_questions[1:3] == ["What is a horn?", "What is a bell?"], plan.sub_questions

@@ -2,7 +2,7 @@
 alone in one, with the list that completes it in the other - is quoted in its longest form, and a definition
 under its term may be short. Without that, the report quoted the sentence alone and left the longer quote out
 (no sentence is quoted twice), losing what it went on to say. Invented domains, so nothing here is tuned on
-the quality sets; whole manuals are measured by bench/quality (docs/quality.md, session 15)."""
+the quality sets; whole manuals are measured by bench/quality (bench/quality/JOURNAL.md, session 15)."""
 
 from __future__ import annotations
 

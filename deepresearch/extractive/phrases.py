@@ -130,6 +130,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         return keyword or (
             lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in _KEYWORD_KIND
         )
+    if following.lower() == "than" and (lower in COMPARATIVES or lower.endswith("er")):
+        return False  # "Is git merge faster than git rebase?": what is asked of the two, not a word of one
     return word not in _CLOSES
 
 
@@ -409,8 +411,14 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         if k < len(words) and lower[k] in _COORDINATORS:
             k += 1
         articled = i > 0 and lower[i - 1] in _ARTICLES
-        article = articled and k + 1 < len(words) and lower[k] in _ARTICLES
-        k += int(article)  # "a rowid table and a WITHOUT ROWID table": each member with its own article
+        # "a rowid table and a WITHOUT ROWID table", "cancel or a second Ctrl-C": a member's own article
+        # (after a bare one only "a": "X versus the default" compares X with no thing of its own)
+        article = (
+            k + 1 < len(words)
+            and lower[k] in _ARTICLES
+            and (articled or (lower[j] in _COORDINATORS and lower[k] in ("a", "an")))
+        )
+        k += int(article)
         if not content(k) or (
             lower[j] == "," and not any(lower[m] in _COORDINATORS for m in range(k, min(k + 5, len(words))))
         ):

@@ -19,8 +19,19 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from deepresearch.extractive.comparison import (
+    COMPARATIVE,
+    COMPARES,
+    EITHER,
+    VERSUS,
+    WEIGHS,
+    bare,
+    compared,
+    members,
+    only,
+)
 from deepresearch.extractive.inflection import as_question, gerund, listed, plural_word
-from deepresearch.extractive.phrases import COMPARATIVES, FUNCTION_WORDS, Phrase, noun_phrases, tokens
+from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
@@ -53,6 +64,7 @@ _WHAT_IS = re.compile(r"^what\s+(?:is|are)\b", re.IGNORECASE)
 _HOW_WORK = re.compile(
     r"^how\s+(?:does|do|is|are|can)\s+.+?\s+(?:work|works|behave|function)\b", re.IGNORECASE
 )
+_RELATES = re.compile(r"^how\s+(?:does|do)\s+.+?\s+(?:compares?|stacks?\s+up)\s+(?:to|with|against)\b", re.I)
 _HOW_VERB = re.compile(r"^how\s+(?:does|do)\s+(\S+(?:\s+\S+)?)\s+([a-z]+)\s+(.+)$", re.IGNORECASE)
 _HOW_TO = re.compile(
     r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one(?!\s+[A-Z]))\s+(.+)$", re.IGNORECASE
@@ -75,18 +87,16 @@ _CONFIG_WORDS = re.compile(
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|two|three|many|several|multiple)\s+", re.IGNORECASE)
-_VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
 _RELATION_OF = re.compile(
     r"\b(the (?:pitfalls|drawbacks|downsides|risks|limitations|limits|caveats|disadvantages|advantages|"
     r"benefits|trade-?offs|pros and cons) of .+)$",
     re.IGNORECASE,
 )
-_EITHER = re.compile(r"\s+or\s+")  # not "OR": "INSERT OR REPLACE" is a name
-_COMPARATIVE = re.compile(r"\s+(?:" + "|".join(sorted(COMPARATIVES)) + r")$", re.IGNORECASE)
 # how much a phrase's place in the question makes it the topic: what "What is" names first
 _ROLE_WEIGHT = {"named": 1.3, "subject": 1.0, "which": 1.0, "object": 0.9, "pp": 0.8, "clause": 0.8}
 _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the subject matter
 _LATER_CLAUSE = 0.8  # the question's second clause ("... and what does it cost?")
+_COMPARED = 1.3  # the members of a comparison: what the question is about
 _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server configuration")
 SPECIFIC = 0.15
 """A topic in at most this share of the corpus's documents is specific enough for "What is X?" aspects."""
@@ -114,17 +124,17 @@ def _clauses(question: str) -> list[str]:
 def _display(phrase: Phrase) -> str:
     """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, "vs"
     read as "or" ("Is git merge or git rebase safe ...?" where the question says "is it safe")."""
-    shown = _COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
-    return _VERSUS.sub(" or ", shown) if phrase.items else shown
+    shown = COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
+    return VERSUS.sub(" or ", shown) if phrase.items else shown
 
 
 def _together(phrase: Phrase) -> str:
     """The things a phrase compares named together: "How do the event MPM and the worker MPM work?"."""
-    return _EITHER.sub(" and ", _display(phrase)) if phrase.items else _display(phrase)
+    return EITHER.sub(" and ", _display(phrase)) if phrase.items else _display(phrase)
 
 
 def _core(phrase: Phrase) -> str:
-    return _bare(_display(phrase))
+    return bare(_display(phrase))
 
 
 def lookup_phrases(question: str) -> list[str]:
@@ -188,8 +198,10 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     first = next((i for i, clause in enumerate(clauses) if _ASKS.match(clause)), 0)
     for index, clause in enumerate(clauses):
         asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)
-        for phrase in noun_phrases(clause):
+        for phrase in compared(clause, noun_phrases(clause)):
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
+            # "Which is faster for lookups, a dict or a set?" is about the things it compares
+            weight *= _COMPARED if phrase.items and WEIGHS.search(clause) else 1.0
             weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
@@ -212,9 +224,6 @@ def _specific(phrase: Phrase, rarity: Mapping[str, float] | None) -> bool:
         share = rarity.get(core.lower(), 0.0)
         return 0 < share <= SPECIFIC
     return any(_IDENTIFIER.search(w) or w[:1].isupper() for w in core.split()) or len(core.split()) >= 2
-
-
-_COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|or)\b", re.IGNORECASE)
 
 
 def _subject_matter(phrase: Phrase, rarity: Mapping[str, float] | None) -> bool:
@@ -244,7 +253,7 @@ def keyword_plan(
     topic = _display(phrase) if phrase else ""
     clauses, asked = _asked(_clauses(question), topic)
     sub_questions = [as_question(clause) for clause in asked]
-    if phrase and len(phrase.items) >= 2 and _only(asked[0], phrase):
+    if phrase and len(phrase.items) >= 2 and only(asked[0], phrase) and not _ASKS.match(asked[0]):
         # "typing.Protocol vs abc.ABC?" asks nothing in words: how the two compare
         sub_questions[0] = f"How do {listed(list(phrase.items))} compare?"
     whole = " ".join(asked)
@@ -364,7 +373,7 @@ def _aspects(
     aspects: list[str] = []
     # the members of a coordination are asked about one by one when the question compares them, not in
     # "my username and password"
-    items = _items(phrase) if _COMPARES.search(whole) else []
+    items = members(phrase) if COMPARES.search(whole) else []
     task = _task_phrase(clause)
     what_is = bool(_WHAT_IS.match(clause))
     if items:
@@ -374,14 +383,15 @@ def _aspects(
     if what_is and not re.search(r"\bhow\b", whole, re.IGNORECASE):
         aspects.append(f"How {'do' if plural else 'does'} {topic} work?")
     subject = next((p for p in noun_phrases(clause) if p.role == "subject"), None)
-    mechanism = _mechanism(clause, _display(subject)) if subject else None
+    # "How does X compare to Y?" is no mechanism of X: the limits asked about are the two sides'
+    mechanism = _mechanism(clause, _display(subject)) if subject and not _RELATES.match(clause) else None
     if not _LIMIT_WORDS.search(whole) and (
         task or mechanism or _subject_matter(phrase, rarity) or _HOW_WORK.match(clause)
     ):
         aspects.append(f"What are the limitations of {task or mechanism or topic}?")
     if _CONFIG_WORDS.search(whole) and not re.search(r"\bconfigur", whole, re.IGNORECASE):
         aspects.append(f"How {'are' if plural else 'is'} {topic} configured?")
-    return aspects, [_bare(item) for item in items]
+    return aspects, [bare(item) for item in items]
 
 
 _ASKS_LIMITS = re.compile(
@@ -448,50 +458,6 @@ def _resolve_pronouns(clause: str, topic: str) -> str:
         return clause
     clause = _PRONOUN_ITS.sub(lambda m: f"the {m.group(1)} of {topic}", clause, count=1)
     return _PRONOUN_IT.sub(topic, clause, count=1)
-
-
-def _only(clause: str, phrase: Phrase) -> bool:
-    """The clause is the phrase alone (no question word, no verb): "git rebase or git merge?"."""
-    bare = re.sub(r"\b(vs)\.", r"\1", clause.strip(" ?.,"), flags=re.IGNORECASE)  # tokens drop the dot
-    return bare.lower() == phrase.text.lower() and not _ASKS.match(clause)
-
-
-def _items(phrase: Phrase) -> list[str]:
-    """The members of a coordinated topic, each named in full: "the prefork, worker and event
-    multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
-    formatters" stay as they are."""
-    # "Is X or Y better ...?": the comparative is what is asked of the members, not a word of the last one
-    items = [_COMPARATIVE.sub("", item).strip() for item in phrase.items]
-    if not 2 <= len(items) <= 3 or any(len(_bare(item).split()) > 4 for item in items):
-        return []
-    first = items[0].split()
-    option = next((k for k, word in enumerate(first) if k and word.startswith("-")), None)
-    if option is not None:
-        # "git reset --soft and --hard": a bare option is one of the same command
-        return [f"{' '.join(first[:option])} {item}" if item.startswith("-") else item for item in items]
-    last = items[-1].split()
-    if items[0].split()[0].lower() in ("a", "an", "the") and len(_bare(items[-1]).split()) > 1:
-        # "a lightweight and an annotated tag": the members share the last one's noun
-        head = _bare(items[-1]).split()[1:]
-        if all(len(_bare(item).split()) == 1 for item in items[:-1]):
-            return [f"{item} {' '.join(head)}" for item in items[:-1]] + [items[-1]]
-        return items
-    if len(last) > 1 and all(len(item.split()) == 1 for item in items[:-1]):
-        head = " ".join(last[1:])
-        single = head[:-1] if _plural_word(head) else head
-        article = phrase.text.split()[0].lower() if phrase.text.split()[0].lower() in ("the",) else ""
-        named = [*items[:-1], last[0]]
-        return [f"{article or _article(item)} {item} {single}" for item in named]
-    return items
-
-
-def _bare(item: str) -> str:
-    """The phrase without its leading article."""
-    return re.sub(r"^(?:the|a|an)\s+", "", item, flags=re.IGNORECASE)
-
-
-def _article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
 
 
 def _plural_word(text: str) -> bool:

@@ -13,7 +13,7 @@ On the question itself, the openings of the best page's sections are evidence to
 answering sections: whole sections (all passages under one heading) ranked against the question, times their
 page's relevance. A section that answers spreads the question's words over its paragraphs, where a passage
 ranking sees one paragraph at a time (on the 30 extra development questions, the three best sections of
-the page that answers hold 102 of the 139 facts asked about: docs/quality.md, session 12).
+the page that answers hold 102 of the 139 facts asked about: bench/quality/JOURNAL.md, session 12).
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ ANSWER_PAGES = 0.8
 """On the question itself, the ANSWER_SECTIONS best sections of the pages at least ANSWER_PAGES as relevant as
 the best one are evidence, each with its first ANSWER_PASSAGES passages, marked ``answer`` (their rank, from
 1); the best page's opening section comes first, whatever its score. (4 sections of 3 passages, not 3 of 2:
-the answer goes on past the first two passages of the best three sections; docs/quality.md, session 16.)"""
+the answer goes on past the first two passages of the best three sections; bench/quality/JOURNAL.md,
+session 16.)"""
 LEAD_PAGES = 0.8
 LEAD_SECTIONS = 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at

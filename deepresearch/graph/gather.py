@@ -173,7 +173,7 @@ LOCAL_READS = 2
 """A corpus document is on this machine: reading it costs no fetch (no fetch limit counts it: CORPUS_READ in
 deepresearch/receipts/specs.py), so a round also reads the corpus results past the best `sources_to_fetch`,
 up to LOCAL_READS times that many sources in all (the page that answers was often found by one query only,
-and left unread behind pages that several queries found in passing: docs/quality.md, session 17)."""
+and left unread behind pages that several queries found in passing: bench/quality/JOURNAL.md, session 17)."""
 
 
 def _fetch_priority(result: dict[str, Any]) -> tuple[int, int, int]:

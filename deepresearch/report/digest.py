@@ -38,6 +38,8 @@ FINDINGS_BUDGET = 32
 FINDINGS_PER_SUB_QUESTION = (4, 10)
 """Quotes under Findings: FINDINGS_BUDGET shared among the sub-questions, each between these bounds."""
 RISKS_LISTED = 4
+QUOTED_ABOVE = "Its answers are quoted above."
+NOT_ANSWERED = "The passages read for it quote no answer to it."
 NO_RISKS = (
     "- None found: the extractive checks, which look for a fixed list of warning words, found no warning, "
     "danger or conflicting claim in the fetched passages on these sub-questions."
@@ -106,8 +108,8 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
     """The sources worth quoting: a source that yields one weak quote while another carries the answer is
     a digression. A source weighs all its quotes, those read in an answering section (``answering``)
     too: the page that answers is mostly quoted from there, and a digression must be measured against
-    that, not against the rest (dev citation precision 0.682 -> 0.690; docs/quality.md, session 16). A
-    source quoted only in answering sections is there by its place, not by a score, and is not worth
+    that, not against the rest (dev citation precision 0.682 -> 0.690; bench/quality/JOURNAL.md, session 16).
+    A source quoted only in answering sections is there by its place, not by a score, and is not worth
     quoting for them alone, unless nothing else was quoted; the page of the first answering section is
     worth quoting whatever it weighs."""
     # a source's best quote outside the answering sections (the candidates: a source quoted only there is not)
@@ -133,9 +135,9 @@ def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable
     """Whether a finding stays: one on an aspect sub-question of the extractive plan (see the module
     docstring) cites a source quoted on the question's own clauses, or one whose title names a word of the
     aspect that is not on most of the corpus's pages (measured on the development questions: citation
-    precision 0.653 -> 0.667, no fact lost; docs/quality.md, session 13). Only the planner's own aspects,
-    word for word, are side questions: what a model or a person asks is not, and a model's report keeps
-    every finding."""
+    precision 0.653 -> 0.667, no fact lost; bench/quality/JOURNAL.md, session 13). Only the planner's own
+    aspects, word for word, are side questions: what a model or a person asks is not, and a model's report
+    keeps every finding."""
     plan = state["plan"]
     if state.get("engine") == "llm" or not state.get("question"):
         return lambda finding: True
@@ -216,7 +218,7 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     share = FINDINGS_BUDGET // max(len(sub_questions), 1)
     per_question = max(FINDINGS_PER_SUB_QUESTION[0], min(FINDINGS_PER_SUB_QUESTION[1], share))
     evidence = {e["sub_question"] for e in state.get("evidence", [])}
-    shown = 0
+    sections: list[tuple[str, list[str]]] = []  # (sub-question, what its section says)
     for sub_question in sub_questions:
         mine = [f for f in [*facts, *implications] if f["sub_question"] == sub_question]
         if asks_about_limits(sub_question):  # a stated limit answers it
@@ -228,14 +230,19 @@ def extractive_report_body(state: dict[str, Any]) -> str:
         ):
             quoted_under.append(sub_question)
         if chosen:
-            lines += [f"### {sub_question}", ""]
-            lines += [f"- {cite(f)}" for f in sorted(chosen, key=lambda f: f.get("order", [0, 0]))] + [""]
-            shown += 1
+            sections.append(
+                (sub_question, [f"- {cite(f)}" for f in sorted(chosen, key=lambda f: f.get("order", [0, 0]))])
+            )
         elif sub_question not in evidence:
-            lines += [f"### {sub_question}", "", "No fetched source addressed this sub-question.", ""]
-            shown += 1
-    if not shown:
+            sections.append((sub_question, ["No fetched source addressed this sub-question."]))
+        else:  # read for, but its quotes went above or none answers it: the section says which
+            above = {f["statement"] for f in used} & {f["statement"] for f in mine}
+            sections.append((sub_question, [QUOTED_ABOVE if above else NOT_ANSWERED]))
+    if all(said == [QUOTED_ABOVE] for _, said in sections):
         lines += ["Every finding is in the summary above.", ""]
+    else:  # every sub-question the run reports as covered has its heading
+        for sub_question, said in sections:
+            lines += [f"### {sub_question}", "", *said, ""]
     lines += ["## Disagreements and risks", ""]
     risk_lines = pick([f for f in risks if RISK.search(f["statement"])], RISKS_LISTED)
     lines += [f"- {cite(f)}" for f in risk_lines] or [

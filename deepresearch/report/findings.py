@@ -45,7 +45,7 @@ scores CONTINUATION of that quote's score per sentence between them."""
 ANSWER_SENTENCES = 8
 """The first ANSWER_SENTENCES quotable sentences of each answering section are findings on the question (8,
 not 4: the first passages of an answering section often go on explaining past their fourth sentence;
-docs/quality.md, session 16)."""
+bench/quality/JOURNAL.md, session 16)."""
 
 
 def extractive_review(

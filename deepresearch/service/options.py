@@ -129,7 +129,7 @@ def checked_options(
         if options.corpus_only and not options.corpus and not has_documents(Path(options.corpus_dir)):
             raise InvalidInput(
                 f"folder {options.corpus_dir} holds no {DOCUMENT_KINDS} document to search: add "
-                "documents, or turn corpus-only off to search the web too",
+                "documents, or leave `corpus_only` off to search the web too",
                 "options.corpus_dir",
             )
     return options

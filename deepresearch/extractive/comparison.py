@@ -1,0 +1,108 @@
+"""What a question compares: the members of "X or Y", "X vs Y", "X, Y and Z", and the two sides of "Is X
+safer than Y?", "How does X compare to Y?", "the advantages of X over Y" - each asked about and searched
+for on its own (extractive/planning.py). A comparison of two noun phrases is read as the coordination
+"X or Y", so one rule names its members whatever the wording."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import replace
+
+from deepresearch.extractive.inflection import plural_word
+from deepresearch.extractive.phrases import COMPARATIVES, Phrase
+
+__all__ = [
+    "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "bare", "compared", "members", "only"
+]  # fmt: skip
+
+VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
+EITHER = re.compile(r"\s+or\s+")  # not "OR": "INSERT OR REPLACE" is a name
+COMPARATIVE = re.compile(r"\s+(?:" + "|".join(sorted(COMPARATIVES)) + r")$", re.IGNORECASE)
+# the words of a question that weighs one thing against another: "Which is faster for lookups, a dict or a
+# set?" is about the dict and the set, not the lookups
+_WEIGHING = r"differ|differs|differences?|different\s+from|compar\w*|versus|vs\.?|better|worse|than"
+WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")\b", re.IGNORECASE)
+# the words of a question whose coordination's members are asked about one by one (not those of "my
+# username and password"): it weighs them or offers a choice
+COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or|over)\b", re.IGNORECASE)
+# what stands between the two sides of a comparison: "X is more secure than Y", "X compares to Y", "X
+# stacks up against Y", "X versus Y" (a coordination already)
+_LINK = re.compile(
+    r"(?:(?:is|are|was|were|be|get|gets|run|runs)\s+)?(?:(?:much|far|a lot|any)\s+)?"
+    r"(?:(?:more|less)\s+[a-z]+|[a-z]+er|better|worse)\s+than"
+    r"|(?:compares?|compared|stacks?\s+up)\s+(?:to|with|against)",
+    re.IGNORECASE,
+)
+# "the advantages of X over Y", "Why prefer X over Y?": "over" joins two sides only after such a word
+_OVER = re.compile(
+    r"\b(?:advantages?|benefits?|disadvantages?|drawbacks?|pros|cons|prefer\w*|choos\w*|chose|pick\w*|"
+    r"recommend\w*|favou?r\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def compared(clause: str, phrases: list[Phrase]) -> list[Phrase]:
+    """The clause's phrases with the two sides of a comparison joined into one coordination: "WAL mode"
+    and "a rollback journal" of "Is WAL mode more secure than a rollback journal?" become "WAL mode or a
+    rollback journal", whose members are the two. Other phrases are kept as they are."""
+    lower = clause.lower()
+    for first, second in itertools.pairwise(phrases):
+        if first.items or second.items:
+            continue
+        at = lower.find(first.text.lower())
+        after = lower.find(second.text.lower(), at + len(first.text)) if at >= 0 else -1
+        if after < 0:
+            continue
+        between = lower[at + len(first.text) : after].strip()
+        over = between == "over" and bool(_OVER.search(lower[:at]))
+        if over or _LINK.fullmatch(between):
+            joined = replace(first, text=f"{first.text} or {second.text}", items=(first.text, second.text))
+            return [joined if p is first else p for p in phrases if p is not second]
+    return phrases
+
+
+def only(clause: str, phrase: Phrase) -> bool:
+    """The clause is the phrase alone (no question word, no verb): "git rebase or git merge?"."""
+    stripped = re.sub(r"\b(vs)\.", r"\1", clause.strip(" ?.,"), flags=re.IGNORECASE)  # tokens drop the dot
+    return stripped.lower() == phrase.text.lower()
+
+
+def members(phrase: Phrase) -> list[str]:
+    """The members of a coordinated topic, each named in full: "the prefork, worker and event
+    multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
+    formatters" stay as they are."""
+    # "Is X or Y better ...?": the comparative is what is asked of the members, not a word of the last one
+    items = [COMPARATIVE.sub("", item).strip() for item in phrase.items]
+    if not 2 <= len(items) <= 3 or any(len(bare(item).split()) > 4 for item in items):
+        return []
+    first = items[0].split()
+    option = next((k for k, word in enumerate(first) if k and word.startswith("-")), None)
+    if option is not None:
+        # "git reset --soft and --hard": a bare option is one of the same command
+        return [f"{' '.join(first[:option])} {item}" if item.startswith("-") else item for item in items]
+    last = items[-1].split()
+    if last[0].lower() in ("a", "an", "the") and first[0].lower() not in ("a", "an", "the"):
+        return items  # "cancel or a second Ctrl-C": the last member has its own article, so its own noun
+    if first[0].lower() in ("a", "an", "the") and len(bare(items[-1]).split()) > 1:
+        # "a lightweight and an annotated tag": the members share the last one's noun
+        head = bare(items[-1]).split()[1:]
+        if all(len(bare(item).split()) == 1 for item in items[:-1]):
+            return [f"{item} {' '.join(head)}" for item in items[:-1]] + [items[-1]]
+        return items
+    if len(last) > 1 and all(len(item.split()) == 1 for item in items[:-1]):
+        head = " ".join(last[1:])
+        single = head[:-1] if plural_word(head) else head
+        lead = phrase.text.split()[0].lower() if phrase.text.split()[0].lower() in ("the",) else ""
+        named = [*items[:-1], last[0]]
+        return [f"{lead or article(item)} {item} {single}" for item in named]
+    return items
+
+
+def bare(item: str) -> str:
+    """The phrase without its leading article."""
+    return re.sub(r"^(?:the|a|an)\s+", "", item, flags=re.IGNORECASE)
+
+
+def article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
