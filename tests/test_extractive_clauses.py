@@ -434,3 +434,22 @@ def test_a_bare_member_and_an_articled_one_are_compared() -> None:
     plan = keyword_plan("Which is faster for signalling, a horn or a bell?", max_queries=6)
     assert plan.topic == "a horn or a bell", plan
     assert plan.sub_questions[1:3] == ["What is a horn?", "What is a bell?"], plan.sub_questions
+
+
+def test_a_bare_version_is_one_of_the_same_name() -> None:
+    # "Python 3.11 vs 3.12 performance" asked "What is 3.12 performance?" and searched "3.12 performance":
+    # the second version is of the first one's name, and what follows the last version is asked of each
+    plan = keyword_plan("Lampwick 3.11 vs 3.12 brightness", max_queries=6)
+    assert plan.sub_questions[1:3] == [
+        "What is Lampwick 3.11 brightness?",
+        "What is Lampwick 3.12 brightness?",
+    ]
+    assert {"Lampwick 3.11 brightness", "Lampwick 3.12 brightness"} <= set(plan.queries), plan.queries
+    assert _plan("Should I use Lampwick 15 or 16?")[1:3] == ["What is Lampwick 15?", "What is Lampwick 16?"]
+    assert _plan("Lampwick v2, v3 or v4?")[1:4] == [
+        "What is Lampwick v2?",
+        "What is Lampwick v3?",
+        "What is Lampwick v4?",
+    ]
+    # a member that names itself in full keeps its name
+    assert _plan("Lampwick 3 vs Gaslight 4")[1:3] == ["What is Lampwick 3?", "What is Gaslight 4?"]

@@ -28,6 +28,7 @@ WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")
 COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or|over)\b", re.IGNORECASE)
 # what stands between the two sides of a comparison: "X is more secure than Y", "X compares to Y", "X
 # stacks up against Y", "X versus Y" (a coordination already)
+_VERSION = re.compile(r"[vV]?\d+(?:\.\d+)*[a-z]?")  # "3.12", "16", "v2", "2.4"
 _LINK = re.compile(
     r"(?:(?:is|are|was|were|be|get|gets|run|runs)\s+)?(?:(?:much|far|a lot|any)\s+)?"
     r"(?:(?:more|less)\s+[a-z]+|[a-z]+er|better|worse)\s+than"
@@ -77,6 +78,19 @@ def members(phrase: Phrase) -> list[str]:
     if not 2 <= len(items) <= 3 or any(len(bare(item).split()) > 4 for item in items):
         return []
     first = items[0].split()
+    if (
+        len(first) > 1
+        and _VERSION.fullmatch(first[-1])
+        and all(_VERSION.fullmatch(i.split()[0]) for i in items[1:])
+    ):
+        # "Python 3.11 vs 3.12 performance": a bare version is one of the same name, and what follows the
+        # last version is asked of each
+        name, after = " ".join(first[:-1]), " ".join(items[-1].split()[1:])
+        versions = [first[-1], *(item.split()[0] for item in items[1:])]
+        if all(len(item.split()) == 1 for item in items[1:-1]) and (
+            len(items[-1].split()) == 1 or len(first) == 2
+        ):
+            return [" ".join(filter(None, (name, version, after))) for version in versions]
     option = next((k for k, word in enumerate(first) if k and word.startswith("-")), None)
     if option is not None:
         # "git reset --soft and --hard": a bare option is one of the same command
