@@ -453,3 +453,21 @@ def test_a_bare_version_is_one_of_the_same_name() -> None:
     ]
     # a member that names itself in full keeps its name
     assert _plan("Lampwick 3 vs Gaslight 4")[1:3] == ["What is Lampwick 3?", "What is Gaslight 4?"]
+
+
+def test_how_that_works_is_how_the_thing_asked_about_does_it() -> None:
+    # "..., how can one SQLite query return a whole subtree, and how does that work?" asked "How does one
+    # SQLite query work?": "that" is what the clause before asks the thing to do
+    assert _plan("Can the lamp burn without oil, and how does that work?")[:2] == [
+        "Can the lamp burn without oil?",
+        "How does the lamp burn without oil?",
+    ]
+    assert _plan("How can one Lampwick wick light two lamps, and how does this work?")[1] == (
+        "How does one Lampwick wick light two lamps?"
+    )
+    assert _plan("Can lamps share one wick? How does that work?")[1] == "How do lamps share one wick?"
+    # the asker's own task keeps its gerund ("How does lighting the lamp work?"), "one" as a pronoun too
+    assert _plan("How do I light the lamp, and how does that work?")[1] == "How does lighting the lamp work?"
+    assert (
+        _plan("How can one light the lamp, and how does that work?")[1] == "How does lighting the lamp work?"
+    )

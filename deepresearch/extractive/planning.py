@@ -67,12 +67,19 @@ _HOW_WORK = re.compile(
 _RELATES = re.compile(r"^how\s+(?:does|do)\s+.+?\s+(?:compares?|stacks?\s+up)\s+(?:to|with|against)\b", re.I)
 _HOW_VERB = re.compile(r"^how\s+(?:does|do)\s+(\S+(?:\s+\S+)?)\s+([a-z]+)\s+(.+)$", re.IGNORECASE)
 _HOW_TO = re.compile(
-    r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one(?!\s+[A-Z]))\s+(.+)$", re.IGNORECASE
+    r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one(?!\s+(?-i:[A-Z])))\s+(.+)$", re.IGNORECASE
 )  # "How can one ...", not "How can one SQLite query ..."
 # what a clause asks to do, for anchoring the clause after it: "Why would I declare X", "Can I keep X"
 _WHY_I = re.compile(r"^(?:why|when)\s+(?:would|should|do|can|could)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
 _HOW_TO_INF = re.compile(r"^how\s+to\s+(.+)$", re.IGNORECASE)
 _CAN_I = re.compile(r"^(?:can|could|should|may)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
+# "how can one SQLite query return a subtree, and how does that work?": "that" is how the query returns it
+_CAN_IT = re.compile(
+    r"^(?:how\s+)?(?:can|could|does|do|will|would)\s+(?!(?:i|we|you|one(?!\s+(?-i:[A-Z])))\s)(\S.+?)[?.!]*$",
+    re.IGNORECASE,
+)
+_HOW_THAT_WORKS = re.compile(r"^how\s+(?:does|do)\s+(?:that|this)\s+work\b\W*$", re.IGNORECASE)
+_SEVERAL = re.compile(r"^(?:two|three|many|several|multiple|all|both)\b", re.IGNORECASE)
 # a question that asks what can go wrong in its own words gets no "What are the limitations of ...?"
 _LIMIT_WORDS = re.compile(
     r"\b(limit|limits|limitation|limitations|risk|risks|drawback|drawbacks|pitfall|pitfalls|cost|costs|"
@@ -292,6 +299,13 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
         # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
         asked[0] = f"{asked[0]} when {_inline(scene)}"
     for clause in asking[1:]:
+        doing = _CAN_IT.match(asked[-1]) if _HOW_THAT_WORKS.match(clause) else None
+        if doing is not None:
+            # "Can SQLite enforce foreign keys, and how does that work?": how it does what was asked about
+            what = doing.group(1)
+            plural = _SEVERAL.match(what) or plural_word(what.split()[0])
+            asked.append(f"How {'do' if plural else 'does'} {what}?")
+            continue
         antecedent = _clause_task(asked[-1]) or topic
         if antecedent:
             clause = _DEMONSTRATIVE.sub(lambda m, a=antecedent: m.group(1) + a, clause, count=1)
