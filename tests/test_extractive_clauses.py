@@ -471,3 +471,20 @@ def test_how_that_works_is_how_the_thing_asked_about_does_it() -> None:
     assert (
         _plan("How can one light the lamp, and how does that work?")[1] == "How does lighting the lamp work?"
     )
+
+
+def test_a_yes_no_question_has_its_verb() -> None:
+    # "Can SQLite enforce foreign keys?" had no verb (an auxiliary opening the clause chose none), so its one
+    # phrase "SQLite enforce foreign keys" asked "What are SQLite enforce foreign keys?"
+    def phrases(question: str) -> list[str]:
+        return [p.text for p in noun_phrases(question)]
+
+    assert phrases("Can Lampwick trim wet wicks?") == ["Lampwick", "wet wicks"]
+    assert verbs("Can Lampwick trim wet wicks?") == ["trim"]
+    assert phrases("Does lamp.light dim the flame?") == ["lamp.light", "the flame"]
+    assert phrases("Does the wick burn?") == ["the wick"]
+    assert phrases("Can oil lamps burn on ships?") == ["oil lamps", "ships"]
+    # a lower-case tool and its subcommand tell no verb from a name's word: one phrase, as before
+    assert phrases("Does lamp trim cut charred wicks?") == ["lamp trim cut charred wicks"]
+    plan = keyword_plan("Can Lampwick trim wet wicks?", max_queries=6)
+    assert not any("trim wet" in sq for sq in plan.sub_questions[1:]), plan.sub_questions
