@@ -488,3 +488,56 @@ def test_a_yes_no_question_has_its_verb() -> None:
     assert phrases("Does lamp trim cut charred wicks?") == ["lamp trim cut charred wicks"]
     plan = keyword_plan("Can Lampwick trim wet wicks?", max_queries=6)
     assert not any("trim wet" in sq for sq in plan.sub_questions[1:]), plan.sub_questions
+
+
+@pytest.mark.parametrize(
+    ("question", "wanted", "unwanted"),
+    [
+        # a noun in "-er" before "than" is the noun, not a comparative ("What is a better lamp?")
+        ("Is Lampwick a better lamp server than Gaslight?", [], ["What is a better lamp?"]),
+        # one side may be a list of its own
+        (
+            "How does the oil lamp compare to the gas lamp and the candle?",
+            ["What is the oil lamp?", "What is the gas lamp?", "What is the candle?"],
+            [],
+        ),
+        # a list beside a comparative is no choice: the lamp is still what is asked about
+        ("How do I make Lampwick faster for wicks and lamps?", [], ["What are wicks?"]),
+        # a filter or an idiom is no second side
+        ("How do I delete lamps older than 7 days?", [], ["What is a 7 day?", "What is a lamps day?"]),
+        ("How do I find wicks newer than a lamp?", [], ["What is a lamp?", "What are wicks?"]),
+        ("Does the lamp burn more oil than expected?", [], ["What is expected?"]),
+        ("Why does Lampwick use LW-1 rather than LW-256?", [], ["What is LW-256?"]),
+        ("Is there any way other than cron to schedule jobs?", [], ["What is any way?"]),
+        # the two sides keep their own nouns
+        ("Are wicks brighter than hard lamps?", ["What are wicks?", "What are hard lamps?"], []),
+        ("lampwick versus Gaslight burner for ships", ["What is lampwick?", "What is Gaslight burner?"], []),
+        # "over" joins two sides only after a word that weighs them
+        ("How do I carry lamps and wicks over to a new ship?", [], ["What are lamps?"]),
+        # "that" after a comparison is the two things compared
+        (
+            "Is the oil lamp brighter than the gas lamp? How does that work?",
+            ["How do the oil lamp and the gas lamp work?"],
+            [],
+        ),
+        # a quantity is no version
+        (
+            "Should I give Lampwick 4 or 8 GB of oil?",
+            [],
+            ["What is Lampwick 4 GB?", "What is Lampwick 8 GB?"],
+        ),
+        ("Lampwick 11 vs 12 vs Gaslight 22.04", ["What is Lampwick 12?", "What is Gaslight 22.04?"], []),
+        # "the difference between X and Y" weighs the two (not "What is What's?")
+        (
+            "What's the difference between git stash and git commit?",
+            ["What is git stash?", "What is git commit?"],
+            [],
+        ),
+        ("Do Lampwick wicks burn oil, and how does that work?", ["How do Lampwick wicks burn oil?"], []),
+    ],
+)
+def test_what_a_comparison_is_not(question: str, wanted: list[str], unwanted: list[str]) -> None:
+    # regressions a review of the comparison rules found (bench/quality/JOURNAL.md, session 20)
+    sub_questions = _plan(question)
+    assert all(sq in sub_questions for sq in wanted), sub_questions
+    assert not any(sq in sub_questions for sq in unwanted), sub_questions

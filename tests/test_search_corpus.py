@@ -266,3 +266,43 @@ def test_the_quick_check_finds_a_document_as_the_indexer_does_and_stays_bounded(
     assert has_documents(tmp_path, scan_limit=2)
     (tmp_path / "z.md").write_text("# Notes\n")
     assert has_documents(tmp_path)
+
+
+async def test_a_page_that_holds_the_options_asked_about_is_found(tmp_path: Path) -> None:
+    # "should I use -S or -G?": the tokenizer reads the options as the words "s" and "g", so the page that
+    # documents them (in words other than the question's) ranked below pages that repeat its prose
+    root = tmp_path / "manual"
+    root.mkdir()
+    (root / "lamp-log.md").write_text(
+        "# lamp-log\n\nShow the lamp's history.\n\n-S<string>\n:   Look for differences that change the "
+        "number of occurrences of the string.\n\n-G<regex>\n:   Look for differences whose patch text "
+        "has lines that match the regex.\n"
+    )
+    for i in range(30):  # enough pages for the words' rarity to mean something
+        (root / f"garden-{i}.md").write_text(f"# garden {i}\n\nTomatoes {i} need water and patience.\n")
+    for i in range(4):
+        (root / f"commit-{i}.md").write_text(
+            f"# lamp-commit-{i}\n\nRecord the commit {i}"
+            + (" that added or removed a function call.\n\n" if i == 0 else ".\n\n")
+            + "--Sign\n:   sign it. TLS-S and -Gx are other things: it's the lamp's G string, G for green.\n"
+        )
+    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
+    await index.reindex()
+    question = "How can I find the commit that added or removed a particular function call, and should I use -S or -G?"
+    urls = [r.url for r in await index.search(question, 3)]
+    assert "corpus://lamp-log.md" in urls, urls  # below them before: four pages say "commit" and "call"
+    # the same words without the options: the prose wins, as before
+    urls = [r.url for r in await index.search("find the commit that added or removed a function call", 5)]
+    assert urls[-1] == "corpus://lamp-log.md" or "corpus://lamp-log.md" not in urls, urls
+
+
+async def test_an_option_many_pages_hold_names_none(tmp_path: Path) -> None:
+    root = tmp_path / "manual"
+    root.mkdir()
+    for i in range(14):  # more than OPTION_DOCUMENTS pages hold "-f": it tells no page in particular
+        (root / f"lamp-{i}.md").write_text(f"# lamp-{i}\n\nTrim wick number {i}.\n\n-f\n:   force.\n")
+    (root / "wick.md").write_text("# wick\n\nHow to trim the wick with force, trim it, trim the wick.\n")
+    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
+    await index.reindex()
+    urls = [r.url for r in await index.search("trim the wick with -f", 3)]
+    assert urls[0] == "corpus://wick.md", urls

@@ -13,7 +13,8 @@ from deepresearch.extractive.inflection import plural_word
 from deepresearch.extractive.phrases import COMPARATIVES, Phrase
 
 __all__ = [
-    "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "bare", "compared", "members", "only"
+    "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "bare", "compared", "members", "only",
+    "weighed",
 ]  # fmt: skip
 
 VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
@@ -25,16 +26,32 @@ _WEIGHING = r"differ|differs|differences?|different\s+from|compar\w*|versus|vs\.
 WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")\b", re.IGNORECASE)
 # the words of a question whose coordination's members are asked about one by one (not those of "my
 # username and password"): it weighs them or offers a choice
-COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or|over)\b", re.IGNORECASE)
+COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or)\b", re.IGNORECASE)
 # what stands between the two sides of a comparison: "X is more secure than Y", "X compares to Y", "X
 # stacks up against Y", "X versus Y" (a coordination already)
-_VERSION = re.compile(r"[vV]?\d+(?:\.\d+)*[a-z]?")  # "3.12", "16", "v2", "2.4"
+_VERSION = re.compile(r"[vV]?\d+(?:\.(?:\d+|x))*[a-z]?")  # "3.12", "16", "v2", "2.4", "3.x"
+_UNIT = re.compile(
+    r"(?:[KMGT]i?B|bytes?|ms|seconds?|minutes?|hours?|days?|%|percent|rows|cores|threads)\b", re.I
+)
 _LINK = re.compile(
     r"(?:(?:is|are|was|were|be|get|gets|run|runs)\s+)?(?:(?:much|far|a lot|any)\s+)?"
     r"(?:(?:more|less)\s+[a-z]+|[a-z]+er|better|worse)\s+than"
-    r"|(?:compares?|compared|stacks?\s+up)\s+(?:to|with|against)",
+    r"|(?:compares?|compared|stacks?\s+up)\s+(?:to|with|against)"
+    r"|(?:(?:is|are)\s+)?(?:differs?|different)\s+(?:from|than|to)",
     re.IGNORECASE,
 )
+# what a thing is measured against, not a thing compared: "older than 7 days", "better than expected", "more
+# space than the sum of their layers", "any way other than cron"
+_MEASURE = re.compile(
+    r"(?:\d|(?:one|two|three|four|five|ten|a|an)\s+(?:second|minute|hour|day|week|month|year)s?\b"
+    r"|(?:expected|usual|needed|necessary|required|before|ever|normal|anything|nothing|everything|others?"
+    r"|that|this|it|the\s+(?:sum|total|rest|size|limit|default))\b)",
+    re.IGNORECASE,
+)
+_BETWEEN = re.compile(
+    r"\b(?:differ\w*|compar\w*|between)\b", re.IGNORECASE
+)  # "the difference between X and Y"
+_HOW_WELL = re.compile(r"\b(?:better|worse|faster|slower|more\s+\w+ly|less\s+\w+ly)\s+than$", re.I)
 # "the advantages of X over Y", "Why prefer X over Y?": "over" joins two sides only after such a word
 _OVER = re.compile(
     r"\b(?:advantages?|benefits?|disadvantages?|drawbacks?|pros|cons|prefer\w*|choos\w*|chose|pick\w*|"
@@ -49,18 +66,33 @@ def compared(clause: str, phrases: list[Phrase]) -> list[Phrase]:
     rollback journal", whose members are the two. Other phrases are kept as they are."""
     lower = clause.lower()
     for first, second in itertools.pairwise(phrases):
-        if first.items or second.items:
-            continue
+        sides = (*(first.items or (first.text,)), *(second.items or (second.text,)))
+        versions = _VERSION.fullmatch(second.text.split()[0]) and _VERSION.fullmatch(first.text.split()[-1])
+        if len(sides) > 3 or (_MEASURE.match(second.text) and not versions):
+            continue  # "older than 7 days" (but "Is Python 3.12 faster than 3.11?")
         at = lower.find(first.text.lower())
         after = lower.find(second.text.lower(), at + len(first.text)) if at >= 0 else -1
         if after < 0:
             continue
         between = lower[at + len(first.text) : after].strip()
         over = between == "over" and bool(_OVER.search(lower[:at]))
-        if over or _LINK.fullmatch(between):
-            joined = replace(first, text=f"{first.text} or {second.text}", items=(first.text, second.text))
+        # "Is X faster than Y" compares its subject, "handle X better than Y" its object; "delete files
+        # older than a week" filters an object
+        link = _LINK.fullmatch(between) is not None
+        how_well = _HOW_WELL.search(between) is not None
+        linked = link and (first.role in ("subject", "which", "named") or how_well)
+        if over or linked:
+            joined = replace(first, text=f"{first.text} or {second.text}", items=sides, joined=True)
             return [joined if p is first else p for p in phrases if p is not second]
     return phrases
+
+
+def weighed(clause: str, phrase: Phrase) -> bool:
+    """The phrase is the things the clause weighs against each other: the two sides of a comparison, or a
+    choice ("Which is faster for lookups, a dict or a set?") - not "static files and images" in "How do I
+    make nginx faster for static files and images?"."""
+    offered = EITHER.search(phrase.text) or VERSUS.search(phrase.text) or _BETWEEN.search(clause)
+    return phrase.joined or (bool(phrase.items) and bool(offered) and WEIGHS.search(clause) is not None)
 
 
 def only(clause: str, phrase: Phrase) -> bool:
@@ -78,19 +110,21 @@ def members(phrase: Phrase) -> list[str]:
     if not 2 <= len(items) <= 3 or any(len(bare(item).split()) > 4 for item in items):
         return []
     first = items[0].split()
-    if (
-        len(first) > 1
-        and _VERSION.fullmatch(first[-1])
-        and all(_VERSION.fullmatch(i.split()[0]) for i in items[1:])
-    ):
+    if len(first) == 2 and _VERSION.fullmatch(first[-1]) and not _UNIT.match(" ".join(items[-1].split()[1:])):
         # "Python 3.11 vs 3.12 performance": a bare version is one of the same name, and what follows the
-        # last version is asked of each
+        # last one is asked of each when the others are bare ("Debian 11 vs 12 vs Ubuntu 22.04" names its own)
         name, after = " ".join(first[:-1]), " ".join(items[-1].split()[1:])
-        versions = [first[-1], *(item.split()[0] for item in items[1:])]
-        if all(len(item.split()) == 1 for item in items[1:-1]) and (
-            len(items[-1].split()) == 1 or len(first) == 2
-        ):
+        bare_versions = [_VERSION.fullmatch(item.split()[0]) is not None for item in items[1:]]
+        if all(bare_versions) and all(len(item.split()) == 1 for item in items[1:-1]):
+            versions = [first[-1], *(item.split()[0] for item in items[1:])]
             return [" ".join(filter(None, (name, version, after))) for version in versions]
+        if any(bare_versions):
+            return [
+                items[0],
+                *(f"{name} {i}" if b else i for i, b in zip(items[1:], bare_versions, strict=True)),
+            ]
+    if phrase.joined:
+        return items  # "Are symlinks faster than hard links?": each side as written, no noun shared
     option = next((k for k, word in enumerate(first) if k and word.startswith("-")), None)
     if option is not None:
         # "git reset --soft and --hard": a bare option is one of the same command
@@ -104,7 +138,11 @@ def members(phrase: Phrase) -> list[str]:
         if all(len(bare(item).split()) == 1 for item in items[:-1]):
             return [f"{item} {' '.join(head)}" for item in items[:-1]] + [items[-1]]
         return items
-    if len(last) > 1 and all(len(item.split()) == 1 for item in items[:-1]):
+    single_words = all(len(item.split()) == 1 and not plural_word(item) for item in items[:-1])
+    named = last[0][:1].isupper() and not last[0].isupper()  # "Apache httpd" is a name of its own
+    if len(last) > 1 and single_words and not named:
+        # "the prefork, worker and event MPMs", "TCP or UDP sockets" (not "nginx or Apache httpd", not
+        # "symlinks or hard links")
         head = " ".join(last[1:])
         single = head[:-1] if plural_word(head) else head
         lead = phrase.text.split()[0].lower() if phrase.text.split()[0].lower() in ("the",) else ""

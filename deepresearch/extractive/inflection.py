@@ -21,6 +21,8 @@ def plural_word(text: str) -> bool:
     last = words[-1].lower() if words else ""
     if any(word.startswith("-") for word in words):
         return False  # a command line ("git merge -s ours") is one thing
+    if words and words[-1].isupper():
+        return False  # a name in capitals: "NFS", "git LFS" (not "APIs")
     return (
         last.endswith("s")
         and not last.endswith(("ss", "us", "is"))

@@ -65,6 +65,16 @@ COMPARATIVES = _set(
     "faster slower larger smaller bigger better worse safer easier harder cheaper quicker longer shorter"
     " higher lower"
 )
+# a comparative's "-er" before "than" ("is git merge safer than"), not a noun's ("a better web server than",
+# "a rootless container than"): the nouns in "-er" that documentation names most
+_NOUN_ER = _set(
+    "server container user computer player driver manager handler worker buffer header footer folder"
+    " filter layer parser compiler browser router cluster controller provider consumer writer reader"
+    " number member master character balancer scheduler listener logger loader installer wrapper helper"
+    " runner trigger counter pointer marker identifier owner customer order register adapter converter"
+    " formatter renderer interpreter debugger profiler tracker linter bundler transformer encoder decoder"
+    " other rather another"
+)
 _NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
 # "the difference between X and Y", "the drawbacks of X": a relation, what it relates is what is asked about
 _RELATION_NOUNS = _set(
@@ -92,6 +102,7 @@ class Phrase:
     start: int
     items: tuple[str, ...] = ()
     subordinate: bool = False  # in a clause of its own ("when I can edit the main server configuration")
+    joined: bool = False  # the two sides of a comparison, joined by extractive/comparison.py
 
     @property
     def plural(self) -> bool:
@@ -130,7 +141,9 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         return keyword or (
             lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in _KEYWORD_KIND
         )
-    if following.lower() == "than" and (lower in COMPARATIVES or lower.endswith("er")):
+    if following.lower() == "than" and (
+        lower in COMPARATIVES or (lower.endswith("er") and lower not in _NOUN_ER)
+    ):
         return False  # "Is git merge faster than git rebase?": what is asked of the two, not a word of one
     return word not in _CLOSES
 
@@ -281,8 +294,10 @@ def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i:
         named = words[run[0]][:1].isupper() or _IDENTIFIER.search(words[run[0]]) is not None
         if len(run) == 2 and j > i + 1:
             return run[1], end
-        plain = words[run[1]].isalpha() and words[run[1]].islower() and not _third_person(words[run[1]])
-        return (run[1], len(words)) if named and j == i + 1 and plain and len(run) >= 3 else (-1, end)
+        # ... past the name's plural nouns: "Do Python dicts keep insertion order?"
+        k = next((k for k in run[1:-1] if not (_third_person(words[k]) and words[k].islower())), run[-1])
+        plain = words[k].isalpha() and words[k].islower() and k < run[-1]
+        return (k, len(words)) if named and j == i + 1 and plain else (-1, end)
     # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
     asks_why = lower[i] in _AUX_BE and lower[i - 1] in ("why", "how")
     chosen = _verb_in_run(words, run, end, be=lower[i] in _AUX_BE, predicate=asks_why)
@@ -420,11 +435,12 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
             k += 1
         articled = i > 0 and lower[i - 1] in _ARTICLES
         # "a rowid table and a WITHOUT ROWID table", "cancel or a second Ctrl-C": a member's own article
-        # (after a bare one only "a": "X versus the default" compares X with no thing of its own)
+        # (after a bare one only "a" and only in a choice: "X versus the default" compares X with no thing
+        # of its own, "nginx and a certificate" are two things set up, not one list)
         article = (
             k + 1 < len(words)
             and lower[k] in _ARTICLES
-            and (articled or (lower[j] in _COORDINATORS and lower[k] in ("a", "an")))
+            and (articled or (lower[j] in ("or", "vs", "versus") and lower[k] in ("a", "an")))
         )
         k += int(article)
         if not content(k) or (

@@ -24,11 +24,11 @@ from deepresearch.extractive.comparison import (
     COMPARES,
     EITHER,
     VERSUS,
-    WEIGHS,
     bare,
     compared,
     members,
     only,
+    weighed,
 )
 from deepresearch.extractive.inflection import as_question, gerund, listed, plural_word
 from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
@@ -208,7 +208,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
         for phrase in compared(clause, noun_phrases(clause)):
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
             # "Which is faster for lookups, a dict or a set?" is about the things it compares
-            weight *= _COMPARED if phrase.items and WEIGHS.search(clause) else 1.0
+            weight *= _COMPARED if weighed(clause, phrase) else 1.0
             weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
@@ -303,10 +303,16 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
         if doing is not None:
             # "Can SQLite enforce foreign keys, and how does that work?": how it does what was asked about
             what = doing.group(1)
-            plural = _SEVERAL.match(what) or plural_word(what.split()[0])
+            subject = next((p for p in noun_phrases(asked[-1]) if p.role == "subject"), None)
+            whole = subject is not None and what.startswith(subject.text) and len(subject.text) < len(what)
+            plural = _SEVERAL.match(what) or (subject.plural if whole else plural_word(what.split()[0]))
             asked.append(f"How {'do' if plural else 'does'} {what}?")
             continue
         antecedent = _clause_task(asked[-1]) or topic
+        if antecedent and EITHER.search(antecedent) and _DEMONSTRATIVE.match(clause):
+            # "Is SQLite faster than PostgreSQL? How does that work?": how the two work
+            antecedent = EITHER.sub(" and ", antecedent)
+            clause = re.sub(r"^(how\s+)does\b", r"\1do", clause, flags=re.IGNORECASE)
         if antecedent:
             clause = _DEMONSTRATIVE.sub(lambda m, a=antecedent: m.group(1) + a, clause, count=1)
         # "What are the pitfalls of X, and how do I avoid them?": them are the pitfalls of X, not X
@@ -387,7 +393,7 @@ def _aspects(
     aspects: list[str] = []
     # the members of a coordination are asked about one by one when the question compares them, not in
     # "my username and password"
-    items = members(phrase) if COMPARES.search(whole) else []
+    items = members(phrase) if phrase.joined or COMPARES.search(whole) else []
     task = _task_phrase(clause)
     what_is = bool(_WHAT_IS.match(clause))
     if items:
