@@ -288,7 +288,7 @@ async def test_a_page_that_holds_the_options_asked_about_is_found(tmp_path: Path
         )
     index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
     await index.reindex()
-    question = "How can I find the commit that added or removed a particular function call, and should I use -S or -G?"
+    question = "How can I find the commit that added or removed a function call, and should I use -S or -G?"
     urls = [r.url for r in await index.search(question, 3)]
     assert "corpus://lamp-log.md" in urls, urls  # below them before: four pages say "commit" and "call"
     # the same words without the options: the prose wins, as before

@@ -45,14 +45,12 @@ _LINK = re.compile(
 _MEASURE = re.compile(
     r"(?:\d|(?:one|two|three|four|five|ten|a|an)\s+(?:second|minute|hour|day|week|month|year)s?\b"
     r"|(?:expected|usual|needed|necessary|required|before|ever|normal|anything|nothing|everything|others?"
-    r"|that|this|it|the\s+(?:sum|total|rest|size|limit|default))\b)",
+    r"|that|this|it|the\s+(?:\w+\s+)?(?:sum|total|rest|size|limit|default|amount|number))\b)",
     re.IGNORECASE,
 )
 _BETWEEN = re.compile(
     r"\b(?:differ\w*|compar\w*|between)\b", re.IGNORECASE
 )  # "the difference between X and Y"
-_HOW_WELL = re.compile(r"\b(?:better|worse|faster|slower|more\s+\w+ly|less\s+\w+ly)\s+than$", re.I)
-# "the advantages of X over Y", "Why prefer X over Y?": "over" joins two sides only after such a word
 _OVER = re.compile(
     r"\b(?:advantages?|benefits?|disadvantages?|drawbacks?|pros|cons|prefer\w*|choos\w*|chose|pick\w*|"
     r"recommend\w*|favou?r\w*)\b",
@@ -76,13 +74,15 @@ def compared(clause: str, phrases: list[Phrase]) -> list[Phrase]:
             continue
         between = lower[at + len(first.text) : after].strip()
         over = between == "over" and bool(_OVER.search(lower[:at]))
-        # "Is X faster than Y" compares its subject, "handle X better than Y" its object; "delete files
-        # older than a week" filters an object
-        link = _LINK.fullmatch(between) is not None
-        how_well = _HOW_WELL.search(between) is not None
-        linked = link and (first.role in ("subject", "which", "named") or how_well)
+        # "Is X faster than Y" compares its subject; "delete files older than a week" filters an object
+        linked = first.role in ("subject", "which", "named") and _LINK.fullmatch(between) is not None
         if over or linked:
-            joined = replace(first, text=f"{first.text} or {second.text}", items=sides, joined=True)
+            other = second.text
+            if len(sides) == 2 and re.search(r"\bones?$", other) and len(sides[0].split()) > 1:
+                # "prefer local branches over remote ones": the second side's noun is the first's
+                other = re.sub(r"\bones?$", sides[0].split()[-1], other)
+                sides = (sides[0], other)
+            joined = replace(first, text=f"{first.text} or {other}", items=sides, joined=True)
             return [joined if p is first else p for p in phrases if p is not second]
     return phrases
 

@@ -202,7 +202,7 @@ def _verbs(words: list[str]) -> set[int]:
         if content[i] and nxt < len(words) and lower[nxt] in _OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"
         verbs |= _spoken_verbs(words, lower, content, i, after)
-        if (i > 0 or lower[0] in _AUX_DO) and (
+        if i > 0 and (
             word in _AUX_DO or (word in _AUX_BE and (i < 2 or lower[i - 1] in _WH | _SUBORDINATORS))
         ):
             chosen, end = _after_auxiliary(words, lower, content, i)
@@ -288,16 +288,6 @@ def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i:
         return run[1], len(words)  # "does asyncio.gather handle ...": a name is a whole subject
     if len(run) < 2:
         return -1, end
-    if i == 0 and lower[i] in _AUX_DO and (end >= len(words) or words[end] in _CLOSES):
-        # a yes/no question "Can SQLite enforce foreign keys?": after a name, the plain word is the verb;
-        # "Does the cable snap?" ends on it; "Does git gc delete ...?" tells no verb from a name's word
-        named = words[run[0]][:1].isupper() or _IDENTIFIER.search(words[run[0]]) is not None
-        if len(run) == 2 and j > i + 1:
-            return run[1], end
-        # ... past the name's plural nouns: "Do Python dicts keep insertion order?"
-        k = next((k for k in run[1:-1] if not (_third_person(words[k]) and words[k].islower())), run[-1])
-        plain = words[k].isalpha() and words[k].islower() and k < run[-1]
-        return (k, len(words)) if named and j == i + 1 and plain else (-1, end)
     # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
     asks_why = lower[i] in _AUX_BE and lower[i - 1] in ("why", "how")
     chosen = _verb_in_run(words, run, end, be=lower[i] in _AUX_BE, predicate=asks_why)

@@ -305,7 +305,11 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
             what = doing.group(1)
             subject = next((p for p in noun_phrases(asked[-1]) if p.role == "subject"), None)
             whole = subject is not None and what.startswith(subject.text) and len(subject.text) < len(what)
-            plural = _SEVERAL.match(what) or (subject.plural if whole else plural_word(what.split()[0]))
+            aux = re.sub(r"^how\s+", "", asked[-1], flags=re.IGNORECASE).split()[0].lower()
+            plural = aux == "do" or (
+                aux != "does"
+                and (_SEVERAL.match(what) or (subject.plural if whole else plural_word(what.split()[0])))
+            )
             asked.append(f"How {'do' if plural else 'does'} {what}?")
             continue
         antecedent = _clause_task(asked[-1]) or topic

@@ -48,8 +48,8 @@ _FEEDBACK_NOISE = frozenset(("documentation", "python", "html", "index", "conten
 OPTION_WEIGHT = 0.5
 OPTION_DOCUMENTS = 12
 """A document that holds every command-line option the query names ("should I use -S or -G?") gains
-OPTION_WEIGHT, when at most OPTION_DOCUMENTS documents hold them all: the tokenizer reads "-S" as the word
-"s", so only the text itself tells the page that documents the options from every page with an "s"."""
+OPTION_WEIGHT, when at most OPTION_DOCUMENTS of the query's candidates hold them all: the tokenizer reads
+"-S" as the word "s", so only the text tells the page that documents the options from every page with "s"."""
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 _MAX_OPTIONS = 4
 
@@ -130,21 +130,25 @@ class DocumentRanker:
             file_id: score / top + TITLE_WEIGHT * self._title_score(file_id, asked)
             for file_id, score in scores.items()
         }
-        for file_id in self._holding_options(conn, query):
-            combined[file_id] = combined.get(file_id, 0.0) + OPTION_WEIGHT
+        for file_id in self._holding_options(conn, query, list(scores)):
+            combined[file_id] += OPTION_WEIGHT
         return sorted(combined, key=lambda file_id: (-combined[file_id], file_id))[:limit]
 
-    def _holding_options(self, conn: sqlite3.Connection, query: str) -> set[int]:
-        """The documents whose text holds every option the query names, as an option (not inside a word or a
-        longer option: "-S" is not in "--Sign" nor in "TLS-S"), if they are few."""
+    def _holding_options(self, conn: sqlite3.Connection, query: str, candidates: list[int]) -> set[int]:
+        """The candidates whose text holds every option the query names, as an option (not inside a word or
+        a longer option: "-S" is not in "--Sign" nor in "TLS-S"), if they are few. Only the candidates (the
+        documents the query's words found, at most _CANDIDATES): a page is not found on its options alone,
+        and the scan stays bounded on a large corpus."""
         options = sorted(set(_OPTION.findall(query)))[:_MAX_OPTIONS]
-        if not options:
+        if not options or not candidates:
             return set()
         # instr() is case-sensitive and cheap; the pattern then checks each hit as an option
         where = " AND ".join("instr(text, ?) > 0" for _ in options)
+        among = ", ".join("?" for _ in candidates)
         patterns = [re.compile(rf"(?<![\w-]){re.escape(option)}(?![\w-])") for option in options]
         holding: set[int] = set()
-        for file_id, text in conn.execute(f"SELECT file_id, text FROM texts WHERE {where}", options):
+        sql = f"SELECT file_id, text FROM texts WHERE file_id IN ({among}) AND {where}"
+        for file_id, text in conn.execute(sql, [*candidates, *options]):
             if file_id not in self.excluded and all(p.search(text) for p in patterns):
                 holding.add(file_id)
                 if len(holding) > OPTION_DOCUMENTS:
