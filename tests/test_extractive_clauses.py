@@ -13,13 +13,7 @@ from deepresearch.extractive.phrases import noun_phrases, verbs
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
 from deepresearch.extractive.text import content_tokens, plain_words
-
-
-def _plan(question: str) -> list[str]:
-    plan = keyword_plan(question, max_queries=6)
-    for sub_question in plan.sub_questions:
-        assert sub_question.endswith("?") and sub_question[:1].isupper(), sub_question
-    return plan.sub_questions
+from tests._planning_helpers import planned as _plan
 
 
 def test_a_statement_sets_the_scene_and_is_no_sub_question() -> None:

@@ -7,13 +7,7 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.extractive.planning import keyword_plan
-
-
-def _plan(question: str) -> list[str]:
-    plan = keyword_plan(question, max_queries=6)
-    for sub_question in plan.sub_questions:
-        assert sub_question.endswith("?") and sub_question[:1].isupper(), sub_question
-    return plan.sub_questions
+from tests._planning_helpers import planned as _plan
 
 
 def test_both_sides_of_a_comparison_are_asked_about() -> None:
