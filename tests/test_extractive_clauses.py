@@ -390,3 +390,24 @@ def test_the_drawbacks_of_x_ask_about_x_and_them_are_the_drawbacks() -> None:
     # "... and how do I avoid them?": them are the pitfalls of X, not X ("How do I avoid the gas lamps?")
     sub_questions = _plan("What are the pitfalls of gas lamps and how do I avoid them?")
     assert sub_questions[1] == "How do I avoid the pitfalls of gas lamps?", sub_questions
+
+
+@pytest.mark.parametrize(
+    ("request_", "first"),
+    [
+        ("Compare the oil lamp with the gas lamp", "How does the oil lamp compare to the gas lamp?"),
+        ("Compare oil, gas and candle light", "How do oil, gas and candle light compare?"),
+        ("Explain lamp wicks", "What are lamp wicks?"),
+        ("Please describe the oil lamp.", "What is the oil lamp?"),
+        ("Explain how the oil lamp works", "How does the oil lamp work?"),
+        ("Tell me about the gas lamp", "What is the gas lamp?"),
+    ],
+)
+def test_a_request_is_planned_as_the_question_it_makes(request_: str, first: str) -> None:
+    # "Explain git rebase" asked "What is Explain git rebase?", "Compare nginx and Apache" asked "How do
+    # Compare nginx and Apache compare?"
+    sub_questions = _plan(request_)
+    assert sub_questions[0] == first, sub_questions
+    assert not any(
+        word in sq for sq in sub_questions for word in ("Explain", "Compare", "describe", "Tell")
+    ), sub_questions

@@ -30,6 +30,7 @@ from deepresearch.extractive.comparison import (
     only,
     weighed,
 )
+from deepresearch.extractive.imperative import as_asked
 from deepresearch.extractive.inflection import as_question, gerund, listed, plural_word
 from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
 from deepresearch.extractive.text import content_tokens, keywords
@@ -123,7 +124,7 @@ class KeywordPlan:
 
 
 def _clauses(question: str) -> list[str]:
-    question = " ".join(question.split()).strip()
+    question = as_asked(" ".join(question.split()).strip())
     clauses = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
     return clauses or [question.strip(" ?.")]
 
