@@ -27,12 +27,12 @@ WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")
 # the words of a question whose coordination's members are asked about one by one (not those of "my
 # username and password"): it weighs them or offers a choice
 COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or)\b", re.IGNORECASE)
-# what stands between the two sides of a comparison: "X is more secure than Y", "X compares to Y", "X
-# stacks up against Y", "X versus Y" (a coordination already)
 _VERSION = re.compile(r"[vV]?\d+(?:\.(?:\d+|x))*[a-z]?")  # "3.12", "16", "v2", "2.4", "3.x"
 _UNIT = re.compile(
     r"(?:[KMGT]i?B|bytes?|ms|seconds?|minutes?|hours?|days?|%|percent|rows|cores|threads)\b", re.I
 )
+# what stands between the two sides of a comparison: "X is more secure than Y", "X compares to Y", "X
+# stacks up against Y", "X differs from Y" ("X versus Y" is a coordination already)
 _LINK = re.compile(
     r"(?:(?:is|are|was|were|be|get|gets|run|runs)\s+)?(?:(?:much|far|a lot|any)\s+)?"
     r"(?:(?:more|less)\s+[a-z]+|[a-z]+er|better|worse)\s+than"
@@ -41,16 +41,15 @@ _LINK = re.compile(
     re.IGNORECASE,
 )
 # what a thing is measured against, not a thing compared: "older than 7 days", "better than expected", "more
-# space than the sum of their layers", "any way other than cron"
+# space than the sum of their layers", "more data than the file size"
 _MEASURE = re.compile(
     r"(?:\d|(?:one|two|three|four|five|ten|a|an)\s+(?:second|minute|hour|day|week|month|year)s?\b"
     r"|(?:expected|usual|needed|necessary|required|before|ever|normal|anything|nothing|everything|others?"
     r"|that|this|it|the\s+(?:\w+\s+)?(?:sum|total|rest|size|limit|default|amount|number))\b)",
     re.IGNORECASE,
 )
-_BETWEEN = re.compile(
-    r"\b(?:differ\w*|compar\w*|between)\b", re.IGNORECASE
-)  # "the difference between X and Y"
+# a list the clause weighs: "the difference between X and Y", "How do X, Y and Z compare?"
+_BETWEEN = re.compile(r"\b(?:differ\w*|compar\w*|between)\b", re.IGNORECASE)
 _OVER = re.compile(
     r"\b(?:advantages?|benefits?|disadvantages?|drawbacks?|pros|cons|prefer\w*|choos\w*|chose|pick\w*|"
     r"recommend\w*|favou?r\w*)\b",
@@ -139,8 +138,8 @@ def members(phrase: Phrase) -> list[str]:
             return [f"{item} {' '.join(head)}" for item in items[:-1]] + [items[-1]]
         return items
     single_words = all(len(item.split()) == 1 and not plural_word(item) for item in items[:-1])
-    named = last[0][:1].isupper() and not last[0].isupper()  # "Apache httpd" is a name of its own
-    if len(last) > 1 and single_words and not named:
+    own_name = last[0][:1].isupper() and not last[0].isupper()  # "Apache httpd" is a name of its own
+    if len(last) > 1 and single_words and not own_name:
         # "the prefork, worker and event MPMs", "TCP or UDP sockets" (not "nginx or Apache httpd", not
         # "symlinks or hard links")
         head = " ".join(last[1:])
