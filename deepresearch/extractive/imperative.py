@@ -38,7 +38,7 @@ def as_asked(question: str) -> str:
         # "Explain why git needs gc" asks why: the words as they are, as a question
         clause = match.group(1).rstrip(" .?!")
         return f"{clause[:1].upper()}{clause[1:]}?"
-    if match := _WHAT.match(question):
+    if (match := _WHAT.match(question)) and re.search(r"[^\W\d_]", match.group(1)):
         what = match.group(1)
         plural = plural_word(what)
         return f"What {'are' if plural else 'is'} {what}, and how {'do they' if plural else 'does it'} work?"
