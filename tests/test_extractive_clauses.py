@@ -411,3 +411,17 @@ def test_a_request_is_planned_as_the_question_it_makes(request_: str, first: str
     assert not any(
         word in sq for sq in sub_questions for word in ("Explain", "Compare", "describe", "Tell")
     ), sub_questions
+
+
+def test_a_yes_no_phrase_that_holds_its_verb_is_not_asked_about() -> None:
+    # "Does git gc delete unreachable objects?" asked "What are git gc delete unreachable objects?": the
+    # chunker cannot tell the verb from a name's word, so the phrase after the auxiliary holds it
+    assert _plan("Does lamp trim cut charred wicks?") == ["Does lamp trim cut charred wicks?"]
+    assert _plan("Can lampwick trim burn on ships?") == ["Can lampwick trim burn on ships?"]
+    # a subject followed by its own verb is asked about as before
+    assert "What is an oil lamp?" in _plan("Can an oil lamp be lit twice?")
+    # ... and "how does that work?" still asks how it does it, with the verb its auxiliary agrees with
+    assert _plan("Will lamp trim cut wicks after a storm, and how does that work?") == [
+        "Will lamp trim cut wicks after a storm?",
+        "How does lamp trim cut wicks after a storm?",
+    ]

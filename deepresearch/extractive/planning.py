@@ -80,6 +80,13 @@ _CAN_IT = re.compile(
     re.IGNORECASE,
 )
 _HOW_THAT_WORKS = re.compile(r"^how\s+(?:does|do)\s+(?:that|this)\s+work\b\W*$", re.IGNORECASE)
+# "Does git gc delete unreachable objects?": a phrase from the auxiliary to a preposition or the end holds the
+# verb the chunker could not tell from a name's word ("Can an SQLite column be computed" has its own)
+_SWALLOWS = re.compile(
+    r"^(?:do|does|did|can|could|will|would|should|may|might|must)\s+(.+?)(?:\s+(?:on|in|at|to|from|for|with|"
+    r"by|into|over|under|after|before|when|if)\b.*)?$",
+    re.IGNORECASE,
+)
 _SEVERAL = re.compile(r"^(?:two|three|many|several|multiple|all|both)\b", re.IGNORECASE)
 # a question that asks what can go wrong in its own words gets no "What are the limitations of ...?"
 _LIMIT_WORDS = re.compile(
@@ -305,12 +312,11 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
             # "Can SQLite enforce foreign keys, and how does that work?": how it does what was asked about
             what = doing.group(1)
             subject = next((p for p in noun_phrases(asked[-1]) if p.role == "subject"), None)
-            whole = subject is not None and what.startswith(subject.text) and len(subject.text) < len(what)
+            # a subject of its own ("Python dicts"), not one with its verb ("Docker restart containers")
+            whole = subject is not None and what.startswith(subject.text) and len(subject.text.split()) <= 2
             aux = re.sub(r"^how\s+", "", asked[-1], flags=re.IGNORECASE).split()[0].lower()
-            plural = aux == "do" or (
-                aux != "does"
-                and (_SEVERAL.match(what) or (subject.plural if whole else plural_word(what.split()[0])))
-            )
+            own = subject.plural if whole and subject else plural_word(what.split()[0].removesuffix("'s"))
+            plural = aux == "do" or (aux != "does" and bool(_SEVERAL.match(what) or own))
             asked.append(f"How {'do' if plural else 'does'} {what}?")
             continue
         antecedent = _clause_task(asked[-1]) or topic
@@ -394,6 +400,9 @@ def _aspects(
     clause: str, whole: str, phrase: Phrase, rarity: Mapping[str, float] | None
 ) -> tuple[list[str], list[str]]:
     """The aspect sub-questions that fit the topic, and a query for each thing the question compares."""
+    swallows = _SWALLOWS.match(clause.rstrip(" ?.,"))
+    if swallows and swallows.group(1).lower() == phrase.text.lower() and len(phrase.text.split()) >= 2:
+        return [], []  # no "What are git gc delete unreachable objects?"
     topic, plural = _together(phrase), phrase.plural
     aspects: list[str] = []
     # the members of a coordination are asked about one by one when the question compares them, not in
