@@ -401,6 +401,13 @@ def test_the_drawbacks_of_x_ask_about_x_and_them_are_the_drawbacks() -> None:
         ("Please describe the oil lamp.", "What is the oil lamp?"),
         ("Explain how the oil lamp works", "How does the oil lamp work?"),
         ("Tell me about the gas lamp", "What is the gas lamp?"),
+        # an embedded question is asked directly
+        ("Explain why the lamp needs oil", "Why does the lamp need oil?"),
+        ("Please explain what a wick is.", "What is a wick?"),
+        ("Explain why lamps smoke at night", "Why do lamps smoke at night?"),
+        ("Describe how the keeper trims wicks", "How does the keeper trim wicks?"),
+        ("Explain which lamp burns longest", "Which lamp burns longest?"),
+        ("Explain what happens when the wick dries", "What happens when the wick dries?"),
     ],
 )
 def test_a_request_is_planned_as_the_question_it_makes(request_: str, first: str) -> None:
