@@ -432,3 +432,29 @@ def test_a_yes_no_phrase_that_holds_its_verb_is_not_asked_about() -> None:
         "Will lamp trim cut wicks after a storm?",
         "How does lamp trim cut wicks after a storm?",
     ]
+
+
+@pytest.mark.parametrize(
+    ("question", "limits"),
+    [
+        (
+            "How does Lampwick trim charred wicks?",
+            "What are the limitations of how Lampwick trims charred wicks?",
+        ),
+        (
+            "How does the keeper verify lamp wicks?",
+            "What are the limitations of how the keeper verifies lamp wicks?",
+        ),
+        # a word with no vowel is a name's ("gc", "ctl"), not the verb
+        (
+            "How does wick ctl trim charred wicks?",
+            "What are the limitations of how wick ctl trims charred wicks?",
+        ),
+    ],
+)
+def test_how_does_a_name_do_things(question: str, limits: str) -> None:
+    # "How does Apache handle keep-alive connections?" took "connections" for the verb: it asked "What is
+    # Apache handle keep-alive?" and "... of how Apache handle keep-alive connectionses?"
+    sub_questions = _plan(question)
+    assert limits in sub_questions, sub_questions
+    assert not any("wickses" in sq or " trim charred?" in sq for sq in sub_questions), sub_questions

@@ -31,6 +31,12 @@ def plural_word(text: str) -> bool:
     )
 
 
+def third_person(verb: str) -> str:
+    """handle -> handles, push -> pushes, verify -> verifies, play -> plays."""
+    stem = re.sub(r"(?<=[^aeiou])y$", "ie", verb)
+    return stem + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
+
+
 def gerund(verb: str) -> str:
     """use -> using, run -> running, create -> creating, bind -> binding, set -> setting."""
     lower = verb.lower()

@@ -75,6 +75,7 @@ _NOUN_ER = _set(
     " formatter renderer interpreter debugger profiler tracker linter bundler transformer encoder decoder"
     " other rather another"
 )
+_PLAIN_VERB = re.compile(r"[a-z]*[aeiouy][a-z]*")
 _NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
 # "the difference between X and Y", "the drawbacks of X": a relation, what it relates is what is asked about
 _RELATION_NOUNS = _set(
@@ -351,6 +352,10 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
         # ... but a verb that relates what it compares is one wherever it stands ("does WAL mode compare to")
         relating = [i for i in run[1:] if words[i].lower().startswith(_RELATING)]
         return relating[0] if relating else next((i for i in run[1:] if not _third_person(words[i])), run[1])
+    if following in _CLOSES and len(run) >= 3 and contiguous and _third_person(words[run[-1]]):
+        # "does Apache handle keep-alive connections?": a plural ends the object, not a verb after "does";
+        # the verb is the first plain word past the subject's name (one with no vowel, "gc", is a name)
+        return next((i for i in run[1:-1] if _PLAIN_VERB.fullmatch(words[i])), run[-1])
     return run[-1]
 
 

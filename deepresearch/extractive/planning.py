@@ -31,7 +31,7 @@ from deepresearch.extractive.comparison import (
     weighed,
 )
 from deepresearch.extractive.imperative import as_asked
-from deepresearch.extractive.inflection import as_question, gerund, listed, plural_word
+from deepresearch.extractive.inflection import as_question, gerund, listed, plural_word, third_person
 from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
@@ -466,7 +466,7 @@ def _mechanism(clause: str, topic: str) -> str | None:
     if not tail or tail[0].lower() in ("work", "works"):
         return None
     verb = tail[0]
-    third = verb if _plural_word(topic) else verb + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
+    third = verb if _plural_word(topic) else third_person(verb)
     return f"how {topic} {third}" + (f" {tail[1]}" if len(tail) > 1 else "")
 
 
