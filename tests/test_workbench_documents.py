@@ -150,6 +150,15 @@ def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, t
         expect(rows.nth(1)).to_contain_text("Delete wal.md?")
         shots(bench, "34-delete-asked")
         page.get_by_role("button", name="Keep").click()  # changed my mind: nothing is deleted
+        # a click that lands on a row the view's reload has just replaced asks on the row shown (it asked on
+        # the replaced one, where nobody saw it: a flake of this test under load)
+        bench.goto("#new")
+        stale = page.locator('button[aria-label="Delete wal.md"]').element_handle()  # the hidden view's
+        page.get_by_role("link", name="My documents").first.click()
+        page.wait_for_function("(button) => !button.isConnected", arg=stale, timeout=10_000)
+        stale.evaluate("(button) => button.click()")
+        expect(rows.nth(1)).to_contain_text("Delete wal.md?")
+        page.get_by_role("button", name="Keep").click()
         # the view shows the list it had while it reloads it: a question asked meanwhile survives the reload
         bench.goto("#new")
         held: list[Any] = []

@@ -29,6 +29,8 @@ export class DocumentsView {
     this.collections = [];
     /** documents whose "Delete …?" is open ("collection/name"): a list that reloads meanwhile keeps it open */
     this.confirming = new Set();
+    /** @type {Map<string, {row: HTMLElement, confirm: (asked: boolean) => void, normal: () => void}>} */
+    this.rows = new Map(); // each document's row as drawn last: a click on a row a reload replaced acts on it
     /** the server's upload limits (config.json `uploads`); null: the server checks alone */
     this.limits = /** @type {{max_bytes: number, types: string[]}|null} */ (null);
     this.files.addEventListener("change", () => {
@@ -180,6 +182,9 @@ export class DocumentsView {
   documentRow(collection, doc) {
     const row = h("li", { class: "doc", dataset: { document: doc.name } });
     const key = `${collection}/${doc.name}`;
+    // the row as drawn last: a click that lands on a row the list's reload has just replaced acts on the
+    // one shown (else the question it asks is drawn where nobody sees it)
+    const shown = () => this.rows.get(key) ?? { row, confirm, normal };
     const normal = () => {
       this.confirming.delete(key);
       fill(
@@ -191,7 +196,7 @@ export class DocumentsView {
           class: "btn btn-quiet btn-small doc-delete",
           text: "Delete",
           "aria-label": `Delete ${doc.name}`,
-          on: { click: () => confirm(true) },
+          on: { click: () => shown().confirm(true) },
         }),
       );
     };
@@ -202,7 +207,7 @@ export class DocumentsView {
         type: "button",
         class: "btn btn-small",
         text: "Keep",
-        on: { click: () => normal() },
+        on: { click: () => shown().normal() },
       });
       fill(
         row,
@@ -212,12 +217,13 @@ export class DocumentsView {
           class: "btn btn-small btn-danger",
           text: "Delete",
           "aria-label": `Yes, delete ${doc.name}`,
-          on: { click: () => this.remove(collection, doc, row) },
+          on: { click: () => this.remove(collection, doc, shown().row) },
         }),
         keep,
       );
       if (asked) keep.focus(); // a reload redraws the question without moving the focus
     };
+    this.rows.set(key, { row, confirm, normal });
     if (this.confirming.has(key)) confirm(false);
     else normal();
     return row;
