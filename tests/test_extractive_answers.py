@@ -361,3 +361,40 @@ def test_every_sub_question_read_for_has_its_section() -> None:
         assert f"### {heading}" in sections, sections
     assert sections.split(f"### {lamp}")[1].split("###")[0].strip() == "Its answers are quoted above."
     assert sections.split(f"### {fog}")[1].strip() == "The passages read for it quote no answer to it."
+
+
+def _answered_body(findings: list[dict[str, Any]], answering_pages: set[int]) -> str:
+    """The report body when the question's answering sections were read on `answering_pages`."""
+    evidence = [
+        {"sub_question": QUESTION, "n": n, "answer": rank} for rank, n in enumerate(answering_pages, 2)
+    ]
+    evidence.append({"sub_question": QUESTION, "n": min(answering_pages), "answer": 1})
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": evidence,
+        "findings": {"fact_reviewer": {"findings": findings}},
+    }
+    return extractive_report_body(state)
+
+
+def test_the_one_page_that_answers_is_quoted_when_its_opening_has_no_sentence() -> None:
+    # a manual page's first answering section is its NAME line, nothing to quote; its other answering
+    # sections are quoted, at middling scores, beside a page of strong quotes found by the sub-questions'
+    # words: the page that alone holds the answering sections must not be dropped as a digression
+    page = [
+        _finding(
+            "The label is the nearest one reachable from the lamp.", 1, 0.5, 0, answer=2, answering=True
+        ),
+        _finding("The count is the number of changes since the label.", 1, 0.45, 1, answer=3, answering=True),
+    ]
+    other = [
+        _finding(f"Protocol {word} lists its version string first.", 2, 0.9, 10 + i)
+        for i, word in enumerate(WORDS[:6])
+    ]
+    body = _answered_body(page + other, {1})
+    assert "nearest one reachable from the lamp [1]." in body, body
+    # when two pages hold answering sections, neither is the answer by that alone: the weak one is left out
+    body = _answered_body(page + other, {1, 2})
+    assert "[1]" not in body.split("## Sources")[0], body

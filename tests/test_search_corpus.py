@@ -306,3 +306,52 @@ async def test_an_option_many_pages_hold_names_none(tmp_path: Path) -> None:
     await index.reindex()
     urls = [r.url for r in await index.search("trim the wick with -f", 3)]
     assert urls[0] == "corpus://wick.md", urls
+
+
+async def test_a_page_that_holds_a_pasted_identifier_is_found(tmp_path: Path) -> None:
+    # "version strings like v2.1-14-g2414721": the hash is one word among the question's others, which
+    # pages on protocol versions repeat far more often than the one page that explains such names
+    root = tmp_path / "manual"
+    root.mkdir()
+    (root / "lamp-describe.md").write_text(
+        "# lamp-describe\n\nGive a lamp version a readable name from its nearest label.\n\n"
+        "## Examples\n\nOn a lamp 14 changes past "
+        "its label you get v1.0.4-14-g2414721: the label, the count of changes and the short name.\n"
+    )
+    for i in range(30):  # enough pages for the words' rarity to mean something
+        (root / f"garden-{i}.md").write_text(f"# garden {i}\n\nTomatoes {i} need water and patience.\n")
+    for i in range(4):
+        (root / f"protocol-{i}.md").write_text(
+            f"# lamp protocol {i}\n\nThe version strings of the protocol come in parts. The handshake "
+            "sends capabilities, the server lists its lamps and the client asks for the ones it wants.\n"
+        )
+    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
+    await index.reindex()
+    question = "Where do version strings like v2.1-14-g2414721 come from and what do their parts mean?"
+    urls = [r.url for r in await index.search(question, 3)]
+    assert urls[0] == "corpus://lamp-describe.md", urls
+    # without the identifier, the prose wins, as before
+    urls = [r.url for r in await index.search("where do version strings come from, what do parts mean", 5)]
+    assert "corpus://lamp-describe.md" not in urls[:4], urls
+
+
+async def test_an_identifier_a_title_names_lifts_no_other_page(tmp_path: Path) -> None:
+    # the page titled "mod_wick" is found by its title; the pages that merely mention mod_wick are not
+    # lifted over the pages whose prose answers
+    root = tmp_path / "manual"
+    root.mkdir()
+    (root / "mod_wick.md").write_text("# mod_wick\n\nThe mod_wick module trims wicks and logs each trim.\n")
+    (root / "trimming.md").write_text(
+        "# Trimming\n\nA wick is trimmed to stop smoke: trim the wick short, trim it before each lighting.\n"
+    )
+    (root / "smoke.md").write_text("# Smoke\n\nA long wick smokes before it settles: keep it short.\n")
+    for i in range(3):
+        (root / f"modules-{i}.md").write_text(f"# Module list {i}\n\nmod_wick, mod_flame and mod_wax {i}.\n")
+    for i in range(30):
+        (root / f"garden-{i}.md").write_text(f"# garden {i}\n\nTomatoes {i} need water and patience.\n")
+    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
+    await index.reindex()
+    urls = [r.url for r in await index.search("why trim the wick short with mod_wick before lighting", 3)]
+    # the module lists name mod_wick but say nothing of trimming: below the page on smoke, which does
+    assert sorted(urls[:2]) == ["corpus://mod_wick.md", "corpus://trimming.md"], urls
+    assert urls[2] == "corpus://smoke.md", urls

@@ -22,6 +22,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
+from deepresearch.extractive import literals
 from deepresearch.extractive.bm25 import BM25F
 from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import question_topic, without_aspects
@@ -50,6 +51,10 @@ TITLE_PRIOR = 0.5
 """A page's relevance is multiplied by 1 + TITLE_PRIOR x the share of the topic's words its title names."""
 SEARCH_WEIGHT = 0.6
 """A page's relevance mixes its BM25F score among the fetched pages with this share of its search rank."""
+LITERAL_PRIOR = 0.5
+"""A page's relevance is multiplied by 1 + LITERAL_PRIOR x the share of the question's telling literals it
+holds (extractive/literals.py: "v2.1-14-g2414721" is git-describe's example, one word among the question's
+others; telling: held by at most a third of the fetched pages)."""
 CONTINUED = 3
 CONTINUATIONS = 2
 """The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
@@ -195,8 +200,31 @@ def document_relevance(
         * (1 + TITLE_PRIOR * named_share(words, plain_words(titles[n]), weights))
         for n in numbers
     }
+    for n, share in literal_shares(question, passages).items():
+        scores[n] *= 1 + LITERAL_PRIOR * share
     top = max(scores.values(), default=0.0) or 1.0
     return {n: value / top for n, value in scores.items()}
+
+
+def literal_shares(question: str, passages: Sequence[PassageRecord]) -> dict[int, float]:
+    """The share of the question's telling literals each fetched page holds (see LITERAL_PRIOR)."""
+    wanted = [literals.words(literal) for literal in literals.literals(question)]
+    if not wanted:
+        return {}
+    texts: dict[int, list[str]] = {}
+    titles: dict[int, tuple[str, ...]] = {}
+    for p in passages:
+        texts.setdefault(p["n"], []).append(p["text"])
+        titles.setdefault(p["n"], literals.words(p["title"]))
+    # as in search: a literal a page is titled with is that page's title's to find
+    wanted = [run for run in wanted if not any(literals.holds(title, run) for title in titles.values())]
+    held: list[set[int]] = [set() for _ in wanted]
+    for n, parts in texts.items():
+        page = literals.words("\n".join(parts))
+        for i, literal in enumerate(wanted):
+            if literals.holds(page, literal):
+                held[i].add(n)
+    return literals.telling(held, len(texts) // 3)
 
 
 def rank_passages(

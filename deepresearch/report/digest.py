@@ -104,14 +104,16 @@ def _label(section: str) -> str:
     return f"`{section}`" if "`" not in section else "*" + re.sub(r"([*_\\])", r"\\\1", section) + "*"
 
 
-def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
+def _focused(groups: list[list[dict[str, Any]]], best_page: set[int]) -> set[int]:
     """The sources worth quoting: a source that yields one weak quote while another carries the answer is
     a digression. A source weighs all its quotes, those read in an answering section (``answering``)
     too: the page that answers is mostly quoted from there, and a digression must be measured against
     that, not against the rest (dev citation precision 0.682 -> 0.690; bench/quality/JOURNAL.md, session 16).
     A source quoted only in answering sections is there by its place, not by a score, and is not worth
     quoting for them alone, unless nothing else was quoted; the page of the first answering section is
-    worth quoting whatever it weighs."""
+    worth quoting whatever it weighs; so is the page that alone holds the question's answering sections
+    (``best_page``), quoted in any of them (its first may have no sentence: a manual page's opening is its
+    NAME line)."""
     # a source's best quote outside the answering sections (the candidates: a source quoted only there is not)
     best: dict[int, float] = {}
     findings = [f for group in groups for f in group]
@@ -128,7 +130,10 @@ def _focused(groups: list[list[dict[str, Any]]]) -> set[int]:
     focused = {n for n in best if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
     # ... but the page that answers best (its opening is the first answering section) always is: a short
     # page read whole is all answering sections, and would weigh nothing
-    return focused | {n for f in findings if f.get("answer") == 1 for n in f["citations"]}
+    quoted = {n for f in findings if f.get("answer") for n in f["citations"]}
+    return (
+        focused | {n for f in findings if f.get("answer") == 1 for n in f["citations"]} | (best_page & quoted)
+    )
 
 
 def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
@@ -188,7 +193,9 @@ def extractive_report_body(state: dict[str, Any]) -> str:
     groups = [by_score(findings.get(name, {}).get("findings", [])) for name in ("fact_reviewer",)]
     groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("implication_reviewer",)]
     groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("risk_reviewer",)]
-    focused = _focused(groups)
+    # the pages of the question's answering sections: one page alone is the page that answers
+    answering = {e["n"] for e in state.get("evidence", []) if e.get("answer")}
+    focused = _focused(groups, answering if len(answering) == 1 else set())
     sub_questions = state["plan"]["sub_questions"]
     on_point = _on_point(state, [f for g in groups for f in g])
     facts, implications, risks = (

@@ -17,6 +17,7 @@ import re
 import sqlite3
 from collections import Counter
 
+from deepresearch.extractive import literals as _literals
 from deepresearch.extractive.text import KEYWORD_NAME, named_share, plain_words
 
 __all__ = ["BM25_WEIGHTS", "SEQ_BITS", "DocumentRanker", "document_shares", "match_expression"]
@@ -47,9 +48,11 @@ _PRF_WEIGHT = 0.3  # an expansion term counts this much of an original one
 _FEEDBACK_NOISE = frozenset(("documentation", "python", "html", "index", "contents", "guide"))
 OPTION_WEIGHT = 0.5
 OPTION_DOCUMENTS = 12
-"""A document that holds every command-line option the query names ("should I use -S or -G?") gains
-OPTION_WEIGHT, when at most OPTION_DOCUMENTS of the query's candidates hold them all: the tokenizer reads
-"-S" as the word "s", so only the text tells the page that documents the options from every page with "s"."""
+"""A query's literals (extractive/literals.py: identifiers, quoted strings, and the command-line options it
+names, taken together: "should I use -S or -G?") are what a user copies from a screen. A document gains
+OPTION_WEIGHT times the share of the query's literals it holds, counting only the literals that at most
+OPTION_DOCUMENTS of the query's candidates hold ("-f", "VirtualHost": on most pages of a manual, they name no
+page). Options are looked for in the text: the tokenizer reads "-S" as the word "s"."""
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 _MAX_OPTIONS = 4
 
@@ -106,9 +109,11 @@ class DocumentRanker:
     def __init__(self, conn: sqlite3.Connection, excluded: frozenset[int]) -> None:
         self.excluded = excluded
         self._titles: dict[int, set[str]] = {}
+        self._named: dict[int, tuple[str, ...]] = {}  # each title's words, in order (for literals)
         for file_id, title in conn.execute("SELECT id, title FROM files WHERE error IS NULL"):
             if file_id not in excluded:
                 self._titles[file_id] = set(plain_words(title))
+                self._named[file_id] = _literals.words(title)
         df: Counter[str] = Counter()
         for words in self._titles.values():
             df.update(words)
@@ -130,17 +135,43 @@ class DocumentRanker:
             file_id: score / top + TITLE_WEIGHT * self._title_score(file_id, asked)
             for file_id, score in scores.items()
         }
-        for file_id in self._holding_options(conn, query, list(scores)):
-            combined[file_id] += OPTION_WEIGHT
+        for file_id, share in self._holding_literals(conn, query, list(scores)).items():
+            combined[file_id] += OPTION_WEIGHT * share
         return sorted(combined, key=lambda file_id: (-combined[file_id], file_id))[:limit]
 
-    def _holding_options(self, conn: sqlite3.Connection, query: str, candidates: list[int]) -> set[int]:
+    def _holding_literals(
+        self, conn: sqlite3.Connection, query: str, candidates: list[int]
+    ) -> dict[int, float]:
+        """The share of the query's telling literals each candidate holds (see OPTION_WEIGHT), for the
+        candidates that hold any. Only the candidates (the documents the query's words found, at most
+        _CANDIDATES): a page is not found on its literals alone, and the scan stays bounded on a large
+        corpus. A literal a candidate's title names is left to the title score: the pages that merely
+        mention "mod_log_forensic" are not the page about it."""
+        held: list[set[int]] = []
+        options = self._holding_options(conn, query, candidates)
+        if options is not None:
+            held.append(options)
+        among = set(candidates) - self.excluded
+        for literal in _literals.literals(query):
+            run = _literals.words(literal)
+            if any(_literals.holds(self._named.get(file_id, ()), run) for file_id in among):
+                continue  # a page is titled with it ("mod_log_forensic"): the title score finds that page
+            rows = conn.execute(
+                f"SELECT DISTINCT rowid >> {SEQ_BITS} FROM passages WHERE passages MATCH ?",
+                ('"' + " ".join(_literals.words(literal)) + '"',),
+            )
+            held.append({file_id for (file_id,) in rows} & among)
+        return _literals.telling(held, OPTION_DOCUMENTS)
+
+    def _holding_options(
+        self, conn: sqlite3.Connection, query: str, candidates: list[int]
+    ) -> set[int] | None:
         """The candidates whose text holds every option the query names, as an option (not inside a word or
-        a longer option: "-S" is not in "--Sign" nor in "TLS-S"), if they are few. Only the candidates (the
-        documents the query's words found, at most _CANDIDATES): a page is not found on its options alone,
-        and the scan stays bounded on a large corpus."""
+        a longer option: "-S" is not in "--Sign" nor in "TLS-S"); None when it names none."""
         options = sorted(set(_OPTION.findall(query)))[:_MAX_OPTIONS]
-        if not options or not candidates:
+        if not options:
+            return None
+        if not candidates:
             return set()
         # instr() is case-sensitive and cheap; the pattern then checks each hit as an option
         where = " AND ".join("instr(text, ?) > 0" for _ in options)
@@ -152,7 +183,7 @@ class DocumentRanker:
             if file_id not in self.excluded and all(p.search(text) for p in patterns):
                 holding.add(file_id)
                 if len(holding) > OPTION_DOCUMENTS:
-                    return set()  # options many pages hold ("-f") name no page in particular
+                    break  # options many pages hold ("-f") name no page in particular
         return holding
 
     def _passage_scores(self, conn: sqlite3.Connection, expression: str) -> dict[int, float]:

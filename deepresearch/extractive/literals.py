@@ -1,0 +1,64 @@
+"""A question's literals: what a user copies from a screen rather than words they choose - an identifier
+("g2414721", "AH00558", "SQLITE_BUSY", "RequestReadTimeout") or a quoted string of two words or more (an
+error message). The page that holds a literal few other pages hold is the page about it, whatever the
+question's other words say: search ranks it up (search/ranking.py) and screening reads it as relevant
+(extractive/screening.py). Command-line options are literals too, but the search tokenizer cannot see
+them ("-S" is the word "s"), so search looks for them apart."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+__all__ = ["holds", "literals", "telling"]
+
+_IDENTIFIER = re.compile(
+    r"(?<!\w)(?:"
+    r"(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])\w{5,}"  # letters and digits: a hash, an error code, "utf8mb4"
+    r"|[A-Za-z]\w*_\w*[A-Za-z0-9]"  # words joined by underscores: "SQLITE_BUSY", "json_extract"
+    r"|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*"  # camelCase and CamelCase: "RequestReadTimeout"
+    r")(?!\w)"
+)
+# a quote in double quotes or curly ones, or in single quotes not part of a word ("Apache's", "users'")
+_QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{3,120})[\"\u201d]|(?<!\w)'([^']{3,120})'(?!\w)")
+_WORD = re.compile(r"\w+")
+MAX_LITERALS = 6
+
+
+def literals(question: str) -> list[str]:
+    """The identifiers and quoted strings of a question, as typed, in their order. A quoted single word is
+    not one ("the 'master' branch" only stresses a word)."""
+    found = _IDENTIFIER.findall(question)
+    for double, single in _QUOTED.findall(question):
+        quoted = (double or single).strip()
+        if len(_WORD.findall(quoted)) >= 2:
+            found.append(quoted)
+    return list(dict.fromkeys(found))[:MAX_LITERALS]
+
+
+def words(literal: str) -> tuple[str, ...]:
+    """A literal as the run of lower-case words a text must hold side by side."""
+    return tuple(_WORD.findall(literal.lower()))
+
+
+def holds(text_words: tuple[str, ...] | list[str], literal: tuple[str, ...]) -> bool:
+    """Whether the words of a text hold the literal's words side by side."""
+    if not literal:
+        return False
+    n = len(literal)
+    first = literal[0]
+    return any(
+        text_words[i] == first and tuple(text_words[i : i + n]) == literal
+        for i in range(len(text_words) - n + 1)
+    )
+
+
+def telling(held: Iterable[set[int]], most: int) -> dict[int, float]:
+    """From the documents holding each literal, the share of the telling literals - those at most `most`
+    documents hold, and at least one - that each document holds (only documents that hold one)."""
+    chosen = [files for files in held if 0 < len(files) <= most]
+    shares: dict[int, float] = {}
+    for files in chosen:
+        for file_id in files:
+            shares[file_id] = shares.get(file_id, 0.0) + 1 / len(chosen)
+    return shares
