@@ -458,3 +458,32 @@ def test_how_does_a_name_do_things(question: str, limits: str) -> None:
     sub_questions = _plan(question)
     assert limits in sub_questions, sub_questions
     assert not any("wickses" in sq or " trim charred?" in sq for sq in sub_questions), sub_questions
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # "one" stands for the noun of the phrase before it in the same part (an object for an object)
+        (
+            "How do I insert a row in SQLite, or update the existing one if the key is already there?",
+            ["a row", "SQLite", "the existing row", "the key"],
+        ),
+        ("Should I use the old index or build a new one?", ["the old index", "a new index"]),
+        (
+            "Can I replace the default error page with a custom one?",
+            ["the default error page", "a custom page"],
+        ),
+        # "ones" in the plural, "one" in the singular, whatever the number of the noun it stands for
+        (
+            "How do I delete local branch refs that have no remote ones?",
+            ["local branch refs", "no remote refs"],
+        ),
+        ("Should I prefer the local branch over remote ones?", ["the local branch", "remote branches"]),
+        ("Can I merge the old tables into a new one?", ["the old tables", "a new table"]),
+        # not a noun's stand-in: "one" alone, or with nothing before it to stand for
+        ("Which one is faster?", []),
+        ("Is a new one needed?", ["a new one"]),
+    ],
+)
+def test_one_reads_as_the_noun_it_stands_for(question: str, expected: list[str]) -> None:
+    assert [p.text for p in noun_phrases(question)] == expected

@@ -68,7 +68,7 @@ def compared(clause: str, phrases: list[Phrase]) -> list[Phrase]:
         if len(sides) > 3 or (_MEASURE.match(second.text) and not versions):
             continue  # "older than 7 days" (but "Is Python 3.12 faster than 3.11?")
         at = lower.find(first.text.lower())
-        after = lower.find(second.text.lower(), at + len(first.text)) if at >= 0 else -1
+        after = _find(lower, second.text, at + len(first.text)) if at >= 0 else -1
         if after < 0:
             continue
         between = lower[at + len(first.text) : after].strip()
@@ -76,14 +76,18 @@ def compared(clause: str, phrases: list[Phrase]) -> list[Phrase]:
         # "Is X faster than Y" compares its subject; "delete files older than a week" filters an object
         linked = first.role in ("subject", "which", "named") and _LINK.fullmatch(between) is not None
         if over or linked:
-            other = second.text
-            if len(sides) == 2 and re.search(r"\bones?$", other) and len(sides[0].split()) > 1:
-                # "prefer local branches over remote ones": the second side's noun is the first's
-                other = re.sub(r"\bones?$", sides[0].split()[-1], other)
-                sides = (sides[0], other)
-            joined = replace(first, text=f"{first.text} or {other}", items=sides, joined=True)
+            joined = replace(first, text=f"{first.text} or {second.text}", items=sides, joined=True)
             return [joined if p is first else p for p in phrases if p is not second]
     return phrases
+
+
+def _find(lower: str, text: str, start: int) -> int:
+    """Where a phrase stands in the (lower-case) clause, from `start`, or -1; a phrase whose "one" reads as
+    the noun it stands for ("the old one" is "the old lamp": phrases.noun_phrases) by the words written."""
+    words = [re.escape(word) for word in text.lower().split()] or [""]
+    words[-1] = f"(?:{words[-1]}|ones?)"
+    match = re.compile(r"\s+".join(words)).search(lower, start)
+    return match.start() if match else -1
 
 
 def weighed(clause: str, phrase: Phrase) -> bool:

@@ -31,6 +31,34 @@ def plural_word(text: str) -> bool:
     )
 
 
+def ends_in_s(word: str) -> bool:
+    """A verb's third person ("handles", "rewrites") or a plural: an -s that is not -ss."""
+    return word.lower().endswith("s") and not word.lower().endswith("ss")
+
+
+def instead_of_one(head: str, before: str) -> str:
+    """A phrase that ends on "one" or "ones" after a modifier, with the noun it stands for: the last noun
+    of the phrase `before` it ("update the existing one" after "insert a row": "existing row"; "remote
+    ones" after "local branches": "remote branches"); "" when it is no such phrase."""
+    words, nouns = head.split(), before.split()
+    if len(words) < 2 or words[-1].lower() not in ("one", "ones") or not nouns:
+        return ""
+    noun = nouns[-1]
+    if noun.lower() in ("one", "ones") or not noun.isalpha():
+        return ""
+    if words[-1].lower() == "ones" and not plural_word(noun):
+        noun = re.sub(r"(?<=[^aeiou])y$", "ie", noun) + (
+            "es" if noun.endswith(("s", "sh", "ch", "x")) else "s"
+        )
+    elif words[-1].lower() == "one" and plural_word(noun):
+        noun = (
+            re.sub(r"ies$", "y", noun)
+            if noun.endswith("ies")
+            else re.sub(r"(?<=sh|ch|ss|.x)es$|s$", "", noun)
+        )
+    return " ".join([*words[:-1], noun])
+
+
 def third_person(verb: str) -> str:
     """handle -> handles, push -> pushes, verify -> verifies, play -> plays."""
     stem = re.sub(r"(?<=[^aeiou])y$", "ie", verb)

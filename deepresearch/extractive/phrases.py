@@ -15,7 +15,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from deepresearch.extractive.inflection import plural_word
+from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
 
 __all__ = ["COMPARATIVES", "Phrase", "asker_condition", "noun_phrases", "tokens", "verbs"]
 
@@ -351,8 +351,8 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
         # still belongs to the subject), "does deepresearch avoid repeating paid calls when"
         # ... but a verb that relates what it compares is one wherever it stands ("does WAL mode compare to")
         relating = [i for i in run[1:] if words[i].lower().startswith(_RELATING)]
-        return relating[0] if relating else next((i for i in run[1:] if not _third_person(words[i])), run[1])
-    if following in _CLOSES and len(run) >= 3 and contiguous and _third_person(words[run[-1]]):
+        return relating[0] if relating else next((i for i in run[1:] if not ends_in_s(words[i])), run[1])
+    if following in _CLOSES and len(run) >= 3 and contiguous and ends_in_s(words[run[-1]]):
         # "does Apache handle keep-alive connections?": a plural ends the object, not a verb after "does";
         # the verb is the first plain word past the subject's name (one with no vowel, "gc", is a name)
         return next((i for i in run[1:-1] if _PLAIN_VERB.fullmatch(words[i])), run[-1])
@@ -400,6 +400,10 @@ def noun_phrases(clause: str) -> list[Phrase]:
             role = "named" if lower[1] in _AUX_BE and start <= 3 else "which" if start == 1 else role
         text = " ".join(words[start:end])
         head = " ".join(w for w in words[i:end] if w.lower() not in _QUANTIFIERS)
+        nouns = [p for p in phrases if p.head.split()[-1].lower() not in COMPARATIVES]  # not "no longer"
+        before = next((p for p in reversed(nouns) if p.role == role), nouns[-1] if nouns else None)
+        if before and (instead := instead_of_one(head, before.head)):  # "the existing one" after "a row"
+            text, head = f"{text.rsplit(' ', 1)[0]} {instead.split()[-1]}", instead
         phrases.append(Phrase(_tidy(text), _tidy(head), role, start, items, subordinate))
         if role in ("subject", "named", "which"):
             context = "object" if role == "subject" else "subject"
@@ -458,11 +462,6 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
 
 def _tidy(text: str) -> str:
     return re.sub(r"\s+([,;:])", r"\1", text).strip(" ,;:")
-
-
-def _third_person(word: str) -> bool:
-    lower = word.lower()
-    return lower.endswith("s") and not lower.endswith("ss")
 
 
 def verbs(clause: str) -> list[str]:
