@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.literals import holds, literals, words
-from deepresearch.extractive.screening import document_relevance, literal_shares, passages_of
+from deepresearch.extractive.literals import holds, holds_option, literals, options, words
+from deepresearch.extractive.screening import document_relevance, literal_shares, passages_of, rank_passages
 
 
 @pytest.mark.parametrize(
@@ -88,3 +88,62 @@ def test_an_identifier_a_page_is_titled_with_is_left_to_the_title() -> None:
 
     assert shares("mod_g2414721") == {}
     assert shares("lamp logs") == {4: 1.0}
+
+
+def test_options_are_held_as_options() -> None:
+    assert options("Should I use -S or -G, or --pickaxe-all?") == ["--pickaxe-all", "-G", "-S"]
+    assert holds_option("-S<string>: look for differences", "-S")
+    assert holds_option("feed it back into -S, and keep going", "-S")
+    assert not holds_option("--Sign the tag; TLS-S is another thing", "-S")
+    assert not holds_option("-Sx", "-S")
+
+
+def _manual(filler: int, option_pages: int) -> list[dict[str, object]]:
+    """A lamp's manual: a page on finding the change that added a wick call (the question's words), the
+    option entries for -S and -G on `option_pages` pages (in words of their own), and `filler` pages."""
+    sources: list[dict[str, object]] = [
+        {
+            "id": "S1",
+            "n": 1,
+            "title": "Lamp user manual",
+            "text": "## Finding a change\n\nTo find the change that added a particular wick call, bisect the "
+            "history of the lamp: each step halves the changes left to look at.\n",
+        }
+    ]
+    for n in range(2, 2 + option_pages):
+        sources.append(
+            {
+                "id": f"S{n}",
+                "n": n,
+                "title": f"lamp-log {n}",
+                "text": "## Options\n\n-S<string>:\n\nLook for differences that change the number of "
+                "occurrences of the string.\n\n-G<regex>:\n\nLook for differences whose patch text has lines "
+                "matching the regex.\n",
+            }
+        )
+    for n in range(2 + option_pages, 2 + option_pages + filler):
+        sources.append(
+            {
+                "id": f"S{n}",
+                "n": n,
+                "title": f"lamp-wick {n}",
+                "text": f"## Wicks\n\nWick {n} burns slowly.\n",
+            }
+        )
+    return sources
+
+
+def test_a_passage_that_holds_the_options_asked_about_is_on_the_topic() -> None:
+    # the option entries do not say "wick call", the topic: they are still evidence on the sub-question that
+    # names their options - unless the options are on so many passages that they tell nothing
+    question = "How can I find the change that added a particular wick call, and should I use -S or -G?"
+    sub_questions = ["How can I find the change that added a particular wick call?", "Should I use -S or -G?"]
+
+    def evidence(filler: int, option_pages: int) -> set[int]:
+        ranked = rank_passages(
+            question, sub_questions, passages_of(_manual(filler, option_pages)), 8, "a particular wick call"
+        )
+        return {p["n"] for _, p in ranked[1]}
+
+    assert 2 in evidence(filler=60, option_pages=1)
+    assert 2 not in evidence(filler=10, option_pages=1)  # one passage in 12 holds them: too many to tell

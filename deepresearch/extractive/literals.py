@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["holds", "literals", "telling"]
+__all__ = ["holds", "holds_option", "literals", "options", "telling", "words"]
 
 _IDENTIFIER = re.compile(
     r"(?<!\w)(?:"
@@ -23,6 +23,19 @@ _IDENTIFIER = re.compile(
 _QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{3,120})[\"\u201d]|(?<!\w)'([^']{3,120})'(?!\w)")
 _WORD = re.compile(r"\w+")
 MAX_LITERALS = 6
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+MAX_OPTIONS = 4
+
+
+def options(question: str) -> list[str]:
+    """The command-line options a question names ("-S", "--pickaxe-all"), sorted."""
+    return sorted(set(_OPTION.findall(question)))[:MAX_OPTIONS]
+
+
+def holds_option(text: str, option: str) -> bool:
+    """Whether a text holds the option as an option: not inside a word or a longer option ("-S" is not in
+    "--Sign" nor in "TLS-S"), followed by anything else ("-S<string>", "-S,")."""
+    return re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", text) is not None
 
 
 def literals(question: str) -> list[str]:

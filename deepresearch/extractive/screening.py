@@ -51,6 +51,10 @@ TITLE_PRIOR = 0.5
 """A page's relevance is multiplied by 1 + TITLE_PRIOR x the share of the topic's words its title names."""
 SEARCH_WEIGHT = 0.6
 """A page's relevance mixes its BM25F score among the fetched pages with this share of its search rank."""
+OPTION_PASSAGES = 0.02
+"""At most this share of the fetched passages may hold a sub-question's options for them to put a passage
+on its topic (see _holding_options): "-S and -G" are in 1.5 % of the passages git-dev's
+find-commit-adding-string reads, "-f" in 2.2-2.9 % of other questions' (it forces everything)."""
 LITERAL_PRIOR = 0.5
 """A page's relevance is multiplied by 1 + LITERAL_PRIOR x the share of the question's telling literals it
 holds (extractive/literals.py: "v2.1-14-g2414721" is git-describe's example, one word among the question's
@@ -207,7 +211,9 @@ def document_relevance(
 
 
 def literal_shares(question: str, passages: Sequence[PassageRecord]) -> dict[int, float]:
-    """The share of the question's telling literals each fetched page holds (see LITERAL_PRIOR)."""
+    """The share of the question's telling literals each fetched page holds (see LITERAL_PRIOR). Not its
+    options: a page that holds "-f" or "-S" is not the page about the question by that alone (its passages
+    on them are on topic: _holding_options)."""
     wanted = [literals.words(literal) for literal in literals.literals(question)]
     if not wanted:
         return {}
@@ -225,6 +231,16 @@ def literal_shares(question: str, passages: Sequence[PassageRecord]) -> dict[int
             if literals.holds(page, literal):
                 held[i].add(n)
     return literals.telling(held, len(texts) // 3)
+
+
+def _holding_options(sub_question: str, passages: Sequence[PassageRecord]) -> set[int]:
+    """The passages that hold every option the sub-question names, when few do (OPTION_PASSAGES): they are on
+    its topic whatever else they say - git-log's entry on -S and -G does not say "function call"."""
+    named = literals.options(sub_question)
+    if not named:
+        return set()
+    found = {i for i, p in enumerate(passages) if all(literals.holds_option(p["text"], o) for o in named)}
+    return found if len(found) <= OPTION_PASSAGES * len(passages) else set()  # "-f" is everywhere
 
 
 def rank_passages(
@@ -269,6 +285,7 @@ def rank_passages(
     ranked_per_sq: list[list[tuple[float, PassageRecord]]] = []
     for number, sub_question in enumerate(sub_questions):
         raw = index.scores(_query(sub_question, focus, topic_terms, weights))
+        optioned = _holding_options(sub_question, passages)
         scores = [
             score * (1 - DOCUMENT_WEIGHT + DOCUMENT_WEIGHT * relevance[p["n"]])
             for score, p in zip(raw, passages, strict=True)
@@ -280,7 +297,7 @@ def rank_passages(
             if scores[i] > 0
             and scores[i] >= RELATIVE_FLOOR * best
             and relevance[passages[i]["n"]] >= DOCUMENT_FLOOR
-            and (not topic_terms or topic_terms & fields[i])
+            and (not topic_terms or topic_terms & fields[i] or i in optioned)
         ]
         kept = _diverse(pool, scores, passages, bodies, limit)
         ranked = [(scores[i], passages[i]) for i in kept]

@@ -53,8 +53,6 @@ names, taken together: "should I use -S or -G?") are what a user copies from a s
 OPTION_WEIGHT times the share of the query's literals it holds, counting only the literals that at most
 OPTION_DOCUMENTS of the query's candidates hold ("-f", "VirtualHost": on most pages of a manual, they name no
 page). Options are looked for in the text: the tokenizer reads "-S" as the word "s"."""
-_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
-_MAX_OPTIONS = 4
 
 _RANK_SQL = f"""
 WITH ranked AS MATERIALIZED (
@@ -168,7 +166,7 @@ class DocumentRanker:
     ) -> set[int] | None:
         """The candidates whose text holds every option the query names, as an option (not inside a word or
         a longer option: "-S" is not in "--Sign" nor in "TLS-S"); None when it names none."""
-        options = sorted(set(_OPTION.findall(query)))[:_MAX_OPTIONS]
+        options = _literals.options(query)
         if not options:
             return None
         if not candidates:
@@ -176,11 +174,10 @@ class DocumentRanker:
         # instr() is case-sensitive and cheap; the pattern then checks each hit as an option
         where = " AND ".join("instr(text, ?) > 0" for _ in options)
         among = ", ".join("?" for _ in candidates)
-        patterns = [re.compile(rf"(?<![\w-]){re.escape(option)}(?![\w-])") for option in options]
         holding: set[int] = set()
         sql = f"SELECT file_id, text FROM texts WHERE file_id IN ({among}) AND {where}"
         for file_id, text in conn.execute(sql, [*candidates, *options]):
-            if file_id not in self.excluded and all(p.search(text) for p in patterns):
+            if file_id not in self.excluded and all(_literals.holds_option(text, o) for o in options):
                 holding.add(file_id)
                 if len(holding) > OPTION_DOCUMENTS:
                     break  # options many pages hold ("-f") name no page in particular
