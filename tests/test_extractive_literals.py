@@ -24,9 +24,18 @@ from deepresearch.extractive.screening import document_relevance, literal_shares
             ["fatal: refusing to merge unrelated histories"],
         ),
         ("What does the 'git gc' command do?", ["git gc"]),
-        # not literals: a stressed single word, apostrophes, plain words, short or digit-only tokens, options
+        (
+            "How do asyncio.gather and __init__ differ, and what is pm.max_children?",
+            ["__init__"],  # a dotted name is none (see literals._IDENTIFIER)
+        ),
+        ("Why does `git rev-parse HEAD` print a hash?", ["git rev-parse HEAD"]),
+        # quotes pair in their order: a short first one does not swallow the second
+        ('Is "-S" the same as the "pickaxe search"?', ["pickaxe search"]),
+        # not literals: a stressed single word, apostrophes, plain words, short or digit-only tokens, options,
+        # quantities and ordinals, "e.g."
         ("Is the 'master' branch special in Apache's and users' setups?", []),
         ("Does IPv6 work with HTTP/2 on port 8080 with -S and --all?", []),
+        ("Can I give it 512MB, wait 1500ms and read the 100th line of 1990s logs, e.g. these?", []),
     ],
 )
 def test_literals(question: str, expected: list[str]) -> None:

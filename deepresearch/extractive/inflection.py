@@ -44,12 +44,10 @@ def instead_of_one(head: str, before: str) -> str:
     if len(words) < 2 or words[-1].lower() not in ("one", "ones") or not nouns:
         return ""
     noun = nouns[-1]
-    if noun.lower() in ("one", "ones") or not noun.isalpha():
-        return ""
+    if noun.lower() in ("one", "ones") or not noun.isalpha() or noun.endswith("ly") or noun[0].isupper():
+        return ""  # "locally" is no noun; "a new one" after "SQLite" is no new SQLite
     if words[-1].lower() == "ones" and not plural_word(noun):
-        noun = re.sub(r"(?<=[^aeiou])y$", "ie", noun) + (
-            "es" if noun.endswith(("s", "sh", "ch", "x")) else "s"
-        )
+        noun = third_person(noun)  # the same endings: "branch" -> "branches", "entry" -> "entries"
     elif words[-1].lower() == "one" and plural_word(noun):
         noun = (
             re.sub(r"ies$", "y", noun)
@@ -63,6 +61,23 @@ def third_person(verb: str) -> str:
     """handle -> handles, push -> pushes, verify -> verifies, play -> plays."""
     stem = re.sub(r"(?<=[^aeiou])y$", "ie", verb)
     return stem + ("es" if verb.endswith(("s", "sh", "ch", "x")) else "s")
+
+
+# what may stand between "Can I" and the verb: "Can I just move the tag", "How do I safely delete a branch"
+_BEFORE_VERB = frozenset(
+    re.split(
+        r"\s+",
+        "just simply really actually also still even only first then quickly safely easily automatically"
+        " manually permanently temporarily completely entirely ever never always",
+    )
+)
+
+
+def gerund_phrase(words: list[str]) -> str:
+    """A task as a gerund phrase: its first word that is no adverb takes -ing ("just move the tag" -> "just
+    moving the tag", "safely delete a branch" -> "safely deleting a branch")."""
+    k = next((i for i, word in enumerate(words) if word.lower() not in _BEFORE_VERB), len(words) - 1)
+    return " ".join([*words[:k], gerund(words[k]), *words[k + 1 :]]) if words else ""
 
 
 def gerund(verb: str) -> str:

@@ -12,15 +12,20 @@ from collections.abc import Iterable
 
 __all__ = ["holds", "holds_option", "literals", "options", "telling", "words"]
 
+# letters and digits (a hash, an error code, "utf8mb4"; not a quantity or an ordinal: "512MB", "1500ms",
+# "100th"), words joined by underscores ("SQLITE_BUSY", "json_extract", "__init__"), camelCase and CamelCase
+# ("RequestReadTimeout"). Not a dotted name: "user.email" is on every page that shows a setup, where
+# git-config(1) is the page about it (git-dev2 conditional-config-include lost its answer to it)
 _IDENTIFIER = re.compile(
-    r"(?<!\w)(?:"
-    r"(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])\w{5,}"  # letters and digits: a hash, an error code, "utf8mb4"
-    r"|[A-Za-z]\w*_\w*[A-Za-z0-9]"  # words joined by underscores: "SQLITE_BUSY", "json_extract"
-    r"|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*"  # camelCase and CamelCase: "RequestReadTimeout"
-    r")(?!\w)"
+    r"(?<![\w.])(?:"
+    r"(?=[A-Za-z_]*\d)(?=\d*[A-Za-z])(?!\d+[A-Za-z]+(?![\w.]))\w{5,}"
+    r"|__\w+__|[A-Za-z]\w*_\w*[A-Za-z0-9]"
+    r"|[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*"
+    r")(?![\w.]\w)"
 )
-# a quote in double quotes or curly ones, or in single quotes not part of a word ("Apache's", "users'")
-_QUOTED = re.compile(r"[\"\u201c]([^\"\u201d]{3,120})[\"\u201d]|(?<!\w)'([^']{3,120})'(?!\w)")
+# a quote in double, curly or back quotes, or in single quotes not part of a word ("Apache's", "users'");
+# quotes pair in their order ('"-S" is the "pickaxe search"' holds two)
+_QUOTED = re.compile(r"\"([^\"]*)\"|\u201c([^\u201d]*)\u201d|`([^`]*)`|(?<!\w)'([^']*)'(?!\w)")
 _WORD = re.compile(r"\w+")
 MAX_LITERALS = 6
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
@@ -42,9 +47,9 @@ def literals(question: str) -> list[str]:
     """The identifiers and quoted strings of a question, as typed, in their order. A quoted single word is
     not one ("the 'master' branch" only stresses a word)."""
     found = _IDENTIFIER.findall(question)
-    for double, single in _QUOTED.findall(question):
-        quoted = (double or single).strip()
-        if len(_WORD.findall(quoted)) >= 2:
+    for groups in _QUOTED.findall(question):
+        quoted = "".join(groups).strip()
+        if 3 <= len(quoted) <= 120 and len(_WORD.findall(quoted)) >= 2:
             found.append(quoted)
     return list(dict.fromkeys(found))[:MAX_LITERALS]
 

@@ -400,9 +400,12 @@ def noun_phrases(clause: str) -> list[Phrase]:
             role = "named" if lower[1] in _AUX_BE and start <= 3 else "which" if start == 1 else role
         text = " ".join(words[start:end])
         head = " ".join(w for w in words[i:end] if w.lower() not in _QUANTIFIERS)
-        nouns = [p for p in phrases if p.head.split()[-1].lower() not in COMPARATIVES]  # not "no longer"
+        # "the existing one" after "a row": "the existing row" (not "one by one"; not after a lone "delete")
+        nouns = [p for p in phrases if (p.text != p.head or p.plural or " " in p.head) and not p.items]
+        nouns = [p for p in nouns if p.head.split()[-1].lower() not in COMPARATIVES]  # not "no longer"
         before = next((p for p in reversed(nouns) if p.role == role), nouns[-1] if nouns else None)
-        if before and (instead := instead_of_one(head, before.head)):  # "the existing one" after "a row"
+        ahead = lower[end] if end < len(words) else ""
+        if before and ahead not in ("of", "by", "at") and (instead := instead_of_one(head, before.head)):
             text, head = f"{text.rsplit(' ', 1)[0]} {instead.split()[-1]}", instead
         phrases.append(Phrase(_tidy(text), _tidy(head), role, start, items, subordinate))
         if role in ("subject", "named", "which"):

@@ -31,7 +31,7 @@ from deepresearch.extractive.comparison import (
     weighed,
 )
 from deepresearch.extractive.imperative import as_asked
-from deepresearch.extractive.inflection import as_question, gerund, listed, plural_word, third_person
+from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
 from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
 from deepresearch.extractive.text import content_tokens, keywords
 
@@ -378,7 +378,7 @@ def _clause_task(clause: str) -> str | None:
     match = _CAN_I.match(clause) or _WHY_I.match(clause)
     if task is None and match is not None:
         words = match.group(1).strip(" ?.").split()
-        task = " ".join([gerund(words[0]), *words[1:]]) if words else None
+        task = gerund_phrase(words) or None
     return task
 
 
@@ -478,12 +478,9 @@ def _task_phrase(clause: str) -> str | None:
     words = match.group(1).strip(" ?.").split()
     if not words:
         return None
-    verbs = [words[0]]
-    rest = words[1:]
-    if len(rest) >= 2 and rest[0].lower() == "and":  # "create and activate X"
-        verbs.append(rest[1])
-        rest = rest[2:]
-    return " and ".join(gerund(v) for v in verbs) + (" " + " ".join(rest) if rest else "")
+    if len(words) >= 3 and words[1].lower() == "and":  # "create and activate X"
+        return f"{gerund_phrase(words[:1])} and {gerund_phrase(words[2:])}"
+    return gerund_phrase(words)
 
 
 def _resolve_pronouns(clause: str, topic: str) -> str:
