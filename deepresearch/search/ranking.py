@@ -156,7 +156,7 @@ class DocumentRanker:
                 continue  # a page is titled with it ("mod_log_forensic"): the title score finds that page
             rows = conn.execute(
                 f"SELECT DISTINCT rowid >> {SEQ_BITS} FROM passages WHERE passages MATCH ?",
-                ('"' + " ".join(_literals.words(literal)) + '"',),
+                ('"' + " ".join(run) + '"',),
             )
             held.append({file_id for (file_id,) in rows} & among)
         return _literals.telling(held, OPTION_DOCUMENTS)
