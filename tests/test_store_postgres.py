@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
@@ -74,6 +75,33 @@ async def test_an_event_appended_by_one_replica_wakes_the_others(fresh_postgres_
             watching.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watching
+
+
+async def test_fenced_updates_of_one_run_from_two_replicas_queue_instead_of_deadlocking(
+    fresh_postgres_dsn: str,
+) -> None:
+    """The lease holder's fenced writes that change the run's row (a cancel finishing it while the
+    executor records a stage) run at once on two connections: each waits for the other's commit. With a
+    shared row lock taken for the check and upgraded by the UPDATE, two of them deadlocked (PostgreSQL
+    aborts one: a 500 on the cancel, seen in CI)."""
+    async with (
+        open_postgres_store(fresh_postgres_dsn, max_size=6) as replica_a,
+        open_postgres_store(fresh_postgres_dsn, max_size=6) as replica_b,
+    ):
+        run = await replica_a.create_run("shared", {}, "extractive")
+        now = datetime.now(UTC)
+        expires = (now + timedelta(minutes=5)).isoformat(timespec="milliseconds")
+        assert await replica_a.claim_run(run.run_id, "owner", expires, now.isoformat(timespec="milliseconds"))
+        rounds = 40
+        await asyncio.gather(
+            *(
+                (replica_a if i % 2 else replica_b).update_run(
+                    run.run_id, current_stage=f"s{i}", fence="owner"
+                )
+                for i in range(rounds)
+            )
+        )
+        assert (await replica_b.get_run(run.run_id)).version == run.version + 1 + rounds
 
 
 async def test_concurrent_setup_from_several_processes(fresh_postgres_dsn: str) -> None:

@@ -31,6 +31,10 @@ class Dialect:
     """Appended to a SELECT of a run inside a write transaction: holds the row until the commit, so a
     claim of the run by another process waits (PostgreSQL). SQLite's BEGIN IMMEDIATE already holds the
     whole file."""
+    row_update_lock: str
+    """The same, for a transaction that goes on to UPDATE the run's row: taken exclusive from the start.
+    Two transactions that each share-lock the row and then both update it wait for each other (a
+    deadlock PostgreSQL breaks by aborting one)."""
 
     def sql(self, statement: str) -> str:
         """``?`` placeholders in this dialect's spelling (no statement here contains a literal ? or %)."""
@@ -74,6 +78,7 @@ SQLITE = Dialect(
     {"c": "", "bigint": "INTEGER", "bool": "INTEGER", "false": "0", "double": "REAL", "blob": "BLOB"},
     "SELECT page_count * page_size AS size FROM pragma_page_count(), pragma_page_size()",
     "",
+    "",
 )
 # COLLATE "C" makes ORDER BY match SQLite's byte order whatever the database locale is.
 POSTGRES = Dialect(
@@ -89,6 +94,7 @@ POSTGRES = Dialect(
     },
     "SELECT pg_database_size(current_database()) AS size",
     " FOR SHARE",
+    " FOR NO KEY UPDATE",
 )
 
 
@@ -145,15 +151,23 @@ class SqlCore(ABC):
             return (await tx.execute(statement, params))[1]
 
     async def _hold_lease(
-        self, tx: Statements, run_id: str, fence: str | None, *, unless_cancelled: bool = False
+        self,
+        tx: Statements,
+        run_id: str,
+        fence: str | None,
+        *,
+        unless_cancelled: bool = False,
+        updating_run: bool = False,
     ) -> None:
         """Fencing: inside `tx`, LeaseLost unless `fence` holds the run's lease. The row stays locked until
         the commit, so a takeover cannot slip in between this check and the write it guards.
-        `unless_cancelled`: CancelRequested if somebody asked to cancel the run (same row, same read)."""
+        `unless_cancelled`: CancelRequested if somebody asked to cancel the run (same row, same read).
+        `updating_run`: the transaction goes on to update the run's row (Dialect.row_update_lock)."""
         if fence is None and not unless_cancelled:
             return
         _, rows = await tx.execute(
-            f"SELECT lease_owner, cancel_requested FROM runs WHERE run_id = ?{self.dialect.row_lock}",
+            "SELECT lease_owner, cancel_requested FROM runs WHERE run_id = ?"
+            + (self.dialect.row_update_lock if updating_run else self.dialect.row_lock),
             (run_id,),
         )
         if fence is not None and (not rows or rows[0]["lease_owner"] != fence):

@@ -90,20 +90,32 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, ProtocolSql, TextSql):
     `_transaction` and `_serialise`."""
 
     async def _fenced_write(
-        self, run_id: str, fence: str | None, statement: str, params: Sequence[Any]
+        self,
+        run_id: str,
+        fence: str | None,
+        statement: str,
+        params: Sequence[Any],
+        *,
+        updating_run: bool = False,
     ) -> tuple[int, list[Row]]:
         """One writing statement, in the same transaction as the check that `fence` (a lease owner)
-        still holds the run's lease; None: unfenced (a command, not an execution)."""
-        return (await self.fenced_writes(run_id, fence, [(statement, params)]))[0]
+        still holds the run's lease; None: unfenced (a command, not an execution). `updating_run`: the
+        statement updates the run's own row."""
+        return (await self.fenced_writes(run_id, fence, [(statement, params)], updating_run=updating_run))[0]
 
     async def fenced_writes(
-        self, run_id: str, fence: str | None, statements: Sequence[tuple[str, Sequence[Any]]]
+        self,
+        run_id: str,
+        fence: str | None,
+        statements: Sequence[tuple[str, Sequence[Any]]],
+        *,
+        updating_run: bool = False,
     ) -> list[tuple[int, list[Row]]]:
         """Writing statements in one transaction with the lease check (LeaseLost), in order. Also the way
         LangGraph's checkpoints reach SQLite (store/__init__.py): one commit, shared with other writers."""
 
         async def body(tx: Statements) -> list[tuple[int, list[Row]]]:
-            await self._hold_lease(tx, run_id, fence)
+            await self._hold_lease(tx, run_id, fence, updating_run=updating_run)
             return [await tx.execute(statement, params) for statement, params in statements]
 
         return await self._atomic(body)
@@ -259,6 +271,7 @@ class SqlRunStore(TokenSql, LeaseSql, SteeringSql, ProtocolSql, TextSql):
             f"UPDATE runs SET {', '.join(assignments)}, updated_at = ?, version = version + 1"
             f" WHERE run_id = ? {condition}RETURNING *",
             [*params, utcnow(), run_id, *expected],
+            updating_run=True,
         )
         if not rows:
             if expect_version is not None and await self._read(
