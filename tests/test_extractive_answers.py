@@ -227,7 +227,8 @@ def _side_state(engine: str) -> dict[str, Any]:
     return {
         "question": QUESTION,
         "engine": engine,
-        "plan": {"sub_questions": plan.sub_questions, "rarity": {}},
+        # as the planner gives it: the topic, and the share of the corpus's pages holding each word
+        "plan": {"sub_questions": plan.sub_questions, "topic": plan.topic, "rarity": {"lighthouse": 0.2}},
         "sources": [
             {"n": 1, "url": "corpus://a.html", "title": "Beacon handbook"},
             {"n": 2, "url": "corpus://b.html", "title": "Harbour regulations"},
@@ -398,3 +399,48 @@ def test_the_one_page_that_answers_is_quoted_when_its_opening_has_no_sentence() 
     # when two pages hold answering sections, neither is the answer by that alone: the weak one is left out
     body = _answered_body(page + other, {1, 2})
     assert "[1]" not in body.split("## Sources")[0], body
+
+
+def test_a_page_quoted_once_or_twice_beside_the_page_that_answers_is_left_out() -> None:
+    # one strong sentence of a page about something else made it worth quoting (its best quote is the
+    # report's best); beside a page quoted six times it is a digression, and its citation cites a page
+    # that does not answer
+    page = [
+        _finding(f"Station {word} keeps a lens of {word} glass.", 1, 0.7, i)
+        for i, word in enumerate(WORDS[:6])
+    ]
+    aside = [_finding("Harbour pilots were paid by the tide in the old port.", 2, 0.95, 20)]
+
+    def body(engine: str, title: str) -> str:
+        rarity = {"lighthouse": 0.2, "concentrate": 0.01, "lamp's": 0.3}
+        state: dict[str, Any] = {
+            "engine": engine,
+            "question": QUESTION,
+            "plan": {
+                "sub_questions": [QUESTION],
+                "topic": "a lighthouse lens",
+                "rarity": rarity,
+            },
+            "sources": [
+                {"n": 1, "url": "corpus://a.html", "title": "Beacon handbook"},
+                {"n": 2, "url": "corpus://b.html", "title": title},
+            ],
+            "evidence": [{"sub_question": QUESTION}],
+            "findings": {"fact_reviewer": {"findings": page + aside}},
+        }
+        return extractive_report_body(state).split("## Sources")[0]
+
+    left = body("extractive", "Harbour regulations")
+    assert "Harbour pilots" not in left and "[2]" not in left, left
+    assert "Station amber keeps a lens of amber glass [1]." in left, left
+    # twice beside six times is still in passing; twice beside five is not
+    twice = [*aside, _finding("The old port charged pilots a fee per mooring.", 2, 0.9, 21)]
+    assert "[2]" not in _two_source_body(page + twice).split("## Sources")[0]
+    assert "Harbour pilots" in _two_source_body(page[:5] + twice)
+    # a page titled with the topic's word is about it, however little it gives
+    assert "Harbour pilots" in body("extractive", "Lighthouse keepers' pay"), body
+    # ... and so is a page titled with a word of the question few pages hold, not with a common one
+    assert "Harbour pilots" in body("extractive", "How ports concentrate trade")
+    assert "Harbour pilots" not in body("extractive", "The lamp's fuel")
+    # a model's sub-questions (or a person's) are all asked: a page quoted once answers one of them
+    assert "Harbour pilots" in body("llm", "Harbour regulations")
