@@ -10,11 +10,11 @@ import re
 from dataclasses import replace
 
 from deepresearch.extractive.inflection import plural_word
-from deepresearch.extractive.phrases import COMPARATIVES, Phrase
+from deepresearch.extractive.phrases import COMPARATIVES, Phrase, tokens
 
 __all__ = [
-    "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "bare", "compared", "members", "only",
-    "weighed",
+    "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "avoided", "bare", "compared",
+    "members", "only", "weighed",
 ]  # fmt: skip
 
 VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
@@ -27,6 +27,9 @@ WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")
 # the words of a question whose coordination's members are asked about one by one (not those of "my
 # username and password"): it weighs them or offers a choice
 COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or)\b", re.IGNORECASE)
+# what a question does without: "serve them without a VirtualHost block", "host names instead of IP
+# addresses", "back up without stopping the application" (a gerund between)
+_AVOIDING = re.compile(r"\b(?:without|instead\s+of|rather\s+than)(?:\s+[a-z]+ing)?$", re.IGNORECASE)
 _VERSION = re.compile(r"[vV]?\d+(?:\.(?:\d+|x))*[a-z]?")  # "3.12", "16", "v2", "2.4", "3.x"
 _UNIT = re.compile(
     r"(?:[KMGT]i?B|bytes?|ms|seconds?|minutes?|hours?|days?|%|percent|rows|cores|threads)\b", re.I
@@ -161,3 +164,9 @@ def bare(item: str) -> str:
 
 def article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def avoided(clause: str, phrase: Phrase) -> bool:
+    """The phrase is what the clause does without ("can Apache serve them without a VirtualHost block?"):
+    the asker's way around it is the subject matter, not it."""
+    return bool(_AVOIDING.search(" ".join(tokens(clause)[: phrase.start])))

@@ -24,6 +24,7 @@ from deepresearch.extractive.comparison import (
     COMPARES,
     EITHER,
     VERSUS,
+    avoided,
     bare,
     compared,
     members,
@@ -214,6 +215,8 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     for index, clause in enumerate(clauses):
         asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)
         for phrase in compared(clause, noun_phrases(clause)):
+            if avoided(clause, phrase):
+                continue  # what the asker does without ("without a VirtualHost block") is never the topic
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
             # "Which is faster for lookups, a dict or a set?" is about the things it compares
             weight *= _COMPARED if weighed(clause, phrase) else 1.0
