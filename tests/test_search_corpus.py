@@ -268,6 +268,18 @@ def test_the_quick_check_finds_a_document_as_the_indexer_does_and_stays_bounded(
     assert has_documents(tmp_path)
 
 
+def _gardens(root: Path) -> None:
+    """Pages on something else, enough of them for the words' rarity in the corpus to mean something."""
+    for i in range(30):
+        (root / f"garden-{i}.md").write_text(f"# garden {i}\n\nTomatoes {i} need water and patience.\n")
+
+
+async def _reindexed(tmp_path: Path, root: Path) -> CorpusIndex:
+    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
+    await index.reindex()
+    return index
+
+
 async def test_a_page_that_holds_the_options_asked_about_is_found(tmp_path: Path) -> None:
     # "should I use -S or -G?": the tokenizer reads the options as the words "s" and "g", so the page that
     # documents them (in words other than the question's) ranked below pages that repeat its prose
@@ -278,16 +290,14 @@ async def test_a_page_that_holds_the_options_asked_about_is_found(tmp_path: Path
         "number of occurrences of the string.\n\n-G<regex>\n:   Look for differences whose patch text "
         "has lines that match the regex.\n"
     )
-    for i in range(30):  # enough pages for the words' rarity to mean something
-        (root / f"garden-{i}.md").write_text(f"# garden {i}\n\nTomatoes {i} need water and patience.\n")
+    _gardens(root)
     for i in range(4):
         (root / f"commit-{i}.md").write_text(
             f"# lamp-commit-{i}\n\nRecord the commit {i}"
             + (" that added or removed a function call.\n\n" if i == 0 else ".\n\n")
             + "--Sign\n:   sign it. TLS-S and -Gx are other things: it's the lamp's G string, G for green.\n"
         )
-    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
-    await index.reindex()
+    index = await _reindexed(tmp_path, root)
     question = "How can I find the commit that added or removed a function call, and should I use -S or -G?"
     urls = [r.url for r in await index.search(question, 3)]
     assert "corpus://lamp-log.md" in urls, urls  # below them before: four pages say "commit" and "call"
@@ -302,8 +312,7 @@ async def test_an_option_many_pages_hold_names_none(tmp_path: Path) -> None:
     for i in range(14):  # more than OPTION_DOCUMENTS pages hold "-f": it tells no page in particular
         (root / f"lamp-{i}.md").write_text(f"# lamp-{i}\n\nTrim wick number {i}.\n\n-f\n:   force.\n")
     (root / "wick.md").write_text("# wick\n\nHow to trim the wick with force, trim it, trim the wick.\n")
-    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
-    await index.reindex()
+    index = await _reindexed(tmp_path, root)
     urls = [r.url for r in await index.search("trim the wick with -f", 3)]
     assert urls[0] == "corpus://wick.md", urls
 
@@ -318,15 +327,13 @@ async def test_a_page_that_holds_a_pasted_identifier_is_found(tmp_path: Path) ->
         "## Examples\n\nOn a lamp 14 changes past "
         "its label you get v1.0.4-14-g2414721: the label, the count of changes and the short name.\n"
     )
-    for i in range(30):  # enough pages for the words' rarity to mean something
-        (root / f"garden-{i}.md").write_text(f"# garden {i}\n\nTomatoes {i} need water and patience.\n")
+    _gardens(root)
     for i in range(4):
         (root / f"protocol-{i}.md").write_text(
             f"# lamp protocol {i}\n\nThe version strings of the protocol come in parts. The handshake "
             "sends capabilities, the server lists its lamps and the client asks for the ones it wants.\n"
         )
-    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
-    await index.reindex()
+    index = await _reindexed(tmp_path, root)
     question = "Where do version strings like v2.1-14-g2414721 come from and what do their parts mean?"
     urls = [r.url for r in await index.search(question, 3)]
     assert urls[0] == "corpus://lamp-describe.md", urls
@@ -347,10 +354,8 @@ async def test_an_identifier_a_title_names_lifts_no_other_page(tmp_path: Path) -
     (root / "smoke.md").write_text("# Smoke\n\nA long wick smokes before it settles: keep it short.\n")
     for i in range(3):
         (root / f"modules-{i}.md").write_text(f"# Module list {i}\n\nmod_wick, mod_flame and mod_wax {i}.\n")
-    for i in range(30):
-        (root / f"garden-{i}.md").write_text(f"# garden {i}\n\nTomatoes {i} need water and patience.\n")
-    index = CorpusIndex(tmp_path / "index" / "corpus.db", root)
-    await index.reindex()
+    _gardens(root)
+    index = await _reindexed(tmp_path, root)
     urls = [r.url for r in await index.search("why trim the wick short with mod_wick before lighting", 3)]
     # the module lists name mod_wick but say nothing of trimming: below the page on smoke, which does
     assert sorted(urls[:2]) == ["corpus://mod_wick.md", "corpus://trimming.md"], urls
