@@ -83,7 +83,9 @@ def test_the_first_sentences_of_an_answering_section_are_findings_in_its_words()
         "can see them. Bronze clips hold every prism in place through storms. A felt pad under each clip "
         "keeps the glass from cracking in frost. The whole frame turns on a bath of mercury once a minute. "
         "A brass curtain shades the glass from the sun by day. Spare mantles wait in a tin by the door. "
-        "The keeper winds the clockwork at dusk."
+        "A logbook on the sill records each night's weather. Oil for the lamp is carried up in two cans. "
+        "The stair has one hundred and twelve steps of cast iron. A bell by the gallery door calls the "
+        "relief keeper. The keeper winds the clockwork at dusk."
     )
     evidence = [
         {"n": n, "title": f"Keeper's log {n}", "passage": dense.replace("inspected", word), "bm25": 2.0}
@@ -98,7 +100,8 @@ def test_the_first_sentences_of_an_answering_section_are_findings_in_its_words()
     assert len(answered) == ANSWER_SENTENCES, answered
     assert any(s.startswith("Each ring is a slice") for s in answered)  # no word of the question
     assert not any("clockwork" in s for s in answered)  # past the first ANSWER_SENTENCES quotes
-    assert any(s.startswith("Spare mantles") for s in answered)  # eight of them: the explanation goes on
+    assert any(s.startswith("Spare mantles") for s in answered)  # past eight: the explanation goes on
+    assert any(s.startswith("A bell by the gallery") for s in answered)  # the twelfth
     # the same evidence without the mark: the explanation is not quoted
     plain = extractive_review("fact_reviewer", [QUESTION], evidence, QUESTION)["findings"]
     assert not any(f["statement"].startswith("Each ring is a slice") for f in plain)

@@ -42,10 +42,11 @@ same passage: an explanation runs over consecutive sentences that rarely repeat 
 scores CONTINUATION of that quote's score per sentence between them."""
 
 
-ANSWER_SENTENCES = 8
-"""The first ANSWER_SENTENCES quotable sentences of each answering section are findings on the question (8,
-not 4: the first passages of an answering section often go on explaining past their fourth sentence;
-bench/quality/JOURNAL.md, session 16)."""
+ANSWER_SENTENCES = 12
+"""The first ANSWER_SENTENCES quotable sentences of each answering section are findings on the question: in
+practice all of its first passages (screening.ANSWER_PASSAGES). 12, not 8 (session 16 went from 4 to 8): the
+explanation goes on past the eighth sentence - git-config's "Includes" section states what a pattern ending
+in "/" matches in its eleventh (bench/quality/JOURNAL.md, sessions 16 and 23)."""
 
 
 def extractive_review(
