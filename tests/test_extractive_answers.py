@@ -100,7 +100,7 @@ def test_the_first_sentences_of_an_answering_section_are_findings_in_its_words()
     assert len(answered) == ANSWER_SENTENCES, answered
     assert any(s.startswith("Each ring is a slice") for s in answered)  # no word of the question
     assert not any("clockwork" in s for s in answered)  # past the first ANSWER_SENTENCES quotes
-    assert any(s.startswith("Spare mantles") for s in answered)  # past eight: the explanation goes on
+    assert any(s.startswith("Spare mantles") for s in answered)  # the eighth: the explanation goes on
     assert any(s.startswith("A bell by the gallery") for s in answered)  # the twelfth
     # the same evidence without the mark: the explanation is not quoted
     plain = extractive_review("fact_reviewer", [QUESTION], evidence, QUESTION)["findings"]
