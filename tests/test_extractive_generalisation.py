@@ -257,6 +257,15 @@ def test_connective_openers_and_pointers_are_never_quoted_alone() -> None:
     texts = [u.text for u in quotes("Each beam has a range in miles. And the default range is forty.", 1)]
     assert "Each beam has a range in miles. And the default range is forty." in texts, texts
     assert not any(t.startswith("And ") for t in texts), texts
+    # "Instead of X, ..." names what it stands instead of and opens a quote of its own (git-describe's "--all:
+    # Instead of using only the annotated tags, use any ref ..." was dropped); "Instead, ..." and "Instead of
+    # that, ..." lean on the sentence before
+    flare = "the relief keeper lights a flare at the gallery door when the fog rolls in."
+    assert [u.text for u in quotes(f"Instead of ringing the bell, {flare}", 1)] == [
+        f"Instead of ringing the bell, {flare}"
+    ]
+    assert [u.text for u in quotes(f"Instead, {flare}", 1)] == []
+    assert [u.text for u in quotes(f"Instead of that, {flare}", 1)] == []
 
 
 def test_a_sentence_keeps_its_closing_bracket_and_its_citation() -> None:

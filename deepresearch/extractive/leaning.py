@@ -18,9 +18,11 @@ _DANGLING = frozenset(
     )
 )  # fmt: skip
 """A sentence opening on one of these leans on the one before it."""
-# a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too
+# a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too; not
+# "Instead of X, ...", which names what it stands instead of (unless X points back: "Instead of that, ...")
 _CONNECTIVE = re.compile(
-    r"^(?:however|and|or|nor|but|yet|thus|therefore|hence|also|otherwise|instead|likewise|similarly|consequently|furthermore|"
+    r"^(?:however|and|or|nor|but|yet|thus|therefore|hence|also|otherwise|likewise|similarly|consequently|"
+    r"instead(?!\s+of\s+(?!(?:this|that|these|those|it|them|doing so)\b))|furthermore|"
     r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
     r"as a result|this way|that way|for (?:example|instance)|on the other hand)\b,?",
     re.IGNORECASE,
