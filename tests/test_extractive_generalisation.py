@@ -266,6 +266,19 @@ def test_connective_openers_and_pointers_are_never_quoted_alone() -> None:
     ]
     assert [u.text for u in quotes(f"Instead, {flare}", 1)] == []
     assert [u.text for u in quotes(f"Instead of that, {flare}", 1)] == []
+    # "Both X and Y ...", "Either X or Y ...", "Those who ..." name what they stand for after the first word;
+    # "Both are ..." and "Both lamps are ..." stand for what came before
+    for named in (
+        "Both the lamp and the lens are cleaned by the keeper every morning before dawn.",
+        "Either the keeper or his relief must stay in the lantern room through the night.",
+        "Those who keep the light must write every ship they sight in the log.",
+    ):
+        assert [u.text for u in quotes(named, 1)] == [named]
+    for leaning in (
+        "Both are cleaned by the keeper every morning before dawn.",
+        "Both lamps are cleaned every morning before dawn and at dusk.",
+    ):
+        assert [u.text for u in quotes(leaning, 1)] == []
 
 
 def test_a_sentence_keeps_its_closing_bracket_and_its_citation() -> None:

@@ -72,22 +72,31 @@ _EXPLETIVE = re.compile(
 _ASIDE = re.compile(r"\([^()]*\)")
 
 
+# ... but not one whose opening word names what it stands for in the words after it: "Both GLOB and LIKE ...",
+# "Either a branch or a commit ...", "Neither the index nor ...", "Those who fetched the tag ..."
+_NAMED_AFTER = re.compile(
+    r"^\W*(?:(?:both|either|neither)\s+(?:(?!(?:is|are|was|were|can|may|must|will|should|has|have)\b)\S+\s+){1,3}?"
+    r"(?:and|or|nor)|those\s+who)\s",
+    re.IGNORECASE,
+)
+
+
+def _dangling(sentence: str) -> bool:
+    """The sentence opens on a word that stands for something said before it."""
+    return sentence.split()[0].strip("\"'“(").lower() in _DANGLING and not _NAMED_AFTER.match(sentence)
+
+
 def leans_back(sentence: str) -> bool:
     """A sentence that leans on the one before it: it opens on a pronoun or a connective, or points back."""
-    return (
-        sentence.split()[0].strip("\"'“(").lower() in _DANGLING
-        or bool(_CONNECTIVE.match(sentence))
-        or bool(_POINTS_BACK.search(sentence))
-    )
+    return _dangling(sentence) or bool(_CONNECTIVE.match(sentence)) or bool(_POINTS_BACK.search(sentence))
 
 
 def stands_alone(sentence: str) -> bool:
     """A sentence that leans back only in form, and reads whole without the one before it: it opens on an
     "it" or a "there" that stands for what follows ("It is an error to ...", "There is no way to ..."), or
     points back only in an aside ("(which is the time it finished in the above example)")."""
-    dangling = sentence.split()[0].strip("\"'“(").lower() in _DANGLING
     return (
-        (not dangling or bool(_EXPLETIVE.match(sentence)))
+        (not _dangling(sentence) or bool(_EXPLETIVE.match(sentence)))
         and not _CONNECTIVE.match(sentence)
         and not _POINTS_BACK.search(_ASIDE.sub("", sentence))
     )

@@ -45,7 +45,7 @@ def _words(text: str) -> frozenset[str]:
 _ARTICLE_AFTER = _words("the a an true false none whether if")
 _OPENERS = _words(
     "the a an this that these those it its if when while for in on to as by with all each every some any "
-    "no not only most many python always never use note see"
+    "no not only most many python always never use note see both either neither"
 )
 _NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
 _SIGNATURE = re.compile(
