@@ -72,8 +72,8 @@ _EXPLETIVE = re.compile(
 _ASIDE = re.compile(r"\([^()]*\)")
 
 
-# ... but not one whose opening word names what it stands for in the words after it: "Both GLOB and LIKE ...",
-# "Either a branch or a commit ...", "Neither the index nor ...", "Those who fetched the tag ..."
+# a sentence opening on a _DANGLING word that names what it stands for in the words after it does not lean:
+# "Both GLOB and LIKE ...", "Either a branch or a commit ...", "Neither the index nor ...", "Those who ..."
 _NAMED_AFTER = re.compile(
     r"^\W*(?:(?:both|either|neither)\s+(?:(?!(?:is|are|was|were|can|may|must|will|should|has|have)\b)\S+\s+){1,3}?"
     r"(?:and|or|nor)|those\s+who)\s",
