@@ -74,10 +74,9 @@ _ASIDE = re.compile(r"\([^()]*\)")
 
 # a sentence opening on a _DANGLING word that names what it stands for in the words after it does not lean:
 # "Both GLOB and LIKE ...", "Either a branch or a commit ...", "Neither the index nor ...", "Those who ..."
+_BETWEEN = r"\s+(?:(?!(?:is|are|was|were|can|may|must|will|should|has|have)\b)\S+\s+){1,3}?"  # no verb yet
 _NAMED_AFTER = re.compile(
-    r"^\W*(?:(?:both|either|neither)\s+(?:(?!(?:is|are|was|were|can|may|must|will|should|has|have)\b)\S+\s+){1,3}?"
-    r"(?:and|or|nor)|those\s+who)\s",
-    re.IGNORECASE,
+    rf"^\W*(?:both{_BETWEEN}and|either{_BETWEEN}or|neither{_BETWEEN}nor|those\s+who)\s", re.IGNORECASE
 )
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from deepresearch.extractive.inflection import listed
+from deepresearch.extractive.phrases import tokens
 from deepresearch.extractive.planning import (
     GENERIC_SHARE,
     asks_about_limits,
@@ -221,9 +222,7 @@ def _stray(state: dict[str, Any], used: list[dict[str, Any]]) -> frozenset[int]:
         return frozenset()
     top = max(quoted.values())
     candidates = {n for n, count in quoted.items() if count <= 2 and top >= STRAY_BESIDE * count}
-    answering = {e["n"] for e in state.get("evidence", []) if e.get("answer")}
-    kept = {n for f in used if f.get("answer") == 1 for n in f["citations"]}
-    kept |= answering if len(answering) == 1 else set()
+    kept = {n for f in used if f.get("answer") == 1 for n in f["citations"]} | _answering_page(state)
     # words as the question writes them ("HTTP/2" is not named by the "2" of "Version 2.4"): the topic's,
     # and the question's rare ones ("shortlog" names "git-shortlog(1)")
     rarity = state["plan"].get("rarity") or {}
@@ -239,8 +238,14 @@ def _stray(state: dict[str, Any], used: list[dict[str, Any]]) -> frozenset[int]:
 
 
 def _as_written(text: str) -> list[str]:
-    """The words of `text`, lowercased, without the punctuation around them (as the plan's rarity keys)."""
-    return [w.strip("?!.,;:()\"'") for w in text.lower().split()]
+    """The words of `text`, lowercased, as the plan's rarity keys are (planning.lookup_phrases)."""
+    return [w.lower() for w in tokens(text)]
+
+
+def _answering_page(state: dict[str, Any]) -> set[int]:
+    """The page that alone holds the question's answering sections (none when several pages do)."""
+    answering = {e["n"] for e in state.get("evidence", []) if e.get("answer")}
+    return answering if len(answering) == 1 else set()
 
 
 def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[str, Any]]]:
@@ -250,9 +255,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
     groups = [by_score(findings.get(name, {}).get("findings", [])) for name in ("fact_reviewer",)]
     groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("implication_reviewer",)]
     groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("risk_reviewer",)]
-    # the pages of the question's answering sections: one page alone is the page that answers
-    answering = {e["n"] for e in state.get("evidence", []) if e.get("answer")}
-    focused = _focused(groups, answering if len(answering) == 1 else set())
+    focused = _focused(groups, _answering_page(state))
     sub_questions = state["plan"]["sub_questions"]
     on_point = _on_point(state, [f for g in groups for f in g])
     facts, implications, risks = (
