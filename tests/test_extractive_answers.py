@@ -217,19 +217,20 @@ def test_the_best_pages_opening_section_is_its_first_answering_section() -> None
 def test_the_best_pages_first_sections_are_evidence_whatever_words_they_use() -> None:
     # a guide says what to do before and around the answer in sections that share no word with the question
     # ("Configuring your server to permit SSI" is the third section of Apache's SSI tutorial, "Options
-    # +Includes" its first step): the best page's first four sections are read, wherever they rank
+    # +Includes" its first step): the best page's first four sections the ranking did not take are read
     guide = (
         "## Overview\n\nThe beacon's optics turn a small flame into a beam seen thirty miles out.\n\n"
         + LENS_GUIDE.split("## History")[0]
         + "## Before the first watch\n\nThe keeper trims the wick to a flat edge and fills the reservoir.\n\n"
         + "## Winter duties\n\nIce on the gallery rail is chipped away before dusk, and storm panes shut.\n\n"
-        + "## History\n\nThe first such lenses were installed along rocky coasts in the nineteenth century.\n"
+        + "## History\n\nThe first such lenses were installed along rocky coasts long ago.\n\n"
+        + "## Paint schedule\n\nThe tower's stripes are repainted every fifth summer by a hired crew.\n"
     )
     sources = [{"id": "S1", "n": 1, "title": "Beacon handbook", "text": guide}, SOURCES[1]]
     main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
     leads = [p["headings"][-1] for _, p in main if p.get("lead") and p["source_id"] == "S1"]
-    assert {"Overview", "Before the first watch", "Winter duties"} <= set(leads), leads
-    assert not {"Supplies"} & set(leads)  # another page's sections are not the best page's
+    assert {"Overview", "Before the first watch", "Winter duties", "History"} <= set(leads), leads
+    assert "Paint schedule" not in leads  # the fifth: a page's later sections are its reference part
 
 
 def _side_state(engine: str) -> dict[str, Any]:

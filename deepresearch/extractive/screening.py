@@ -63,10 +63,10 @@ CONTINUED = 3
 CONTINUATIONS = 2
 """The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
 INTRO_SECTIONS = 4
-"""... and the first INTRO_SECTIONS sections of the best page, whatever words they use: a guide sets up what
-it then explains ("Configuring your server to permit SSI", the third section of Apache's SSI tutorial, is
-where "Options +Includes" is). Four, not two: dev fact recall 0.754 -> 0.760, precision 0.704 -> 0.709 (three:
-0.757, six: 0.743; bench/quality/JOURNAL.md, session 24)."""
+"""... and the first INTRO_SECTIONS sections of the best page the ranking did not take, whatever words they
+use: a guide sets up what it then explains ("Configuring your server to permit SSI", the third section of
+Apache's SSI tutorial, is where "Options +Includes" is). Four, not two: dev fact recall 0.754 -> 0.760,
+precision 0.704 -> 0.709 (three: 0.757, six: 0.743; bench/quality/JOURNAL.md, session 24)."""
 ANSWER_SECTIONS = 4
 ANSWER_PASSAGES = 3
 ANSWER_PAGES = 0.8
