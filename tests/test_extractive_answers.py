@@ -194,6 +194,12 @@ def test_a_report_whose_only_quotes_are_an_answering_sections_quotes_them() -> N
         "findings": {"fact_reviewer": {"findings": answers}},
     }
     assert "rings of glass [1]." in extractive_report_body(state)
+    # ... and when that one quote is on a page below the first answering section's (whose opening has no
+    # sentence), no rule keeps its page, and the report still quotes it rather than nothing
+    state["findings"]["fact_reviewer"]["findings"] = [answers[0] | {"answer": 3, "citations": [2]}]
+    state["sources"].append({"n": 2, "url": "corpus://b.html"})
+    state["evidence"] = [{"sub_question": QUESTION, "n": 1, "answer": 1}]
+    assert "rings of glass [2]." in extractive_report_body(state)
 
 
 def test_the_best_pages_opening_section_is_its_first_answering_section() -> None:
@@ -231,6 +237,49 @@ def test_the_best_pages_first_sections_are_evidence_whatever_words_they_use() ->
     leads = [p["headings"][-1] for _, p in main if p.get("lead") and p["source_id"] == "S1"]
     assert {"Overview", "Before the first watch", "Winter duties", "History"} <= set(leads), leads
     assert "Paint schedule" not in leads  # the fifth: a page's later sections are its reference part
+
+
+def test_the_eight_best_sections_of_the_pages_that_answer_are_answering_sections() -> None:
+    # a guide answers further down than its best three or four sections: the HTTP/2 guide's "MPM
+    # Configuration" is where page loads that stall under prefork are explained; each section here names
+    # the question once, and the shorter a section, the better it ranks
+    duties = ["Records", "Gallery", "Paint", "Supplies", "Keepers", "Fog", "Clockwork", "Signals", "Storms"]
+    overview = "## Overview\n\nThe beacon's optics turn a small flame into a beam seen thirty miles out.\n\n"
+    guide = overview + "".join(
+        f"## {duty}\n\nThe lighthouse lens and the lamp's light matter for {duty.lower()} work. "
+        + " ".join(f"{duty} duties fill the keeper's day number {k}." for k in range(rank + 1))
+        + "\n\n"
+        for rank, duty in enumerate(duties)
+    )
+    sources = [{"id": "S1", "n": 1, "title": "Beacon handbook", "text": guide}, SOURCES[1]]
+    main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
+    ranks = {p["headings"][-1]: p["answer"] for _, p in main if p.get("answer")}
+    assert ranks.get("Overview") == 1 and ranks.get("Records") == 2, ranks
+    assert ranks.get("Signals") == 9, ranks  # the eighth best section: four or six would stop short
+    assert "Storms" not in ranks, ranks  # the ninth is not
+
+
+def test_a_second_page_that_explains_the_question_in_its_answering_sections_is_quoted() -> None:
+    # the Logging HOWTO's "Advanced Logging Tutorial" (the fifth and sixth answering sections, after four
+    # of the cookbook's) says how loggers, handlers and formatters work together: several of its quotes
+    # there are as strong as any, and it is quoted; a page with one strong sentence there is not
+    first = [
+        _finding(f"Station {word} keeps a lens of {word} glass.", 1, 0.6, i, answer=1, answering=True)
+        for i, word in enumerate(WORDS[:8])
+    ]
+    first.append(_finding("The beam of a first-order lens is seen twenty miles out.", 1, 0.8, 10))
+    explains = [
+        _finding("The lens gathers the lamp's light into one horizontal beam.", 2, 0.78, 20, answer=5),
+        _finding("Its prisms bend the rays that would escape upwards.", 2, 0.72, 21, answer=5),
+        _finding("The keeper winds the clock at dusk.", 2, 0.4, 22, answer=6),
+    ]
+    explains = [f | {"answering": True} for f in explains]
+    body = _two_source_body(first + explains).split("## Sources")[0]
+    assert "one horizontal beam [2]." in body and "escape upwards [2]." in body, body
+    weak = [explains[2] | {"statement": f"The {word} keeper winds the clock."} for word in WORDS[:3]]
+    once = [explains[0], *weak]
+    body = _two_source_body(first + once).split("## Sources")[0]
+    assert "[2]" not in body, body
 
 
 def _side_state(engine: str) -> dict[str, Any]:
@@ -386,12 +435,13 @@ def test_every_sub_question_read_for_has_its_section() -> None:
     assert sections.split(f"### {fog}")[1].strip() == "The passages read for it quote no answer to it."
 
 
-def _answered_body(findings: list[dict[str, Any]], answering_pages: set[int]) -> str:
-    """The report body when the question's answering sections were read on `answering_pages`."""
+def _answered_body(findings: list[dict[str, Any]], answering_pages: tuple[int, ...]) -> str:
+    """The report body when the question's answering sections were read on `answering_pages`, the first
+    answering section on the first of them."""
     evidence = [
         {"sub_question": QUESTION, "n": n, "answer": rank} for rank, n in enumerate(answering_pages, 2)
     ]
-    evidence.append({"sub_question": QUESTION, "n": min(answering_pages), "answer": 1})
+    evidence.append({"sub_question": QUESTION, "n": answering_pages[0], "answer": 1})
     state: dict[str, Any] = {
         "engine": "extractive",
         "plan": {"sub_questions": [QUESTION]},
@@ -416,10 +466,14 @@ def test_the_one_page_that_answers_is_quoted_when_its_opening_has_no_sentence() 
         _finding(f"Protocol {word} lists its version string first.", 2, 0.9, 10 + i)
         for i, word in enumerate(WORDS[:6])
     ]
-    body = _answered_body(page + other, {1})
+    body = _answered_body(page + other, (1,))
     assert "nearest one reachable from the lamp [1]." in body, body
-    # when two pages hold answering sections, neither is the answer by that alone: the weak one is left out
-    body = _answered_body(page + other, {1, 2})
+    # ... and so is the page of the first answering section when another page holds some too (git-sparse-
+    # checkout(1) beside technical/sparse-checkout.txt)
+    body = _answered_body(page + other, (1, 2))
+    assert "nearest one reachable from the lamp [1]." in body, body
+    # holding answering sections below the first is not enough by itself: the weak page is left out
+    body = _answered_body(page + other, (2, 1))
     assert "[1]" not in body.split("## Sources")[0], body
 
 

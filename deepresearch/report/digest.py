@@ -41,7 +41,11 @@ SUMMARY_STRONG = 0.6  # ... and only quotes scoring at least this share of the r
 SOURCE_FOCUS = 0.3
 STRONG_QUOTE = 0.85
 """A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
-or its best finding scores at least STRONG_QUOTE of the best finding."""
+or its best finding scores at least STRONG_QUOTE of the best finding..."""
+STRONG_ANSWERS = 2
+"""... or at least STRONG_ANSWERS of its quotes read in the question's answering sections score that much
+(see _focused: the Logging HOWTO's "Advanced Logging Tutorial", the fifth and sixth answering sections
+for loggers, handlers and formatters, is the answer; bench/quality/JOURNAL.md, session 25)."""
 FINDINGS_BUDGET = 32
 FINDINGS_PER_SUB_QUESTION = (4, 10)
 """Quotes under Findings: FINDINGS_BUDGET shared among the sub-questions, each between these bounds."""
@@ -116,36 +120,52 @@ def _label(section: str) -> str:
     return f"`{section}`" if "`" not in section else "*" + re.sub(r"([*_\\])", r"\\\1", section) + "*"
 
 
-def _focused(groups: list[list[dict[str, Any]]], best_page: set[int]) -> set[int]:
+def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page: set[int]) -> set[int]:
     """The sources worth quoting: a source that yields one weak quote while another carries the answer is
     a digression. A source weighs all its quotes, those read in an answering section (``answering``)
     too: the page that answers is mostly quoted from there, and a digression must be measured against
     that, not against the rest (dev citation precision 0.682 -> 0.690; bench/quality/JOURNAL.md, session 16).
-    A source quoted only in answering sections is there by its place, not by a score, and is not worth
-    quoting for them alone, unless nothing else was quoted; the page of the first answering section is
-    worth quoting whatever it weighs; so is the page that alone holds the question's answering sections
-    (``best_page``), quoted in any of them (its first may have no sentence: a manual page's opening is its
-    NAME line)."""
+    A source quoted only in answering sections is there by its place, not by a score, and one strong
+    sentence there is not worth quoting it for (a page about something else can hold one); several are
+    (STRONG_ANSWERS): a second page that explains the question in its own answering sections. The page of
+    the first answering section (``first_page``) is worth quoting whatever it weighs; so is the page that
+    alone holds the question's answering sections (``best_page``), quoted in any of them (its first may
+    have no sentence: a manual page's opening is its NAME line)."""
+    findings = [f for group in groups for f in group]
     # a source's best quote outside the answering sections (the candidates: a source quoted only there is not)
     best: dict[int, float] = {}
-    findings = [f for group in groups for f in group]
-    for finding in [f for f in findings if not f.get("answering")] or findings:
-        for n in finding["citations"]:
-            best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
+    for finding in findings:
+        if not finding.get("answering"):
+            for n in finding["citations"]:
+                best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
     # all of a source's findings, answering ones too; a quote two reviewers chose counts twice (counted
     # once: dev citation precision 0.698 -> 0.671 and two gold pages lost, session 16)
     whole: Counter[int] = Counter()
     for finding in findings:
         for n in finding["citations"]:
             whole[n] += finding.get("score", 0.0)
-    top_mass, top_best = max(whole.values(), default=0.0), max(best.values(), default=0.0)
+    top_mass = max(whole.values(), default=0.0)
+    # what a strong quote is measured against: the best scored quote, or, when every quote was read in an
+    # answering section, the best of those
+    top_best = max(best.values(), default=0.0) or max((f.get("score", 0.0) for f in findings), default=0.0)
+    top_answering = max((f.get("score", 0.0) for f in findings if f.get("answering")), default=0.0)
     focused = {n for n in best if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
-    # ... but the page that answers best (its opening is the first answering section) always is: a short
+    strong: Counter[int] = Counter(
+        n
+        for f in findings
+        if f.get("answering") and f.get("score", 0.0) >= STRONG_QUOTE * (top_answering if __import__("os").environ.get("A2") else top_best)
+        for n in f["citations"]
+    )
+    focused |= {n for n, count in strong.items() if count >= STRONG_ANSWERS}
+    # ... and the page that answers best (its opening is the first answering section) always is: a short
     # page read whole is all answering sections, and would weigh nothing
     quoted = {n for f in findings if f.get("answer") for n in f["citations"]}
-    return (
-        focused | {n for f in findings if f.get("answer") == 1 for n in f["citations"]} | (best_page & quoted)
-    )
+    first_page = first_page | {n for f in findings if f.get("answer") == 1 for n in f["citations"]}
+    chosen = focused | ((first_page | best_page) & quoted)
+    # a report is never left without the quotes it has: when no rule keeps a page, the strongest ones stay
+    return chosen or {
+        n for f in findings if f.get("score", 0.0) >= STRONG_QUOTE * top_best for n in f["citations"]
+    }
 
 
 def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
@@ -222,7 +242,8 @@ def _stray(state: dict[str, Any], used: list[dict[str, Any]]) -> frozenset[int]:
         return frozenset()
     top = max(quoted.values())
     candidates = {n for n, count in quoted.items() if count <= 2 and top >= STRAY_BESIDE * count}
-    kept = {n for f in used if f.get("answer") == 1 for n in f["citations"]} | _answering_page(state)
+    kept = {n for f in used if f.get("answer") == 1 for n in f["citations"]}
+    kept |= _first_answering_page(state) | _answering_page(state)
     # words as the question writes them ("HTTP/2" is not named by the "2" of "Version 2.4"): the topic's,
     # and the question's rare ones ("shortlog" names "git-shortlog(1)")
     rarity = state["plan"].get("rarity") or {}
@@ -248,6 +269,11 @@ def _answering_page(state: dict[str, Any]) -> set[int]:
     return answering if len(answering) == 1 else set()
 
 
+def _first_answering_page(state: dict[str, Any]) -> set[int]:
+    """The page of the question's first answering section (the best page's opening)."""
+    return {e["n"] for e in state.get("evidence", []) if e.get("answer") == 1}
+
+
 def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[str, Any]]]:
     """The report body without the sources in `stray`, and the findings it quotes."""
     findings = state.get("findings", {})
@@ -255,7 +281,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
     groups = [by_score(findings.get(name, {}).get("findings", [])) for name in ("fact_reviewer",)]
     groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("implication_reviewer",)]
     groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("risk_reviewer",)]
-    focused = _focused(groups, _answering_page(state))
+    focused = _focused(groups, _answering_page(state), _first_answering_page(state))
     sub_questions = state["plan"]["sub_questions"]
     on_point = _on_point(state, [f for g in groups for f in g])
     facts, implications, risks = (
