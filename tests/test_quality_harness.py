@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from bench.quality import baseline, corpora, diagnose
+from bench.quality import baseline, corpora, diagnose, replay
+from bench.quality import cli as quality_cli
 from bench.quality.cli import by_split
-from bench.quality.scoring import page_of, score, summary
+from bench.quality.scoring import page_of, report_body, score, summary
 
 
 @pytest.mark.parametrize("name", corpora.names())
@@ -222,3 +223,77 @@ def test_diagnose_reads_development_questions_only(
     assert diagnose.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 0
     printed = capsys.readouterr().out
     assert not any(spec["id"] in printed for spec in heldout)  # a held-out run's report is never read
+
+
+QUALITY_DOCS = Path(__file__).resolve().parent / "fixtures" / "quality-docs"
+
+
+def test_a_replay_of_unchanged_code_gives_the_bench_s_own_figures(tmp_path: Path) -> None:
+    """The bench runs the real engine over a small corpus; the replay composes each report again from the
+    run's plan and evidence with the same code, and must score exactly what the bench scored (it stands in
+    for bench runs while the report code is tuned)."""
+    questions = tmp_path / "docs-set.json"
+    facts = [
+        {"fact": "every external call leaves a receipt", "any": ["receipt"]},
+        {"fact": "a resumed run does not pay twice", "any": ["never (?:pays|repeat)", "not repeat", "twice"]},
+        {"fact": "checkpoints end the business stages", "any": ["checkpoint"]},
+    ]
+    spec = {
+        "name": "docs-set",
+        "corpus": "this repository's docs as measured",
+        "package": "none",
+        "corpus_dir": str(QUALITY_DOCS),
+        "marker": "durability.md",
+        "split_rule": {"kind": "dev"},
+        "questions": [
+            {
+                "id": "resume-no-repeat",
+                "split": "dev",
+                "style": "how",
+                "question": "How does deepresearch avoid repeating paid calls when a run is resumed?",
+                "gold": ["durability.md"],
+                "relevant": ["durability.md", "architecture.md"],
+                "facts": facts,
+            },
+            {
+                "id": "citations-checked",
+                "split": "dev",
+                "style": "how",
+                "question": "How does the report make sure every citation points to a fetched passage?",
+                "gold": ["honest-citations.md"],
+                "relevant": ["honest-citations.md"],
+                "facts": [{"fact": "each cited sentence is checked", "any": ["check"]}],
+            },
+        ],
+    }
+    questions.write_text(json.dumps(spec), encoding="utf-8")
+    home, ran, replayed = tmp_path / "home", tmp_path / "ran.json", tmp_path / "replayed.json"
+    common = ["--questions", str(questions), "--home", str(home)]
+    assert quality_cli.main([*common, "--json", str(ran)]) == 0
+    assert replay.main([*common, "--json", str(replayed), "--quiet", "--exact"]) == 0
+    bench = json.loads(ran.read_text(encoding="utf-8"))["figures"]["docs-set"]["dev"]
+    again = json.loads(replayed.read_text(encoding="utf-8"))["docs-set"]
+    for figure in ("fact_recall", "citation_precision", "gold_cited", "repeated_sentences"):
+        assert again[figure] == bench[figure], (figure, again, bench)
+    assert bench["gold_cited"] >= 1 and bench["fact_recall"] > 0  # a real report, not two empty ones
+    # ... because each report body is the run's own, to the character
+    runs = diagnose.latest_runs(home / "docs-set" / "workspace")
+    assert len(runs) == 2
+    for run in runs.values():
+        markdown, _, _ = replay.recomposed(run, QUALITY_DOCS)
+        written = (run.folder / "deepresearch-report.md").read_text(encoding="utf-8")
+        assert report_body(markdown) == report_body(written), run.folder
+
+
+def test_a_replay_reads_development_questions_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert replay.main(["--home", str(tmp_path), "--corpus-set", "no-such-set"]) == 2
+    assert "no question set" in capsys.readouterr().err
+    # held-out runs whose artifacts a replay could not even read: they must be skipped, not read
+    heldout = [q for q in corpora.load("git").questions if q["split"] != "dev"]
+    workspace = tmp_path / "git" / "workspace"
+    for i, spec in enumerate(heldout):
+        _artifacts(workspace / "research" / str(i), spec["question"], "x", "x", [])
+    assert replay.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 2
+    assert "--split dev" in capsys.readouterr().err
