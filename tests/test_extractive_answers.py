@@ -146,6 +146,16 @@ WORDS = (
 )
 
 
+def _answering_page(score: float) -> list[dict[str, Any]]:
+    """The first page's findings: eight quotes of its first answering section scoring `score`, and one
+    scored quote elsewhere (0.8, the report's best)."""
+    page = [
+        _finding(f"Station {word} keeps a lens of {word} glass.", 1, score, i, answer=1, answering=True)
+        for i, word in enumerate(WORDS[:8])
+    ]
+    return [*page, _finding("The beam of a first-order lens is seen twenty miles out.", 1, 0.8, 10)]
+
+
 def test_an_answering_section_is_listed_in_reading_order_whatever_the_budget() -> None:
     regular = [
         _finding(f"Station {word} records {word}{i}x values.", 1, 0.9, i) for i, word in enumerate(WORDS)
@@ -263,11 +273,7 @@ def test_a_second_page_that_explains_the_question_in_its_answering_sections_is_q
     # the Logging HOWTO's "Advanced Logging Tutorial" (the fifth and sixth answering sections, after four
     # of the cookbook's) says how loggers, handlers and formatters work together: several of its quotes
     # there are as strong as any, and it is quoted; a page with one strong sentence there is not
-    first = [
-        _finding(f"Station {word} keeps a lens of {word} glass.", 1, 0.6, i, answer=1, answering=True)
-        for i, word in enumerate(WORDS[:8])
-    ]
-    first.append(_finding("The beam of a first-order lens is seen twenty miles out.", 1, 0.8, 10))
+    first = _answering_page(0.6)
     explains = [
         _finding("The lens gathers the lamp's light into one horizontal beam.", 2, 0.78, 20, answer=5),
         _finding("Its prisms bend the rays that would escape upwards.", 2, 0.72, 21, answer=5),
@@ -389,11 +395,7 @@ def test_a_page_that_answers_in_its_answering_sections_outweighs_a_digression() 
 def test_a_second_page_that_answers_weighs_with_its_answering_sections() -> None:
     # the second page's own answering section is most of what it gives: with it, the page weighs enough
     # beside the first; without it, its one weaker quote elsewhere would make it look like a digression
-    first = [
-        _finding(f"Station {word} keeps a lens of {word} glass.", 1, 0.7, i, answer=1, answering=True)
-        for i, word in enumerate(WORDS[:8])
-    ]
-    first.append(_finding("The beam of a first-order lens is seen twenty miles out.", 1, 0.8, 10))
+    first = _answering_page(0.7)
     second = [
         _finding(text, 2, 0.7, 20 + i, answer=2, answering=True)
         for i, text in enumerate(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -171,6 +172,14 @@ def _artifacts(folder: Path, question: str, report: str, evidence: str, fetched:
     )
 
 
+def _heldout_runs(home: Path) -> list[dict[str, Any]]:
+    """Finished runs (placeholder artifacts) of the git set's held-out questions under `home`."""
+    heldout = [q for q in corpora.load("git").questions if q["split"] != "dev"]
+    for i, spec in enumerate(heldout):
+        _artifacts(home / "git" / "workspace" / "research" / str(i), spec["question"], "x", "x", [])
+    return heldout
+
+
 def test_diagnose_names_the_last_stage_that_holds_each_fact(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -216,10 +225,7 @@ def test_diagnose_reads_development_questions_only(
     assert "no question set" in capsys.readouterr().err
     assert diagnose.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 2  # no runs there yet
     assert "--split dev" in capsys.readouterr().err
-    heldout = [q for q in corpora.load("git").questions if q["split"] != "dev"]
-    workspace = tmp_path / "git" / "workspace"
-    for i, spec in enumerate(heldout):
-        _artifacts(workspace / "research" / str(i), spec["question"], "x", "x", [])
+    heldout = _heldout_runs(tmp_path)
     assert diagnose.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 0
     printed = capsys.readouterr().out
     assert not any(spec["id"] in printed for spec in heldout)  # a held-out run's report is never read
@@ -291,9 +297,6 @@ def test_a_replay_reads_development_questions_only(
     assert replay.main(["--home", str(tmp_path), "--corpus-set", "no-such-set"]) == 2
     assert "no question set" in capsys.readouterr().err
     # held-out runs whose artifacts a replay could not even read: they must be skipped, not read
-    heldout = [q for q in corpora.load("git").questions if q["split"] != "dev"]
-    workspace = tmp_path / "git" / "workspace"
-    for i, spec in enumerate(heldout):
-        _artifacts(workspace / "research" / str(i), spec["question"], "x", "x", [])
+    _heldout_runs(tmp_path)
     assert replay.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 2
     assert "--split dev" in capsys.readouterr().err
