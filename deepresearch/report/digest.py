@@ -148,12 +148,11 @@ def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page
     # what a strong quote is measured against: the best scored quote, or, when every quote was read in an
     # answering section, the best of those
     top_best = max(best.values(), default=0.0) or max((f.get("score", 0.0) for f in findings), default=0.0)
-    top_answering = max((f.get("score", 0.0) for f in findings if f.get("answering")), default=0.0)
     focused = {n for n in best if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
     strong: Counter[int] = Counter(
         n
         for f in findings
-        if f.get("answering") and f.get("score", 0.0) >= STRONG_QUOTE * (top_answering if __import__("os").environ.get("A2") else top_best)
+        if f.get("answering") and f.get("score", 0.0) >= STRONG_QUOTE * top_best
         for n in f["citations"]
     )
     focused |= {n for n, count in strong.items() if count >= STRONG_ANSWERS}
