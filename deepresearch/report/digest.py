@@ -128,9 +128,9 @@ def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page
     A source quoted only in answering sections is there by its place, not by a score, and one strong
     sentence there is not worth quoting it for (a page about something else can hold one); several are
     (STRONG_ANSWERS): a second page that explains the question in its own answering sections. The page of
-    the first answering section (``first_page``) is worth quoting whatever it weighs; so is the page that
-    alone holds the question's answering sections (``best_page``), quoted in any of them (its first may
-    have no sentence: a manual page's opening is its NAME line)."""
+    the first answering section (``first_page``) is worth quoting whatever it weighs, once it is quoted in
+    any answering section; so is the page that alone holds the question's answering sections
+    (``best_page``). Its first may give no sentence: a manual page's opening is its NAME line."""
     findings = [f for group in groups for f in group]
     # a source's best quote outside the answering sections (the candidates: a source quoted only there is not)
     best: dict[int, float] = {}
@@ -145,17 +145,9 @@ def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page
         for n in finding["citations"]:
             whole[n] += finding.get("score", 0.0)
     top_mass = max(whole.values(), default=0.0)
-    # what a strong quote is measured against: the best scored quote, or, when every quote was read in an
-    # answering section, the best of those
-    top_best = max(best.values(), default=0.0) or max((f.get("score", 0.0) for f in findings), default=0.0)
+    top_best = _top_best(findings)
     focused = {n for n in best if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
-    strong: Counter[int] = Counter(
-        n
-        for f in findings
-        if f.get("answering") and f.get("score", 0.0) >= STRONG_QUOTE * top_best
-        for n in f["citations"]
-    )
-    focused |= {n for n, count in strong.items() if count >= STRONG_ANSWERS}
+    focused |= _explaining(findings)
     # ... and the page that answers best (its opening is the first answering section) always is: a short
     # page read whole is all answering sections, and would weigh nothing
     quoted = {n for f in findings if f.get("answer") for n in f["citations"]}
@@ -165,6 +157,26 @@ def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page
     return chosen or {
         n for f in findings if f.get("score", 0.0) >= STRONG_QUOTE * top_best for n in f["citations"]
     }
+
+
+def _top_best(findings: list[dict[str, Any]]) -> float:
+    """What a strong quote is measured against: the best quote outside the answering sections, or the best
+    of all when none scores there."""
+    scored = [f.get("score", 0.0) for f in findings if not f.get("answering")]
+    return max(scored, default=0.0) or max((f.get("score", 0.0) for f in findings), default=0.0)
+
+
+def _explaining(findings: list[dict[str, Any]]) -> set[int]:
+    """The pages quoted in the question's answering sections in at least STRONG_ANSWERS different sentences
+    as strong as STRONG_QUOTE of the best (a sentence two reviewers chose is one sentence)."""
+    floor = STRONG_QUOTE * _top_best(findings)
+    strong = {
+        (n, f["statement"])
+        for f in findings
+        if f.get("answering") and f.get("score", 0.0) >= floor
+        for n in f["citations"]
+    }
+    return {n for n, count in Counter(n for n, _ in strong).items() if count >= STRONG_ANSWERS}
 
 
 def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
@@ -243,6 +255,7 @@ def _stray(state: dict[str, Any], used: list[dict[str, Any]]) -> frozenset[int]:
     candidates = {n for n, count in quoted.items() if count <= 2 and top >= STRAY_BESIDE * count}
     kept = {n for f in used if f.get("answer") == 1 for n in f["citations"]}
     kept |= _first_answering_page(state) | _answering_page(state)
+    kept |= _explaining([f for group in _groups(state) for f in group])
     # words as the question writes them ("HTTP/2" is not named by the "2" of "Version 2.4"): the topic's,
     # and the question's rare ones ("shortlog" names "git-shortlog(1)")
     rarity = state["plan"].get("rarity") or {}
@@ -273,13 +286,19 @@ def _first_answering_page(state: dict[str, Any]) -> set[int]:
     return {e["n"] for e in state.get("evidence", []) if e.get("answer") == 1}
 
 
+def _groups(state: dict[str, Any]) -> list[list[dict[str, Any]]]:
+    """The fact, implication and risk reviewers' findings, each best first."""
+    findings = state.get("findings", {})
+    return [
+        sorted(findings.get(name, {}).get("findings", []), key=lambda f: -f.get("score", 0.0))
+        for name in ("fact_reviewer", "implication_reviewer", "risk_reviewer")
+    ]
+
+
 def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[str, Any]]]:
     """The report body without the sources in `stray`, and the findings it quotes."""
-    findings = state.get("findings", {})
+    groups = _groups(state)
     by_score = lambda items: sorted(items, key=lambda f: -f.get("score", 0.0))  # noqa: E731
-    groups = [by_score(findings.get(name, {}).get("findings", [])) for name in ("fact_reviewer",)]
-    groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("implication_reviewer",)]
-    groups += [by_score(findings.get(name, {}).get("findings", [])) for name in ("risk_reviewer",)]
     focused = _focused(groups, _answering_page(state), _first_answering_page(state))
     sub_questions = state["plan"]["sub_questions"]
     on_point = _on_point(state, [f for g in groups for f in g])
