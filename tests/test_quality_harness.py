@@ -286,9 +286,16 @@ def test_a_replay_of_unchanged_code_gives_the_bench_s_own_figures(tmp_path: Path
     runs = diagnose.latest_runs(home / "docs-set" / "workspace")
     assert len(runs) == 2
     for run in runs.values():
-        markdown, _, _ = replay.recomposed(run, QUALITY_DOCS)
+        markdown, _, _ = replay.recomposed(run, QUALITY_DOCS, exact=True)
         written = (run.folder / "deepresearch-report.md").read_text(encoding="utf-8")
         assert report_body(markdown) == report_body(written), run.folder
+    # the open questions that end a body are the run's own critique's, read from its artifacts
+    critique = run.folder / "critique.json"
+    saved = json.loads(critique.read_text(encoding="utf-8"))
+    critique.write_text(json.dumps(saved | {"issues": ["Which lamp oil was used is not said."]}))
+    assert "- Which lamp oil was used is not said." in replay.recomposed(run, QUALITY_DOCS)[0]
+    critique.unlink()  # a run without the critic wrote none: its body is composed all the same
+    assert "## Open questions" in replay.recomposed(run, QUALITY_DOCS)[0]
 
 
 def test_a_replay_reads_development_questions_only(

@@ -6,7 +6,8 @@ with the code as it is now, and scored as the bench scores a report: a change to
 (deepresearch/report/findings.py) or to the report body (deepresearch/report/digest.py) measured in seconds
 instead of a bench run. Planning, search and screening are the run's own; a change to them needs the bench.
 On unchanged code it gives the bench's figures, and with --exact each report body to the character
-(tests/test_quality_harness.py); it reuses the run's critique and reflection as they were.
+(tests/test_quality_harness.py); it reuses the run's critique and reflection as they were, and reads the
+newest finished run of each question under the home.
 Development questions only, as diagnose: a held-out or outside question's run is not read."""
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from bench.quality import corpora
 from bench.quality.diagnose import Run, latest_runs
-from bench.quality.scoring import Score, row, score, summary
+from bench.quality.scoring import Score, failed, row, score, summary
 from deepresearch.extractive.text import chunk_passages
 from deepresearch.report.digest import extractive_report_body
 from deepresearch.report.findings import extractive_review
@@ -51,12 +52,18 @@ def _texts(sources: list[dict[str, Any]], root: Path) -> dict[int, list[str]]:
     return texts
 
 
-def recomposed(run: Run, root: Path, exact: bool = True) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+def _saved(run: Run, name: str) -> dict[str, Any]:
+    """One of the run's artifacts, or {} when the run did not write it (no critique without the critic)."""
+    return run.json(name) if (run.folder / name).is_file() else {}
+
+
+def recomposed(run: Run, root: Path, exact: bool = False) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
     """The run's report (its body as the code composes it now) and its sources, each marked ``cited``
-    when the body cites it, and its plan. ``exact``: the cited sentences checked against the pages too,
-    as the report writer does (minutes over a whole dev set: every page is read again); without it the
-    body lacks only the check's "unverified" marks, and the figures were the same on every dev set in
-    session 25."""
+    when the body cites it, and its plan. ``exact``: the cited sentences checked against the corpus pages
+    too, as the report writer does (minutes over a whole dev set: every page is read again; a source that
+    is not a corpus page then counts as unknown and loses its citations); without it the body lacks the
+    check's "unverified" marks and keeps any citation the check would drop - the figures were the same on
+    every dev set in session 25."""
     plan = run.json("plan.json")
     evidence = run.json("evidence-table.json").get("evidence", [])
     sources = run.json("sources-fetched.json").get("sources", [])
@@ -79,8 +86,8 @@ def recomposed(run: Run, root: Path, exact: bool = True) -> tuple[str, list[dict
         "evidence": evidence,
         "sources": sources,
         # the run's critique and reflection as they were (their open questions end the report body)
-        "critique": run.json("critique.json"),
-        "reflection": run.json("research-state.json").get("reflection") or {},
+        "critique": _saved(run, "critique.json"),
+        "reflection": _saved(run, "research-state.json").get("reflection") or {},
     }
     # checked and written as the report writes it (compose.build_report_bundle): each cited sentence
     # against its source's passages, then the link rule, which escapes what would read as markup
@@ -97,15 +104,17 @@ def recomposed(run: Run, root: Path, exact: bool = True) -> tuple[str, list[dict
 def replay(
     qset: corpora.QuestionSet, home: Path, root: Path, exact: bool = False
 ) -> tuple[list[Score], list[str]]:
-    """The scores of the set's development questions recomposed, and the ids without a finished run."""
+    """The scores of the set's development questions recomposed, and the ids without a finished
+    extractive run (scored as the bench scores a run that did not complete: nothing found)."""
     runs = latest_runs(home / qset.name / "workspace")
     scores, missing = [], []
     for spec in qset.questions:
         if spec.get("split", "dev") != "dev":
             continue  # a held-out or outside question: its run is not read while tuning
         run = runs.get(spec["question"])
-        if run is None or run.json("research-state.json").get("engine") != "extractive":
+        if run is None or _saved(run, "research-state.json").get("engine") != "extractive":
             missing.append(spec["id"])
+            scores.append(failed(spec, "no finished extractive run"))
             continue
         markdown, sources, plan = recomposed(run, root, exact)
         scores.append(score(spec, markdown, sources, plan, root))
@@ -155,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
             continue  # never run there
         scores, missing = replay(qset, args.home, args.corpus or qset.corpus_dir, args.exact)
         for qid in missing:
-            print(f"{qset.name}/{qid}: no finished extractive run")
-        if not scores:
+            print(f"{qset.name}/{qid}: no finished extractive run (scored as not completed)")
+        if len(missing) == len(scores):
             continue
         if not args.quiet:
             print("\n".join(row(s) for s in scores))
