@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import re
 import sys
 import warnings
 from pathlib import Path
@@ -25,14 +24,12 @@ from bench.quality import corpora
 from bench.quality.diagnose import Run, latest_runs
 from bench.quality.scoring import Score, failed, row, score, summary
 from deepresearch.extractive.text import chunk_passages
+from deepresearch.options import DEFAULT_REVIEWERS
 from deepresearch.report.digest import extractive_report_body
 from deepresearch.report.findings import extractive_review
 from deepresearch.report.links import sanitize_links
-from deepresearch.report.render import check_citations
+from deepresearch.report.render import CITATION, check_citations
 from deepresearch.search.documents import extract_text
-
-REVIEWERS = ("fact_reviewer", "implication_reviewer", "risk_reviewer")
-_CITATION = re.compile(r"\[(\d+)\]")
 
 
 @functools.lru_cache(maxsize=512)
@@ -76,7 +73,7 @@ def recomposed(run: Run, root: Path, exact: bool = False) -> tuple[str, list[dic
             plan.get("topic", ""),
             plan.get("rarity"),
         )
-        for reviewer in REVIEWERS
+        for reviewer in DEFAULT_REVIEWERS
     }
     state = {
         "question": plan["question"],
@@ -95,7 +92,7 @@ def recomposed(run: Run, root: Path, exact: bool = False) -> tuple[str, list[dic
     body = extractive_report_body(state).strip()
     if exact:
         body, _ = check_citations(body, _texts(sources, root), fetched)
-    cited = {int(n) for n in _CITATION.findall(body)}
+    cited = {int(n) for n in CITATION.findall(body)}
     marked = [source | {"cited": source["n"] in cited} for source in sources]
     markdown, _ = sanitize_links(f"# {plan['question']}\n\n{body}\n\n## Sources\n", fetched)
     return markdown, marked, plan

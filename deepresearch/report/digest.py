@@ -34,6 +34,7 @@ from deepresearch.extractive.planning import (
 )
 from deepresearch.extractive.sentences import NEAR_DUPLICATE
 from deepresearch.extractive.text import content_tokens, split_sentences
+from deepresearch.options import DEFAULT_REVIEWERS
 
 SUMMARY_CLAIMS = 5
 SUMMARY_PER_QUESTION = 2  # a sub-question lends the summary at most this many; the rest explain it below
@@ -291,7 +292,7 @@ def _groups(state: dict[str, Any]) -> list[list[dict[str, Any]]]:
     findings = state.get("findings", {})
     return [
         sorted(findings.get(name, {}).get("findings", []), key=lambda f: -f.get("score", 0.0))
-        for name in ("fact_reviewer", "implication_reviewer", "risk_reviewer")
+        for name in DEFAULT_REVIEWERS
     ]
 
 
