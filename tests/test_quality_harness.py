@@ -303,6 +303,11 @@ def test_a_replay_reads_development_questions_only(
 ) -> None:
     assert replay.main(["--home", str(tmp_path), "--corpus-set", "no-such-set"]) == 2
     assert "no question set" in capsys.readouterr().err
+    # a set file that is not there is named, by the replay as by the bench, not a traceback
+    missing = ["--home", str(tmp_path), "--questions", str(tmp_path / "none.json")]
+    for main in (replay.main, quality_cli.main):
+        assert main(missing) == 2
+        assert f"no question set file {tmp_path / 'none.json'}" in capsys.readouterr().err
     # held-out runs whose artifacts a replay could not even read: they must be skipped, not read
     _heldout_runs(tmp_path)
     assert replay.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 2

@@ -55,13 +55,24 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def selected_sets(args: argparse.Namespace) -> list[corpora.QuestionSet] | None:
+def unknown_sets(args: argparse.Namespace) -> str | None:
+    """Why the question sets asked for (--questions FILE or --corpus-set NAME) do not exist (None: they do);
+    shared by the bench and its replay."""
+    if args.questions:
+        if args.questions.is_file():
+            return None
+        return f"no question set file {args.questions}: pass the path of a set's .json file"
+    if args.corpus_set == "all" or args.corpus_set in corpora.names():
+        return None
+    return f"no question set {args.corpus_set!r} (known: {', '.join(corpora.names())}, or all)"
+
+
+def selected_sets(args: argparse.Namespace) -> list[corpora.QuestionSet]:
+    """The question sets asked for, once unknown_sets found them all."""
     if args.questions:
         return [corpora.load(args.questions)]
     if args.corpus_set == "all":
         return [corpora.load(name) for name in corpora.names()]
-    if args.corpus_set not in corpora.names():
-        return None
     return [corpora.load(args.corpus_set)]
 
 
@@ -149,11 +160,10 @@ def main(argv: list[str] | None = None) -> int:
         baseline.write(baseline.updated(baseline.load(), results["engine"], results["figures"]))
         print(f"baseline written from {args.pin_from}: {baseline.BASELINE}")
         return 0
-    sets = selected_sets(args)
-    if sets is None:
-        known = ", ".join(corpora.names())
-        print(f"error: no question set {args.corpus_set!r} (known: {known})", file=sys.stderr)
+    if unknown := unknown_sets(args):
+        print(f"error: {unknown}", file=sys.stderr)
         return 2
+    sets = selected_sets(args)
     if error := usage_error(args, sets):
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.quality import corpora
+from bench.quality.cli import selected_sets, unknown_sets
 from bench.quality.diagnose import Run, latest_runs
 from bench.quality.scoring import Score, failed, row, score, summary
 from deepresearch.extractive.text import chunk_passages
@@ -140,16 +141,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    if args.questions is not None:
-        sets = [corpora.load(args.questions)]
-    elif args.corpus_set == "all":
-        sets = [corpora.load(name) for name in corpora.names()]
-    elif args.corpus_set in corpora.names():
-        sets = [corpora.load(args.corpus_set)]
-    else:
-        known = ", ".join(corpora.names())
-        print(f"error: no question set {args.corpus_set!r} (known: {known}, or all)", file=sys.stderr)
+    if unknown := unknown_sets(args):
+        print(f"error: {unknown}", file=sys.stderr)
         return 2
+    sets = selected_sets(args)
     if args.corpus is not None and len(sets) != 1:
         print("error: --corpus names the folder of one set: give --corpus-set NAME too", file=sys.stderr)
         return 2
