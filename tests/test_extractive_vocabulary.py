@@ -129,3 +129,37 @@ def test_the_section_on_an_options_value_answers_a_question_about_it() -> None:
     # the topic a corpus's rarity picks for it (the planner keeps the words, not the option's hyphen)
     ranked = rank_sources(question, [question], sources, [4], topic="Y mine")[0][0]
     assert ranked[0][1]["source_id"] == "S2", [(round(s, 2), p["source_id"]) for s, p in ranked]
+
+
+# --- verbs a run of words hides -----------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("clause", "verb", "phrase"),
+    [
+        # a verb and its infinitive: "mv" is the command's name, "refuse" what it does
+        ("Why does harbourd mv refuse to moor a ship whose papers I stamped", "refuse", "harbourd mv"),
+        # "in front of" is a preposition; the question's verb is its last word
+        (
+            "What do the two status flags in front of each berth in harbourd ls --long mean",
+            "mean",
+            "the two status flags",
+        ),
+        # a subject before "doesn't" and its verb, and the verb's infinitive
+        ("I built an index on the cargo list but my query doesn't seem to use it", "seem", "my query"),
+        ("I built an index on the cargo list but my query doesn’t seem to use it", "seem", "my query"),
+        # a participle joined to a verb by "and" is one too (after "been", verbs() leaves both out)
+        ("How do I recall a ship that has been loaded and towed by others", "", "a ship"),
+    ],
+)
+def test_a_verb_inside_a_run_of_words_is_no_noun(clause: str, verb: str, phrase: str) -> None:
+    assert not verb or verb in verbs(clause), verbs(clause)
+    found = [p.text for p in noun_phrases(clause)]
+    assert phrase in found and not any(word in p.split() for p in found for word in (verb, "towed")), found
+    assert not any(p in ("front", "use", "moor") for p in found)
+
+
+def test_a_vague_phrase_is_no_topic() -> None:
+    assert question_topic("How can I keep two ships in one harbour at the same time?") != "the same time"
+    rest = "How do I moor some of the ships and leave the rest for a later tide?"
+    assert question_topic(rest) != "the rest"
+    # ... when the question names nothing else, it still is
+    assert question_topic("What happens at the same time?") == "the same time"

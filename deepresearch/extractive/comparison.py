@@ -10,7 +10,8 @@ import re
 from dataclasses import replace
 
 from deepresearch.extractive.inflection import plural_word
-from deepresearch.extractive.phrases import COMPARATIVES, Phrase, tokens
+from deepresearch.extractive.phrases import Phrase
+from deepresearch.extractive.wordclasses import COMPARATIVES, tokens
 
 __all__ = [
     "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "avoided", "bare", "compared",

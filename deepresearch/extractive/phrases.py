@@ -16,79 +16,48 @@ import re
 from dataclasses import dataclass
 
 from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
-
-__all__ = ["COMPARATIVES", "Phrase", "asker_condition", "noun_phrases", "tokens", "verbs"]
-
-
-def _set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-_TOKEN = re.compile(r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\(\))?|[,;:?!]")
-_WH = _set("what how which why when where who whose")
-_AUX_DO = _set("do does did can could should would will may might must shall")
-_AUX_BE = _set("is are was were be been being am")
-_AUX_HAVE = _set("has have had")
-_SUBJECT_PRONOUNS = _set("i you we they he she it nobody somebody someone anyone everyone nothing something")
-_PRONOUNS = _set("me us them him her itself themselves this these those") | _SUBJECT_PRONOUNS
-_POSSESSIVES = _set("my your our their his its")
-_DETERMINERS = _set("the a an some any each every all no another both either neither")
-_PREPOSITIONS = _set(
-    "of in on at to for from by with about into onto over under after before without between against "
-    "during through across via per than as like within upon behind beyond instead"
+from deepresearch.extractive.wordclasses import (
+    ADVERBS,
+    ARTICLES,
+    AUX_BE,
+    AUX_DO,
+    AUX_HAVE,
+    CLOSES,
+    COMPARATIVES,
+    CONJUNCTIONS,
+    COORDINATORS,
+    DETERMINERS,
+    FUNCTION_WORDS,
+    KEYWORD_KIND,
+    NOUN_ER,
+    NUMBERS,
+    OBJECT_PRONOUNS,
+    PARTICIPLES,
+    PARTICLES,
+    PERFECT,
+    POSSESSIVES,
+    PREPOSITION_NOUNS,
+    PREPOSITIONS,
+    PRONOUNS,
+    QUANTIFIERS,
+    QUANTITY_NOUNS,
+    RELATING,
+    RELATION_NOUNS,
+    SUBJECT_PRONOUNS,
+    SUBORDINATORS,
+    VERSUS,
+    WH,
+    lowered,
+    named_am,
+    tokens,
 )
-_CONJUNCTIONS = _set("and or but nor")
-_VERSUS = _set("vs versus")  # joins the things a question compares ("X vs Y"), never two verbs
-_COORDINATORS = _set("and or vs versus")  # what joins the members of a coordination
-_SUBORDINATORS = _set("when while if whether because although though unless until since once that")
-_ADVERBS = _set(
-    "not n't never still really actually too very also just only even ever always already yet then there "
-    "here now again together usually often sometimes automatically anymore more most less least wrong right "
-    "instead so"
-)
-_PARTICLES = _set("up down out off away back")
-_CLOSES = frozenset(",;:?!")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
-_OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
-# "has been made", "should be used": a participle after one of them is a verb
-_PERFECT = _set("be been being has have had")
-_PARTICIPLES = _set("made done built written kept found lost held sent left given taken seen known shown")
+
+__all__ = ["Phrase", "asker_condition", "noun_phrases", "verbs"]
+
+
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
 _CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")
-_QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple", "same", "other"])
-# "thousands of sites", "a couple of directories": a quantity, the noun after "of" is what is asked about
-_QUANTITY_NOUNS = _set(
-    "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
-)
-_ARTICLES = _set("a an the")
-_RELATING = ("compar", "differ", "relat", "interact", "correspond")  # verbs of "how does X ... to Y"
-COMPARATIVES = _set(
-    "faster slower larger smaller bigger better worse safer easier harder cheaper quicker longer shorter"
-    " higher lower"
-)
-# a comparative's "-er" before "than" ("is git merge safer than"), not a noun's ("a better web server than",
-# "a rootless container than"): the nouns in "-er" that documentation names most
-_NOUN_ER = _set(
-    "server container user computer player driver manager handler worker buffer header footer folder"
-    " filter layer parser compiler browser router cluster controller provider consumer writer reader"
-    " number member master character balancer scheduler listener logger loader installer wrapper helper"
-    " runner trigger counter pointer marker identifier owner customer order register adapter converter"
-    " formatter renderer interpreter debugger profiler tracker linter bundler transformer encoder decoder"
-    " other rather another"
-)
 _PLAIN_VERB = re.compile(r"[a-z]*[aeiouy][a-z]*")
-_NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
-# "the difference between X and Y", "the drawbacks of X": a relation, what it relates is what is asked about
-_RELATION_NOUNS = _set(
-    "difference differences distinction distinctions relationship comparison tradeoffs tradeoff trade-offs"
-    " trade-off advantages advantage disadvantages benefits drawbacks downsides upsides pros cons strengths"
-    " weaknesses limitations limits pitfalls caveats risks"
-) | {"pros and cons", "advantages and disadvantages", "benefits and drawbacks", "strengths and weaknesses"}
-FUNCTION_WORDS = (
-    _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _PRONOUNS | _POSSESSIVES | _DETERMINERS | _PREPOSITIONS
-    | _CONJUNCTIONS | _VERSUS | _SUBORDINATORS | _ADVERBS | _PARTICLES
-)  # fmt: skip
-# "the with statement", "for loops": a keyword named as such is a content word there
-_KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop loops operator operators")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,43 +79,25 @@ class Phrase:
         return bool(self.items) or plural_word(self.head)
 
 
-def tokens(text: str) -> list[str]:
-    return [t.rstrip(".'’") if not t.startswith(".") or len(t) > 1 else t for t in _TOKEN.findall(text)]
-
-
-def _named_am(word: str, previous: str, following: str) -> bool:
-    """ "am" is the verb only next to "I" ("I am", "Am I", "how am I"): elsewhere it is a name ("git am
-    stops"). extractive/text.py's stopwords say the same for the tokens."""
-    return word.lower() == "am" and "i" not in (previous.lower(), following.lower())
-
-
-def _lowered(words: list[str]) -> list[str]:
-    """The words in lower case, "am" that is a name marked so no word list takes it for the verb."""
-    return [
-        "am:name"
-        if _named_am(w, words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
-        else w.lower()
-        for i, w in enumerate(words)
-    ]
-
-
 def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
-    if _named_am(word, previous, following):
+    if named_am(word, previous, following):
         return True
-    if lower in _VERSUS and (word[:2] == "VS" or not previous or previous.lower() in FUNCTION_WORDS):
+    if lower in PREPOSITION_NOUNS and previous.lower() in ("in", "on", "by") and following.lower() == "of":
+        return False  # "in front of": a preposition
+    if lower in VERSUS and (word[:2] == "VS" or not previous or previous.lower() in FUNCTION_WORDS):
         return True  # "VS Code", "does vs code": a name, not "versus" (which follows a thing compared)
-    if lower in FUNCTION_WORDS or lower in _AUX_DO | _AUX_BE | _AUX_HAVE:
+    if lower in FUNCTION_WORDS or lower in AUX_DO | AUX_BE | AUX_HAVE:
         # "WITHOUT ROWID", "INSERT OR REPLACE": a capitalised keyword before another is part of a name
         keyword = _CAPITALS.match(word) is not None and _CAPITALS.match(following) is not None
         return keyword or (
-            lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in _KEYWORD_KIND
+            lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in KEYWORD_KIND
         )
     if following.lower() == "than" and (
-        lower in COMPARATIVES or (lower.endswith("er") and lower not in _NOUN_ER)
+        lower in COMPARATIVES or (lower.endswith("er") and lower not in NOUN_ER)
     ):
         return False  # "Is git merge faster than git rebase?": what is asked of the two, not a word of one
-    return word not in _CLOSES
+    return word not in CLOSES
 
 
 def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], int]:
@@ -165,50 +116,50 @@ def _verbs(words: list[str]) -> set[int]:
     """Positions of the words taken for verbs (see the module docstring)."""
     verbs: set[int] = set()
     guessed: dict[int, int] = {}  # a verb taken as the last word of the run after "does", and where it ends
-    lower = _lowered(words)
+    opening = -1  # the verb taken after the question's opening auxiliary ("What does X ...")
+    lower = lowered(words)
     content = [
         _is_content(w, words[i + 1] if i + 1 < len(words) else "", words[i - 1] if i else "")
         for i, w in enumerate(words)
     ]
-    aux = _AUX_DO | _AUX_BE | _AUX_HAVE
+    aux = AUX_DO | AUX_BE | AUX_HAVE
     for i, word in enumerate(lower):
         nxt = i + 1
-        if word in _SUBJECT_PRONOUNS and nxt < len(words):
+        if word in SUBJECT_PRONOUNS and nxt < len(words):
             # "I rotate", "I can edit", "it actually change", "it is stale" (a predicate, no noun), "I have"
             verb = nxt
-            while verb + 1 < len(words) and lower[verb] in aux | _ADVERBS and content[verb + 1]:
+            while verb + 1 < len(words) and lower[verb] in aux | ADVERBS and content[verb + 1]:
                 verb += 1
             if content[verb] or lower[verb] in aux:
                 verbs.add(verb)
-            if verb + 2 < len(words) and lower[verb + 1] in _CONJUNCTIONS and content[verb + 2]:
+            if verb + 2 < len(words) and lower[verb + 1] in CONJUNCTIONS and content[verb + 2]:
                 verbs.add(verb + 2)  # "I create and activate"
         after = nxt
-        while after < len(words) and lower[after] in _ADVERBS:
+        while after < len(words) and lower[after] in ADVERBS:
             after += 1
-        if word in _AUX_BE and i > 1 and content[i - 1] and after < len(words) and content[after]:
+        if word in AUX_BE and i > 1 and content[i - 1] and after < len(words) and content[after]:
             run, _ = _run(words, after, content)
             verbs.update(run)  # "HEAD is detached", "is still fresh": a predicate, no noun
-        predicate = word in _AUX_BE and after + 1 < len(words) and lower[after] in COMPARATIVES
+        predicate = word in AUX_BE and after + 1 < len(words) and lower[after] in COMPARATIVES
         if predicate and not content[after + 1]:  # not "Is faster storage better?"
             verbs.add(after)  # "Which is faster, X or Y?": what is asked of X and Y, not a thing compared
             verbs.add(after + 2 if lower[after + 1] == "to" else after)  # "easier to configure, X or Y"
         # "the commit that introduced a bug" (after a verb, "decide which berth", "which" names a noun)
         relative = word in ("that", "which", "who") and i > 1 and nxt + 1 < len(words) and content[nxt]
         relative = relative and content[i - 1] and i - 1 not in verbs
-        if relative and lower[nxt + 1] in _DETERMINERS | _POSSESSIVES | _PRONOUNS:
+        if relative and lower[nxt + 1] in DETERMINERS | POSSESSIVES | PRONOUNS:
             verbs.add(nxt)  # "the commit that introduced a bug"
         gerund = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
-        if word in _PREPOSITIONS and gerund:
+        if word in PREPOSITIONS and gerund:
             verbs.add(after)  # "without restarting the server", "from just serving them"
-        if content[i] and nxt < len(words) and lower[nxt] in _OBJECT_PRONOUNS:
+        if content[i] and nxt < len(words) and lower[nxt] in OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"
         verbs |= _spoken_verbs(words, lower, content, i, after)
-        if i > 0 and (
-            word in _AUX_DO or (word in _AUX_BE and (i < 2 or lower[i - 1] in _WH | _SUBORDINATORS))
-        ):
+        if i > 0 and (word in AUX_DO or (word in AUX_BE and (i < 2 or lower[i - 1] in WH | SUBORDINATORS))):
             chosen, end = _after_auxiliary(words, lower, content, i)
             verbs.add(chosen)
-            if chosen >= 0 and end < len(words) and lower[end] in _PREPOSITIONS:
+            opening = chosen if i == 1 else opening
+            if chosen >= 0 and end < len(words) and lower[end] in PREPOSITIONS:
                 guessed[chosen] = end  # "does the RETURNING clause on ... give back": see below
         elif content[i] and (i == 0 or not content[i - 1]):
             run, end = _run(words, i, content)
@@ -218,8 +169,8 @@ def _verbs(words: list[str]) -> set[int]:
             third_person = (
                 lower[run[-1]].endswith("s") and not lower[run[-1]].endswith("ss") if run else False
             )
-            boundary = end < len(words) and lower[end] in _POSSESSIVES | (
-                _DETERMINERS if i == 0 or lower[i - 1] not in _DETERMINERS or third_person else frozenset()
+            boundary = end < len(words) and lower[end] in POSSESSIVES | (
+                DETERMINERS if i == 0 or lower[i - 1] not in DETERMINERS or third_person else frozenset()
             )
             if len(run) >= 2 and boundary and not verbs & set(run):
                 verbs.add(run[-1])
@@ -237,34 +188,67 @@ def _verbs(words: list[str]) -> set[int]:
                 ):
                     verbs.add(a)
                     break
-        if word in _ADVERBS and i > 1 and nxt < len(words) and content[nxt] and content[i - 1]:
+        if word in ADVERBS and i > 1 and nxt < len(words) and content[nxt] and content[i - 1]:
             verbs.add(nxt)  # "... flag still loop", "... constraints not enforced"
-        participle = lower[i].endswith("ed") or lower[i] in _PARTICIPLES
-        ends = nxt >= len(words) or lower[nxt] in _PREPOSITIONS | _SUBORDINATORS | {",", "?"}
-        if content[i] and participle and i > 0 and content[i - 1] and ends:
-            verbs.add(i)  # "a value stored in", "commits made while"
-        before = i - 1
-        while before > 0 and lower[before] in _ADVERBS:
-            before -= 1
-        if content[i] and participle and i > 0 and lower[before] in _PERFECT:
-            verbs.add(i)  # "that's already been made", "has changed"
-        catenative = i - 1 in verbs and lower[i].endswith("ing") and content[i]
-        if catenative and (nxt >= len(words) or not content[nxt]):
-            verbs.add(i)  # "I keep resolving the same conflict" (not "use caching headers")
+        verbs |= _chained_verbs(lower, content, i, verbs)
     k = 1
-    while k < len(words) and lower[k] in _ADVERBS:
+    while k < len(words) and lower[k] in ADVERBS:
         k += 1
     wh_verb = (
         len(words) > k and lower[0] in ("what", "who", "which") and content[k] and lower[k].endswith("s")
     )
     if wh_verb and (len(words) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")):
         verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
+    closing = _closing_verb(words, lower, content)
+    if closing:
+        verbs = (verbs - {opening}) | closing  # the subject's word taken for the verb was the subject's
     verbs.discard(-1)
     return verbs - _subjects(verbs, guessed, lower)
 
 
+def _chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int]) -> set[int]:
+    """Verbs known by the word before them: a participle after a noun or a form of "have" or "be", or
+    joined to a verb; an infinitive or a gerund after a verb."""
+    found: set[int] = set()
+    nxt = i + 1
+    participle = lower[i].endswith("ed") or lower[i] in PARTICIPLES
+    ends = nxt >= len(lower) or lower[nxt] in PREPOSITIONS | SUBORDINATORS | {",", "?"}
+    if content[i] and participle and i > 0 and content[i - 1] and ends:
+        found.add(i)  # "a value stored in", "commits made while"
+    before = i - 1
+    while before > 0 and lower[before] in ADVERBS:
+        before -= 1
+    if content[i] and participle and i > 0 and lower[before] in PERFECT:
+        found.add(i)  # "that's already been made", "has changed"
+    if content[i] and participle and i > 1 and lower[i - 1] in CONJUNCTIONS and i - 2 in verbs:
+        found.add(i)  # "has been pushed and pulled by others"
+    catenative = i - 1 in verbs and lower[i].endswith("ing") and content[i]
+    if catenative and (nxt >= len(lower) or not content[nxt]):
+        found.add(i)  # "I keep resolving the same conflict" (not "use caching headers")
+    if content[i] and i > 1 and lower[i - 1] == "to" and i - 2 in verbs:
+        found.add(i)  # "refuse to remove", "doesn't seem to use it": a verb's infinitive
+    return found
+
+
+def _closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set[int]:
+    """ "What do the letters in front of each path in git status --short *mean*?": after "what does" and a
+    subject that runs on through a preposition, a plain word that ends the question is its verb (the
+    subject's last word taken for it before the preposition gives way: _subjects)."""
+    last = len(words) - 1
+    while last > 0 and words[last] in CLOSES:
+        last -= 1
+    if last < 4 or lower[0] not in ("what", "why") or lower[1] not in AUX_DO or lower[2] in SUBJECT_PRONOUNS:
+        return set()
+    plain = words[last].isalpha() and words[last].islower() and not ends_in_s(words[last])
+    start = last - 1
+    while start > 0 and content[start]:
+        start -= 1  # the run the word ends: after a preposition, not a determiner ("in the logging module")
+    through = lower[start] in PREPOSITIONS and any(lower[k] in PREPOSITIONS for k in range(3, last))
+    return {last} if plain and through and content[last] and content[last - 1] else set()
+
+
 # where a new clause starts: a later verb past one of these is that clause's ("..., and does the cable snap")
-_CLAUSE_STARTS = _SUBORDINATORS | _WH | _AUX_DO | _AUX_BE | _AUX_HAVE | _SUBJECT_PRONOUNS | (_CLOSES - {","})
+_CLAUSE_STARTS = SUBORDINATORS | WH | AUX_DO | AUX_BE | AUX_HAVE | SUBJECT_PRONOUNS | (CLOSES - {","})
 
 
 def _subjects(verbs: set[int], guessed: dict[int, int], lower: list[str]) -> set[int]:
@@ -274,7 +258,8 @@ def _subjects(verbs: set[int], guessed: dict[int, int], lower: list[str]) -> set
     return {
         guess
         for guess, end in guessed.items()
-        if any(not set(lower[end:j]) & _CLAUSE_STARTS for j in verbs if j >= end)
+        # ... not an infinitive: "does git rm refuse to remove" has its verb, "refuse"
+        if any(not set(lower[end:j]) & _CLAUSE_STARTS for j in verbs if j >= end and lower[j - 1] != "to")
     }
 
 
@@ -282,7 +267,7 @@ def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i:
     """The verb in the run after the auxiliary at ``i`` ("does", "is" after a wh-word), or -1, and where
     that run ends."""
     j = i + 1
-    while j < len(words) and lower[j] in _DETERMINERS | _POSSESSIVES:
+    while j < len(words) and lower[j] in DETERMINERS | POSSESSIVES:
         j += 1
     run, end = _run(words, j, content)
     if j == i + 1 and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
@@ -290,8 +275,8 @@ def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i:
     if len(run) < 2:
         return -1, end
     # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
-    asks_why = lower[i] in _AUX_BE and lower[i - 1] in ("why", "how")
-    chosen = _verb_in_run(words, run, end, be=lower[i] in _AUX_BE, predicate=asks_why)
+    asks_why = lower[i] in AUX_BE and lower[i - 1] in ("why", "how")
+    chosen = _verb_in_run(words, run, end, be=lower[i] in AUX_BE, predicate=asks_why)
     return chosen, end if chosen == run[-1] else len(words)
 
 
@@ -301,20 +286,19 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
     found: set[int] = set()
     nxt = i + 1
     progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
-    if lower[i] in _AUX_BE and i > 0 and progressive and words[after + 1] not in _CLOSES:
+    if lower[i] in AUX_DO and i > 0 and content[i - 1] and after < len(words) and content[after]:
+        found.add(after)  # "my query doesn't seem", "git rm can remove": the subject stands before it
+    if lower[i] in AUX_BE and i > 0 and progressive and words[after + 1] not in CLOSES:
         found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
-    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PARTICLES:
-        ends = (
-            nxt + 1 == len(words) or lower[nxt + 1] in _PREPOSITIONS | _DETERMINERS | _POSSESSIVES | _CLOSES
-        )
+    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PARTICLES:
+        ends = nxt + 1 == len(words) or lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES | CLOSES
         if ends:
             found.add(i)  # "what does the RETURNING clause give back in SQLite", "how do I clean up the"
     last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
-    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in _PREPOSITIONS and last:
+    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PREPOSITIONS and last:
         found.add(i)  # "come from", "be careful about": a verb and its particle end the clause
     opens_object = nxt < len(words) and (
-        lower[nxt] in _DETERMINERS | _POSSESSIVES | _OBJECT_PRONOUNS
-        or _CAPITALS.match(words[nxt]) is not None
+        lower[nxt] in DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS or _CAPITALS.match(words[nxt]) is not None
     )
     if content[i] and words[i].islower() and i > 1 and opens_object:
         if lower[i - 1] == "to" and _CAPITALS.match(words[nxt]):
@@ -325,7 +309,7 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
             found.add(i)  # "undo the last commit but keep my changes"
     if i == 0 and content[0] and words[0][:1].isupper() and nxt < len(words) and content[nxt]:
         third = lower[nxt].endswith("s") and not lower[nxt].endswith("ss")
-        opens = nxt + 1 < len(words) and lower[nxt + 1] in _PREPOSITIONS | _DETERMINERS | _POSSESSIVES
+        opens = nxt + 1 < len(words) and lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES
         if third and opens:
             found.add(nxt)  # a statement opening "Git asks for my password": a name and its verb
     return found
@@ -338,7 +322,7 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
     and after "why is" or "how is" (``predicate``) the last plain word, which is what the subject is ("Why
     is the error log empty?": "What is X?" may end on its subject, "Why is X?" does not)."""
     following = words[end].lower() if end < len(words) else "?"
-    if following in _AUX_DO | _AUX_BE | _AUX_HAVE | _ADVERBS:
+    if following in AUX_DO | AUX_BE | AUX_HAVE | ADVERBS:
         return -1  # "What does the with statement do", "can unreachable objects really be lost"
     if be:
         last = words[run[-1]]
@@ -346,13 +330,19 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
         plain = predicate and last.islower() and not _IDENTIFIER.search(last) and run[-1] == run[-2] + 1
         return run[-1] if participle or plain else -1
     contiguous = run[-1] - run[0] == len(run) - 1  # not a coordination ("A, B and C differ in")
-    if following in _PREPOSITIONS | _SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:
+    # "does git rm refuse to remove a file": the verb before its infinitive
+    infinitive = end + 2 < len(words) and following == "to" and words[end + 1].isalpha()
+    infinitive = infinitive and words[end + 1].islower() and words[end + 1] not in FUNCTION_WORDS
+    opens = end + 2 < len(words) and words[end + 2].lower() in DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS
+    if infinitive and opens and not ends_in_s(words[run[-1]]):
+        return run[-1]
+    if following in PREPOSITIONS | SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:
         # after "does" or a modal the verb has no -s: "can worker threads share memory in" (a plural noun
         # still belongs to the subject), "does deepresearch avoid repeating paid calls when"
         # ... but a verb that relates what it compares is one wherever it stands ("does WAL mode compare to")
-        relating = [i for i in run[1:] if words[i].lower().startswith(_RELATING)]
+        relating = [i for i in run[1:] if words[i].lower().startswith(RELATING)]
         return relating[0] if relating else next((i for i in run[1:] if not ends_in_s(words[i])), run[1])
-    if following in _CLOSES and len(run) >= 3 and contiguous and ends_in_s(words[run[-1]]):
+    if following in CLOSES and len(run) >= 3 and contiguous and ends_in_s(words[run[-1]]):
         # "does Apache handle keep-alive connections?": a plural ends the object, not a verb after "does";
         # the verb is the first plain word past the subject's name (one with no vowel, "gc", is a name)
         return next((i for i in run[1:-1] if _PLAIN_VERB.fullmatch(words[i])), run[-1])
@@ -362,7 +352,7 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
 def noun_phrases(clause: str) -> list[Phrase]:
     """The clause's noun phrases in order (see the module docstring)."""
     words = tokens(clause)
-    lower = _lowered(words)
+    lower = lowered(words)
     verbs = _verbs(words)
     phrases: list[Phrase] = []
     context, carried = "subject", ""
@@ -372,34 +362,34 @@ def noun_phrases(clause: str) -> list[Phrase]:
         following = words[i + 1] if i + 1 < len(words) else ""
         if i in verbs:
             context = "object"
-        elif lower[i] in _PREPOSITIONS and not _is_content(words[i], following):
+        elif lower[i] in PREPOSITIONS and not _is_content(words[i], following):
             context = "pp"
-        elif lower[i] in _SUBORDINATORS | (_WH if i else frozenset()):
+        elif lower[i] in SUBORDINATORS | (WH if i else frozenset()):
             context, subordinate = "clause", True
         if i in verbs or not _is_content(words[i], following, words[i - 1] if i else ""):
             i += 1
             continue
         start = i
-        while start > 0 and lower[start - 1] in _DETERMINERS | _POSSESSIVES | _QUANTIFIERS:
+        while start > 0 and lower[start - 1] in DETERMINERS | POSSESSIVES | QUANTIFIERS:
             start -= 1
         end, items = _extent(words, i, verbs)
-        if " ".join(lower[i:end]) in _QUANTITY_NOUNS and end + 1 < len(words) and lower[end] == "of":
+        if " ".join(lower[i:end]) in QUANTITY_NOUNS and end + 1 < len(words) and lower[end] == "of":
             carried, i = context, end + 1  # "thousands of customer sites": the sites are the phrase
             continue
-        relation = " ".join(lower[i:end]) in _RELATION_NOUNS and end + 1 < len(words)
+        relation = " ".join(lower[i:end]) in RELATION_NOUNS and end + 1 < len(words)
         if relation and lower[end] in ("between", "of") and not phrases:
             # "What is the difference between X and Y?" asks about X and Y, as "What is X?" asks about X
-            role = "named" if start > 0 and lower[0] in ("what", "which") and lower[1] in _AUX_BE else context
+            role = "named" if start > 0 and lower[0] in ("what", "which") and lower[1] in AUX_BE else context
             carried, context, i = role, "pp", end + 1
             continue
-        if all(w in _QUANTIFIERS or w in _NUMBERS or w.isdigit() for w in lower[i:end]):
+        if all(w in QUANTIFIERS or w in NUMBERS or w.isdigit() for w in lower[i:end]):
             i = end  # "split a commit into two", "when several could be used": a number is no phrase
             continue
         role, carried = carried or context, ""
         if start > 0 and lower[0] in ("what", "which") and not phrases:
-            role = "named" if lower[1] in _AUX_BE and start <= 3 else "which" if start == 1 else role
+            role = "named" if lower[1] in AUX_BE and start <= 3 else "which" if start == 1 else role
         text = " ".join(words[start:end])
-        head = " ".join(w for w in words[i:end] if w.lower() not in _QUANTIFIERS)
+        head = " ".join(w for w in words[i:end] if w.lower() not in QUANTIFIERS)
         # "the existing one" after "a row": "the existing row" (not "one by one"; not after a lone "delete")
         nouns = [p for p in phrases if (p.text != p.head or p.plural or " " in p.head) and not p.items]
         nouns = [p for p in nouns if p.head.split()[-1].lower() not in COMPARATIVES]  # not "no longer"
@@ -417,7 +407,7 @@ def noun_phrases(clause: str) -> list[Phrase]:
 def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, ...]]:
     """Where the noun phrase starting at ``i`` ends, and its members when it is a coordination ("prefork,
     worker and event multi-processing modules", "blobs, trees and commits")."""
-    lower = _lowered(words)
+    lower = lowered(words)
 
     def content(j: int) -> bool:
         return (
@@ -431,22 +421,22 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
         end += 1
     members = [(i, end)]
     j = end
-    while j < len(words) and (lower[j] == "," or lower[j] in _COORDINATORS):
+    while j < len(words) and (lower[j] == "," or lower[j] in COORDINATORS):
         k = j + 1
-        if k < len(words) and lower[k] in _COORDINATORS:
+        if k < len(words) and lower[k] in COORDINATORS:
             k += 1
-        articled = i > 0 and lower[i - 1] in _ARTICLES
+        articled = i > 0 and lower[i - 1] in ARTICLES
         # "a rowid table and a WITHOUT ROWID table", "cancel or a second Ctrl-C": a member's own article
         # (after a bare one only "a" and only in a choice: "X versus the default" compares X with no thing
         # of its own, "nginx and a certificate" are two things set up, not one list)
         article = (
             k + 1 < len(words)
-            and lower[k] in _ARTICLES
+            and lower[k] in ARTICLES
             and (articled or (lower[j] in ("or", "vs", "versus") and lower[k] in ("a", "an")))
         )
         k += int(article)
         if not content(k) or (
-            lower[j] == "," and not any(lower[m] in _COORDINATORS for m in range(k, min(k + 5, len(words))))
+            lower[j] == "," and not any(lower[m] in COORDINATORS for m in range(k, min(k + 5, len(words))))
         ):
             break
         stop = k
@@ -458,7 +448,7 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
             break  # "A, B and C" ends at C; "A vs B vs C" goes on
     if len(members) == 1:
         return end, ()
-    if articled and len(members) == sum(lower[a] in _ARTICLES for a, _ in members[1:]) + 1:
+    if articled and len(members) == sum(lower[a] in ARTICLES for a, _ in members[1:]) + 1:
         members[0] = (i - 1, members[0][1])  # every member has its article: each is named with it
     return end, tuple(" ".join(words[a:b]) for a, b in members)
 
@@ -472,14 +462,14 @@ def verbs(clause: str) -> list[str]:
     of "be" ("are my INSERT statements so *slow*", "is a file still *tracked*"): a predicate is what the
     question asks about, not a way of saying it."""
     words = tokens(clause)
-    lower = _lowered(words)
+    lower = lowered(words)
     found = []
     positions = _verbs(words)
     for i in sorted(positions):
         if i - 1 in positions and lower[i].endswith("ing"):
             continue  # "I keep resolving the same conflict": the action asked about, not a way of saying it
-        before = [w for w in lower[:i] if w in _AUX_BE | _AUX_DO]
-        if not before or before[-1] not in _AUX_BE or lower[i] in _AUX_BE | _AUX_DO | _AUX_HAVE:
+        before = [w for w in lower[:i] if w in AUX_BE | AUX_DO]
+        if not before or before[-1] not in AUX_BE or lower[i] in AUX_BE | AUX_DO | AUX_HAVE:
             found.append(words[i])
     return found
 

@@ -33,8 +33,9 @@ from deepresearch.extractive.comparison import (
 )
 from deepresearch.extractive.imperative import as_asked
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
-from deepresearch.extractive.phrases import FUNCTION_WORDS, Phrase, noun_phrases, tokens
+from deepresearch.extractive.phrases import Phrase, noun_phrases
 from deepresearch.extractive.text import content_tokens, keywords
+from deepresearch.extractive.wordclasses import FUNCTION_WORDS, tokens
 
 MAX_SUB_QUESTIONS = 4
 
@@ -61,6 +62,7 @@ _DEMONSTRATIVE = re.compile(
     re.IGNORECASE,
 )
 _VAGUE = re.compile(r"^(?:a certain|certain|the same|all the|some|any|such)\b", re.IGNORECASE)
+_NO_TOPIC = re.compile(r"^(?:a certain|certain|the rest\b|the same (?:time|way|thing|one)s?\b)", re.I)
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]|^[A-Z][A-Z0-9_]+$|-")
 _WHAT_IS = re.compile(r"^what\s+(?:is|are)\b", re.IGNORECASE)
 _HOW_WORK = re.compile(
@@ -114,6 +116,7 @@ _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the su
 _LATER_CLAUSE = 0.8  # the question's second clause ("... and what does it cost?")
 _COMPARED = 1.3  # the members of a comparison: what the question is about
 _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server configuration")
+_NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
 SPECIFIC = 0.15
 """A topic in at most this share of the corpus's documents is specific enough for "What is X?" aspects."""
 
@@ -223,6 +226,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
+            weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) else 1.0
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
@@ -299,9 +303,7 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
     sites; can Apache serve them ...?"). A later clause says "that" of what the clause before asks ("...,
     and is that safe?"), and one that names nothing the question names ("What should I be careful
     about?") is about the first clause's task or the topic, and says so."""
-    asking = [clause for clause in clauses if _ASKS.match(clause)]
-    if not asking:
-        asking = clauses
+    asking = [clause for clause in clauses if _ASKS.match(clause)] or clauses
     statements = [clause for clause in clauses if clause not in asking]
     # a pronoun refers back: in the first clause only to a statement before it ("Why is it unsafe to ...")
     asked = [_from_scene(asking[0], statements)]

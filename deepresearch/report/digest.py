@@ -24,7 +24,6 @@ from collections.abc import Callable
 from typing import Any
 
 from deepresearch.extractive.inflection import listed
-from deepresearch.extractive.phrases import tokens
 from deepresearch.extractive.planning import (
     GENERIC_SHARE,
     asks_about_limits,
@@ -34,6 +33,7 @@ from deepresearch.extractive.planning import (
 )
 from deepresearch.extractive.sentences import NEAR_DUPLICATE
 from deepresearch.extractive.text import content_tokens, split_sentences
+from deepresearch.extractive.wordclasses import tokens
 from deepresearch.options import DEFAULT_REVIEWERS
 
 SUMMARY_CLAIMS = 5

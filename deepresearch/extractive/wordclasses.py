@@ -1,0 +1,109 @@
+"""The closed word classes the question chunker (extractive/phrases.py) tells words apart by: question words,
+auxiliaries, pronouns, determiners, prepositions, conjunctions, adverbs - and the few open lists it needs
+(comparatives, nouns in "-er", the nouns of a relation). What is in none of them is a content word."""
+
+from __future__ import annotations
+
+import re
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+WH = _set("what how which why when where who whose")
+
+
+def _negated(words: str) -> frozenset[str]:
+    """The auxiliaries with "n't", written with either apostrophe ("doesn't", "doesn’t")."""
+    return frozenset(f"{word}{mark}t" for word in words.split() for mark in ("n'", "n’"))
+
+
+AUX_DO = _set("do does did can could should would will may might must shall cannot") | _negated(
+    "do does did ca could should would wo might must"
+)
+AUX_BE = _set("is are was were be been being am") | _negated("is are was were")
+AUX_HAVE = _set("has have had") | _negated("has have had")
+SUBJECT_PRONOUNS = _set("i you we they he she it nobody somebody someone anyone everyone nothing something")
+PRONOUNS = _set("me us them him her itself themselves this these those") | SUBJECT_PRONOUNS
+POSSESSIVES = _set("my your our their his its")
+DETERMINERS = _set("the a an some any each every all no another both either neither")
+PREPOSITIONS = _set(
+    "of in on at to for from by with about into onto over under after before without between against "
+    "during through across via per than as like within upon behind beyond instead"
+)
+CONJUNCTIONS = _set("and or but nor")
+VERSUS = _set("vs versus")  # joins the things a question compares ("X vs Y"), never two verbs
+COORDINATORS = _set("and or vs versus")  # what joins the members of a coordination
+SUBORDINATORS = _set("when while if whether because although though unless until since once that")
+ADVERBS = _set(
+    "not n't never still really actually too very also just only even ever always already yet then there "
+    "here now again together usually often sometimes automatically anymore more most less least wrong right "
+    "instead so"
+)
+PARTICLES = _set("up down out off away back")
+CLOSES = frozenset(",;:?!")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
+OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
+# "has been made", "should be used": a participle after one of them is a verb
+PERFECT = _set("be been being has have had")
+PARTICIPLES = _set("made done built written kept found lost held sent left given taken seen known shown")
+QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple", "same", "other"])
+# "thousands of sites", "a couple of directories": a quantity, the noun after "of" is what is asked about
+QUANTITY_NOUNS = _set(
+    "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
+)
+ARTICLES = _set("a an the")
+RELATING = ("compar", "differ", "relat", "interact", "correspond")  # verbs of "how does X ... to Y"
+COMPARATIVES = _set(
+    "faster slower larger smaller bigger better worse safer easier harder cheaper quicker longer shorter"
+    " higher lower"
+)
+# a comparative's "-er" before "than" ("is git merge safer than"), not a noun's ("a better web server than",
+# "a rootless container than"): the nouns in "-er" that documentation names most
+NOUN_ER = _set(
+    "server container user computer player driver manager handler worker buffer header footer folder"
+    " filter layer parser compiler browser router cluster controller provider consumer writer reader"
+    " number member master character balancer scheduler listener logger loader installer wrapper helper"
+    " runner trigger counter pointer marker identifier owner customer order register adapter converter"
+    " formatter renderer interpreter debugger profiler tracker linter bundler transformer encoder decoder"
+    " other rather another"
+)
+NUMBERS = _set("one two three four five six seven eight nine ten hundred thousand million")
+# "the difference between X and Y", "the drawbacks of X": a relation, what it relates is what is asked about
+RELATION_NOUNS = _set(
+    "difference differences distinction distinctions relationship comparison tradeoffs tradeoff trade-offs"
+    " trade-off advantages advantage disadvantages benefits drawbacks downsides upsides pros cons strengths"
+    " weaknesses limitations limits pitfalls caveats risks"
+) | {"pros and cons", "advantages and disadvantages", "benefits and drawbacks", "strengths and weaknesses"}
+FUNCTION_WORDS = (
+    WH | AUX_DO | AUX_BE | AUX_HAVE | PRONOUNS | POSSESSIVES | DETERMINERS | PREPOSITIONS
+    | CONJUNCTIONS | VERSUS | SUBORDINATORS | ADVERBS | PARTICLES
+)  # fmt: skip
+# "the with statement", "for loops": a keyword named as such is a content word there
+KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop loops operator operators")
+# "in front of each path", "on top of the branch": a preposition of three words, its noun names nothing
+PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
+
+_TOKEN = re.compile(r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\(\))?|[,;:?!]")
+
+
+def tokens(text: str) -> list[str]:
+    """The words of a text, its names whole ("git-gc(1)", "--short", ".gitignore", "[a-z]") and its
+    punctuation that ends a phrase or a clause as words of their own."""
+    return [t.rstrip(".'’") if not t.startswith(".") or len(t) > 1 else t for t in _TOKEN.findall(text)]
+
+
+def named_am(word: str, previous: str, following: str) -> bool:
+    """ "am" is the verb only next to "I" ("I am", "Am I", "how am I"): elsewhere it is a name ("git am
+    stops"). extractive/text.py's stopwords say the same for the tokens."""
+    return word.lower() == "am" and "i" not in (previous.lower(), following.lower())
+
+
+def lowered(words: list[str]) -> list[str]:
+    """The words in lower case, "am" that is a name marked so no word list takes it for the verb."""
+    return [
+        "am:name"
+        if named_am(w, words[i - 1] if i else "", words[i + 1] if i + 1 < len(words) else "")
+        else w.lower()
+        for i, w in enumerate(words)
+    ]
