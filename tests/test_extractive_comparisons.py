@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.screening import rank_sources
 from tests._planning_helpers import planned as _plan
 
 
@@ -142,3 +143,36 @@ def test_what_a_comparison_is_not(question: str, wanted: list[str], unwanted: li
     sub_questions = _plan(question)
     assert all(sq in sub_questions for sq in wanted), sub_questions
     assert not any(sq in sub_questions for sq in unwanted), sub_questions
+
+
+def _rig_pages() -> list[dict[str, object]]:
+    overview = (
+        "## Choosing a rig\n\nMost boats carry a sloop rig, a ketch rig or a schooner rig, and the choice "
+        "depends on the crew and the size of the boat.\n\n## Default rigs\n\nA yard builds a sloop rig on a "
+        "small boat, a ketch rig on a larger one and a schooner rig on the largest, unless asked otherwise.\n"
+    )
+    members = {"sloop": "one mast and a single headsail", "ketch": "a main mast and a shorter mizzen mast"}
+    members["schooner"] = "two masts, the front one shorter"
+    return [{"id": "S1", "n": 1, "title": "Sailing rigs", "text": overview}] + [
+        {
+            "id": f"S{n}",
+            "n": n,
+            "title": name,
+            "text": f"## Summary\n\nThis rig has {has}.\n\n## Handling\n\nThe {name} rig takes its sheets.",
+        }
+        for n, (name, has) in enumerate(members.items(), start=2)
+    ]
+
+
+def test_the_page_about_one_thing_compared_is_read_for_the_sub_question_about_it() -> None:
+    # the page on all three rigs is the question's best page; the sloop's own page says what the sloop rig
+    # is in its summary without naming it (Apache's prefork page: "This Multi-Processing Module implements a
+    # non-threaded, pre-forking web server"), and the search found it lower
+    question = "How do the sloop, ketch and schooner rigs differ?"
+    members = ["What is the sloop rig?", "What is the ketch rig?", "What is the schooner rig?"]
+    found = {1: 1.0, 2: 0.3, 3: 0.3, 4: 0.3}
+    topic = "the sloop, ketch and schooner rigs"
+    ranked = rank_sources(question, [question, *members], _rig_pages(), [2], topic=topic, found=found)[0]
+    for n, evidence in enumerate(ranked[1:], start=2):
+        assert [p["source_id"] for _, p in evidence] == [f"S{n}", f"S{n}"], evidence
+        assert any("This rig has" in p["text"] for _, p in evidence), evidence

@@ -137,6 +137,7 @@ def test_the_section_on_an_options_value_answers_a_question_about_it() -> None:
     [
         # a verb and its infinitive: "mv" is the command's name, "refuse" what it does
         ("Why does harbourd mv refuse to moor a ship whose papers I stamped", "refuse", "harbourd mv"),
+        ("Why does harbourd purge refuse to sink anything without -f", "refuse", "harbourd purge"),
         # "in front of" is a preposition; the question's verb is its last word
         (
             "What do the two status flags in front of each berth in harbourd ls --long mean",

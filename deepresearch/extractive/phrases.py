@@ -333,7 +333,7 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
     # "does git rm refuse to remove a file": the verb before its infinitive
     infinitive = end + 2 < len(words) and following == "to" and words[end + 1].isalpha()
     infinitive = infinitive and words[end + 1].islower() and words[end + 1] not in FUNCTION_WORDS
-    opens = end + 2 < len(words) and words[end + 2].lower() in DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS
+    opens = end + 2 < len(words) and words[end + 2].lower() in DETERMINERS | POSSESSIVES | PRONOUNS
     if infinitive and opens and not ends_in_s(words[run[-1]]):
         return run[-1]
     if following in PREPOSITIONS | SUBORDINATORS - {"if"} and len(run) >= 3 and contiguous:

@@ -291,8 +291,9 @@ def rank_passages(
     for number, sub_question in enumerate(sub_questions):
         raw = index.scores(_query(sub_question, focus, topic_terms, weights))
         optioned = _holding_options(sub_question, passages)
+        pages = _member_relevance(sub_question, passages, topic_terms, found, weights, relevance)
         scores = [
-            score * (1 - DOCUMENT_WEIGHT + DOCUMENT_WEIGHT * relevance[p["n"]])
+            score * (1 - DOCUMENT_WEIGHT + DOCUMENT_WEIGHT * pages[p["n"]])
             for score, p in zip(raw, passages, strict=True)
         ]
         best = max(scores, default=0.0)
@@ -301,7 +302,7 @@ def rank_passages(
             for i in range(len(passages))
             if scores[i] > 0
             and scores[i] >= RELATIVE_FLOOR * best
-            and relevance[passages[i]["n"]] >= DOCUMENT_FLOOR
+            and pages[passages[i]["n"]] >= DOCUMENT_FLOOR
             and (not topic_terms or topic_terms & fields[i] or i in optioned)
         ]
         kept = _diverse(pool, scores, passages, bodies, limit)
@@ -314,6 +315,25 @@ def rank_passages(
             )
         ranked_per_sq.append(ranked)
     return ranked_per_sq
+
+
+def _member_relevance(
+    sub_question: str,
+    passages: Sequence[PassageRecord],
+    topic_terms: set[str],
+    found: Mapping[int, float] | None,
+    weights: Mapping[str, float] | None,
+    relevance: Mapping[int, float],
+) -> Mapping[int, float]:
+    """The pages' relevance for a sub-question about one of the things the question names ("What is the
+    prefork MPM?" when it compares three): the better of each page's relevance to the question and to the
+    sub-question, so the page about that one thing is read for it (Apache's prefork page, not only the page
+    on all three MPMs: bench/quality/JOURNAL.md, session 26)."""
+    own = set(content_tokens(without_aspects(sub_question))) & topic_terms
+    if not own or own == topic_terms:
+        return relevance
+    narrower = document_relevance(sub_question, passages, " ".join(sorted(own)), own, found, weights)
+    return {n: max(value, narrower[n]) for n, value in relevance.items()}
 
 
 def _diverse(

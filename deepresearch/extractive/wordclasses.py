@@ -25,7 +25,9 @@ AUX_DO = _set("do does did can could should would will may might must shall cann
 AUX_BE = _set("is are was were be been being am") | _negated("is are was were")
 AUX_HAVE = _set("has have had") | _negated("has have had")
 SUBJECT_PRONOUNS = _set("i you we they he she it nobody somebody someone anyone everyone nothing something")
-PRONOUNS = _set("me us them him her itself themselves this these those") | SUBJECT_PRONOUNS
+PRONOUNS = (
+    _set("me us them him her itself themselves this these those anything everything") | SUBJECT_PRONOUNS
+)
 POSSESSIVES = _set("my your our their his its")
 DETERMINERS = _set("the a an some any each every all no another both either neither")
 PREPOSITIONS = _set(
