@@ -162,5 +162,18 @@ def test_a_vague_phrase_is_no_topic() -> None:
     assert question_topic("How can I keep two ships in one harbour at the same time?") != "the same time"
     rest = "How do I moor some of the ships and leave the rest for a later tide?"
     assert question_topic(rest) != "the rest"
-    # ... when the question names nothing else, it still is
+    # ... when the question names nothing else, it still is; and "the REST API" is no vague phrase
     assert question_topic("What happens at the same time?") == "the same time"
+    assert question_topic("How do I moor to the REST buoy with a rope?") == "the REST buoy"
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("Which ships does harbourd track?", "harbourd"),  # the subject after "does" is no verb
+        ("How do I sail to Lerwick?", "Lerwick"),  # where "to" goes is no infinitive
+        ("How do I moor to buoys?", "buoys"),
+    ],
+)
+def test_a_word_after_an_auxiliary_or_to_is_still_a_noun(question: str, topic: str) -> None:
+    assert question_topic(question) == topic

@@ -1,12 +1,13 @@
 """The noun phrases of a question and the part each plays: a small chunker, not a parser.
 
-Words are told apart by closed classes (question words, auxiliaries, pronouns, determiners, prepositions,
-conjunctions, adverbs); what is left is content. A verb is recognised by where it stands, not by a word
-list: right after a subject pronoun ("How do I *rotate* ..."), at the end of the subject that follows "does"
-or a modal ("How does SQLite *decide* the type ..."), after an adverb that follows the subject ("... still
-*loop*"). Runs of content words between these are the noun phrases; each keeps its determiner for display
-("the json module") and records its role: subject, object, what a "What is ..." question names, or one
-inside a prepositional phrase or a subordinate clause.
+Words are told apart by closed classes (extractive/wordclasses.py: question words, auxiliaries, pronouns,
+determiners, prepositions, conjunctions, adverbs); what is left is content. A verb is recognised by where it
+stands, not by a word list: right after a subject pronoun ("How do I *rotate* ..."), at the end of the
+subject that follows "does" or a modal ("How does SQLite *decide* the type ..."), after an adverb that
+follows the subject ("... still *loop*"), before its infinitive ("does git rm *refuse* to remove a file"),
+at the end of "What do ... in git status --short *mean*?". Runs of content words between these are the noun
+phrases; each keeps its determiner for display ("the json module") and records its role: subject, object,
+what a "What is ..." question names, or one inside a prepositional phrase or a subordinate clause.
 """
 
 from __future__ import annotations
@@ -225,8 +226,9 @@ def _chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int
     catenative = i - 1 in verbs and lower[i].endswith("ing") and content[i]
     if catenative and (nxt >= len(lower) or not content[nxt]):
         found.add(i)  # "I keep resolving the same conflict" (not "use caching headers")
-    if content[i] and i > 1 and lower[i - 1] == "to" and i - 2 in verbs:
-        found.add(i)  # "refuse to remove", "doesn't seem to use it": a verb's infinitive
+    infinitive = content[i] and i > 1 and lower[i - 1] == "to" and i - 2 in verbs
+    if infinitive and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES | PRONOUNS:
+        found.add(i)  # "refuse to remove a file", "seem to use it" (not "push to origin")
     return found
 
 
@@ -286,8 +288,11 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
     found: set[int] = set()
     nxt = i + 1
     progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
-    if lower[i] in AUX_DO and i > 0 and content[i - 1] and after < len(words) and content[after]:
-        found.add(after)  # "my query doesn't seem", "git rm can remove": the subject stands before it
+    declarative = lower[i] in AUX_DO and i > 0 and content[i - 1] and not set(lower[:i]) & WH
+    if declarative and after < len(words) and content[after]:
+        # "my query doesn't seem", "git rm can remove": the subject stands before it (not in "Which files
+        # does git track?", where the subject follows)
+        found.add(after)
     if lower[i] in AUX_BE and i > 0 and progressive and words[after + 1] not in CLOSES:
         found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PARTICLES:

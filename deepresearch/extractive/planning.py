@@ -62,7 +62,7 @@ _DEMONSTRATIVE = re.compile(
     re.IGNORECASE,
 )
 _VAGUE = re.compile(r"^(?:a certain|certain|the same|all the|some|any|such)\b", re.IGNORECASE)
-_NO_TOPIC = re.compile(r"^(?:a certain|certain|the rest\b|the same (?:time|way|thing|one)s?\b)", re.I)
+_NO_TOPIC = re.compile(r"^(?:a certain\b|certain\b|the (?-i:rest)$|the same (?:time|way|thing|one)s?$)", re.I)
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]|^[A-Z][A-Z0-9_]+$|-")
 _WHAT_IS = re.compile(r"^what\s+(?:is|are)\b", re.IGNORECASE)
 _HOW_WORK = re.compile(

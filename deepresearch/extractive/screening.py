@@ -325,10 +325,10 @@ def _member_relevance(
     weights: Mapping[str, float] | None,
     relevance: Mapping[int, float],
 ) -> Mapping[int, float]:
-    """The pages' relevance for a sub-question about one of the things the question names ("What is the
-    prefork MPM?" when it compares three): the better of each page's relevance to the question and to the
-    sub-question, so the page about that one thing is read for it (Apache's prefork page, not only the page
-    on all three MPMs: bench/quality/JOURNAL.md, session 26)."""
+    """The pages' relevance for a sub-question about part of the topic - mostly one of the things the
+    question compares ("What is the prefork MPM?" when it compares three): the better of each page's
+    relevance to the question and to the sub-question, so the page about that one thing is read for it
+    (Apache's prefork page, not only the page on all three MPMs: bench/quality/JOURNAL.md, session 26)."""
     own = set(content_tokens(without_aspects(sub_question))) & topic_terms
     if not own or own == topic_terms:
         return relevance

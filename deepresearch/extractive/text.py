@@ -51,7 +51,7 @@ _SENTENCE_END = re.compile(
 
 
 # "am" is the verb only next to "I" ("I am", "am I"); elsewhere it is a name ("git am"), so it is no stopword
-# (extractive/phrases.py's _named_am says the same for the question's words)
+# (extractive/wordclasses.py's named_am says the same for the question's words)
 _FIRST_PERSON = re.compile(r"\b(?:i\s+am|am\s+i)\b")
 
 

@@ -1,6 +1,7 @@
 """The closed word classes the question chunker (extractive/phrases.py) tells words apart by: question words,
 auxiliaries, pronouns, determiners, prepositions, conjunctions, adverbs - and the few open lists it needs
-(comparatives, nouns in "-er", the nouns of a relation). What is in none of them is a content word."""
+(comparatives, nouns in "-er", the nouns of a relation). What is in none of them is a content word. And the
+words of a text as the planner and the report read them (`tokens`)."""
 
 from __future__ import annotations
 
