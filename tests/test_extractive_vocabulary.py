@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from deepresearch.extractive.phrases import noun_phrases, verbs
-from deepresearch.extractive.planning import question_topic
+from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.screening import rank_sources
 from deepresearch.extractive.text import content_tokens
 from deepresearch.search.corpus import CorpusIndex
@@ -177,3 +177,9 @@ def test_a_vague_phrase_is_no_topic() -> None:
 )
 def test_a_word_after_an_auxiliary_or_to_is_still_a_noun(question: str, topic: str) -> None:
     assert question_topic(question) == topic
+
+
+def test_a_figure_is_no_topic_and_not_asked_about() -> None:
+    question = "I logged a depth of 12.5 in the harbour log and the totals come out wrong. What can I do?"
+    plan = keyword_plan(question, max_queries=6)
+    assert plan.topic != "12.5" and not any("12.5?" in sq for sq in plan.sub_questions), plan

@@ -62,6 +62,7 @@ _DEMONSTRATIVE = re.compile(
     re.IGNORECASE,
 )
 _VAGUE = re.compile(r"^(?:a certain|certain|the same|all the|some|any|such)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"^[\d.,%$€£]+$")  # "a price of 47.49": a figure is never the topic nor asked about
 _NO_TOPIC = re.compile(r"^(?:a certain\b|certain\b|the (?-i:rest)$|the same (?:time|way|thing|one)s?$)", re.I)
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]|^[A-Z][A-Z0-9_]+$|-")
 _WHAT_IS = re.compile(r"^what\s+(?:is|are)\b", re.IGNORECASE)
@@ -218,8 +219,8 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     for index, clause in enumerate(clauses):
         asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)
         for phrase in compared(clause, noun_phrases(clause)):
-            if avoided(clause, phrase):
-                continue  # what the asker does without ("without a VirtualHost block") is never the topic
+            if avoided(clause, phrase) or _NUMBER.match(_core(phrase)):
+                continue  # neither what the asker does without ("without a VirtualHost block") nor a figure
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
             # "Which is faster for lookups, a dict or a set?" is about the things it compares
             weight *= _COMPARED if weighed(clause, phrase) else 1.0
@@ -249,11 +250,10 @@ def _specific(phrase: Phrase, rarity: Mapping[str, float] | None) -> bool:
 
 
 def _subject_matter(phrase: Phrase, rarity: Mapping[str, float] | None) -> bool:
-    """Worth "What is X?" and "What are the limitations of X?": a specific phrase that the question asks
-    about (its subject, what "What is" or "Which" names) or a name (an identifier, a word in capitals) -
-    not a vague one ("a certain browser", "the same time") nor a plain noun that only completes a verb or
-    a preposition ("compile into the binary")."""
-    if _VAGUE.match(phrase.text) or not _specific(phrase, rarity):
+    """Worth "What is X?" and "What are the limitations of X?": a specific phrase the question asks about (its
+    subject, what "What is" or "Which" names) or a name - not a vague one ("a certain browser"), a figure
+    ("47.49") nor a plain noun that only completes a verb or a preposition ("compile into the binary")."""
+    if _VAGUE.match(phrase.text) or _NUMBER.match(_core(phrase)) or not _specific(phrase, rarity):
         return False
     named = any(_IDENTIFIER.search(word) for word in _core(phrase).split())
     return named or phrase.role in ("subject", "named", "which")
