@@ -167,16 +167,11 @@ def test_a_vague_phrase_is_no_topic() -> None:
     assert question_topic("How do I moor to the REST buoy with a rope?") == "the REST buoy"
 
 
-@pytest.mark.parametrize(
-    ("question", "topic"),
-    [
-        ("Which ships does harbourd track?", "harbourd"),  # the subject after "does" is no verb
-        ("How do I sail to Lerwick?", "Lerwick"),  # where "to" goes is no infinitive
-        ("How do I moor to buoys?", "buoys"),
-    ],
-)
-def test_a_word_after_an_auxiliary_or_to_is_still_a_noun(question: str, topic: str) -> None:
-    assert question_topic(question) == topic
+def test_a_word_after_an_auxiliary_or_to_is_still_a_noun() -> None:
+    # the subject after "does" is no verb, and where "to" goes is no infinitive
+    topics = [question_topic(q) for q in ("Which ships does harbourd track?", "How do I sail to Lerwick?")]
+    assert topics == ["harbourd", "Lerwick"], topics
+    assert question_topic("How do I moor to buoys?") == "buoys"
 
 
 def test_a_figure_is_no_topic_and_not_asked_about() -> None:
