@@ -20,6 +20,7 @@ def _negated(words: str) -> frozenset[str]:
     return frozenset(f"{word}{mark}t" for word in words.split() for mark in ("n'", "n’"))
 
 
+# "ca" and "wo" are "can't" and "won't" without their "n't"
 AUX_DO = _set("do does did can could should would will may might must shall cannot") | _negated(
     "do does did ca could should would wo might must"
 )
