@@ -234,8 +234,8 @@ def _chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int
 
 def _closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set[int]:
     """ "What do the letters in front of each path in git status --short *mean*?": after "what does" and a
-    subject that runs on through a preposition, a plain word that ends the question is its verb (the
-    subject's last word taken for it before the preposition gives way: _subjects)."""
+    subject that runs on through a preposition, a plain word that ends the question is its verb (_verbs
+    drops the subject's word it had taken for the verb)."""
     last = len(words) - 1
     while last > 0 and words[last] in CLOSES:
         last -= 1
