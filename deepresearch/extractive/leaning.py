@@ -166,3 +166,24 @@ def as_statement(intro: str) -> str:
 def announces(text: str) -> bool:
     """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
     return bool(FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
+
+
+# a sentence that sends the reader elsewhere says nothing about the subject itself (nor does one that says
+# what the page goes on to do: "Here we discuss a few of these.", or a manual page's "Everything below this
+# line in this section is selectively included from the git-config(1) documentation.")
+_POINTER = re.compile(
+    r"^(?:see|read|consult|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
+    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:info|information|details))\b|"
+    r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|elsewhere)\b|"
+    r"\b(?:is|are) (?:presented|given|shown|listed) in the (?:next|following|previous) (?:section|chapter)|"
+    r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows)\b|"
+    r"^(?:here |then |now )?we (?:will )?(?:describe|explain|discuss|cover)\b|"
+    r"^everything (?:above|below) this line\b|"
+    r"\bshould read\b|\bread (?:more )?about\b|\bcome back to this\b",
+    re.IGNORECASE,
+)
+
+
+def points_elsewhere(sentence: str) -> bool:
+    """The sentence sends the reader elsewhere, or says what the page goes on to do (see _POINTER)."""
+    return bool(_POINTER.search(sentence))

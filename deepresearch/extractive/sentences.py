@@ -21,6 +21,7 @@ from deepresearch.extractive.leaning import (
     as_statement,
     leans_back,
     points_at_subject,
+    points_elsewhere,
     stands_alone,
 )
 from deepresearch.extractive.phrases import asker_condition, verbs
@@ -339,21 +340,10 @@ def code_like(text: str) -> bool:
     return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
 
 
-# a sentence that sends the reader elsewhere says nothing about the subject itself
-_POINTER = re.compile(
-    r"^(?:see|read|consult|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
-    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:info|information|details))\b|"
-    r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|elsewhere)\b|"
-    r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows)\b|"
-    r"\bshould read\b|\bread (?:more )?about\b|\bcome back to this\b",
-    re.IGNORECASE,
-)
-
-
 def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
     return (
         is_statement(sentence, min_words)
-        and not _POINTER.search(sentence)
+        and not points_elsewhere(sentence)
         and not code_like(sentence)
         and not sentence.startswith("(")
         and not _NOT_PROSE.search(sentence)

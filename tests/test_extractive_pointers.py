@@ -1,0 +1,48 @@
+"""Sentences that say nothing about the subject (extractive/leaning.py points_elsewhere): one that sends the
+reader elsewhere, and one that says what the page goes on to do. Quoted, they read as findings ("Here we
+discuss a few of these [1].") in the reports over Git's and Apache's manuals. Invented domains."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.extractive.leaning import points_elsewhere
+from deepresearch.extractive.sentences import quotes
+
+CONTENT = "The keeper trims the wick every evening so that the flame burns without smoke."
+
+
+@pytest.mark.parametrize(
+    "pointer",
+    [
+        "See the keeper's handbook for the whole evening round.",
+        "For more details on the lamp oil, consult the supply office.",
+        "The winter schedule is described in the harbour master's notes.",
+        "This section describes how the lamp is lit and trimmed.",
+        # what the page goes on to do
+        "Some examples of a keeper's log are presented in the next sections.",
+        "Here we discuss a few of the lamps the coast still uses.",
+        "We explain how to trim the wick in the following sections.",
+        "Then we describe how the lamp room is cleaned.",
+        "Everything below this line in this section is copied from the lamp manual.",
+    ],
+)
+def test_a_sentence_that_points_elsewhere_is_no_quote(pointer: str) -> None:
+    assert points_elsewhere(pointer)
+    texts = [q.text for q in quotes(f"{pointer} {CONTENT}", 1)]
+    assert texts == [CONTENT], texts
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        # what it says stands, whatever it says about the next section
+        "Another way to keep the lamp lit is a second wick, as discussed in the next section.",
+        "The keeper's log is presented in a bound book with one page per night.",
+        "We recommend trimming the wick before the lamp is lit.",
+        "The following keeper trims the wick twice a night in winter.",
+    ],
+)
+def test_a_statement_that_names_another_place_is_still_quoted(statement: str) -> None:
+    assert not points_elsewhere(statement)
+    assert statement in [q.text for q in quotes(f"{statement} {CONTENT}", 1)]
