@@ -25,6 +25,11 @@ CONTENT = "The keeper trims the wick every evening so that the flame burns witho
         "We explain how to trim the wick in the following sections.",
         "Then we describe how the lamp room is cleaned.",
         "Everything below this line in this section is copied from the lamp manual.",
+        # ... or what an example, a table or a section not quoted with it shows
+        "The following example illustrates the effect of a short wick on the flame.",
+        "The next section, section 3, describes the oils a lamp may burn.",
+        "This section lists a few lamps that are not mentioned elsewhere.",
+        "Let's take a look at an example using the storm lantern.",
     ],
 )
 def test_a_sentence_that_points_elsewhere_is_no_quote(pointer: str) -> None:
@@ -41,6 +46,9 @@ def test_a_sentence_that_points_elsewhere_is_no_quote(pointer: str) -> None:
         "The keeper's log is presented in a bound book with one page per night.",
         "We recommend trimming the wick before the lamp is lit.",
         "The following keeper trims the wick twice a night in winter.",
+        "The following example uses the storm lantern, which burns paraffin.",
+        "As this table shows, a short wick burns longer on paraffin than on whale oil.",
+        "Let's say the keeper wants to light the lamp an hour early.",
     ],
 )
 def test_a_statement_that_names_another_place_is_still_quoted(statement: str) -> None:

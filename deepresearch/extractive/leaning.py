@@ -176,8 +176,11 @@ _POINTER = re.compile(
     r"(?:overview|introduction|discussion|description))|(?:more|further) (?:info|information|details))\b|"
     r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|elsewhere)\b|"
     r"\b(?:is|are) (?:presented|given|shown|listed) in the (?:next|following|previous) (?:section|chapter)|"
-    r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows)\b|"
+    r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows|lists)\b|"
+    r"^(?:this|the (?:following|next)) (?:examples?|tables?|sections?|chapters?)(?:, [^,]+,)? "
+    r"(?:shows?|illustrates?|demonstrates?|lists?|describes?|explains?)\b|"
     r"^(?:here |then |now )?we (?:will )?(?:describe|explain|discuss|cover)\b|"
+    r"^let(?:'|\u2019)?s (?:take a )?look\b|"
     r"^everything (?:above|below) this line\b|"
     r"\bshould read\b|\bread (?:more )?about\b|\bcome back to this\b",
     re.IGNORECASE,
