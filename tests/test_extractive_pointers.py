@@ -30,6 +30,11 @@ CONTENT = "The keeper trims the wick every evening so that the flame burns witho
         "The next section, section 3, describes the oils a lamp may burn.",
         "This section lists a few lamps that are not mentioned elsewhere.",
         "Let's take a look at an example using the storm lantern.",
+        "The sections that follow describe the various wicks a lamp may take.",
+        "For each lamp, you will find a more detailed description in its manual page.",
+        "The full list of lamp oils is available as part of the supply office documentation.",
+        "There are examples of more complicated wick settings in the storm lantern documentation.",
+        "Special considerations for paraffin lamps are documented with that lamp.",
     ],
 )
 def test_a_sentence_that_points_elsewhere_is_no_quote(pointer: str) -> None:
@@ -49,6 +54,7 @@ def test_a_sentence_that_points_elsewhere_is_no_quote(pointer: str) -> None:
         "The following example uses the storm lantern, which burns paraffin.",
         "As this table shows, a short wick burns longer on paraffin than on whale oil.",
         "Let's say the keeper wants to light the lamp an hour early.",
+        "The documentation of the lamp is written by the keeper every winter.",
     ],
 )
 def test_a_statement_that_names_another_place_is_still_quoted(statement: str) -> None:

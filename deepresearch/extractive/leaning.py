@@ -174,8 +174,11 @@ def announces(text: str) -> bool:
 _POINTER = re.compile(
     r"^(?:see|read|consult|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
     r"(?:overview|introduction|discussion|description))|(?:more|further) (?:info|information|details))\b|"
-    r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|elsewhere)\b|"
+    r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|under|with|elsewhere)\b|"
     r"\b(?:is|are) (?:presented|given|shown|listed) in the (?:next|following|previous) (?:section|chapter)|"
+    r"\b(?:sections?|chapters?) that follows? (?:describes?|explains?|shows?|lists?)\b|"
+    r"\byou (?:will|can) find (?:a |the )?(?:more )?(?:detailed )?(?:description|details|information)\b|"
+    r"\b(?:available (?:as part of|in)|examples? of .{1,80}? in) the (?:[\w-]+ ){0,3}documentation\b|"
     r"\bthis (?:document|page|section|chapter) (?:describes|explains|covers|discusses|shows|lists)\b|"
     r"^(?:this|the (?:following|next)) (?:examples?|tables?|sections?|chapters?)(?:, [^,]+,)? "
     r"(?:shows?|illustrates?|demonstrates?|lists?|describes?|explains?)\b|"
