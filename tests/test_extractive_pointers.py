@@ -1,12 +1,13 @@
 """Sentences that say nothing about the subject (extractive/leaning.py points_elsewhere): one that sends the
 reader elsewhere, and one that says what the page goes on to do. Quoted, they read as findings ("Here we
-discuss a few of these [1].") in the reports over Git's and Apache's manuals. Invented domains."""
+discuss a few of these [1].") in the reports over Git's and Apache's manuals. And a reason given alone,
+which answers the sentence before it (leans_back). Invented domains."""
 
 from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.leaning import points_elsewhere
+from deepresearch.extractive.leaning import leans_back, points_elsewhere
 from deepresearch.extractive.sentences import quotes
 
 CONTENT = "The keeper trims the wick every evening so that the flame burns without smoke."
@@ -60,3 +61,14 @@ def test_a_sentence_that_points_elsewhere_is_no_quote(pointer: str) -> None:
 def test_a_statement_that_names_another_place_is_still_quoted(statement: str) -> None:
     assert not points_elsewhere(statement)
     assert statement in [q.text for q in quotes(f"{statement} {CONTENT}", 1)]
+
+
+def test_a_reason_given_alone_answers_the_sentence_before_it() -> None:
+    # "Because that is what it does." was a summary item of its own (Git's revert-a-faulty-merge howto)
+    reason = "Because that is what the lamp does."
+    assert leans_back(reason)
+    texts = [q.text for q in quotes(f"Think of the lamp as a clock that burns oil. {reason}", 1)]
+    assert texts == [f"Think of the lamp as a clock that burns oil. {reason}"], texts
+    # a reason with its own clause stands alone
+    assert not leans_back("Because paraffin burns cleaner, the keeper prefers it to whale oil.")
+    assert not leans_back("Because lamps just use paraffin they also smoke less than candles.")

@@ -1,4 +1,5 @@
-"""Links in a report point only to sources the run fetched, however the page spelled them."""
+"""Links in a report point only to sources the run fetched, however the page spelled them; a cited sentence
+is checked against its source's passages."""
 
 from __future__ import annotations
 
@@ -61,3 +62,15 @@ def test_every_markdown_spelling_of_a_link_is_checked_in_markdown_and_html() -> 
     # the HTML applies the rule on its own too: an unchecked Markdown gets no foreign link either
     raw = render_html("[x](https://evil.example/x) [y](HTTPS://OK.example/a)", "report", seen)
     assert "href" not in raw
+
+
+def test_a_sentence_of_function_words_is_supported_word_for_word() -> None:
+    # "Because that is what it does." has no content word to count: it was marked unverified beside the
+    # sentence it answers, quoted from the same passage
+    passage = 'Think of the lamp as a "clock that burns oil". Because that is what it does.'
+    line = '- Think of the lamp as a "clock that burns oil" [1]. Because that is what it does [1].'
+    checked, result = check_citations(line, {1: [passage]}, set())
+    assert result.unverified_sentences == 0 and checked == line, checked
+    # ... and only word for word: the same words the passage does not say are not supported
+    checked, result = check_citations("- Because that is what it is [1].", {1: [passage]}, set())
+    assert result.unverified_sentences == 1 and "*(unverified)*" in checked, checked

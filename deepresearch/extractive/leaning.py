@@ -3,7 +3,8 @@ a place in the text, leans on the sentence before it and is quoted with it or no
 in form only (an "it" or a "there" that stands for what follows, a place pointed at inside an aside). One
 that opens a section with "This module ..." points at the page's subject. And one that announces a list
 ("... as follows:") leans on what comes after it: quoted with its list, or alone only when it states
-something whole without it."""
+something whole without it. One that sends the reader elsewhere, or says what the page goes on to do, says
+nothing of its own and is no quote."""
 
 from __future__ import annotations
 
@@ -19,12 +20,15 @@ _DANGLING = frozenset(
 )  # fmt: skip
 """A sentence opening on one of these leans on the one before it."""
 # a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too; not
-# "Instead of X, ...", which names what it stands instead of (unless X points back: "Instead of that, ...")
+# "Instead of X, ...", which names what it stands instead of (unless X points back: "Instead of that, ..."),
+# nor "Because X, Y", which gives its own reason for its own clause ("Because that is what it does." answers
+# the sentence before it; "Because dataclasses use ... they also ..." is a whole sentence without its comma)
 _CONNECTIVE = re.compile(
     r"^(?:however|and|or|nor|but|yet|thus|therefore|hence|also|otherwise|likewise|similarly|consequently|"
     r"instead(?!\s+of\s+(?!(?:this|that|these|those|it|them|doing so)\b))|furthermore|"
     r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
-    r"as a result|this way|that way|for (?:example|instance)|on the other hand)\b,?",
+    r"as a result|this way|that way|for (?:example|instance)|on the other hand|"
+    r"because\s+(?:that|this|it|they|these|those)\b(?![^,;]*[,;]))\b,?",
     re.IGNORECASE,
 )
 # ... and so does one that points back to a place anywhere in it ("the above code", "the previous example")

@@ -346,10 +346,13 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
 
 
 def overlap(claim: str, passage: str) -> float:
-    """Share of the claim's content words found in the passage (0..1). Citation support check."""
+    """Share of the claim's content words found in the passage (0..1). Citation support check. A claim of
+    function words only ("Because that is what it does.", quoted after the sentence it answers) is
+    supported when the passage says it word for word."""
     claim_terms = set(content_tokens(claim))
     if not claim_terms:
-        return 0.0
+        said, text = (" ".join(re.findall(r"\w+", t.lower())) for t in (claim, passage))
+        return 1.0 if said and f" {said} " in f" {text} " else 0.0
     return len(claim_terms & set(content_tokens(passage))) / len(claim_terms)
 
 
