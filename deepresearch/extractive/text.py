@@ -351,7 +351,7 @@ def overlap(claim: str, passage: str) -> float:
     supported when the passage says it word for word."""
     claim_terms = set(content_tokens(claim))
     if not claim_terms:
-        said, text = (" ".join(re.findall(r"\w+", t.lower())) for t in (claim, passage))
+        said, text = (" ".join(tokenize(t)) for t in (claim, passage))
         return 1.0 if said and f" {said} " in f" {text} " else 0.0
     return len(claim_terms & set(content_tokens(passage))) / len(claim_terms)
 
