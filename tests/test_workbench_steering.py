@@ -142,7 +142,9 @@ def test_a_follow_up_from_the_report_opens_a_new_run(browser: Any, servers: Serv
         start_from_form(page, review=False)  # turned off: the run does not wait, and the form remembers
         expect(page.locator("#run-status")).to_have_text("Completed", timeout=RUN_MS)
         original = bench.run_id()
-        before = bench.api.get(f"/api/runs/{original}").json()
+        # the page shows "Completed" from the stream's end, which the runner sends before the status flips
+        # (engine/core.py): the run as stored is read once it is final
+        before = wait_status(bench.api, original, FINAL)
         page.get_by_role("tab", name="Report").click()
         box = page.locator("#follow-up")
         expect(box).to_be_visible()
