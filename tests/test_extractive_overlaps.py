@@ -175,6 +175,16 @@ def test_labels_remarks_and_list_definitions_under_a_term() -> None:
     units = _units(passage)
     assert units.pop("Charts") == "The chart tool reads three settings."
     assert units == {"vault": "Store charts in the vault. They stay dry there for many years."}, units
+    # a history diagram flattened to a line that ends with a colon is the sample the sentence announces,
+    # not a term that labels the quotes after it
+    diagram = (
+        "Suppose somebody merges your branch into theirs, with a result like this:\n\n"
+        "o--o--O--o <-- origin \\ t--t--m <-- their branch:\n\n"
+        "Then suppose you rewrite the last three commits of your branch.\n"
+    )
+    units = _units(diagram)
+    assert set(units) == {"Charts"}, units
+    assert units["Charts"].startswith("Suppose somebody merges your branch into theirs"), units
     items = "Routines:\n\n- store: Store charts on disk.\n\n- cache → Cache charts in memory.\n"
     units = _units(items)
     assert units == {"store": "Store charts on disk.", "cache": "Cache charts in memory."}, units

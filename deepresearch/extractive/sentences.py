@@ -287,18 +287,35 @@ _TABLE_ROW = re.compile(r"^\|.*\|$")
 
 def _term_line(text: str) -> bool:
     """A definition list's term as the extractor writes it ("--soft:", "git reset [<mode>]:"): short, ending
-    with a colon, not a sentence announcing what follows ("The order of merging is:")."""
+    with a colon, not a sentence announcing what follows ("The order of merging is:"), nor a history
+    diagram flattened to a line ("o--o--O <-- origin ... <-- their branch:"): it would label the quotes
+    after it."""
+    if _DIAGRAM.search(text):
+        return False
     return (text.endswith(":") and len(text) <= 80 and not announces(text)) or (
         text.endswith(":") and len(text.split()) <= 2
     )
 
 
+# an arrow or a run of commits drawn with dashes: a diagram, not a name
+_DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")
+
+
 # a page's navigation, not its content: a table of contents or a list of links to other pages, whose
-# entries ("How to check out a different version of a project:") read like sentences once flattened
+# entries ("How to check out a different version of a project:") read like sentences once flattened; and a
+# paper's list of references ("[7] Ingo Molnar. Re: BUG 2.6.23-rc3 ...": a title, and a "[7]" that reads
+# as a citation marker)
 _NAVIGATION = re.compile(
-    r"^(?:\d+(?:\.\d+)*\.?\s*)?(?:(?:table of )?contents|see also|on this page|related (?:pages|topics))$",
+    r"^(?:\d+(?:\.\d+)*\.?\s*)?(?:(?:table of )?contents|see also|on this page|related (?:pages|topics)"
+    r"|references|bibliography)$",
     re.IGNORECASE,
 )
+
+
+def navigation(headings: Sequence[str]) -> bool:
+    """Whether a section headed so (its heading path) is navigation or a list of references: nothing to
+    quote, nor to read as an answer (screening)."""
+    return bool(headings) and _NAVIGATION.match(" ".join(headings[-1].replace("*", "").split())) is not None
 
 
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
@@ -306,7 +323,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
     quoted with it), a definition's sentences under their term, a list of fragments with the sentence that
     announces it, a short code sample with the sentence that introduces it. A section of navigation (table
     of contents, "See also") has none."""
-    if headings and _NAVIGATION.match(" ".join(headings[-1].replace("*", "").split())):
+    if navigation(headings):
         return []
     lines = passage.split("\n", 1)
     if _HEADING_LINE.match(lines[0].strip()):

@@ -113,12 +113,19 @@ def cite(finding: dict[str, Any]) -> str:
     return (_label(section) + ": " if section else "") + " ".join(parts)
 
 
+_PLAIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
 def _label(section: str) -> str:
     """A quote's section in italics; a name with Markdown's own characters in it ("__init__(self, *args)",
-    "dataclass(*, init=True)") as code, where they read as written rather than as emphasis."""
+    "dataclass(*, init=True)") as code, where they read as written rather than as emphasis. A heading in
+    words that holds such a name ("Apache Module mod_cache") is prose: in italics, the characters escaped."""
     if not re.search(r"[*_\\]", section):
         return f"*{section}*"
-    return f"`{section}`" if "`" not in section else "*" + re.sub(r"([*_\\])", r"\\\1", section) + "*"
+    words = section.split()
+    if "`" in section or 2 * sum(_PLAIN_WORD.fullmatch(w) is not None for w in words) >= len(words) > 1:
+        return "*" + re.sub(r"([*_\\])", r"\\\1", section) + "*"
+    return f"`{section}`"
 
 
 def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page: set[int]) -> set[int]:
