@@ -23,29 +23,34 @@ def _paragraph(*sentences: str) -> str:
     return " ".join(sentences) + "\n\n"
 
 
-# one section explains the answer over four long paragraphs, in words the question mostly does not use
+# one section explains the answer over five long paragraphs, in words the question mostly does not use
 LENS_GUIDE = (
     "## Concentrating the light\n\n"
     + _paragraph(
         "A lighthouse lens surrounds the lamp with rings of glass.",
         "Each ring is a slice of a much larger lens, cut thin so that the whole assembly stays light.",
         "The rings sit in a brass frame that holds them at fixed angles around the flame.",
-        *["The frame is cleaned every morning by the keeper, who polishes each ring by hand."] * 3,
+        *["The frame is cleaned every morning by the keeper, who polishes each ring by hand."] * 6,
     )
     + _paragraph(
         "Prisms above and below the central band bend the rays that would escape upwards or downwards.",
         "They return those rays to the horizontal plane, where ships can see them.",
-        *["Bronze clips hold every prism in place through storms and the heat of the flame."] * 3,
+        *["Bronze clips hold every prism in place through storms and the heat of the flame."] * 6,
     )
     + _paragraph(
         "The result is a beam many times brighter than the bare flame.",
         "Rotating the assembly turns the beam into the flashes that sailors count.",
-        *["Clockwork under the floor turns the table once every half minute without pause."] * 3,
+        *["Clockwork under the floor turns the table once every half minute without pause."] * 6,
     )
     + _paragraph(
         "A red sector of glass in front of the lens marks the shoals to the north.",
         "Ships that see red know they must steer away from the rocks at once.",
-        *["The red glass is replaced whenever salt spray has clouded its surface."] * 3,
+        *["The red glass is replaced whenever salt spray has clouded its surface."] * 6,
+    )
+    + _paragraph(
+        "A white sector of glass to the south marks the deep channel into the harbour.",
+        "Ships that see white may hold their course into the port.",
+        *["The white glass is checked for cracks after every winter storm."] * 6,
     )
     + "## History\n\nThe first such lenses were installed along rocky coasts in the nineteenth century.\n"
 )
@@ -65,9 +70,11 @@ def test_the_section_that_answers_is_evidence_on_the_question_with_its_first_pas
     assert {p["answer"] for p in answers} >= {1}
     best = [p for p in answers if p["answer"] == 1]
     assert {p["headings"][-1] for p in best} == {"Concentrating the light"}
-    assert len(best) == ANSWER_PASSAGES  # its first passages, not the whole section (it has four)
-    # ... three of them: the answer goes on past the first two passages
+    assert len(best) == ANSWER_PASSAGES  # its first passages, not the whole section (it has five)
+    # ... four of them: the answer goes on past the first three passages (the second of two reasons a
+    # page gives, session 28), but not to the end of a long section
     assert any("A red sector of glass" in p["text"] for p in best), [p["text"] for p in best]
+    assert not any("A white sector of glass" in p["text"] for p in best), [p["text"] for p in best]
     assert not any(p.get("answer") for _, p in limits)  # only the question itself has answering sections
 
 
@@ -158,6 +165,32 @@ def test_the_best_pages_opening_section_is_its_first_answering_section() -> None
     assert {p["headings"][-1]: p["answer"] for _, p in plain if p.get("answer")}[
         "Concentrating the light"
     ] == 1
+
+
+def test_a_table_of_contents_is_no_answering_section() -> None:
+    # a manual's table of contents names every section and says nothing: not the best page's opening (its
+    # overview is), not one of its first sections read whatever their words, and not the lead of a second
+    # page, though it names the question's words there
+    guide = (
+        "## Table of Contents\n\nOverview.\n\nConcentrating the light.\n\nHistory.\n\n"
+        "## Overview\n\nThe beacon's optics turn a small flame into a beam seen thirty miles out.\n\n"
+        + LENS_GUIDE
+    )
+    catalogue = (
+        "## Contents\n\nLighthouse lens orders by size.\n\n## Lens orders\n\nSmaller lens orders light "
+        "harbours and rivers; a first-order lens is the widest of them.\n\n"
+    )
+    sources = [
+        {"id": "S1", "n": 1, "title": "Beacon handbook", "text": guide},
+        {"id": "S3", "n": 3, "title": "Lens catalogue", "text": catalogue},
+        SOURCES[1],
+    ]
+    main = rank_sources(QUESTION, [QUESTION], sources, [1])[0][0]
+    ranks = {p["headings"][-1]: p["answer"] for _, p in main if p.get("answer")}
+    assert "Table of Contents" not in ranks and ranks.get("Overview") == 1, ranks
+    leads = [(p["source_id"], p["headings"][-1]) for _, p in main if p.get("lead")]
+    assert ("S1", "History") in leads and ("S3", "Lens orders") in leads, leads
+    assert not {h for _, h in leads} & {"Table of Contents", "Contents"}, leads
 
 
 def test_the_best_pages_first_sections_are_evidence_whatever_words_they_use() -> None:

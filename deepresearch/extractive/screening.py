@@ -26,7 +26,7 @@ from deepresearch.extractive import literals
 from deepresearch.extractive.bm25 import BM25F
 from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import question_topic, without_aspects
-from deepresearch.extractive.sentences import code_like
+from deepresearch.extractive.sentences import code_like, navigation
 from deepresearch.extractive.text import (
     content_tokens,
     heading_passages,
@@ -68,15 +68,17 @@ use: a guide sets up what it then explains ("Configuring your server to permit S
 Apache's SSI tutorial, is where "Options +Includes" is). Four, not two: dev fact recall 0.754 -> 0.760,
 precision 0.704 -> 0.709 (three: 0.757, six: 0.743; bench/quality/JOURNAL.md, session 24)."""
 ANSWER_SECTIONS = 8
-ANSWER_PASSAGES = 3
+ANSWER_PASSAGES = 4
 ANSWER_PAGES = 0.8
 """On the question itself, the ANSWER_SECTIONS best sections of the pages at least ANSWER_PAGES as relevant as
 the best one are evidence, each with its first ANSWER_PASSAGES passages, marked ``answer`` (their rank, from
-1); the best page's opening section comes first, whatever its score. (3 passages, not 2: the answer goes on
-past the first two passages, session 16. 8 sections, not 4: a guide answers further down than its best
-four sections - the HTTP/2 guide's "MPM Configuration" for page loads that stall - once a second page
-quoted there is not dropped for it, report/digest.py's STRONG_ANSWERS; dev fact recall 0.760 -> 0.807;
-bench/quality/JOURNAL.md, session 25.)"""
+1); the best page's opening section comes first, whatever its score. (4 passages, not 2 or 3: the answer
+goes on past the first passages - "There are two reasons ...: performance and security." is followed by a
+paragraph on each; sessions 16 and 28, dev fact recall 0.827 -> 0.837. 8 sections, not 4: a guide
+answers further down than its best four sections - the HTTP/2 guide's "MPM Configuration" for page loads
+that stall - once a second page quoted there is not dropped for it, report/digest.py's STRONG_ANSWERS; dev
+fact recall 0.760 -> 0.807; bench/quality/JOURNAL.md, session 25.) A table of contents is no answering
+section: it names every section of a manual and says nothing (sentences.navigation)."""
 LEAD_PAGES = 0.8
 LEAD_SECTIONS = 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at
@@ -394,7 +396,12 @@ def _leads(
     intro = [
         i
         for i, p in enumerate(passages)
-        if p["n"] == best and p.get("opening") and p["headings"] and i not in kept
+        if p["n"] == best
+        and p.get("opening")
+        and p["headings"]
+        and i not in kept
+        # a table of contents names every section of a manual and says nothing (session 28)
+        and not navigation(p["headings"])
     ][:INTRO_SECTIONS]
     for i in intro:
         leads.append((scores[i], PassageRecord(**passages[i], lead=True)))
@@ -407,6 +414,7 @@ def _leads(
             or not p.get("opening")
             or relevance[p["n"]] < LEAD_PAGES
             or not p["headings"]
+            or navigation(p["headings"])
         ):
             continue
         if topic_terms and not topic_terms & fields[i]:
@@ -424,7 +432,7 @@ def _answer_sections(
     opening section first, then the best sections."""
     sections: dict[tuple[int, tuple[str, ...]], list[int]] = {}
     for i, p in enumerate(passages):
-        if relevance[p["n"]] >= ANSWER_PAGES:
+        if relevance[p["n"]] >= ANSWER_PAGES and not navigation(p["headings"]):
             sections.setdefault((p["n"], tuple(p["headings"])), []).append(i)
     keys = list(sections)
     index = BM25F(
