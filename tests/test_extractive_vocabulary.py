@@ -149,13 +149,33 @@ def test_the_section_on_an_options_value_answers_a_question_about_it() -> None:
         ("I built an index on the cargo list but my query doesn’t seem to use it", "seem", "my query"),
         # a participle joined to a verb by "and" is one too (after "been", verbs() leaves both out)
         ("How do I recall a ship that has been loaded and towed by others", "", "a ship"),
+        # past "not" to the verb, and a manner adverb at the clause's end is no noun (session 28)
+        ("What do I do if the ship does not moor cleanly", "moor", "the ship"),
+        # a bare verb after its agent ("make Git treat"), a verb after "that" and before its preposition
+        ("How can I make Harbourd moor one ship as if it were another", "moor", "one ship"),
+        ("How do I rename all the ships that moor after it", "moor", "all the ships"),
+        # a verb joined by "and" to the one before, with its own object
+        (
+            "How can I search the cargo lists for words quickly and moor the best ships",
+            "moor",
+            "the best ships",
+        ),
     ],
 )
 def test_a_verb_inside_a_run_of_words_is_no_noun(clause: str, verb: str, phrase: str) -> None:
     assert not verb or verb in verbs(clause), verbs(clause)
     found = [p.text for p in noun_phrases(clause)]
     assert phrase in found and not any(word in p.split() for p in found for word in (verb, "towed")), found
-    assert not any(p in ("front", "use", "moor") for p in found)
+    assert not any(p in ("front", "use", "moor", "cleanly", "quickly") for p in found)
+    assert not any(p.startswith("Harbourd moor") or p.endswith("quickly") for p in found), found
+
+
+def test_another_thing_is_no_topic() -> None:
+    # "another branch" is an instance, as "two branches" is: the topic is what is copied
+    question = "How do I copy a single crate from another ship onto my current ship?"
+    rarity = {"single crate": 0.06, "crate": 0.7, "single": 0.47, "another ship": 0.08, "ship": 0.5}
+    rarity |= {"another": 0.39, "current ship": 0.2, "current": 0.6, "copy": 0.33}
+    assert question_topic(question, rarity) == "a single crate"
 
 
 def test_a_vague_phrase_is_no_topic() -> None:

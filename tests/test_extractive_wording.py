@@ -47,9 +47,10 @@ from deepresearch.extractive.planning import keyword_plan
             "Can I delete the WAL file and let SQLite create a new one?",
             ["the WAL file and let SQLite", "a new one"],
         ),
+        # ... but a manner adverb is no part of the noun before it (session 28): "one" is that noun
         (
             "How do I rename a branch locally and push the renamed one?",
-            ["a branch locally", "the renamed one"],
+            ["a branch", "the renamed branch"],
         ),
     ],
 )

@@ -31,6 +31,7 @@ from deepresearch.extractive.wordclasses import (
     FUNCTION_WORDS,
     KEYWORD_KIND,
     NOUN_ER,
+    NOUNS_LY,
     NUMBERS,
     OBJECT_PRONOUNS,
     PARTICIPLES,
@@ -80,6 +81,10 @@ class Phrase:
         return bool(self.items) or plural_word(self.head)
 
 
+_ADVERB_LY = re.compile(r"^[a-z]{3,}ly$")
+CAUSATIVES = frozenset(("make", "let", "help"))
+
+
 def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
     if named_am(word, previous, following):
@@ -94,6 +99,13 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         return keyword or (
             lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in KEYWORD_KIND
         )
+    adverb = _ADVERB_LY.match(lower) and lower not in NOUNS_LY
+    if adverb and previous.lower() not in DETERMINERS | POSSESSIVES:
+        # "if it does not apply cleanly?", "runs slowly on": a manner adverb ends its clause (not "daily
+        # backups", "the assembly")
+        after = following.lower()
+        if not after or after in CLOSES | PREPOSITIONS | SUBORDINATORS | CONJUNCTIONS | DETERMINERS:
+            return False
     if following.lower() == "than" and (
         lower in COMPARATIVES or (lower.endswith("er") and lower not in NOUN_ER)
     ):
@@ -150,6 +162,8 @@ def _verbs(words: list[str]) -> set[int]:
         relative = relative and content[i - 1] and i - 1 not in verbs
         if relative and lower[nxt + 1] in DETERMINERS | POSSESSIVES | PRONOUNS:
             verbs.add(nxt)  # "the commit that introduced a bug"
+        elif relative and words[nxt].islower() and lower[nxt + 1] in PREPOSITIONS | PARTICLES | CLOSES:
+            verbs.add(nxt)  # "all the commits that come after it"
         gerund = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
         if word in PREPOSITIONS and gerund:
             verbs.add(after)  # "without restarting the server", "from just serving them"
@@ -189,6 +203,14 @@ def _verbs(words: list[str]) -> set[int]:
                 ):
                     verbs.add(a)
                     break
+        # "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent
+        causative = word in CAUSATIVES and nxt + 2 < len(words) and content[nxt + 1]
+        causative = causative and words[nxt + 1].islower()
+        agent = causative and (words[nxt][:1].isupper() or lower[nxt] in OBJECT_PRONOUNS | {"it"})
+        if agent and lower[nxt + 2] in DETERMINERS | POSSESSIVES | PRONOUNS | NUMBERS:
+            verbs.add(nxt + 1)
+        if word in ("not", "n't") and i > 0 and lower[i - 1] in AUX_DO and nxt < len(words) and content[nxt]:
+            verbs.add(nxt)  # "if the commit does not apply"
         if word in ADVERBS and i > 1 and nxt < len(words) and content[nxt] and content[i - 1]:
             verbs.add(nxt)  # "... flag still loop", "... constraints not enforced"
         verbs |= _chained_verbs(lower, content, i, verbs)
@@ -226,6 +248,9 @@ def _chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int
     catenative = i - 1 in verbs and lower[i].endswith("ing") and content[i]
     if catenative and (nxt >= len(lower) or not content[nxt]):
         found.add(i)  # "I keep resolving the same conflict" (not "use caching headers")
+    joined = content[i] and i > 1 and lower[i - 1] in CONJUNCTIONS and any(v < i - 1 for v in verbs)
+    if joined and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES:
+        found.add(i)  # "search the columns efficiently and rank the best matches first"
     infinitive = content[i] and i > 1 and lower[i - 1] == "to" and i - 2 in verbs
     if infinitive and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES | PRONOUNS:
         found.add(i)  # "refuse to remove a file", "seem to use it" (not "push to origin")

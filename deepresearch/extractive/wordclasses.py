@@ -45,6 +45,7 @@ ADVERBS = _set(
     "here now again together usually often sometimes automatically anymore more most less least wrong right "
     "instead so"
 )
+NOUNS_LY = _set("family assembly supply reply anomaly rally ally butterfly monopoly italy jelly belly bully")
 PARTICLES = _set("up down out off away back")
 CLOSES = frozenset(",;:?!")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
 OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
