@@ -156,12 +156,10 @@ def test_a_table_of_contents_or_see_also_list_is_never_quoted() -> None:
         f"<h2>Table of Contents</h2><ul>{entries}</ul><h2>See also</h2><p>The harbour master's guide "
         "explains how the tides are measured at every pier of the coast.</p>"
         "<h2>Reading the tides</h2><p>The tide rises twice a day because the moon pulls the water of the "
-        "sea towards it.</p><h2>References</h2><ul><li>[7] Ada Harbour. Re: Tides along the coast of the "
-        "north sea. The harbour mailing list.</li></ul>",
+        "sea towards it.</p>",
     )
     assert _units(html, "coast number 1") == []
     assert _units(html, "harbour master") == []
-    assert _units(html, "Ada Harbour") == []  # a paper's references: titles, not what it says
     assert _units(html, "twice a day") == [
         (
             "Reading the tides",
@@ -305,9 +303,6 @@ def test_a_sentence_keeps_its_closing_bracket_and_its_citation() -> None:
     assert (
         cite({"statement": "It runs.", "citations": [2], "section": "OPTIONS"}) == "*OPTIONS*: It runs [2]."
     )
-    # ... but a heading in words that holds such a name is prose, in italics with the characters escaped
-    labelled = cite({"statement": "It caches.", "citations": [3], "section": "Apache Module mod_cache"})
-    assert labelled == "*Apache Module mod\\_cache*: It caches [3]."
     line = "- " + cite({"statement": text.split(" He")[0], "citations": [1]})
     checked, check = check_citations(line, {1: [text]}, set())
     assert checked == "- Move data by other means (CD, email, etc.) [1]." and check.unverified_sentences == 0

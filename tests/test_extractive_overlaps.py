@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from deepresearch.extractive.sentences import quotes
+from deepresearch.report.digest import cite
 from deepresearch.report.findings import extractive_review
 from tests.test_extractive_answers import WORDS
 
@@ -188,3 +189,11 @@ def test_labels_remarks_and_list_definitions_under_a_term() -> None:
     items = "Routines:\n\n- store: Store charts on disk.\n\n- cache → Cache charts in memory.\n"
     units = _units(items)
     assert units == {"store": "Store charts on disk.", "cache": "Cache charts in memory."}, units
+
+
+def test_a_heading_in_words_that_names_an_identifier_is_a_label_in_italics() -> None:
+    # a name with Markdown's characters is shown as code ("dataclass(*, init=True)", test_extractive_
+    # generalisation.py); a heading in words that holds one is prose, its characters escaped
+    labelled = cite({"statement": "It caches.", "citations": [3], "section": "Apache Module mod_cache"})
+    assert labelled == "*Apache Module mod\\_cache*: It caches [3]."
+    assert cite({"statement": "It runs.", "citations": [1], "section": "__init__(self)"}).startswith("`")

@@ -72,3 +72,11 @@ def test_a_reason_given_alone_answers_the_sentence_before_it() -> None:
     # a reason with its own clause stands alone
     assert not leans_back("Because paraffin burns cleaner, the keeper prefers it to whale oil.")
     assert not leans_back("Because lamps just use paraffin they also smoke less than candles.")
+
+
+def test_a_papers_references_are_no_quotes() -> None:
+    # "[7] Ingo Molnar. Re: BUG 2.6.23-rc3 ...": a title, and a "[7]" that reads as a citation marker
+    entry = "- [7] Ada Harbour. Re: Tides along the coast of the north sea. The harbour mailing list.\n"
+    for heading in ("References", "Bibliography", "6. References"):
+        assert quotes(entry, 1, ["Paper", heading]) == [], heading
+    assert quotes("The tide rises twice a day because the moon pulls the sea.\n", 1, ["Paper", "Tides"])

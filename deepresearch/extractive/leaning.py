@@ -4,11 +4,12 @@ in form only (an "it" or a "there" that stands for what follows, a place pointed
 that opens a section with "This module ..." points at the page's subject. And one that announces a list
 ("... as follows:") leans on what comes after it: quoted with its list, or alone only when it states
 something whole without it. One that sends the reader elsewhere, or says what the page goes on to do, says
-nothing of its own and is no quote."""
+nothing of its own and is no quote; nor is a section of navigation (a table of contents, "See also")."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from deepresearch.extractive.text import STOPWORDS, UNFINISHED, split_sentences
 
@@ -197,3 +198,20 @@ _POINTER = re.compile(
 def points_elsewhere(sentence: str) -> bool:
     """The sentence sends the reader elsewhere, or says what the page goes on to do (see _POINTER)."""
     return bool(_POINTER.search(sentence))
+
+
+# a page's navigation, not its content: a table of contents or a list of links to other pages, whose
+# entries ("How to check out a different version of a project:") read like sentences once flattened; and a
+# paper's list of references ("[7] Ingo Molnar. Re: BUG 2.6.23-rc3 ...": a title, and a "[7]" that reads
+# as a citation marker)
+_NAVIGATION = re.compile(
+    r"^(?:\d+(?:\.\d+)*\.?\s*)?(?:(?:table of )?contents|see also|on this page|related (?:pages|topics)"
+    r"|references|bibliography)$",
+    re.IGNORECASE,
+)
+
+
+def navigation(headings: Sequence[str]) -> bool:
+    """Whether a section headed so (its heading path) is navigation or a list of references: nothing to
+    quote, nor to read as an answer (screening)."""
+    return bool(headings) and _NAVIGATION.match(" ".join(headings[-1].replace("*", "").split())) is not None

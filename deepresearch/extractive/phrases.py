@@ -5,7 +5,8 @@ determiners, prepositions, conjunctions, adverbs); what is left is content. A ve
 stands, not by a word list: right after a subject pronoun ("How do I *rotate* ..."), at the end of the
 subject that follows "does" or a modal ("How does SQLite *decide* the type ..."), after an adverb that
 follows the subject ("... still *loop*"), before its infinitive ("does git rm *refuse* to remove a file"),
-at the end of "What do ... in git status --short *mean*?". Runs of content words between these are the noun
+at the end of "What do ... in git status --short *mean*?" (the clues by the words around a verb are in
+extractive/verbclues.py). Runs of content words between these are the noun
 phrases; each keeps its determiner for display ("the json module") and records its role: subject, object,
 what a "What is ..." question names, or one inside a prepositional phrase or a subordinate clause.
 """
@@ -17,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
+from deepresearch.extractive.verbclues import chained_verbs, closing_verb, placed_verbs
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
     ARTICLES,
@@ -34,9 +36,7 @@ from deepresearch.extractive.wordclasses import (
     NOUNS_LY,
     NUMBERS,
     OBJECT_PRONOUNS,
-    PARTICIPLES,
     PARTICLES,
-    PERFECT,
     POSSESSIVES,
     PREPOSITION_NOUNS,
     PREPOSITIONS,
@@ -82,7 +82,6 @@ class Phrase:
 
 
 _ADVERB_LY = re.compile(r"^[a-z]{3,}ly$")
-CAUSATIVES = frozenset(("make", "let", "help"))
 
 
 def _is_content(word: str, following: str, previous: str = "") -> bool:
@@ -203,17 +202,10 @@ def _verbs(words: list[str]) -> set[int]:
                 ):
                     verbs.add(a)
                     break
-        # "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent
-        causative = word in CAUSATIVES and nxt + 2 < len(words) and content[nxt + 1]
-        causative = causative and words[nxt + 1].islower()
-        agent = causative and (words[nxt][:1].isupper() or lower[nxt] in OBJECT_PRONOUNS | {"it"})
-        if agent and lower[nxt + 2] in DETERMINERS | POSSESSIVES | PRONOUNS | NUMBERS:
-            verbs.add(nxt + 1)
-        if word in ("not", "n't") and i > 0 and lower[i - 1] in AUX_DO and nxt < len(words) and content[nxt]:
-            verbs.add(nxt)  # "if the commit does not apply"
+        verbs |= placed_verbs(words, lower, content, i)
         if word in ADVERBS and i > 1 and nxt < len(words) and content[nxt] and content[i - 1]:
             verbs.add(nxt)  # "... flag still loop", "... constraints not enforced"
-        verbs |= _chained_verbs(lower, content, i, verbs)
+        verbs |= chained_verbs(lower, content, i, verbs)
     k = 1
     while k < len(words) and lower[k] in ADVERBS:
         k += 1
@@ -222,56 +214,11 @@ def _verbs(words: list[str]) -> set[int]:
     )
     if wh_verb and (len(words) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")):
         verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
-    closing = _closing_verb(words, lower, content)
+    closing = closing_verb(words, lower, content)
     if closing:
         verbs = (verbs - {opening}) | closing  # the subject's word taken for the verb was the subject's
     verbs.discard(-1)
     return verbs - _subjects(verbs, guessed, lower)
-
-
-def _chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int]) -> set[int]:
-    """Verbs known by the word before them: a participle after a noun or a form of "have" or "be", or
-    joined to a verb; an infinitive or a gerund after a verb."""
-    found: set[int] = set()
-    nxt = i + 1
-    participle = lower[i].endswith("ed") or lower[i] in PARTICIPLES
-    ends = nxt >= len(lower) or lower[nxt] in PREPOSITIONS | SUBORDINATORS | {",", "?"}
-    if content[i] and participle and i > 0 and content[i - 1] and ends:
-        found.add(i)  # "a value stored in", "commits made while"
-    before = i - 1
-    while before > 0 and lower[before] in ADVERBS:
-        before -= 1
-    if content[i] and participle and i > 0 and lower[before] in PERFECT:
-        found.add(i)  # "that's already been made", "has changed"
-    if content[i] and participle and i > 1 and lower[i - 1] in CONJUNCTIONS and i - 2 in verbs:
-        found.add(i)  # "has been pushed and pulled by others"
-    catenative = i - 1 in verbs and lower[i].endswith("ing") and content[i]
-    if catenative and (nxt >= len(lower) or not content[nxt]):
-        found.add(i)  # "I keep resolving the same conflict" (not "use caching headers")
-    joined = content[i] and i > 1 and lower[i - 1] in CONJUNCTIONS and any(v < i - 1 for v in verbs)
-    if joined and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES:
-        found.add(i)  # "search the columns efficiently and rank the best matches first"
-    infinitive = content[i] and i > 1 and lower[i - 1] == "to" and i - 2 in verbs
-    if infinitive and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES | PRONOUNS:
-        found.add(i)  # "refuse to remove a file", "seem to use it" (not "push to origin")
-    return found
-
-
-def _closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set[int]:
-    """ "What do the letters in front of each path in git status --short *mean*?": after "what does" and a
-    subject that runs on through a preposition, a plain word that ends the question is its verb (_verbs
-    drops the subject's word it had taken for the verb)."""
-    last = len(words) - 1
-    while last > 0 and words[last] in CLOSES:
-        last -= 1
-    if last < 4 or lower[0] not in ("what", "why") or lower[1] not in AUX_DO or lower[2] in SUBJECT_PRONOUNS:
-        return set()
-    plain = words[last].isalpha() and words[last].islower() and not ends_in_s(words[last])
-    start = last - 1
-    while start > 0 and content[start]:
-        start -= 1  # the run the word ends: after a preposition, not a determiner ("in the logging module")
-    through = lower[start] in PREPOSITIONS and any(lower[k] in PREPOSITIONS for k in range(3, last))
-    return {last} if plain and through and content[last] and content[last - 1] else set()
 
 
 # where a new clause starts: a later verb past one of these is that clause's ("..., and does the cable snap")

@@ -105,9 +105,7 @@ _CONFIG_WORDS = re.compile(
 )
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
-_LEADING = re.compile(
-    r"^(?:my|your|our|their|his|its|another|two|three|many|several|multiple)\s+", re.IGNORECASE
-)
+_LEADING = re.compile(r"^(?:my|your|our|their|his|its|another|two|three|many|several|multiple)\s+", re.I)
 _RELATION_OF = re.compile(
     r"\b(the (?:pitfalls|drawbacks|downsides|risks|limitations|limits|caveats|disadvantages|advantages|"
     r"benefits|trade-?offs|pros and cons) of .+)$",

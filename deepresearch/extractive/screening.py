@@ -24,9 +24,10 @@ from typing import Any, NotRequired, TypedDict
 
 from deepresearch.extractive import literals
 from deepresearch.extractive.bm25 import BM25F
+from deepresearch.extractive.leaning import navigation
 from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import question_topic, without_aspects
-from deepresearch.extractive.sentences import code_like, navigation
+from deepresearch.extractive.sentences import code_like
 from deepresearch.extractive.text import (
     content_tokens,
     heading_passages,

@@ -20,6 +20,7 @@ from deepresearch.extractive.leaning import (
     announces,
     as_statement,
     leans_back,
+    navigation,
     points_at_subject,
     points_elsewhere,
     stands_alone,
@@ -299,23 +300,6 @@ def _term_line(text: str) -> bool:
 
 # an arrow or a run of commits drawn with dashes: a diagram, not a name
 _DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")
-
-
-# a page's navigation, not its content: a table of contents or a list of links to other pages, whose
-# entries ("How to check out a different version of a project:") read like sentences once flattened; and a
-# paper's list of references ("[7] Ingo Molnar. Re: BUG 2.6.23-rc3 ...": a title, and a "[7]" that reads
-# as a citation marker)
-_NAVIGATION = re.compile(
-    r"^(?:\d+(?:\.\d+)*\.?\s*)?(?:(?:table of )?contents|see also|on this page|related (?:pages|topics)"
-    r"|references|bibliography)$",
-    re.IGNORECASE,
-)
-
-
-def navigation(headings: Sequence[str]) -> bool:
-    """Whether a section headed so (its heading path) is navigation or a list of references: nothing to
-    quote, nor to read as an answer (screening)."""
-    return bool(headings) and _NAVIGATION.match(" ".join(headings[-1].replace("*", "").split())) is not None
 
 
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:

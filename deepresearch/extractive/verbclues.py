@@ -1,0 +1,89 @@
+"""Verbs told by where they stand, for the chunker (extractive/phrases.py): after the word before them (a
+participle after "has", an infinitive after a verb, a verb after "does not" or after its agent), or at the
+end of a "What do ... mean?" question. Each takes the question's words (``lower``: lower-cased) and which of
+them are content words, and returns the positions it takes for verbs."""
+
+from __future__ import annotations
+
+from deepresearch.extractive.inflection import ends_in_s
+from deepresearch.extractive.wordclasses import (
+    ADVERBS,
+    AUX_DO,
+    CLOSES,
+    CONJUNCTIONS,
+    DETERMINERS,
+    NUMBERS,
+    OBJECT_PRONOUNS,
+    PARTICIPLES,
+    PERFECT,
+    POSSESSIVES,
+    PREPOSITIONS,
+    PRONOUNS,
+    SUBJECT_PRONOUNS,
+    SUBORDINATORS,
+)
+
+__all__ = ["CAUSATIVES", "chained_verbs", "closing_verb", "placed_verbs"]
+
+CAUSATIVES = frozenset(("make", "let", "help"))
+"""... "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent."""
+
+
+def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int) -> set[int]:
+    """A verb known by the words before it: after "does not" ("if the commit does not *apply*"), or a bare
+    verb after a causative's agent, a name or a pronoun ("make Git *treat* one commit")."""
+    found: set[int] = set()
+    nxt = i + 1
+    causative = lower[i] in CAUSATIVES and nxt + 2 < len(words) and content[nxt + 1]
+    causative = causative and words[nxt + 1].islower()
+    agent = causative and (words[nxt][:1].isupper() or lower[nxt] in OBJECT_PRONOUNS | {"it"})
+    if agent and lower[nxt + 2] in DETERMINERS | POSSESSIVES | PRONOUNS | NUMBERS:
+        found.add(nxt + 1)
+    if lower[i] in ("not", "n't") and i > 0 and lower[i - 1] in AUX_DO and nxt < len(words) and content[nxt]:
+        found.add(nxt)
+    return found
+
+
+def chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int]) -> set[int]:
+    """Verbs known by the word before them: a participle after a noun or a form of "have" or "be", or
+    joined to a verb; an infinitive or a gerund after a verb."""
+    found: set[int] = set()
+    nxt = i + 1
+    participle = lower[i].endswith("ed") or lower[i] in PARTICIPLES
+    ends = nxt >= len(lower) or lower[nxt] in PREPOSITIONS | SUBORDINATORS | {",", "?"}
+    if content[i] and participle and i > 0 and content[i - 1] and ends:
+        found.add(i)  # "a value stored in", "commits made while"
+    before = i - 1
+    while before > 0 and lower[before] in ADVERBS:
+        before -= 1
+    if content[i] and participle and i > 0 and lower[before] in PERFECT:
+        found.add(i)  # "that's already been made", "has changed"
+    if content[i] and participle and i > 1 and lower[i - 1] in CONJUNCTIONS and i - 2 in verbs:
+        found.add(i)  # "has been pushed and pulled by others"
+    catenative = i - 1 in verbs and lower[i].endswith("ing") and content[i]
+    if catenative and (nxt >= len(lower) or not content[nxt]):
+        found.add(i)  # "I keep resolving the same conflict" (not "use caching headers")
+    joined = content[i] and i > 1 and lower[i - 1] in CONJUNCTIONS and any(v < i - 1 for v in verbs)
+    if joined and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES:
+        found.add(i)  # "search the columns efficiently and rank the best matches first"
+    infinitive = content[i] and i > 1 and lower[i - 1] == "to" and i - 2 in verbs
+    if infinitive and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES | PRONOUNS:
+        found.add(i)  # "refuse to remove a file", "seem to use it" (not "push to origin")
+    return found
+
+
+def closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set[int]:
+    """ "What do the letters in front of each path in git status --short *mean*?": after "what does" and a
+    subject that runs on through a preposition, a plain word that ends the question is its verb (the
+    chunker drops the subject's word it had taken for the verb)."""
+    last = len(words) - 1
+    while last > 0 and words[last] in CLOSES:
+        last -= 1
+    if last < 4 or lower[0] not in ("what", "why") or lower[1] not in AUX_DO or lower[2] in SUBJECT_PRONOUNS:
+        return set()
+    plain = words[last].isalpha() and words[last].islower() and not ends_in_s(words[last])
+    start = last - 1
+    while start > 0 and content[start]:
+        start -= 1  # the run the word ends: after a preposition, not a determiner ("in the logging module")
+    through = lower[start] in PREPOSITIONS and any(lower[k] in PREPOSITIONS for k in range(3, last))
+    return {last} if plain and through and content[last] and content[last - 1] else set()
