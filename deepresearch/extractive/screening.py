@@ -79,7 +79,7 @@ paragraph on each; sessions 16 and 28, dev fact recall 0.827 -> 0.837. 8 section
 answers further down than its best four sections - the HTTP/2 guide's "MPM Configuration" for page loads
 that stall - once a second page quoted there is not dropped for it, report/digest.py's STRONG_ANSWERS; dev
 fact recall 0.760 -> 0.807; bench/quality/JOURNAL.md, session 25.) A table of contents is no answering
-section: it names every section of a manual and says nothing (sentences.navigation)."""
+section: it names every section of a manual and says nothing (leaning.navigation)."""
 LEAD_PAGES = 0.8
 LEAD_SECTIONS = 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at
