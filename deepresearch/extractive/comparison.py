@@ -11,11 +11,11 @@ from dataclasses import replace
 
 from deepresearch.extractive.inflection import plural_word
 from deepresearch.extractive.phrases import Phrase
-from deepresearch.extractive.wordclasses import COMPARATIVES, tokens
+from deepresearch.extractive.wordclasses import ARTICLES, COMPARATIVES, DETERMINERS, POSSESSIVES, tokens
 
 __all__ = [
     "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "avoided", "bare", "compared",
-    "members", "only", "weighed",
+    "compared_members", "members", "named_alone", "only", "weighed",
 ]  # fmt: skip
 
 VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
@@ -28,6 +28,8 @@ WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")
 # the words of a question whose coordination's members are asked about one by one (not those of "my
 # username and password"): it weighs them or offers a choice
 COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or)\b", re.IGNORECASE)
+# a question that asks how, why or what offers no choice by an "or" in passing
+_OPEN_QUESTION = re.compile(r"^(?:how|why|what|where|when)\b", re.IGNORECASE)
 # what a question does without: "serve them without a VirtualHost block", "host names instead of IP
 # addresses", "back up without stopping the application" (a gerund between)
 _AVOIDING = re.compile(r"\b(?:without|instead\s+of|rather\s+than)(?:\s+[a-z]+ing)?$", re.IGNORECASE)
@@ -108,6 +110,18 @@ def only(clause: str, phrase: Phrase) -> bool:
     return stripped.lower() == phrase.text.lower()
 
 
+def compared_members(question: str, phrase: Phrase) -> list[str]:
+    """The members of a coordinated phrase that the question compares, each asked about and searched for on
+    its own: the two sides of a comparison, or a coordination in a question that weighs or offers a choice
+    (COMPARES). Not the alternatives a how, why or what question names in passing inside a prepositional
+    phrase: "How do I export the files as a tar or zip file?" asks how to export, not what a zip file is."""
+    if phrase.joined:
+        return members(phrase)
+    passing = phrase.role == "pp" and _OPEN_QUESTION.match(question.strip()) is not None
+    rest = question.replace(phrase.text, " ") if passing else question
+    return members(phrase) if COMPARES.search(rest) else []
+
+
 def members(phrase: Phrase) -> list[str]:
     """The members of a coordinated topic, each named in full: "the prefork, worker and event
     multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
@@ -165,6 +179,19 @@ def bare(item: str) -> str:
 
 def article(word: str) -> str:
     return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def named_alone(phrase: Phrase, shown: str, clause: str) -> str:
+    """A singular phrase as a sub-question of its own names it ("What is X?"): with "a" or "an" where the
+    question's determiner cannot go with it - "my long-lived branch" is "a long-lived branch", "decide
+    which name-based virtual host answers" asks about "a name-based virtual host"."""
+    words = shown.split()
+    if phrase.plural or not words or words[0].lower() in ARTICLES | DETERMINERS:
+        return shown
+    own = phrase.text in clause and 0 < phrase.start <= len(tokens(clause))
+    before = tokens(clause)[phrase.start - 1].lower() if own else ""
+    lost = before in ("which", "what") or phrase.text.split()[0].lower() in POSSESSIVES
+    return f"{article(shown)} {shown}" if lost else shown
 
 
 def avoided(clause: str, phrase: Phrase) -> bool:

@@ -60,6 +60,7 @@ __all__ = ["Phrase", "asker_condition", "noun_phrases", "verbs"]
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
 _CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")
 _PLAIN_VERB = re.compile(r"[a-z]*[aeiouy][a-z]*")
+_OWNER = re.compile(r"\w['’]s$")  # "mod_filter's", "Apache's"
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +244,9 @@ def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i:
     j = i + 1
     while j < len(words) and lower[j] in DETERMINERS | POSSESSIVES:
         j += 1
+    # "does mod_filter's smart filtering decide": a name with its possessive opens the subject, as "its" does
+    named = j + 1 < len(words) and _OWNER.search(words[j]) is not None and content[j + 1]
+    j += named
     run, end = _run(words, j, content)
     if j == i + 1 and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
         return run[1], len(words)  # "does asyncio.gather handle ...": a name is a whole subject

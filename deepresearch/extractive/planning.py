@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 
 from deepresearch.extractive.comparison import (
     COMPARATIVE,
-    COMPARES,
     EITHER,
     VERSUS,
     avoided,
     bare,
     compared,
-    members,
+    compared_members,
+    named_alone,
     only,
     weighed,
 )
@@ -35,7 +35,7 @@ from deepresearch.extractive.imperative import as_asked
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
 from deepresearch.extractive.phrases import Phrase, noun_phrases
 from deepresearch.extractive.text import content_tokens, keywords
-from deepresearch.extractive.wordclasses import FUNCTION_WORDS, tokens
+from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, tokens
 
 MAX_SUB_QUESTIONS = 4
 
@@ -71,6 +71,7 @@ _HOW_WORK = re.compile(
 )
 _RELATES = re.compile(r"^how\s+(?:does|do)\s+.+?\s+(?:compares?|stacks?\s+up)\s+(?:to|with|against)\b", re.I)
 _HOW_VERB = re.compile(r"^how\s+(?:does|do)\s+(\S+(?:\s+\S+)?)\s+([a-z]+)\s+(.+)$", re.IGNORECASE)
+_NO_VERB = frozenset(("work", "works", *PARTICIPLES))  # after the subject: no verb of a mechanism
 _HOW_TO = re.compile(
     r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one(?!\s+(?-i:[A-Z])))\s+(.+)$", re.IGNORECASE
 )  # "How can one ...", not "How can one SQLite query ..."
@@ -412,13 +413,13 @@ def _aspects(
     aspects: list[str] = []
     # the members of a coordination are asked about one by one when the question compares them, not in
     # "my username and password"
-    items = members(phrase) if phrase.joined or COMPARES.search(whole) else []
+    items = compared_members(whole, phrase)
     task = _task_phrase(clause)
     what_is = bool(_WHAT_IS.match(clause))
     if items:
         aspects += [f"What {'are' if _plural_word(item) else 'is'} {item}?" for item in items]
     elif not what_is and task is None and _subject_matter(phrase, rarity):
-        aspects.append(f"What {'are' if plural else 'is'} {topic}?")
+        aspects.append(f"What {'are' if plural else 'is'} {named_alone(phrase, topic, clause)}?")
     if what_is and not re.search(r"\bhow\b", whole, re.IGNORECASE):
         aspects.append(f"How {'do' if plural else 'does'} {topic} work?")
     subject = next((p for p in noun_phrases(clause) if p.role == "subject"), None)
@@ -427,7 +428,8 @@ def _aspects(
     if not _LIMIT_WORDS.search(whole) and (
         task or mechanism or _subject_matter(phrase, rarity) or _HOW_WORK.match(clause)
     ):
-        aspects.append(f"What are the limitations of {task or mechanism or topic}?")
+        limited = task or mechanism or named_alone(phrase, topic, clause)
+        aspects.append(f"What are the limitations of {limited}?")
     if _CONFIG_WORDS.search(whole) and not re.search(r"\bconfigur", whole, re.IGNORECASE):
         aspects.append(f"How {'are' if plural else 'is'} {topic} configured?")
     return aspects, [bare(item) for item in items]
@@ -460,27 +462,23 @@ def asks_about_limits(text: str) -> bool:
 def _mechanism(clause: str, topic: str) -> str | None:
     """ "How does X handle Y" -> "how X handles Y" (the mechanism asked about, as a noun clause)."""
     match = _HOW_VERB.match(clause)
-    if match is None or match.group(2).lower() in ("work", "works") or topic not in clause:
-        return None
-    if not clause.lower().startswith(f"how does {topic.lower()} ") and not clause.lower().startswith(
-        f"how do {topic.lower()} "
-    ):
-        return None  # the topic is not the subject: "How does Apache decide which vhost ..." keeps the topic
+    subject = clause.lower().startswith((f"how does {topic.lower()} ", f"how do {topic.lower()} "))
+    if match is None or match.group(2).lower() in ("work", "works") or topic not in clause or not subject:
+        return None  # ... or the topic is not the subject: "How does Apache decide which vhost ..." keeps it
     subject_end = clause.find(topic) + len(topic)
     tail = clause[subject_end:].strip().split(maxsplit=1)
-    if not tail or tail[0].lower() in ("work", "works"):
+    # ... nor a participle of the subject's own: "How does a partial clone made with --filter work?"
+    if not tail or tail[0].lower() in _NO_VERB or re.search(r"\bwork\W*$", clause):
         return None
-    verb = tail[0]
-    third = verb if _plural_word(topic) else third_person(verb)
+    verb = tail[0]  # or the rest of the subject ("How do SAVEPOINT, RELEASE and ROLLBACK TO differ")
+    third = verb if _plural_word(topic) or verb.lower() in FUNCTION_WORDS else third_person(verb)
     return f"how {topic} {third}" + (f" {tail[1]}" if len(tail) > 1 else "")
 
 
 def _task_phrase(clause: str) -> str | None:
     """A how-to question's task as a gerund phrase: "How do I use X to Y" -> "using X to Y"."""
     match = _HOW_TO.match(clause) or _HOW_TO_INF.match(clause)
-    if match is None:
-        return None
-    words = match.group(1).strip(" ?.").split()
+    words = match.group(1).strip(" ?.").split() if match else []
     if not words:
         return None
     if len(words) >= 3 and words[1].lower() == "and":  # "create and activate X"

@@ -79,7 +79,14 @@ def closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set
     last = len(words) - 1
     while last > 0 and words[last] in CLOSES:
         last -= 1
-    if last < 4 or lower[0] not in ("what", "why") or lower[1] not in AUX_DO or lower[2] in SUBJECT_PRONOUNS:
+    if last < 4 or lower[1] not in AUX_DO or lower[2] in SUBJECT_PRONOUNS:
+        return set()
+    # "How does a partial clone *made* with --filter *work*?": after "how does", only past a participle that
+    # opens a clause of the subject's own (in "How does git gc decide which objects to prune" the verb
+    # stands where it is expected)
+    participles = [k for k in range(3, last - 1) if lower[k].endswith("ed") or lower[k] in PARTICIPLES]
+    reduced = any(content[k - 1] and lower[k + 1] in PREPOSITIONS for k in participles)
+    if lower[0] not in ("what", "why") and not (lower[0] == "how" and reduced):
         return set()
     plain = words[last].isalpha() and words[last].islower() and not ends_in_s(words[last])
     start = last - 1

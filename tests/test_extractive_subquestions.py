@@ -1,0 +1,146 @@
+"""Sub-questions that read as real questions about what was asked (session 29): a name's possessive opens the
+subject ("mod_filter's smart filtering"), a participle of the subject's own is not its verb ("a partial
+clone made with --filter"), alternatives named in passing are not asked about one by one ("as a tar or zip
+file"), and "What is X?" keeps an article where the question's determiner cannot go with X. The rarity
+figures are the ones the Debian manuals give (document shares of each phrase, bench/quality's corpora)."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.extractive.comparison import compared_members, named_alone
+from deepresearch.extractive.phrases import noun_phrases
+from deepresearch.extractive.planning import keyword_plan
+
+FILTER = (
+    "How does mod_filter's smart filtering decide which filter provider runs on a response, and what are the "
+    "steps to configure a filter chain with it?"
+)
+PARTIAL = (
+    "How does a partial clone made with --filter work, and how does Git get the objects the server left out?"
+)
+PARTIAL_RARITY = {
+    "partial clone": 0.075, "clone": 0.275, "partial": 0.133, "--filter": 0.247, "git": 0.984,
+    "objects": 0.569, "server": 0.231, "made": 0.369, "work": 0.651, "get": 0.416, "left": 0.227,
+}  # fmt: skip
+ARCHIVE = (
+    "How do I export the files of a tagged release as a tar or zip file without the .git directory, and can "
+    "I leave some files out of it?"
+)
+ARCHIVE_RARITY = {
+    "files": 0.82, "tagged release": 0.008, "release": 0.129, "tagged": 0.388, "tar or zip file": 0.0,
+    "or zip file": 0.0, "zip file": 0.012, "file": 0.82, "tar": 0.047, "or": 0.851, "zip": 0.031,
+    ".git directory": 0.102, "directory": 0.553, ".git": 0.984, "export": 0.114, "leave": 0.212,
+}  # fmt: skip
+VHOST = "How does Apache httpd decide which name-based virtual host answers a request?"
+VHOST_RARITY = {
+    "apache httpd": 0.258, "httpd": 0.836, "apache": 1.0, "name-based virtual host": 0.061,
+    "virtual host": 0.463, "host": 0.574, "name-based": 0.07, "virtual": 0.492, "request": 0.689,
+    "decide": 0.09, "answers": 0.066,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        (
+            "How does mod_filter's smart filtering decide which filter provider runs on a response",
+            [
+                ("mod_filter's smart filtering", "subject"),
+                ("filter provider runs", "clause"),
+                ("a response", "pp"),
+            ],
+        ),
+        ("Why does Git's rebase drop my commit", [("Git's rebase", "subject"), ("my commit", "object")]),
+        # a name alone is still a whole subject, its verb right after it
+        ("How does asyncio.gather handle errors", [("asyncio.gather", "subject"), ("errors", "object")]),
+    ],
+)
+def test_a_names_possessive_opens_the_subject(clause: str, expected: list[tuple[str, str]]) -> None:
+    assert [(p.text, p.role) for p in noun_phrases(clause)] == expected
+
+
+def test_the_possessive_subject_is_the_topic_and_no_word_of_it_is_conjugated() -> None:
+    plan = keyword_plan(FILTER, 5)
+    assert plan.topic == "mod_filter's smart filtering"
+    assert (
+        "What are the steps to configure a filter chain with mod_filter's smart filtering?"
+        in plan.sub_questions
+    )
+    assert (
+        "What are the limitations of how mod_filter's smart filtering decides which filter provider runs on "
+        "a response?"
+    ) in plan.sub_questions
+    session = keyword_plan(
+        "How do mod_session's options for keeping a session on the server differ from keeping it in a file?",
+        5,
+    )
+    assert not any("optionses" in sq for sq in session.sub_questions)
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        (
+            "How does a partial clone made with --filter work",
+            [("a partial clone", "subject"), ("--filter", "pp")],
+        ),
+        # no participle: the verb stays where it is expected, and the infinitive at the end is no verb of it
+        (
+            "How does git gc decide which objects to prune",
+            [("git gc", "subject"), ("objects", "clause"), ("prune", "pp")],
+        ),
+    ],
+)
+def test_a_participle_of_the_subject_is_not_its_verb(clause: str, expected: list[tuple[str, str]]) -> None:
+    assert [(p.text, p.role) for p in noun_phrases(clause)] == expected
+
+
+def test_the_subject_with_its_participle_is_asked_about_whole() -> None:
+    plan = keyword_plan(PARTIAL, 5, rarity=PARTIAL_RARITY)
+    assert plan.topic == "a partial clone"
+    assert plan.sub_questions[2:] == [
+        "What is a partial clone?",
+        "What are the limitations of a partial clone?",
+    ]
+
+
+def test_alternatives_named_in_passing_are_not_asked_about_one_by_one() -> None:
+    plan = keyword_plan(ARCHIVE, 5, rarity=ARCHIVE_RARITY)
+    assert plan.topic == "a tar or zip file"
+    assert not any(sq.startswith("What is") for sq in plan.sub_questions)
+    assert "tar file" not in plan.queries and "zip file" not in plan.queries
+    (phrase,) = [p for p in noun_phrases("How do I export it as a tar or zip file") if p.items]
+    assert compared_members("How do I export it as a tar or zip file?", phrase) == []
+    # ... but a question that offers the choice asks about each
+    (choice,) = [p for p in noun_phrases("Should I export it as a tar or zip file") if p.items]
+    assert compared_members("Should I export it as a tar or zip file?", choice) == [
+        "a tar file",
+        "a zip file",
+    ]
+    compared = keyword_plan("How do the prefork, worker and event multi-processing modules differ?", 5)
+    assert "What is the worker multi-processing module?" in compared.sub_questions
+
+
+def test_what_is_keeps_an_article_the_question_could_not_give() -> None:
+    plan = keyword_plan(VHOST, 5, rarity=VHOST_RARITY)
+    assert "What is a name-based virtual host?" in plan.sub_questions
+    clause = "Can Git remember my long-lived branch"
+    (mine,) = [p for p in noun_phrases(clause) if p.text == "my long-lived branch"]
+    assert named_alone(mine, "long-lived branch", clause) == "a long-lived branch"
+    # a name or a phrase with its own article stays as it is
+    (name,) = [p for p in noun_phrases("Why does git rm refuse") if p.text == "git rm"]
+    assert named_alone(name, "git rm", "Why does git rm refuse") == "git rm"
+    (own,) = [p for p in noun_phrases("How does the event MPM work") if p.role == "subject"]
+    assert named_alone(own, "the event MPM", "How does the event MPM work") == "the event MPM"
+
+
+def test_a_coordinator_after_a_partial_subject_is_not_conjugated() -> None:
+    plan = keyword_plan(
+        "How do SAVEPOINT, RELEASE and ROLLBACK TO differ from BEGIN, COMMIT and ROLLBACK?", 5
+    )
+    limits = [sq for sq in plan.sub_questions if sq.startswith("What are the limitations of how")]
+    assert limits == [
+        "What are the limitations of how SAVEPOINT, RELEASE and ROLLBACK TO differ from BEGIN, COMMIT and "
+        "ROLLBACK?"
+    ]
