@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.comparison import compared_members, named_alone
+from deepresearch.extractive.comparison import article, compared_members, named_alone
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
 
@@ -90,6 +90,11 @@ def test_the_possessive_subject_is_the_topic_and_no_word_of_it_is_conjugated() -
             "How does git gc decide which objects to prune",
             [("git gc", "subject"), ("objects", "clause"), ("prune", "pp")],
         ),
+        # a participle of the object's, and a question that ends on a noun: the verb is where it was
+        (
+            "How does SQLite handle rows inserted in WAL mode",
+            [("SQLite", "subject"), ("rows", "object"), ("WAL mode", "pp")],
+        ),
     ],
 )
 def test_a_participle_of_the_subject_is_not_its_verb(clause: str, expected: list[tuple[str, str]]) -> None:
@@ -103,6 +108,16 @@ def test_the_subject_with_its_participle_is_asked_about_whole() -> None:
         "What is a partial clone?",
         "What are the limitations of a partial clone?",
     ]
+
+
+def test_a_participle_after_the_subject_is_not_conjugated() -> None:
+    handled = keyword_plan("How does git handle files added with git add?", 5)
+    assert "What are the limitations of how git handles files added with git add?" in handled.sub_questions
+    created = keyword_plan("How does a commit created by cherry-pick work?", 5)
+    assert not any("createds" in sq for sq in created.sub_questions)
+    # a regular participle, as "made" is an irregular one
+    cloned = keyword_plan(PARTIAL.replace(" made ", " created "), 5, rarity=PARTIAL_RARITY)
+    assert cloned.sub_questions[-1] == "What are the limitations of a partial clone?"
 
 
 def test_alternatives_named_in_passing_are_not_asked_about_one_by_one() -> None:
@@ -120,6 +135,12 @@ def test_alternatives_named_in_passing_are_not_asked_about_one_by_one() -> None:
     ]
     compared = keyword_plan("How do the prefork, worker and event multi-processing modules differ?", 5)
     assert "What is the worker multi-processing module?" in compared.sub_questions
+    # a how question that asks to choose still compares what it names
+    for choosing in (
+        "How do I decide between a list or a tuple?",
+        "How should I store dates, as TEXT or INTEGER?",
+    ):
+        assert len([sq for sq in keyword_plan(choosing, 5).sub_questions if sq.startswith("What is")]) == 2
 
 
 def test_what_is_keeps_an_article_the_question_could_not_give() -> None:
@@ -144,3 +165,23 @@ def test_a_coordinator_after_a_partial_subject_is_not_conjugated() -> None:
         "What are the limitations of how SAVEPOINT, RELEASE and ROLLBACK TO differ from BEGIN, COMMIT and "
         "ROLLBACK?"
     ]
+
+
+@pytest.mark.parametrize(
+    ("words", "expected"),
+    [
+        ("user-defined function", "a"),
+        ("unique index", "a"),
+        ("one-time token", "a"),
+        ("HTTP proxy", "an"),
+        ("SQLite table", "an"),
+        ("SSH key", "an"),
+        ("JSON value", "a"),
+        ("URL", "a"),
+        ("index", "an"),
+        ("hour", "an"),
+        ("long-lived branch", "a"),
+    ],
+)
+def test_the_article_goes_by_the_sound_the_words_open_with(words: str, expected: str) -> None:
+    assert article(words) == expected

@@ -29,7 +29,8 @@ WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")
 # username and password"): it weighs them or offers a choice
 COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or)\b", re.IGNORECASE)
 # a question that asks how, why or what offers no choice by an "or" in passing
-_OPEN_QUESTION = re.compile(r"^(?:how|why|what|where|when)\b", re.IGNORECASE)
+_OPEN_QUESTION = re.compile(r"^(?:how|why|what)\b", re.IGNORECASE)
+_CHOOSES = re.compile(r"\b(?:should|between|choose|choosing|decide|pick|prefer)\b", re.IGNORECASE)
 # what a question does without: "serve them without a VirtualHost block", "host names instead of IP
 # addresses", "back up without stopping the application" (a gerund between)
 _AVOIDING = re.compile(r"\b(?:without|instead\s+of|rather\s+than)(?:\s+[a-z]+ing)?$", re.IGNORECASE)
@@ -114,10 +115,12 @@ def compared_members(question: str, phrase: Phrase) -> list[str]:
     """The members of a coordinated phrase that the question compares, each asked about and searched for on
     its own: the two sides of a comparison, or a coordination in a question that weighs or offers a choice
     (COMPARES). Not the alternatives a how, why or what question names in passing inside a prepositional
-    phrase: "How do I export the files as a tar or zip file?" asks how to export, not what a zip file is."""
+    phrase: "How do I export the files as a tar or zip file?" asks how to export, not what a zip file is
+    ("How should I store dates, as TEXT or INTEGER?" and "decide between X or Y" still choose)."""
     if phrase.joined:
         return members(phrase)
-    passing = phrase.role == "pp" and _OPEN_QUESTION.match(question.strip()) is not None
+    asks = _OPEN_QUESTION.match(question.strip()) is not None and _CHOOSES.search(question) is None
+    passing = phrase.role == "pp" and asks
     rest = question.replace(phrase.text, " ") if passing else question
     return members(phrase) if COMPARES.search(rest) else []
 
@@ -178,7 +181,15 @@ def bare(item: str) -> str:
 
 
 def article(word: str) -> str:
-    return "an" if word[:1].lower() in "aeiou" else "a"
+    """ "a" or "an" by the sound the word opens with: "an HTTP proxy", "an SQLite table", "a user", "a JSON
+    value" (an initialism is read letter by letter)."""
+    first = re.split(r"[\s\-/]", word.strip(), maxsplit=1)[0]
+    if first[:2].isupper():
+        return "an" if first[0] in "AEFHILMNORSX" else "a"
+    lower = first.lower()
+    if lower.startswith(("uni", "use", "usa", "usu", "uti", "eu", "one", "once")):
+        return "a"
+    return "an" if lower[:1] in "aeiou" or lower.startswith(("hour", "honest", "honor")) else "a"
 
 
 def named_alone(phrase: Phrase, shown: str, clause: str) -> str:
@@ -188,8 +199,9 @@ def named_alone(phrase: Phrase, shown: str, clause: str) -> str:
     words = shown.split()
     if phrase.plural or not words or words[0].lower() in ARTICLES | DETERMINERS:
         return shown
-    own = phrase.text in clause and 0 < phrase.start <= len(tokens(clause))
-    before = tokens(clause)[phrase.start - 1].lower() if own else ""
+    said = tokens(clause)
+    own = 0 < phrase.start <= len(said) and said[phrase.start : phrase.start + 1] == phrase.text.split()[:1]
+    before = said[phrase.start - 1].lower() if own else ""
     lost = before in ("which", "what") or phrase.text.split()[0].lower() in POSSESSIVES
     return f"{article(shown)} {shown}" if lost else shown
 

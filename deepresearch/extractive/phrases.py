@@ -245,8 +245,10 @@ def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i:
     while j < len(words) and lower[j] in DETERMINERS | POSSESSIVES:
         j += 1
     # "does mod_filter's smart filtering decide": a name with its possessive opens the subject, as "its" does
-    named = j + 1 < len(words) and _OWNER.search(words[j]) is not None and content[j + 1]
-    j += named
+    # ... when the subject goes on past the word after it ("How does mod_filter's work?" has no more)
+    named = j + 2 < len(words) and _OWNER.search(words[j]) is not None and content[j + 1]
+    named = named and words[j + 2] not in CLOSES
+    j += int(named)
     run, end = _run(words, j, content)
     if j == i + 1 and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
         return run[1], len(words)  # "does asyncio.gather handle ...": a name is a whole subject

@@ -35,7 +35,7 @@ from deepresearch.extractive.imperative import as_asked
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
 from deepresearch.extractive.phrases import Phrase, noun_phrases
 from deepresearch.extractive.text import content_tokens, keywords
-from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, tokens
+from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 
 MAX_SUB_QUESTIONS = 4
 
@@ -468,7 +468,9 @@ def _mechanism(clause: str, topic: str) -> str | None:
     subject_end = clause.find(topic) + len(topic)
     tail = clause[subject_end:].strip().split(maxsplit=1)
     # ... nor a participle of the subject's own: "How does a partial clone made with --filter work?"
-    if not tail or tail[0].lower() in _NO_VERB or re.search(r"\bwork\W*$", clause):
+    first = tail[0].lower() if tail else ""
+    after = tail[1].split()[0].lower() if len(tail) > 1 else ""
+    if not tail or first in _NO_VERB or (first.endswith("ed") and after in PREPOSITIONS):
         return None
     verb = tail[0]  # or the rest of the subject ("How do SAVEPOINT, RELEASE and ROLLBACK TO differ")
     third = verb if _plural_word(topic) or verb.lower() in FUNCTION_WORDS else third_person(verb)

@@ -25,6 +25,7 @@ from deepresearch.extractive.wordclasses import (
 
 __all__ = ["CAUSATIVES", "chained_verbs", "closing_verb", "placed_verbs"]
 
+_INTRANSITIVE = frozenset(("work", "behave", "function", "differ", "compare", "interact", "fail", "happen"))
 CAUSATIVES = frozenset(("make", "let", "help"))
 """... "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent."""
 
@@ -81,12 +82,13 @@ def closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set
         last -= 1
     if last < 4 or lower[1] not in AUX_DO or lower[2] in SUBJECT_PRONOUNS:
         return set()
-    # "How does a partial clone *made* with --filter *work*?": after "how does", only past a participle that
-    # opens a clause of the subject's own (in "How does git gc decide which objects to prune" the verb
-    # stands where it is expected)
+    # "How does a partial clone *made* with --filter *work*?": after "how does", a verb that needs no object
+    # ends the question past a participle that opens a clause of the subject's own (in "How does SQLite
+    # handle rows inserted in WAL mode?" the verb stands where it is expected, "mode" is its object's)
     participles = [k for k in range(3, last - 1) if lower[k].endswith("ed") or lower[k] in PARTICIPLES]
     reduced = any(content[k - 1] and lower[k + 1] in PREPOSITIONS for k in participles)
-    if lower[0] not in ("what", "why") and not (lower[0] == "how" and reduced):
+    closes = lower[0] == "how" and reduced and lower[last] in _INTRANSITIVE
+    if lower[0] not in ("what", "why") and not closes:
         return set()
     plain = words[last].isalpha() and words[last].islower() and not ends_in_s(words[last])
     start = last - 1
