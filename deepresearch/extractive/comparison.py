@@ -28,7 +28,8 @@ WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")
 # the words of a question whose coordination's members are asked about one by one (not those of "my
 # username and password"): it weighs them or offers a choice
 COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or)\b", re.IGNORECASE)
-# a question that asks how, why or what offers no choice by an "or" in passing
+# a question that asks how, why or what offers no choice by an "or" in passing ("export it as a tar or zip
+# file"), unless it asks which to take ("How should I store dates, as TEXT or INTEGER?")
 _OPEN_QUESTION = re.compile(r"^(?:how|why|what)\b", re.IGNORECASE)
 _CHOOSES = re.compile(r"\b(?:should|between|choose|choosing|decide|pick|prefer)\b", re.IGNORECASE)
 # what a question does without: "serve them without a VirtualHost block", "host names instead of IP

@@ -1,7 +1,7 @@
 """Verbs told by where they stand, for the chunker (extractive/phrases.py): after the word before them (a
 participle after "has", an infinitive after a verb, a verb after "does not" or after its agent), or at the
-end of a "What do ... mean?" question. Each takes the question's words (``lower``: lower-cased) and which of
-them are content words, and returns the positions it takes for verbs."""
+end of a "What do ... mean?" or a "How does X made with Y work?" question. Each takes the question's words
+(``lower``: lower-cased) and which of them are content words, and returns the positions it takes for verbs."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from deepresearch.extractive.wordclasses import (
 __all__ = ["CAUSATIVES", "chained_verbs", "closing_verb", "placed_verbs"]
 
 _INTRANSITIVE = frozenset(("work", "behave", "function", "differ", "compare", "interact", "fail", "happen"))
+"""Verbs that end a "How does X ... work?" question with no object after them."""
 CAUSATIVES = frozenset(("make", "let", "help"))
 """... "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent."""
 
