@@ -103,14 +103,49 @@ class _Ledger:
 def cite(finding: dict[str, Any]) -> str:
     """A finding as a report line: its section (when it names the subject), then the quote with the citation
     before each sentence's closing punctuation, so every quoted sentence is checked on its own."""
+    section = finding.get("section") or ""
+    return (_label(section) + ": " if section else "") + _cited(finding)
+
+
+def _cited(finding: dict[str, Any]) -> str:
     marks = "".join(f"[{n}]" for n in finding["citations"])
     parts = []
     for sentence in split_sentences(finding["statement"].strip()) or [finding["statement"].strip()]:
         parts.append(
             f"{sentence[:-1]} {marks}{sentence[-1]}" if sentence[-1:] in ".!?" else f"{sentence} {marks}"
         )
-    section = finding.get("section") or ""
-    return (_label(section) + ": " if section else "") + " ".join(parts)
+    return " ".join(parts)
+
+
+def paragraphs(findings: list[dict[str, Any]]) -> list[str]:
+    """Findings in reading order as report lines, a quote that follows the one before it in the same section
+    of the same source on that quote's line: a section's explanation reads as a paragraph under its name,
+    not as the name repeated on every line. Only a quote ending a sentence is continued - the citation
+    check reads a line sentence by sentence - and only by the quote that comes next in the source, so a
+    line never reads as one passage where the source says something in between."""
+    lines: list[str] = []
+    previous: dict[str, Any] | None = None
+    for finding in findings:
+        if previous is not None and _follows(previous, finding):
+            lines[-1] += " " + _cited(finding)
+        else:
+            lines.append(f"- {cite(finding)}")
+        previous = finding
+    return lines
+
+
+def _follows(before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """``after`` is the next quote of ``before``'s passage (``order``: the passage's place in the evidence,
+    the quote's within it), in the same section of the same source, and ``before`` ends a sentence."""
+    first, second = before.get("order") or [], after.get("order") or []
+    return (
+        before.get("section") == after.get("section")
+        and before["citations"] == after["citations"]
+        and len(first) == len(second) == 2
+        and first[0] == second[0]
+        and second[1] == first[1] + 1
+        and before["statement"].rstrip()[-1:] in ".!?"
+    )
 
 
 _PLAIN_WORD = re.compile(r"[A-Za-z]{2,}")
@@ -349,9 +384,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
         ):
             quoted_under.append(sub_question)
         if chosen:
-            sections.append(
-                (sub_question, [f"- {cite(f)}" for f in sorted(chosen, key=lambda f: f.get("order", [0, 0]))])
-            )
+            sections.append((sub_question, paragraphs(sorted(chosen, key=lambda f: f.get("order", [0, 0])))))
         elif sub_question not in evidence:
             sections.append((sub_question, ["No fetched source addressed this sub-question."]))
         else:  # read for, but its quotes went above or none answers it: the section says which
