@@ -1,7 +1,8 @@
 """Sub-questions that read as real questions about what was asked (session 29): a name's possessive opens the
 subject ("mod_filter's smart filtering"), a participle of the subject's own is not its verb ("a partial
 clone made with --filter"), alternatives named in passing are not asked about one by one ("as a tar or zip
-file"), and "What is X?" keeps an article where the question's determiner cannot go with X. The rarity
+file"), "What is X?" keeps an article where the question's determiner cannot go with X, and a verb
+coordinated with a how-to question's task takes -ing with it (session 30: "... and mailing them"). The rarity
 figures are the ones the Debian manuals give (document shares of each phrase, bench/quality's corpora)."""
 
 from __future__ import annotations
@@ -185,3 +186,47 @@ def test_a_coordinator_after_a_partial_subject_is_not_conjugated() -> None:
 )
 def test_the_article_goes_by_the_sound_the_words_open_with(words: str, expected: str) -> None:
     assert article(words) == expected
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        (
+            "turn the commits of my branch into patch files and mail them to a mailing list",
+            "turning the commits of my branch into patch files and mailing them to a mailing list",
+        ),
+        (
+            "stage only some of the changes I made to a file and leave the rest for a later commit",
+            "staging only some of the changes I made to a file and leaving the rest for a later commit",
+        ),
+        (
+            "stop Git from tracking a file but keep the file itself",
+            "stopping Git from tracking a file but keeping the file itself",
+        ),
+        (
+            "insert a row in SQLite, or update the existing one",
+            "inserting a row in SQLite, or updating the existing one",
+        ),
+        # a past form in a relative clause is no second task; nor is a noun after "and"
+        (
+            "find the commit that added or removed a particular function call",
+            "finding the commit that added or removed a particular function call",
+        ),
+        ("copy the branch and tag names to a file", "copying the branch and tag names to a file"),
+        ("find the commit that adds or removes a call", "finding the commit that adds or removes a call"),
+        ("move the files and all the folders to a disk", "moving the files and all the folders to a disk"),
+        # only after a coordinator: "field" is followed by its object's article, and no verb
+        (
+            "give a dataclass field a mutable default value",
+            "giving a dataclass field a mutable default value",
+        ),
+        # after a causative the second verb is the agent's: "make git blame (look ... and attribute ...)"
+        (
+            "make git blame look past commits that moved code and attribute the lines to others",
+            "making git blame look past commits that moved code and attribute the lines to others",
+        ),
+    ],
+)
+def test_a_verb_coordinated_with_the_task_takes_ing_as_well(task: str, expected: str) -> None:
+    plan = keyword_plan(f"How do I {task}?", 5)
+    assert f"What are the limitations of {expected}?" in plan.sub_questions

@@ -6,6 +6,15 @@ from __future__ import annotations
 
 import re
 
+from deepresearch.extractive.wordclasses import (
+    CAUSATIVES,
+    CONJUNCTIONS,
+    DETERMINERS,
+    FUNCTION_WORDS,
+    OBJECT_PRONOUNS,
+    POSSESSIVES,
+)
+
 _CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
 
 
@@ -75,9 +84,37 @@ _BEFORE_VERB = frozenset(
 
 def gerund_phrase(words: list[str]) -> str:
     """A task as a gerund phrase: its first word that is no adverb takes -ing ("just move the tag" -> "just
-    moving the tag", "safely delete a branch" -> "safely deleting a branch")."""
+    moving the tag", "safely delete a branch" -> "safely deleting a branch"), and so does a verb coordinated
+    with it ("stage some changes and *leave* the rest" -> "... and leaving the rest")."""
+    if not words:
+        return ""
     k = next((i for i, word in enumerate(words) if word.lower() not in _BEFORE_VERB), len(words) - 1)
-    return " ".join([*words[:k], gerund(words[k]), *words[k + 1 :]]) if words else ""
+    out = [*words[:k], gerund(words[k]), *words[k + 1 :]]
+    # after a causative the second verb may be the agent's ("make git blame look past X and attribute Y")
+    if words[k].lower() not in CAUSATIVES:
+        for i in range(k + 2, len(words) - 1):
+            if _coordinated_verb(words, i):
+                out[i] = gerund(words[i])
+    return " ".join(out)
+
+
+_OBJECT_OPENS = DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS | {"it"}
+
+
+def _coordinated_verb(words: list[str], i: int) -> bool:
+    """A bare verb after "and", "or" or "but" whose object follows ("... and *mail* them", "... but *keep*
+    the file"): a plain lower-case word, not a past or -ing form nor a third person's -s ("the commit that
+    added or *removed* a call" is no task), with a determiner, a possessive or an object pronoun after it."""
+    word, before, after = words[i], words[i - 1].lower(), words[i + 1].lower()
+    return (
+        before in CONJUNCTIONS
+        and word.isalpha()
+        and word.islower()
+        and word not in FUNCTION_WORDS
+        and not word.endswith(("ed", "ing"))
+        and not (word.endswith("s") and not word.endswith("ss"))
+        and after in _OBJECT_OPENS
+    )
 
 
 def gerund(verb: str) -> str:

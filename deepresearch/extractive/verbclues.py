@@ -9,6 +9,7 @@ from deepresearch.extractive.inflection import ends_in_s
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
     AUX_DO,
+    CAUSATIVES,
     CLOSES,
     CONJUNCTIONS,
     DETERMINERS,
@@ -23,12 +24,10 @@ from deepresearch.extractive.wordclasses import (
     SUBORDINATORS,
 )
 
-__all__ = ["CAUSATIVES", "chained_verbs", "closing_verb", "placed_verbs"]
+__all__ = ["chained_verbs", "closing_verb", "placed_verbs"]
 
 _INTRANSITIVE = frozenset(("work", "behave", "function", "differ", "compare", "interact", "fail", "happen"))
 """Verbs that end a "How does X ... work?" question with no object after them."""
-CAUSATIVES = frozenset(("make", "let", "help"))
-"""... "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent."""
 
 
 def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int) -> set[int]:

@@ -49,6 +49,8 @@ NOUNS_LY = _set("family assembly supply reply anomaly rally ally butterfly monop
 PARTICLES = _set("up down out off away back")
 CLOSES = frozenset(",;:?!")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
 OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
+CAUSATIVES = _set("make let help")
+"""... "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent."""
 # "has been made", "should be used": a participle after one of them is a verb
 PERFECT = _set("be been being has have had")
 PARTICIPLES = _set("made done built written kept found lost held sent left given taken seen known shown")
