@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from bench.quality.grammar import grammar_problems
 from deepresearch.extractive.comparison import article, compared_members, named_alone
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
@@ -230,3 +231,13 @@ def test_the_article_goes_by_the_sound_the_words_open_with(words: str, expected:
 def test_a_verb_coordinated_with_the_task_takes_ing_as_well(task: str, expected: str) -> None:
     plan = keyword_plan(f"How do I {task}?", 5)
     assert f"What are the limitations of {expected}?" in plan.sub_questions
+
+
+def test_a_coordinated_task_in_ing_passes_the_benchs_grammar_check() -> None:
+    question = (
+        "How do I turn the commits of my branch into patch files and mail them to a project's mailing list "
+        "for review?"
+    )
+    limits = [sq for sq in keyword_plan(question, 5).sub_questions if "limitations" in sq]
+    assert limits and "and mailing them" in limits[0]
+    assert grammar_problems(limits[0], question) == []

@@ -23,9 +23,11 @@ _FUNCTION = frozenset(
         "might", "must", "has", "have", "had", "what", "how", "which", "why", "when", "where", "who",
         "whose", "whom", "that", "this", "these", "those", "it", "its", "their", "there", "i", "you", "we",
         "they", "my", "your", "our", "not", "no", "any", "each", "every", "some", "all", "both", "either",
-        "neither", "such", "own", "same", "so", "very",
+        "neither", "such", "own", "same", "so", "very", "he", "she", "him", "her", "them", "me", "us",
     )
 )  # fmt: skip
+"""A pronoun ends a phrase like an article: "... and mailing them" strings no keywords together, though the
+question says "mail them" and "mailing list"."""
 _WH = frozenset(["what", "how", "which", "why", "when", "where", "who", "whose"])
 _DANGLING_END = frozenset(
     (
