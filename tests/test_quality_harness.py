@@ -16,7 +16,7 @@ import pytest
 from bench.quality import baseline, corpora, diagnose, replay
 from bench.quality import cli as quality_cli
 from bench.quality.cli import by_split
-from bench.quality.scoring import page_of, report_body, score, summary
+from bench.quality.scoring import bullets, page_of, report_body, score, summary
 
 
 @pytest.mark.parametrize("name", corpora.names())
@@ -111,7 +111,11 @@ def test_score_reads_facts_citations_and_repeats_from_the_report() -> None:
         "relevant": ["a.html", "b.html"],
         "facts": [{"fact": "one", "any": ["first fact"]}, {"fact": "two", "any": ["second fact"]}],
     }
-    findings = "- The first fact [1].\n- The first fact [2].\n- Other.\n"
+    # a sentence quoted again inside a bullet of several, under another section name, is a repeat too
+    findings = (
+        "- The first fact [1].\n- *Usage*: Something else [2]. More [2].\n- *Usage*: The first fact [2].\n"
+        "- Other.\n"
+    )
     markdown = f"# Report\n\n## Findings\n\n{findings}\n## Sources\n\n1. a\n"
     sources = [{"url": "corpus://a.html#s", "cited": True}, {"url": "corpus://c.html", "cited": True}]
     result = score(spec, markdown, sources, {"sub_questions": ["How does X work?"]})
@@ -312,3 +316,16 @@ def test_a_replay_reads_development_questions_only(
     _heldout_runs(tmp_path)
     assert replay.main(["--home", str(tmp_path), "--corpus-set", "git"]) == 2
     assert "--split dev" in capsys.readouterr().err
+
+
+def test_an_abbreviation_ends_no_sentence_when_repeats_are_counted() -> None:
+    body = (
+        '\n## Findings\n\n- *Mode*: Patterns exclude files [1]. E.g. "*.c" excludes C files [1].\n'
+        '- *Mode*: Ranges select items [1]. E.g. "2-5" selects four [1].\n'
+    )
+    assert bullets(body) == [
+        "patterns exclude files.",
+        'e.g. "*.c" excludes c files.',
+        "ranges select items.",
+        'e.g. "2-5" selects four.',
+    ]

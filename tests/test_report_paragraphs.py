@@ -143,3 +143,27 @@ def test_a_definition_list_keeps_a_line_per_term() -> None:
         "- *HIT*: The entry was fresh and served from the cache [1].",
         "- *MISS*: The entry was stale and fetched again [1].",
     ]
+
+
+def test_a_sentence_quoted_with_its_example_is_not_quoted_again_alone() -> None:
+    lead = "A typical lock configuration might look as follows."
+    body = two_source_body(
+        [
+            quote(f"{lead} `LockPath /var/lock/cache`", 1, 2, 0, "Locks"),
+            quote(lead, 1, 3, 0),  # the same sentence, cut from another passage without its example
+            quote("The lock expires after five seconds.", 1, 3, 1),
+            *SUMMARY,
+        ]
+    )
+    assert body.count("A typical lock configuration") == 1, body
+    # the quote after it stays, on a line of its own
+    assert f"- *{LOCK}*: The lock expires after five seconds [1]." in body
+    # a short sentence said within a longer one is no repeat ("It is fast." is in many quotes)
+    short = two_source_body(
+        [
+            quote("Locks are fast.", 1, 2, 0, "Locks"),
+            quote("Locks are fast as they are empty.", 1, 3, 0),
+            *SUMMARY,
+        ]
+    )
+    assert short.count("Locks are fast") == 2, short

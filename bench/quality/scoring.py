@@ -39,12 +39,22 @@ def report_body(markdown: str) -> str:
     return markdown[start : end if end > start else None]
 
 
+# a full stop that ends an abbreviation ("E.g. ...", "i.e.") ends no sentence
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<![Ee]\.g\.)(?<![Ii]\.e\.)(?<!etc\.)(?<!vs\.)(?<![Cc]f\.)\s+(?=[A-Z0-9`\"(])"
+)
+_LABEL = re.compile(r"^(?:\*[^*]+\*|`[^`]+`):\s+")
+
+
 def bullets(body: str) -> list[str]:
+    """The sentences of the report's bullets, each without its citations and without the section name a
+    bullet opens with: a bullet may quote several consecutive sentences of one section, and a sentence
+    quoted twice is a repeat wherever it stands."""
     found = []
     for line in body.splitlines():
         if _BULLET.match(line):
-            text = _BULLET.sub("", line)
-            found.append(" ".join(_MARKERS.sub("", text).lower().split()))
+            text = _MARKERS.sub("", _LABEL.sub("", _BULLET.sub("", line)))
+            found += [" ".join(part.lower().split()) for part in _SENTENCE_END.split(text)]
     return [b for b in found if b]
 
 

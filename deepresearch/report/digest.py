@@ -78,19 +78,23 @@ RISK = re.compile(
 
 class _Ledger:
     """The sentences the report has used: each is quoted once in the whole report, and a near-copy of one
-    (the same sentence in a page's HTML and in its source file) counts as the same sentence."""
+    (the same sentence in a page's HTML and in its source file) counts as the same sentence, and so does
+    one said word for word within a longer quote ("A typical configuration ... might look as follows." is
+    quoted with its example, and must not come again alone)."""
 
     def __init__(self) -> None:
         self._used: list[set[str]] = []
+        self._words: list[str] = []
 
     def take(self, statement: str) -> bool:
         """Record the statement's sentences; False (and nothing recorded) if any of them is used already."""
-        sentences = [set(content_tokens(s)) for s in split_sentences(statement)] or [
-            set(content_tokens(statement))
-        ]
-        if any(self._seen(terms) for terms in sentences):
+        parts = split_sentences(statement) or [statement]
+        sentences = [set(content_tokens(s)) for s in parts]
+        words = [_word_run(s) for s in parts]
+        if any(self._seen(terms) for terms in sentences) or any(self._within(run) for run in words):
             return False
         self._used += sentences
+        self._words += words
         return True
 
     def _seen(self, terms: set[str]) -> bool:
@@ -98,6 +102,23 @@ class _Ledger:
             terms == used or (terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
             for used in self._used
         )
+
+    def _within(self, run: str) -> bool:
+        """The sentence is said word for word in a used one, or holds one, of WORD_FOR_WORD words or more."""
+        return any(
+            min(run.count(" "), used.count(" ")) + 1 >= WORD_FOR_WORD and (run in used or used in run)
+            for used in self._words
+            if run and used
+        )
+
+
+WORD_FOR_WORD = 6
+"""Words a sentence must have for its being said within another quote to make it a repeat."""
+
+
+def _word_run(sentence: str) -> str:
+    """The sentence's words, lower-cased, between spaces: " a typical configuration ... follows "."""
+    return " " + " ".join(re.findall(r"\w+", sentence.lower())) + " "
 
 
 def cite(finding: dict[str, Any]) -> str:
