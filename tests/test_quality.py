@@ -115,6 +115,11 @@ def test_sphinx_page_is_cut_by_headings_with_its_path_and_no_navigation() -> Non
     assert section_label(
         "subprocess.run(args, *, stdin=None, input=None, stdout=None, capture_output=False)"
     ) == ("subprocess.run()")
+    # a numbered title is no signature: SQLite's "2.2. Posix advisory locks ..." was labelled "2.2."
+    numbered = "2.2. Posix advisory locks canceled by a separate thread doing close()"
+    assert section_label(numbered) == numbered
+    # the report writes a colon after the name: "*Warning*:", not "*Warning:*:"
+    assert section_label("Warning:") == "Warning"
 
 
 def test_rst_source_becomes_headings_and_plain_sentences() -> None:

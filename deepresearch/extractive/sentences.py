@@ -52,8 +52,8 @@ _OPENERS = _words(
 _NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
 _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
-    r"([\w.]+)\s*(\()?"
-)
+    r"([A-Za-z_][\w.]*)\s*(\()?"
+)  # a name opens with a letter: "2.2. Posix advisory locks canceled by ... close()" is a numbered title
 COVERAGE = 0.45
 RANK = 0.5
 """A quote's relevance: how much of the sub-question it names, and how well its section answers it."""
@@ -83,8 +83,9 @@ class Quote:
 
 
 def section_label(heading: str) -> str:
-    """A short name for a heading: an API signature becomes its name with "()" ("subprocess.run()")."""
-    heading = " ".join(heading.split())
+    """A short name for a heading: an API signature becomes its name with "()" ("subprocess.run()"), and a
+    heading that ends on a colon ("Warning:") loses it, as the report writes one after the name."""
+    heading = " ".join(heading.split()).rstrip(":").rstrip()
     match = _SIGNATURE.match(heading)
     if match and ("(" in heading or "." in match.group(1)) and len(heading) > 40:
         return f"{match.group(1)}()" if match.group(2) else match.group(1)
