@@ -318,6 +318,25 @@ def test_a_replay_reads_development_questions_only(
     assert "--split dev" in capsys.readouterr().err
 
 
+def test_score_counts_the_facts_the_summary_holds() -> None:
+    spec = {
+        "id": "q",
+        "question": "How does X work?",
+        "gold": ["a.html"],
+        "relevant": [],
+        "facts": [{"fact": "one", "any": ["first fact"]}, {"fact": "two", "any": ["second fact"]}],
+    }
+    markdown = (
+        "# Report\n\n> header\n\n## Summary\n\n- The first fact [1].\n\n## Findings\n\n### How?\n\n"
+        "- The second fact [1].\n\n## Sources\n\n- [1] a\n"
+    )
+    result = score(spec, markdown, [{"url": "corpus://a.html", "cited": True}], {"sub_questions": []})
+    assert (result.fact_recall, result.summary_recall) == (1.0, 0.5)
+    assert summary([result])["summary_fact_recall"] == 0.5
+    # a report without a Summary section summarises nothing
+    assert score(spec, markdown.replace("## Summary", "## Overview"), [], {}).summary_recall == 0.0
+
+
 def test_an_abbreviation_ends_no_sentence_when_repeats_are_counted() -> None:
     body = (
         '\n## Findings\n\n- *Mode*: Patterns exclude files [1]. E.g. "*.c" excludes C files [1].\n'

@@ -25,6 +25,7 @@ from bench.quality.scoring import Score, summary
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 SHOWN = (
     ("fact_recall", "facts", "{:.2f}"),
+    ("summary_fact_recall", "summary", "{:.2f}"),
     ("citation_precision", "precision", "{:.2f}"),
     ("gold_source_recall", "gold recall", "{:.2f}"),
     ("repeated_sentence_rate", "repeated", "{:.2f}"),

@@ -164,9 +164,9 @@ def main(argv: list[str] | None = None) -> int:
         figures[qset.name] = summary(scores)
         f = figures[qset.name]
         print(
-            f"{qset.name} dev {f['questions']}: fact recall {f['fact_recall']:.3f}, citation precision "
-            f"{f['citation_precision']:.3f}, gold {f['gold_cited']}/{f['gold_total']}, repeated "
-            f"{f['repeated_sentences']}"
+            f"{qset.name} dev {f['questions']}: fact recall {f['fact_recall']:.3f} (summary "
+            f"{f['summary_fact_recall']:.3f}), citation precision {f['citation_precision']:.3f}, gold "
+            f"{f['gold_cited']}/{f['gold_total']}, repeated {f['repeated_sentences']}"
         )
     if not figures:
         hint = f"python -m bench.quality --home {args.home} --split dev"

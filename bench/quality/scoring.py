@@ -75,6 +75,7 @@ class Score:
     missing_facts: list[str] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
     status: str = "completed"
+    summary_recall: float = 0.0  # the share of the gold facts its Summary section holds
 
 
 def failed(spec: dict[str, Any], status: str) -> Score:
@@ -101,6 +102,15 @@ def fact_found(fact: dict[str, Any], text: str) -> bool:
     return any(re.search(pattern, text, re.IGNORECASE) for pattern in fact["any"])
 
 
+def summary_section(markdown: str) -> str:
+    """The text of the report's Summary section ("" when it has none)."""
+    match = _SUMMARY.search(markdown)
+    return match.group(1) if match else ""
+
+
+_SUMMARY = re.compile(r"^## Summary\s*$(.*?)(?=^## |\Z)", re.MULTILINE | re.DOTALL)
+
+
 def score(
     spec: dict[str, Any],
     markdown: str,
@@ -111,6 +121,8 @@ def score(
     body = report_body(markdown)
     flat = " ".join(body.split())
     missing = [fact["fact"] for fact in spec["facts"] if not fact_found(fact, flat)]
+    summarised = " ".join(summary_section(markdown).split())
+    in_summary = sum(fact_found(fact, summarised) for fact in spec["facts"]) / len(spec["facts"])
     cited = sorted({page_of(s["url"], root) for s in sources if s.get("cited")})
     gold, relevant = set(spec["gold"]), set(spec["relevant"]) | set(spec["gold"])
     items = bullets(body)
@@ -132,6 +144,7 @@ def score(
         cited=cited,
         missing_facts=missing,
         unreadable=unreadable,
+        summary_recall=in_summary,
     )
 
 
@@ -142,6 +155,7 @@ def summary(scores: list[Score]) -> dict[str, float]:
         "questions": len(scores),
         "not_completed": sum(s.status != "completed" for s in scores),
         "fact_recall": statistics.mean(s.fact_recall for s in scores),
+        "summary_fact_recall": statistics.mean(s.summary_recall for s in scores),
         "citation_precision": statistics.mean(s.citation_precision for s in scores),
         "gold_source_recall": statistics.mean(s.gold_recall for s in scores),
         "gold_cited": sum(s.gold_cited for s in scores),
@@ -156,7 +170,8 @@ def summary(scores: list[Score]) -> dict[str, float]:
 
 def row(s: Score) -> str:
     return (
-        f"{s.qid:<26} {s.split:<8} gold {s.gold_cited}/{s.gold_total}  facts {s.fact_recall:4.2f}  precision "
+        f"{s.qid:<26} {s.split:<8} gold {s.gold_cited}/{s.gold_total}  facts {s.fact_recall:4.2f}  "
+        f"summary {s.summary_recall:4.2f}  precision "
         f"{s.citation_precision:4.2f}  repeated {s.repeated}  readable {s.readable:4.2f}  {s.seconds:5.1f} s"
         + ("" if s.status == "completed" else f"  [{s.status}]")
     )
