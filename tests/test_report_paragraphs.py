@@ -1,24 +1,28 @@
 """A section's consecutive quotes read as one paragraph under its name (report/digest.py `paragraphs`), and
-the citation check still reads every sentence of that line with its own citation."""
+the citation check still reads every sentence of that line with its own citation; a sentence is quoted once
+(report/digest.py `_Ledger`), with or without its code sample."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from deepresearch.report.digest import extractive_report_body
 from deepresearch.report.render import check_citations
-from tests._report_helpers import QUESTION, two_source_body
+from tests._report_helpers import QUESTION
 
 LOCK = "Refreshing a stale entry"
-PASSAGE = (
-    "When an entry becomes stale, a lock is created for it until the backend answers. "
-    "During the lock, later requests are given the stale entry. "
-    "The lock expires after five seconds. "
-    "Locks are empty files in the lock directory."
-)
+SENTENCES = [
+    "When an entry becomes stale, a lock is created for it until the backend answers.",
+    "During the lock, later requests are given the stale entry.",
+    "The lock expires after five seconds.",
+    "Locks are empty files in the lock directory.",
+]
+PASSAGE = f"## {LOCK}\n\n" + " ".join(SENTENCES)
+LENS = "Lens one turns once a minute. Lens two turns once a minute."
 
 
 def quote(text: str, n: int, place: int, position: int, section: str = LOCK) -> dict[str, Any]:
-    """A fact reviewer's finding: sentence `position` of the evidence passage at `place`, of source `n`."""
+    """A fact reviewer's finding: quote `position` of the evidence passage at `place`, of source `n`."""
     return {
         "sub_question": QUESTION,
         "statement": text,
@@ -36,134 +40,127 @@ SUMMARY = [
 ]
 
 
-def findings_lines(body: str) -> list[str]:
+def body(findings: list[dict[str, Any]], passages: dict[int, str]) -> str:
+    """The report body of the fact reviewer's findings over a.html [1] and b.html [2], the question's
+    evidence being `passages` by place (the summary's lens passage at place 0)."""
+    texts = {0: LENS, **passages}
+    evidence = [
+        {"sub_question": QUESTION, "sub_question_index": 0, "passage": texts.get(place, ""), "n": 1}
+        for place in range(max(texts) + 1)
+    ]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [QUESTION]},
+        "sources": [{"n": 1, "url": "corpus://a.html"}, {"n": 2, "url": "corpus://b.html"}],
+        "evidence": evidence,
+        "findings": {"fact_reviewer": {"findings": [*findings, *SUMMARY]}},
+    }
+    return extractive_report_body(state)
+
+
+def findings_lines(text: str) -> list[str]:
     """The lines under the question's own heading in Findings."""
-    section = body.split(f"### {QUESTION}", 1)[1].split("\n## ", 1)[0]
+    section = text.split(f"### {QUESTION}", 1)[1].split("\n## ", 1)[0]
     return [line for line in section.splitlines() if line.startswith("- ")]
 
 
-def sentences() -> list[str]:
-    return [s if s.endswith(".") else s + "." for s in PASSAGE.split(". ")]
+def cited(sentence: str, n: int = 1) -> str:
+    return f"{sentence[:-1]} [{n}]."
 
 
 def test_quotes_that_follow_each_other_in_a_section_are_one_line_under_its_name() -> None:
-    first, second, third, fourth = sentences()
-    body = two_source_body(
+    report = body([quote(s, 1, 3, i) for i, s in enumerate(SENTENCES)], {3: PASSAGE})
+    assert findings_lines(report) == [f"- *{LOCK}*: " + " ".join(cited(s) for s in SENTENCES)]
+
+
+def test_a_quote_with_text_between_it_and_the_last_starts_its_own_line() -> None:
+    # the source says something between the second and third quotes that the report does not quote
+    text = PASSAGE.replace(SENTENCES[2], "Not on Windows, though. " + SENTENCES[2])
+    report = body([quote(s, 1, 3, i) for i, s in enumerate(SENTENCES)], {3: text})
+    assert findings_lines(report) == [
+        f"- *{LOCK}*: {cited(SENTENCES[0])} {cited(SENTENCES[1])}",
+        f"- *{LOCK}*: {cited(SENTENCES[2])} {cited(SENTENCES[3])}",
+    ]
+
+
+def test_only_quotes_of_one_section_and_one_source_share_a_line() -> None:
+    first, second, third, fourth = SENTENCES
+    report = body(
         [
             quote(first, 1, 3, 0),
-            quote(second, 1, 3, 1),
-            quote(third, 1, 3, 2),
-            quote(fourth, 1, 3, 3),
-            *SUMMARY,
-        ]
+            quote(second, 2, 3, 1),  # next in the passage, but cited to source 2
+            quote(third, 1, 4, 2),
+            quote(fourth, 1, 4, 3, "HIT"),  # next, under the term it defines
+        ],
+        {3: PASSAGE, 4: PASSAGE},
     )
-    lines = findings_lines(body)
-    together = [line for line in lines if "During the lock" in line]
-    assert len(together) == 1, lines
-    assert together[0].count(f"*{LOCK}*") == 1
-    # every quoted sentence keeps its own citation, before its full stop
-    for text in (second, third):
-        assert text[:-1] + " [1]." in together[0]
+    assert findings_lines(report) == [
+        f"- *{LOCK}*: {cited(first)}",
+        f"- *{LOCK}*: {cited(second, 2)}",
+        f"- *{LOCK}*: {cited(third)}",
+        f"- *HIT*: {cited(fourth)}",
+    ]
 
 
-def test_a_quote_the_source_does_not_follow_with_starts_its_own_line() -> None:
-    first, second, third, fourth = sentences()
-    body = two_source_body(
-        [
-            quote(first, 1, 3, 0),
-            quote(second, 1, 3, 1),
-            quote(third, 1, 3, 3),  # the passage's fourth quote: its third is not in the report
-            quote(fourth, 1, 4, 4),  # next by number, in another passage: the source may say more between
-            *SUMMARY,
-        ]
+def test_the_text_of_the_first_quotes_passage_tells_what_follows_it() -> None:
+    # two cuts of one page: the second quote read in another passage still follows the first in the page
+    first, second, _, fourth = SENTENCES
+    report = body(
+        [quote(first, 1, 3, 0), quote(second, 1, 4, 1), quote(fourth, 1, 5, 0)], {3: PASSAGE, 4: PASSAGE}
     )
-    lines = findings_lines(body)
-    assert lines[0].endswith(f"{second[:-1]} [1].")
-    assert lines[1:] == [f"- *{LOCK}*: {third[:-1]} [1].", f"- *{LOCK}*: {fourth[:-1]} [1]."], lines
-
-
-def test_the_same_section_name_on_another_source_is_another_line() -> None:
-    first, second, third, _ = sentences()
-    body = two_source_body(
-        [
-            quote(first, 1, 3, 0),
-            quote(second, 1, 3, 1),
-            quote(third, 2, 3, 2),  # next in order, but source 2's
-            *SUMMARY,
-        ]
-    )
-    lines = findings_lines(body)
-    assert any(line.startswith(f"- *{LOCK}*: {third[:-1]} [2].") for line in lines), lines
+    assert findings_lines(report) == [
+        f"- *{LOCK}*: {cited(first)} {cited(second)}",
+        f"- *{LOCK}*: {cited(fourth)}",
+    ]
 
 
 def test_a_quote_that_ends_no_sentence_is_not_continued() -> None:
-    first, _, third, _ = sentences()
-    body = two_source_body(
-        [
-            quote(first, 1, 3, 0),
-            quote("Default: `CacheLock off`", 1, 3, 1),
-            quote(third, 1, 3, 2),
-            *SUMMARY,
-        ]
+    default = "Default: `CacheLock off`"
+    text = f"## {LOCK}\n\n{SENTENCES[0]} {default} {SENTENCES[2]}"
+    report = body(
+        [quote(SENTENCES[0], 1, 3, 0), quote(default, 1, 3, 1), quote(SENTENCES[2], 1, 3, 2)], {3: text}
     )
-    lines = findings_lines(body)
-    assert any(line.endswith("Default: `CacheLock off` [1]") for line in lines), lines
-    assert any(line.startswith(f"- *{LOCK}*: {third[:-1]} [1].") for line in lines), lines
+    assert findings_lines(report) == [
+        f"- *{LOCK}*: {cited(SENTENCES[0])} {default} [1]",
+        f"- *{LOCK}*: {cited(SENTENCES[2])}",
+    ]
+
+
+def test_a_line_the_citation_check_would_read_as_one_sentence_is_not_joined() -> None:
+    # an odd backtick: the sentence splitter does not end a sentence inside what it takes for code
+    odd = "The old form of command substitution uses the backquote (`) around the command."
+    after = "The new form nests without any escaping of the inner quotes."
+    report = body([quote(odd, 1, 3, 0), quote(after, 1, 3, 1)], {3: f"## {LOCK}\n\n{odd} {after}"})
+    assert findings_lines(report) == [f"- *{LOCK}*: {cited(odd)}", f"- *{LOCK}*: {cited(after)}"]
 
 
 def test_the_citation_check_reads_each_sentence_of_a_paragraph_on_its_own() -> None:
-    first, second, third, fourth = sentences()
-    body = two_source_body(
-        [
-            quote(first, 1, 3, 0),
-            quote(second, 1, 3, 1),
-            quote(third, 1, 3, 2),
-            quote(fourth, 1, 3, 3),
-            *SUMMARY,
-        ]
-    )
-    passages = {1: [PASSAGE], 2: ["Lens one turns once a minute. Lens two turns once a minute.", PASSAGE]}
-    checked, result = check_citations(body, passages, set())
+    report = body([quote(s, 1, 3, i) for i, s in enumerate(SENTENCES)], {3: PASSAGE})
+    checked, result = check_citations(report, {1: [PASSAGE], 2: [LENS]}, set())
     assert result.unverified_sentences == 0 and not result.removed
-    together = next(line for line in findings_lines(checked) if "During the lock" in line)
+    (line,) = findings_lines(checked)
     # a citation before each full stop: no sentence was merged into its neighbour by the check
-    assert together.count(" [1].") == 4 and together.endswith("directory [1].")
-
-
-def test_a_definition_list_keeps_a_line_per_term() -> None:
-    # one passage, consecutive quotes, each under the term it defines (sentences.py's definition items)
-    body = two_source_body(
-        [
-            quote("The entry was fresh and served from the cache.", 1, 3, 0, "HIT"),
-            quote("The entry was stale and fetched again.", 1, 3, 1, "MISS"),
-            *SUMMARY,
-        ]
-    )
-    assert findings_lines(body) == [
-        "- *HIT*: The entry was fresh and served from the cache [1].",
-        "- *MISS*: The entry was stale and fetched again [1].",
-    ]
+    assert line.count(" [1].") == 4 and line.endswith("directory [1].")
 
 
 def test_a_sentence_quoted_with_its_example_is_not_quoted_again_alone() -> None:
     lead = "A typical lock configuration might look as follows."
-    body = two_source_body(
-        [
-            quote(f"{lead} `LockPath /var/lock/cache`", 1, 2, 0, "Locks"),
-            quote(lead, 1, 3, 0),  # the same sentence, cut from another passage without its example
-            quote("The lock expires after five seconds.", 1, 3, 1),
-            *SUMMARY,
-        ]
+    report = body(
+        [quote(f"{lead} `LockPath /var/lock/cache`", 1, 2, 0, "Locks"), quote(lead, 1, 3, 0)],
+        {2: f"## Locks\n\n{lead} LockPath /var/lock/cache", 3: f"## {LOCK}\n\n{lead}"},
     )
-    assert body.count("A typical lock configuration") == 1, body
-    # the quote after it stays, on a line of its own
-    assert f"- *{LOCK}*: The lock expires after five seconds [1]." in body
-    # a short sentence said within a longer one is no repeat ("It is fast." is in many quotes)
-    short = two_source_body(
-        [
-            quote("Locks are fast.", 1, 2, 0, "Locks"),
-            quote("Locks are fast as they are empty.", 1, 3, 0),
-            *SUMMARY,
-        ]
-    )
-    assert short.count("Locks are fast") == 2, short
+    assert report.count("A typical lock configuration") == 1, report
+    assert "`LockPath /var/lock/cache`" in report
+
+
+def test_a_sentence_that_says_more_than_a_quoted_one_is_quoted_too() -> None:
+    # the same words with a qualifier, or a short sentence within a longer one: distinct sentences
+    quotes = [
+        quote("Readers do not block writers.", 1, 3, 0),
+        quote("In WAL mode, readers do not block writers, but a checkpoint can block both.", 1, 4, 0),
+        quote("Locks are very fast.", 1, 5, 0),
+        quote("Locks are very fast because they are empty files.", 1, 6, 0),
+    ]
+    report = body(quotes, {})
+    for finding in quotes:
+        assert cited(finding["statement"]) in report, report

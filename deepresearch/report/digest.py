@@ -78,23 +78,19 @@ RISK = re.compile(
 
 class _Ledger:
     """The sentences the report has used: each is quoted once in the whole report, and a near-copy of one
-    (the same sentence in a page's HTML and in its source file) counts as the same sentence, and so does
-    one said word for word within a longer quote ("A typical configuration ... might look as follows." is
-    quoted with its example, and must not come again alone)."""
+    (the same sentence in a page's HTML and in its source file) counts as the same sentence, and so does one
+    quoted with its code sample and again without it ("A typical configuration ... might look as follows.
+    `LogFormat ...`", then the sentence alone): a sentence's words are read without its inline code."""
 
     def __init__(self) -> None:
         self._used: list[set[str]] = []
-        self._words: list[str] = []
 
     def take(self, statement: str) -> bool:
         """Record the statement's sentences; False (and nothing recorded) if any of them is used already."""
-        parts = split_sentences(statement) or [statement]
-        sentences = [set(content_tokens(s)) for s in parts]
-        words = [_word_run(s) for s in parts]
-        if any(self._seen(terms) for terms in sentences) or any(self._within(run) for run in words):
+        sentences = [_words(s) for s in split_sentences(statement)] or [_words(statement)]
+        if any(self._seen(terms) for terms in sentences):
             return False
         self._used += sentences
-        self._words += words
         return True
 
     def _seen(self, terms: set[str]) -> bool:
@@ -103,22 +99,14 @@ class _Ledger:
             for used in self._used
         )
 
-    def _within(self, run: str) -> bool:
-        """The sentence is said word for word in a used one, or holds one, of WORD_FOR_WORD words or more."""
-        return any(
-            min(run.count(" "), used.count(" ")) + 1 >= WORD_FOR_WORD and (run in used or used in run)
-            for used in self._words
-            if run and used
-        )
+
+_INLINE_CODE = re.compile(r"`[^`]*`")
 
 
-WORD_FOR_WORD = 6
-"""Words a sentence must have for its being said within another quote to make it a repeat."""
-
-
-def _word_run(sentence: str) -> str:
-    """The sentence's words, lower-cased, between spaces: " a typical configuration ... follows "."""
-    return " " + " ".join(re.findall(r"\w+", sentence.lower())) + " "
+def _words(sentence: str) -> set[str]:
+    """A sentence's content words without its inline code, or with it when it is (almost) all code."""
+    prose = set(content_tokens(_INLINE_CODE.sub(" ", sentence)))
+    return prose if len(prose) >= 3 else set(content_tokens(sentence))
 
 
 def cite(finding: dict[str, Any]) -> str:
@@ -138,35 +126,58 @@ def _cited(finding: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
-def paragraphs(findings: list[dict[str, Any]]) -> list[str]:
+def paragraphs(findings: list[dict[str, Any]], passages: dict[tuple[str, int], str]) -> list[str]:
     """Findings in reading order as report lines, a quote that follows the one before it in the same section
     of the same source on that quote's line: a section's explanation reads as a paragraph under its name,
-    not as the name repeated on every line. Only a quote ending a sentence is continued - the citation
-    check reads a line sentence by sentence - and only by the quote that comes next in the source, so a
-    line never reads as one passage where the source says something in between."""
+    not as the name repeated on every line. ``passages``: each evidence passage's text by sub-question and
+    place (a finding's ``order`` is [place, position]). Only a quote that comes right after the other in
+    that one's passage, nothing between them, continues a line, and only where the citation check will
+    still read the line sentence by sentence, each with its citation (not after "Default: `off`", nor
+    after a lone backtick)."""
     lines: list[str] = []
+    body = ""  # the current line's quotes, without its section name
     previous: dict[str, Any] | None = None
     for finding in findings:
-        if previous is not None and _follows(previous, finding):
-            lines[-1] += " " + _cited(finding)
+        quoted = _cited(finding)
+        joined = f"{body} {quoted}"
+        if (
+            previous is not None
+            and _follows(previous, finding, passages)
+            and split_sentences(joined) == [*split_sentences(body), *split_sentences(quoted)]
+        ):
+            lines[-1] += " " + quoted
+            body = joined
         else:
             lines.append(f"- {cite(finding)}")
+            body = quoted
         previous = finding
     return lines
 
 
-def _follows(before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """``after`` is the next quote of ``before``'s passage (``order``: the passage's place in the evidence,
-    the quote's within it), in the same section of the same source, and ``before`` ends a sentence."""
-    first, second = before.get("order") or [], after.get("order") or []
+def _follows(before: dict[str, Any], after: dict[str, Any], passages: dict[tuple[str, int], str]) -> bool:
+    """``after`` is quoted right after ``before`` in ``before``'s passage, in the same section of the same
+    source."""
+    place = (before.get("order") or [None])[0]
+    text = passages.get((before["sub_question"], place), "") if isinstance(place, int) else ""
+    pair = " ".join(f"{before['statement']} {after['statement']}".split())
     return (
         before.get("section") == after.get("section")
         and before["citations"] == after["citations"]
-        and len(first) == len(second) == 2
-        and first[0] == second[0]
-        and second[1] == first[1] + 1
-        and before["statement"].rstrip()[-1:] in ".!?"
+        and bool(text)
+        and pair in text
     )
+
+
+def _passages(state: dict[str, Any]) -> dict[tuple[str, int], str]:
+    """Each evidence passage's text (spaces normalised) by sub-question and its place among that
+    sub-question's evidence, as the reviewers number them (report/findings.py)."""
+    evidence = state.get("evidence", [])
+    found: dict[tuple[str, int], str] = {}
+    for index, sub_question in enumerate(state["plan"]["sub_questions"]):
+        items = [e for e in evidence if e.get("sub_question_index") == index]
+        for place, item in enumerate(items):
+            found[(sub_question, place)] = " ".join(str(item.get("passage", "")).split())
+    return found
 
 
 _PLAIN_WORD = re.compile(r"[A-Za-z]{2,}")
@@ -371,6 +382,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
     )
     ledger = _Ledger()
     used: list[dict[str, Any]] = []
+    passages = _passages(state)
 
     def pick(candidates: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
         chosen = []
@@ -405,7 +417,8 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
         ):
             quoted_under.append(sub_question)
         if chosen:
-            sections.append((sub_question, paragraphs(sorted(chosen, key=lambda f: f.get("order", [0, 0])))))
+            ordered = sorted(chosen, key=lambda f: f.get("order", [0, 0]))
+            sections.append((sub_question, paragraphs(ordered, passages)))
         elif sub_question not in evidence:
             sections.append((sub_question, ["No fetched source addressed this sub-question."]))
         else:  # read for, but its quotes went above or none answers it: the section says which
