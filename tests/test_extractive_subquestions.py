@@ -11,6 +11,7 @@ import pytest
 
 from bench.quality.grammar import grammar_problems
 from deepresearch.extractive.comparison import article, compared_members, named_alone
+from deepresearch.extractive.inflection import gerund
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
 
@@ -241,3 +242,29 @@ def test_a_coordinated_task_in_ing_passes_the_benchs_grammar_check() -> None:
     limits = [sq for sq in keyword_plan(question, 5).sub_questions if "limitations" in sq]
     assert limits and "and mailing them" in limits[0]
     assert grammar_problems(limits[0], question) == []
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        # a noun with a clause, a comparison or a manner after it
+        "find the date and time a file was last modified",
+        "set the owner and group the same as another file",
+        "rename a table or column the safe way",
+        # a verb after a relative, a subordinator or an infinitive's "to" is that clause's
+        "find the commits that add or remove a function call",
+        "see which user and group it runs as",
+        "use rsync to copy files and preserve their permissions",
+        "get Apache to rewrite URLs and keep the query string",
+    ],
+)
+def test_a_word_after_a_coordinator_that_is_no_second_task_keeps_its_form(task: str) -> None:
+    plan = keyword_plan(f"How do I {task}?", 5)
+    first, rest = task.split(" ", 1)
+    expected = f"{gerund(first)} {rest}"
+    assert f"What are the limitations of {expected}?" in plan.sub_questions, plan.sub_questions
+
+
+def test_a_verb_whose_stress_falls_last_doubles_its_consonant() -> None:
+    plan = keyword_plan("How do I format a disk and mount it?", 5)
+    assert "What are the limitations of formatting a disk and mounting it?" in plan.sub_questions

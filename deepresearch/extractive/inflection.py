@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 
 from deepresearch.extractive.wordclasses import (
+    AUX_BE,
+    AUX_DO,
+    AUX_HAVE,
     CAUSATIVES,
     CONJUNCTIONS,
     DETERMINERS,
     FUNCTION_WORDS,
     OBJECT_PRONOUNS,
     POSSESSIVES,
+    SUBORDINATORS,
 )
 
 _CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
@@ -93,9 +97,20 @@ def gerund_phrase(words: list[str]) -> str:
     # after a causative the second verb may be the agent's ("make git blame look past X and attribute Y")
     if words[k].lower() not in CAUSATIVES:
         for i in range(k + 2, len(words) - 1):
+            if _opens_clause(words, i - 1):
+                break  # a verb after it is that clause's: "the commits that add or remove", "to copy X and Y"
             if _coordinated_verb(words, i):
                 out[i] = gerund(words[i])
     return " ".join(out)
+
+
+def _opens_clause(words: list[str], i: int) -> bool:
+    """``words[i]`` opens a clause with a verb of its own: a subordinator or relative ("that", "which",
+    "who", "when", "if") or an infinitive's "to" ("use rsync to copy files and preserve ...")."""
+    word = words[i].lower()
+    after = words[i + 1] if i + 1 < len(words) else ""
+    infinitive = word == "to" and after.isalpha() and after.islower() and after not in FUNCTION_WORDS
+    return word in SUBORDINATORS or word in ("which", "who") or infinitive
 
 
 _OBJECT_OPENS = DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS | {"it"}
@@ -106,8 +121,14 @@ def _coordinated_verb(words: list[str], i: int) -> bool:
     the file"): a plain lower-case word, not a past or -ing form nor a third person's -s ("the commit that
     added or *removed* a call" is no task), with a determiner, a possessive or an object pronoun after it."""
     word, before, after = words[i], words[i - 1].lower(), words[i + 1].lower()
+    # a noun with a clause after it ("the date and *time* a file was modified"), compared ("the owner and
+    # *group* the same as ..."), or with a manner after it ("a table or *column* the safe way")
+    clause = any(w.lower() in AUX_BE | AUX_HAVE | AUX_DO for w in words[i + 1 : i + 5])
     return (
-        before in CONJUNCTIONS
+        not clause
+        and words[i + 2 : i + 3] != ["same"]
+        and "way" not in words[i + 2 : i + 4]
+        and before in CONJUNCTIONS
         and word.isalpha()
         and word.islower()
         and word not in FUNCTION_WORDS
@@ -140,7 +161,7 @@ def gerund(verb: str) -> str:
 _STRESSED_LAST = (
     "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
     "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
-    "upset", "reset", "unset", "embed",
+    "upset", "reset", "unset", "embed", "format", "reformat", "unzip", "rerun", "subset", "offset",
 )  # fmt: skip
 
 
