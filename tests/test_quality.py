@@ -118,6 +118,13 @@ def test_sphinx_page_is_cut_by_headings_with_its_path_and_no_navigation() -> Non
     # a numbered title is no signature: SQLite's "2.2. Posix advisory locks ..." was labelled "2.2."
     numbered = "2.2. Posix advisory locks canceled by a separate thread doing close()"
     assert section_label(numbered) == numbered
+    appendix = "A.1. Appendix: keywords that cannot be used as identifiers in SQL"
+    assert section_label(appendix) == appendix
+    release = "v2.4.1 release notes for the server (security)"
+    assert section_label(release) == release
+    assert section_label("class logging.handlers.RotatingFileHandler(filename, mode='a')") == (
+        "logging.handlers.RotatingFileHandler()"
+    )
     # the report writes a colon after the name: "*Warning*:", not "*Warning:*:"
     assert section_label("Warning:") == "Warning"
 

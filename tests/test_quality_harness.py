@@ -348,3 +348,14 @@ def test_an_abbreviation_ends_no_sentence_when_repeats_are_counted() -> None:
         "ranges select items.",
         'e.g. "2-5" selects four.',
     ]
+    # nor inside inline code; a closing quote ends one; a label with escaped characters is no sentence
+    body = (
+        "\n- Run `git log v2.5.. Makefile` to list them [1]. See Fig. 3 for more [1].\n"
+        '- *fnmatch(\\*.c) patterns*: It says "exclusive." Readers wait [2].\n'
+    )
+    assert bullets(body) == [
+        "run `git log v2.5.. makefile` to list them.",
+        "see fig. 3 for more.",
+        'it says "exclusive."',
+        "readers wait.",
+    ]

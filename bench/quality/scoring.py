@@ -39,11 +39,24 @@ def report_body(markdown: str) -> str:
     return markdown[start : end if end > start else None]
 
 
-# a full stop that ends an abbreviation ("E.g. ...", "i.e.") ends no sentence
-_SENTENCE_END = re.compile(
-    r"(?<=[.!?])(?<![Ee]\.g\.)(?<![Ii]\.e\.)(?<!etc\.)(?<!vs\.)(?<![Cc]f\.)\s+(?=[A-Z0-9`\"(])"
-)
-_LABEL = re.compile(r"^(?:\*[^*]+\*|`[^`]+`):\s+")
+# a sentence ends at . ! or ? (a closing quote or bracket may follow) before a capital, digit, code or quote
+_SENTENCE_END = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z0-9`\"(])")
+# ... not after an abbreviation ("E.g. ...", "See Fig. 3"), nor inside inline code ("git log v2.5.. Makefile")
+_ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|no|fig|approx)\.)$", re.IGNORECASE)
+# a bullet's section name in italics (Markdown's own characters escaped within) or as code
+_LABEL = re.compile(r"^(?:\*(?:[^*\\]|\\.)+\*|`[^`]+`):\s+")
+
+
+def _sentences(text: str) -> list[str]:
+    """The sentences of a bullet's text (see _SENTENCE_END)."""
+    parts, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        head = text[start : match.end()].rstrip()
+        if text[: match.start()].count("`") % 2 or _ABBREVIATION.search(head.rstrip('"”’)')):
+            continue
+        parts.append(head)
+        start = match.end()
+    return [*parts, text[start:]]
 
 
 def bullets(body: str) -> list[str]:
@@ -54,7 +67,7 @@ def bullets(body: str) -> list[str]:
     for line in body.splitlines():
         if _BULLET.match(line):
             text = _MARKERS.sub("", _LABEL.sub("", _BULLET.sub("", line)))
-            found += [" ".join(part.lower().split()) for part in _SENTENCE_END.split(text)]
+            found += [" ".join(part.lower().split()) for part in _sentences(text)]
     return [b for b in found if b]
 
 

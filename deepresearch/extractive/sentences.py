@@ -87,6 +87,9 @@ def section_label(heading: str) -> str:
     heading that ends on a colon ("Warning:") loses it, as the report writes one after the name."""
     heading = " ".join(heading.split()).rstrip(":").rstrip()
     match = _SIGNATURE.match(heading)
+    # every part of a dotted name opens with a letter: "A.1." and "v2.4.1" number an appendix or a release
+    if match and not all(part[:1].isalpha() or part[:1] == "_" for part in match.group(1).split(".")):
+        match = None
     if match and ("(" in heading or "." in match.group(1)) and len(heading) > 40:
         return f"{match.group(1)}()" if match.group(2) else match.group(1)
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
