@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepresearch.report.digest import extractive_report_body
+from deepresearch.extractive.sentences import quotes
+from deepresearch.report.digest import cite, extractive_report_body
 from deepresearch.report.render import check_citations
 from tests._report_helpers import QUESTION
 
@@ -164,3 +165,20 @@ def test_a_sentence_that_says_more_than_a_quoted_one_is_quoted_too() -> None:
     report = body(quotes, {})
     for finding in quotes:
         assert cited(finding["statement"]) in report, report
+
+
+def test_a_sentence_that_opens_with_code_is_cited_on_its_own() -> None:
+    # "... reconnects. `tests/x.py` restarts ..." was one sentence to the splitter: one citation for two
+    text = (
+        "The pool checks each connection before use and the `LISTEN` connection reconnects. "
+        "`tests/test_replica_faults.py` restarts PostgreSQL while runs are executing."
+    )
+    units = quotes(f"## Pool\n\n{text}", 1, ("Durability", "Pool"))
+    assert [u.text for u in units] == [
+        "The pool checks each connection before use and the `LISTEN` connection reconnects.",
+        "`tests/test_replica_faults.py` restarts PostgreSQL while runs are executing.",
+    ]
+    line = cite(quote(text, 1, 3, 0, "Pool"))
+    assert line.count("[1]") == 2 and "reconnects [1]. `tests/" in line
+    checked, result = check_citations(f"- {line}", {1: [text]}, set())
+    assert result.supported == 2 and checked.count("[1]") == 2

@@ -43,10 +43,11 @@ _BRACKETED = re.compile(r"\[([A-Za-z][A-Za-z0-9]{0,7})\]")
 _CAMEL = re.compile(r"\b[A-Z]?[a-z]+(?:[A-Z][a-z]+)+\b")
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 # the space after a full stop (and the quote or bracket that closes with it: "(CD, email, etc.)." keeps its
-# parenthesis, or the sentence would read unbalanced and never be quoted), before a capital, a digit, a quote
-# or a bracket - not before a citation marker ("etc.) [1].": the marker belongs to the sentence it ends)
+# parenthesis, or the sentence would read unbalanced and never be quoted), before a capital, a digit, a quote,
+# a bracket or code ("`tests/test_pg_pool.py` makes the race deterministic.": a sentence of its own, cited on
+# its own) - not before a citation marker ("etc.) [1].": the marker belongs to the sentence it ends)
 _SENTENCE_END = re.compile(
-    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=[A-Z0-9\"'(]|\[(?!\d{1,3}\]))"
+    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=[A-Z0-9\"'(`]|\[(?!\d{1,3}\]))"
 )
 
 
