@@ -49,7 +49,7 @@ _OPENERS = _words(
     "the a an this that these those it its if when while for in on to as by with all each every some any "
     "no not only most many python always never use note see both either neither"
 )
-# ... not a sentence that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...")
+# ... not one that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...")
 _NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
 _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
