@@ -190,7 +190,7 @@ def _options_patch(args: argparse.Namespace, settings: Settings) -> Patch:
             raise InvalidInput(
                 f"--corpus {args.corpus}: is a file, not a folder; name the folder that holds the documents"
             )
-        raise InvalidInput(f"--corpus {args.corpus}: no such folder")
+        raise InvalidInput(f"--corpus {args.corpus}: no such folder; name an existing folder of documents")
     web = not (args.corpus_only or settings.corpus_only)  # corpus-only: the service refuses such a folder
     if args.corpus and web and not has_documents(args.corpus):
         # not an error (the web is searched), but the folder was meant to be read: say it is not
