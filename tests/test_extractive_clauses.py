@@ -458,3 +458,58 @@ def test_how_does_a_name_do_things(question: str, limits: str) -> None:
     sub_questions = _plan(question)
     assert limits in sub_questions, sub_questions
     assert not any("wickses" in sq or " trim charred?" in sq for sq in sub_questions), sub_questions
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # with the asker the statement's subject, "its" is what the asker did something to
+        (
+            "I repainted a dinghy with marine varnish; how do I check its hull for cracks?",
+            "How do I check the dinghy's hull for cracks?",
+        ),
+        # ... a time said in passing is not part of it
+        (
+            "We sold the boat last year; how do I cancel its mooring permit?",
+            "How do I cancel the boat's mooring permit?",
+        ),
+        # otherwise "its" is the statement's subject's
+        (
+            "My lighthouse is flashing all night; how can I change its rhythm?",
+            "How can I change my lighthouse's rhythm?",
+        ),
+        # ... unless the subject may end on its verb ("leaks"): then "its" stays
+        ("My boat leaks; how do I find its leak?", "How do I find its leak?"),
+    ],
+)
+def test_its_in_a_question_after_a_statement_names_whose(question: str, expected: str) -> None:
+    sub_questions = _plan(question)
+    assert sub_questions[0] == expected
+    assert grammar_problems(sub_questions[0], question) == []
+
+
+def test_can_i_asks_to_do_something_and_its_place_is_no_subject() -> None:
+    # "Can I ..." asks to do something as "How do I ..." does: the limits asked about are the task's, and a
+    # name it is done in is not what the question is about
+    sub_questions = _plan("Can I store the tide charts entirely in RAM, and can two crews read the same one?")
+    assert "What is RAM?" not in sub_questions
+    assert "What are the limitations of RAM?" not in sub_questions
+    assert "What are the limitations of storing the tide charts entirely in RAM?" in sub_questions
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        ("We sold the boat last year", ["the boat"]),
+        ("I moved the mooring next week to a new harbour", ["the mooring", "a new harbour"]),
+        ("I tarred a rope yesterday", ["a rope"]),
+        # an opener after a determiner, or a unit before "of", is a word of the phrase
+        ("How do I undo the last splice", ["the last splice"]),
+        (
+            "What happened to the harbour in the last week of the regatta",
+            ["the harbour", "the last week", "the regatta"],
+        ),
+    ],
+)
+def test_a_time_said_in_passing_is_no_word_of_a_noun_phrase(clause: str, expected: list[str]) -> None:
+    assert [p.text for p in noun_phrases(clause)][-len(expected) :] == expected

@@ -47,8 +47,11 @@ from deepresearch.extractive.wordclasses import (
     RELATION_NOUNS,
     SUBJECT_PRONOUNS,
     SUBORDINATORS,
+    TIME_OPENERS,
+    TIME_UNITS,
     VERSUS,
     WH,
+    WHEN_WORDS,
     lowered,
     named_am,
     tokens,
@@ -89,6 +92,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
     if named_am(word, previous, following):
         return True
+    if lower in WHEN_WORDS or _said_when(lower, previous.lower(), following.lower()):
+        return False  # "the boat last year": when, not which boat
     if lower in PREPOSITION_NOUNS and previous.lower() in ("in", "on", "by") and following.lower() == "of":
         return False  # "in front of": a preposition
     if lower in VERSUS and (word[:2] == "VS" or not previous or previous.lower() in FUNCTION_WORDS):
@@ -111,6 +116,14 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
     ):
         return False  # "Is git merge faster than git rebase?": what is asked of the two, not a word of one
     return word not in CLOSES
+
+
+def _said_when(word: str, previous: str, following: str) -> bool:
+    """ "last year", "next week": a time opener before a unit, or the unit after one - not "the last commit"
+    nor "the last week of" (a determiner before the opener, "of" after the unit)."""
+    if word in TIME_OPENERS:
+        return following in TIME_UNITS and previous not in DETERMINERS | POSSESSIVES
+    return word in TIME_UNITS and previous in TIME_OPENERS and following != "of"
 
 
 def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], int]:

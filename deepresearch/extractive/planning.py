@@ -343,6 +343,14 @@ def _from_scene(clause: str, statements: list[str]) -> str:
     """ "it" and "them" in the first question, resolved to a statement's subject and its plural noun."""
     phrases = [p for statement in statements for p in noun_phrases(statement)]
     subject = next((p for p in phrases if p.role == "subject" and not _PERSONAL.match(p.text)), None)
+    # "its" is the subject's, or, with the asker the statement's subject, what the asker did something to:
+    # "I renamed a file with git mv; how do I see its history ..." asks for "the file's history"
+    done_to = next((p for p in phrases if p.role == "object" and not p.items and not p.plural), None)
+    owner = subject.text if subject is not None else done_to.text if done_to is not None else ""
+    # ... not a phrase ending in -s: "My boat leaks" may be a subject with its verb
+    if owner and not owner.lower().endswith("s"):
+        owner = _lower_possessive(re.sub(r"^(?:a|an)\s+", "the ", owner, flags=re.IGNORECASE))
+        clause = re.sub(r"\bits\b", f"{owner}'s", clause, count=1, flags=re.IGNORECASE)
     # "them": a coordination or a plural noun the statement names ("my username and password"), not a name
     # in capitals ("HTTPS")
     plural = next(
@@ -414,7 +422,9 @@ def _aspects(
     # the members of a coordination are asked about one by one when the question compares them, not in
     # "my username and password"
     items = compared_members(whole, phrase)
-    task = _task_phrase(clause)
+    # "Can I keep a database entirely in RAM?" asks to do something, as "How do I ..." does: its limits are
+    # the task's, and a name it does that in ("RAM") is no subject to ask "What is X?" of
+    task = _task_phrase(clause) or (_clause_task(clause) if _CAN_I.match(clause) else None)
     what_is = bool(_WHAT_IS.match(clause))
     if items:
         aspects += [f"What {'are' if _plural_word(item) else 'is'} {item}?" for item in items]

@@ -88,6 +88,11 @@ FUNCTION_WORDS = (
 )  # fmt: skip
 # "the with statement", "for loops": a keyword named as such is a content word there
 KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop loops operator operators")
+# "We sold the boat last year", "I deleted a branch yesterday": a time said in passing is no word of a noun
+# phrase (not "the last commit", "the last week of the month")
+WHEN_WORDS = _set("yesterday today tonight tomorrow")
+TIME_OPENERS = _set("last next")
+TIME_UNITS = _set("year month week day night weekend morning evening")
 # "in front of each path", "on top of the branch": a preposition of three words, its noun names nothing
 PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
 
