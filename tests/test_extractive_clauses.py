@@ -513,3 +513,27 @@ def test_can_i_asks_to_do_something_and_its_place_is_no_subject() -> None:
 )
 def test_a_time_said_in_passing_is_no_word_of_a_noun_phrase(clause: str, expected: list[str]) -> None:
     assert [p.text for p in noun_phrases(clause)][-len(expected) :] == expected
+
+
+def test_it_in_a_later_clause_is_what_the_clause_before_gave_the_same_kind_of_state() -> None:
+    # "it is stale" says of the chart what "is still current" said of it, not of the topic
+    sub_questions = _plan(
+        "How does the chartroom decide whether a tide chart is still current, and what happens when it is "
+        "stale?"
+    )
+    assert "What happens when the tide chart is stale?" in sub_questions
+    # without such a state, "it" is still the topic
+    assert "How do I store the chartroom?" in _plan("What is the chartroom, and how do I store it?")
+
+
+def test_that_after_a_yes_no_question_is_its_subject_not_the_name_it_ends_on() -> None:
+    question = (
+        "Are buoys treated as hazards by the harbour in a narrow channel and at the MARINA, and how does "
+        "that compare with other harbours?"
+    )
+    sub_questions = _plan(question)
+    assert "How do buoys compare with other harbours?" in sub_questions
+    # a comparison is still the two things it compares
+    assert "How do the sloop and the ketch work?" in _plan(
+        "Is the sloop faster than the ketch? How does that work?"
+    )

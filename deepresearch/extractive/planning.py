@@ -34,6 +34,7 @@ from deepresearch.extractive.comparison import (
 from deepresearch.extractive.imperative import as_asked
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
 from deepresearch.extractive.phrases import Phrase, noun_phrases
+from deepresearch.extractive.reference import from_scene, inline, parallel, resolve_pronouns, yes_no_subject
 from deepresearch.extractive.text import content_tokens, keywords
 from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 
@@ -104,8 +105,6 @@ _CONFIG_WORDS = re.compile(
     r"\b(configur\w*|size|option|options|setting|settings|parameter|parameters|tune|tuned|set up)\b",
     re.IGNORECASE,
 )
-_PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
-_PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|another|two|three|many|several|multiple)\s+", re.I)
 _RELATION_OF = re.compile(
     r"\b(the (?:pitfalls|drawbacks|downsides|risks|limitations|limits|caveats|disadvantages|advantages|"
@@ -307,11 +306,11 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
     asking = [clause for clause in clauses if _ASKS.match(clause)] or clauses
     statements = [clause for clause in clauses if clause not in asking]
     # a pronoun refers back: in the first clause only to a statement before it ("Why is it unsafe to ...")
-    asked = [_from_scene(asking[0], statements)]
+    asked = [from_scene(asking[0], statements)]
     scene = statements[-1] if statements else ""
     if scene and not set(content_tokens(asked[0])) & set(content_tokens(" ".join(statements))):
         # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
-        asked[0] = f"{asked[0]} when {_inline(scene)}"
+        asked[0] = f"{asked[0]} when {inline(scene)}"
     for clause in asking[1:]:
         doing = _CAN_IT.match(asked[-1]) if _HOW_THAT_WORKS.match(clause) else None
         if doing is not None:
@@ -325,7 +324,10 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
             plural = aux == "do" or (aux != "does" and bool(_SEVERAL.match(what) or own))
             asked.append(f"How {'do' if plural else 'does'} {what}?")
             continue
-        antecedent = _clause_task(asked[-1]) or topic
+        asker = yes_no_subject(asked[-1], topic) if _DEMONSTRATIVE.match(clause) else None
+        antecedent = _clause_task(asked[-1]) or (asker.text if asker else topic)
+        if asker is not None and asker.plural:
+            clause = re.sub(r"^(how\s+)does\b", r"\1do", clause, flags=re.IGNORECASE)  # "How do NULLs ..."
         if antecedent and EITHER.search(antecedent) and _DEMONSTRATIVE.match(clause):
             # "Is SQLite faster than PostgreSQL? How does that work?": how the two work
             antecedent = EITHER.sub(" and ", antecedent)
@@ -334,55 +336,9 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
             clause = _DEMONSTRATIVE.sub(lambda m, a=antecedent: m.group(1) + a, clause, count=1)
         # "What are the pitfalls of X, and how do I avoid them?": them are the pitfalls of X, not X
         relation = _RELATION_OF.search(asked[0])
-        clause = _resolve_pronouns(clause, relation.group(1) if relation else topic)
+        clause = resolve_pronouns(parallel(clause, asked[-1]), relation.group(1) if relation else topic)
         asked.append(_anchor(clause, " ".join(asked + statements), _clause_task(asked[0]), topic))
     return asking, asked
-
-
-def _from_scene(clause: str, statements: list[str]) -> str:
-    """ "it" and "them" in the first question, resolved to a statement's subject and its plural noun."""
-    phrases = [p for statement in statements for p in noun_phrases(statement)]
-    subject = next((p for p in phrases if p.role == "subject" and not _PERSONAL.match(p.text)), None)
-    # "its" is the subject's, or, with the asker the statement's subject, what the asker did something to:
-    # "I renamed a file with git mv; how do I see its history ..." asks for "the file's history"
-    done_to = next((p for p in phrases if p.role == "object" and not p.items and not p.plural), None)
-    owner = subject.text if subject is not None else done_to.text if done_to is not None else ""
-    # ... not a phrase ending in -s: "My boat leaks" may be a subject with its verb
-    if owner and not owner.lower().endswith("s"):
-        owner = _lower_possessive(re.sub(r"^(?:a|an)\s+", "the ", owner, flags=re.IGNORECASE))
-        clause = re.sub(r"\bits\b", f"{owner}'s", clause, count=1, flags=re.IGNORECASE)
-    # "them": a coordination or a plural noun the statement names ("my username and password"), not a name
-    # in capitals ("HTTPS")
-    plural = next(
-        (p for p in phrases if p.role != "subject" and (p.items or (p.plural and not p.head.isupper()))), None
-    )
-    if subject is not None and re.search(r"\bit\b", clause, re.IGNORECASE):
-        clause = re.sub(r"\bit\b", _lower_possessive(subject.text), clause, count=1, flags=re.IGNORECASE)
-    if plural is not None:
-        clause = re.sub(
-            r"\b(them|they)\b", _lower_possessive(plural.text), clause, count=1, flags=re.IGNORECASE
-        )
-    return clause
-
-
-_SENTENCE_OPENERS = frozenset(
-    ["my", "our", "your", "the", "a", "an", "this", "these", "that", "those", "every", "all", "some"]
-)
-
-
-def _inline(sentence: str) -> str:
-    """A sentence continued inside another: its capital dropped where it only opened the sentence."""
-    first, _, rest = sentence.partition(" ")
-    return f"{first.lower()} {rest}".strip() if first.lower() in _SENTENCE_OPENERS else sentence
-
-
-_PERSONAL = re.compile(r"^(?:i|we|you)$", re.IGNORECASE)
-
-
-def _lower_possessive(text: str) -> str:
-    """ "My server" inside a sentence is "my server"."""
-    first, _, rest = text.partition(" ")
-    return f"{first.lower()} {rest}".strip() if first.lower() in ("my", "our", "your") else text
 
 
 def _clause_task(clause: str) -> str | None:
@@ -496,14 +452,6 @@ def _task_phrase(clause: str) -> str | None:
     if len(words) >= 3 and words[1].lower() == "and":  # "create and activate X"
         return f"{gerund_phrase(words[:1])} and {gerund_phrase(words[2:])}"
     return gerund_phrase(words)
-
-
-def _resolve_pronouns(clause: str, topic: str) -> str:
-    """ "what are its limits" -> "what are the limits of <topic>"; a bare "it" becomes the topic."""
-    if not topic or topic.lower() in clause.lower():
-        return clause
-    clause = _PRONOUN_ITS.sub(lambda m: f"the {m.group(1)} of {topic}", clause, count=1)
-    return _PRONOUN_IT.sub(topic, clause, count=1)
 
 
 def _plural_word(text: str) -> bool:
