@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.phrases import noun_phrases, verbs
+from deepresearch.extractive.phrases import noun_phrases, verb_terms, verbs
 from deepresearch.extractive.planning import keyword_plan, question_topic
-from deepresearch.extractive.screening import rank_sources
+from deepresearch.extractive.screening import passages_of, rank_passages, rank_sources
+from deepresearch.extractive.sentences import VERB, Scorer, quotes
 from deepresearch.extractive.text import content_tokens
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.ranking import match_expression
@@ -198,3 +199,33 @@ def test_a_figure_is_no_topic_and_not_asked_about() -> None:
     question = "I logged a depth of 12.5 in the harbour log and the totals come out wrong. What can I do?"
     plan = keyword_plan(question, max_queries=6)
     assert plan.topic != "12.5" and not any("12.5?" in sq for sq in plan.sub_questions), plan
+
+
+RENAMED = "I renamed a buoy last spring; how do I see its history from before the rename?"
+
+
+def test_a_word_the_question_also_names_as_a_thing_is_no_light_verb() -> None:
+    # verbs count half ("decides" is said "selects" in the sources), but "the rename" is what is asked about
+    light = verb_terms(RENAMED)
+    assert content_tokens("renamed")[0] not in light
+    assert content_tokens("see")[0] in light
+    assert content_tokens("splice")[0] in verb_terms("How do I splice a rope?")
+    # ... in the quotes' scores
+    scorer = Scorer(quotes("The rename log keeps every former name of a buoy.", 1))
+    rename, see = content_tokens("rename")[0], content_tokens("see")[0]
+    weights = scorer.weights(RENAMED, "")
+    assert weights.own[rename] == scorer.idf(rename), weights
+    assert weights.own[see] == VERB * scorer.idf(see), weights
+    # ... and in the passages' ranking
+    page = {
+        "n": 1,
+        "id": "registry",
+        "title": "Harbour registry",
+        "text": "## Registry\n\nThe rename log keeps every former name of a buoy.\n\n## Visits\n\n"
+        "Each buoy page shows its history of visits and repairs.",
+    }
+    ranked = {
+        p["text"]: score for score, p in rank_passages(RENAMED, [RENAMED], passages_of([page]), 5, "buoy")[0]
+    }
+    renames, visits = (next(s for t, s in ranked.items() if word in t) for word in ("rename log", "visits"))
+    assert renames >= 0.8 * visits, ranked

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 
 from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
+from deepresearch.extractive.text import content_tokens
 from deepresearch.extractive.verbclues import chained_verbs, closing_verb, placed_verbs
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
@@ -57,7 +58,7 @@ from deepresearch.extractive.wordclasses import (
     tokens,
 )
 
-__all__ = ["Phrase", "asker_condition", "noun_phrases", "verbs"]
+__all__ = ["Phrase", "asker_condition", "noun_phrases", "verb_terms", "verbs"]
 
 
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
@@ -484,3 +485,12 @@ def asker_condition(question: str) -> tuple[str, str]:
     if match is None or not noun_phrases(question[: match.start()]):
         return "", ""
     return question[: match.start()], match.group(1)
+
+
+def verb_terms(clause: str) -> set[str]:
+    """The stems of the words the clause says only as verbs: they count half when text is matched against
+    it (the sources say "selects" where the question says "decides"). Not a word it also names as a thing:
+    "I renamed a file ...; how do I see its history from before the rename?" is about the rename, "... and
+    mail them to a project's mailing list" about mail."""
+    named = {t for phrase in noun_phrases(clause) for t in content_tokens(phrase.text)}
+    return {t for verb in verbs(clause) for t in content_tokens(verb)} - named

@@ -25,7 +25,7 @@ from typing import Any, NotRequired, TypedDict
 from deepresearch.extractive import literals
 from deepresearch.extractive.bm25 import BM25F
 from deepresearch.extractive.leaning import navigation
-from deepresearch.extractive.phrases import verbs
+from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.planning import question_topic, without_aspects
 from deepresearch.extractive.sentences import code_like
 from deepresearch.extractive.text import (
@@ -43,7 +43,8 @@ NEAR_COPY = 0.8
 SAME_SOURCE_DISCOUNT = 0.85
 """Each passage already kept from a source multiplies that source's next candidates by this."""
 VERB_WEIGHT = 0.5
-"""A verb of the sub-question counts this much of a noun: the pages say "selects" where it says "decides"."""
+"""A verb of the sub-question counts this much of a noun: the pages say "selects" where it says "decides"
+(not a word it also names as a thing, "the rename": extractive/phrases.py verb_terms)."""
 DOCUMENT_FLOOR = 0.35
 """A page whose relevance to the question is below this share of the best page's gives no evidence."""
 DOCUMENT_WEIGHT = 0.6
@@ -171,10 +172,9 @@ def _query(
     worker module?" is about the worker module, not every module the question compares)."""
     own = content_tokens(without_aspects(sub_question))
     weights = dict.fromkeys(own if topic_terms & set(own) else [*own, *content_tokens(focus)], 1.0)
-    for verb in verbs(sub_question):
-        for term in content_tokens(verb):
-            if term in weights and term not in topic_terms:
-                weights[term] = VERB_WEIGHT
+    for term in verb_terms(sub_question):
+        if term in weights and term not in topic_terms:
+            weights[term] = VERB_WEIGHT
     scale = {
         t: w for t, w in (generic or {}).items() if t not in topic_terms
     }  # the topic's words count fully

@@ -25,7 +25,7 @@ from deepresearch.extractive.leaning import (
     points_elsewhere,
     stands_alone,
 )
-from deepresearch.extractive.phrases import asker_condition, verbs
+from deepresearch.extractive.phrases import asker_condition, verb_terms
 from deepresearch.extractive.text import (
     LIST_ITEM,
     PREPOSITIONS,
@@ -403,7 +403,7 @@ class Scorer:
         topic_terms = shared = set(content_tokens(topic))
         if candidates:
             shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
-        light = {t for verb in verbs(query) for t in content_tokens(verb)} - topic_terms
+        light = verb_terms(query) - topic_terms
         before, condition = asker_condition(query)
         side = set(content_tokens(condition)) - set(content_tokens(before)) - topic_terms
         # a word on every page of the corpus counts little (planning.term_weights), unless it is the topic's
