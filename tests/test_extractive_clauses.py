@@ -463,23 +463,31 @@ def test_how_does_a_name_do_things(question: str, limits: str) -> None:
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        # with the asker the statement's subject, "its" is what the asker did something to
+        # with the asker the statement's subject, "its" is what the asker did something to: said in full where
+        # the question shares words with the statement (which is then left out of the sub-question)
         (
-            "I repainted a dinghy with marine varnish; how do I check its hull for cracks?",
-            "How do I check the dinghy's hull for cracks?",
+            "I renamed a chart with a pen; how do I see its history from before the rename?",
+            "How do I see the chart's history from before the rename?",
         ),
         # ... a time said in passing is not part of it
         (
-            "We sold the boat last year; how do I cancel its mooring permit?",
-            "How do I cancel the boat's mooring permit?",
+            "We moored the boat last year; how do I renew its mooring permit?",
+            "How do I renew the boat's mooring permit?",
         ),
-        # otherwise "its" is the statement's subject's
+        # ... not where the question names something of its own before "its"
+        (
+            "I moved my boat to a new berth; does the harbour keep its old berth?",
+            "Does the harbour keep its old berth?",
+        ),
+        # a statement the question shares no word with is carried whole, and "its" reads against it
         (
             "My lighthouse is flashing all night; how can I change its rhythm?",
-            "How can I change my lighthouse's rhythm?",
+            "How can I change its rhythm when my lighthouse is flashing all night?",
         ),
-        # ... unless the subject may end on its verb ("leaks"): then "its" stays
-        ("My boat leaks; how do I find its leak?", "How do I find its leak?"),
+        (
+            "We sold the boat last year; how do I cancel its permit?",
+            "How do I cancel its permit when we sold the boat last year?",
+        ),
     ],
 )
 def test_its_in_a_question_after_a_statement_names_whose(question: str, expected: str) -> None:
@@ -537,3 +545,54 @@ def test_that_after_a_yes_no_question_is_its_subject_not_the_name_it_ends_on() -
     assert "How do the sloop and the ketch work?" in _plan(
         "Is the sloop faster than the ketch? How does that work?"
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # a bare "Why?" asks about the statement before it: its auxiliary goes before its subject ...
+        ("The harbour crane won't lift the dinghy. Why?", "Why won't the harbour crane lift the dinghy?"),
+        ("The tide table is empty. Why?", "Why is the tide table empty?"),
+        # ... or "do"/"does" with the verb's plain form
+        ("My moorings drift every night. Why?", "Why do my moorings drift every night?"),
+        ("The winch won't hold under load. How come?", "Why won't the winch hold under load?"),
+        # what comes before "but" sets the scene
+        (
+            "I greased the winch but the handle doesn't turn. Why?",
+            "Why doesn't the handle turn when I greased the winch?",
+        ),
+        # a verb in the past has no plain form here: the statement is asked as it is
+        ("The mast cracked after the storm. Why?", "The mast cracked after the storm?"),
+    ],
+)
+def test_a_bare_why_after_a_statement_asks_why_it_holds(question: str, expected: str) -> None:
+    sub_questions = _plan(question)
+    assert sub_questions[0] == expected
+    if expected.startswith("Why"):
+        assert grammar_problems(sub_questions[0], question) == []
+
+
+def test_the_guards_of_the_rules_that_say_what_a_word_stands_for() -> None:
+    # a verb in -s after a singular subject takes "does" and its plain form
+    assert _plan("The chartroom shows every buoy as missing. Why?")[0] == (
+        "Why does the chartroom show every buoy as missing?"
+    )
+    # "Can I see ...", "May I know ...": a request, no task whose limits to ask about
+    assert not any("limitations of seeing" in sq for sq in _plan("Can I see an example of a bowline knot?"))
+    # "that" after a yes/no question whose subject may hold its predicate ("moorings free") is the topic
+    assert "How does the MARINA-2 pier compare with other harbours?" in _plan(
+        "Are moorings free by default at the MARINA-2 pier, and how does that compare with other harbours?"
+    )
+    # ... or one that a participle does not follow ("the tide table accurate" holds its predicate)
+    assert "How does the MARINA-2 pier compare with other harbours?" in _plan(
+        "Is the tide table accurate at the MARINA-2 pier, and how does that compare with other harbours?"
+    )
+    # "its" after a statement whose subject is not the asker stays "its"
+    assert _plan("My cat scratched the leather sofa. How do I repair its leather?")[0] == (
+        "How do I repair its leather?"
+    )
+    # a time opener before a unit that goes on into a phrase, and a capitalised time word, are a phrase's
+    assert next(p.text for p in noun_phrases("Which next day delivery option does the harbour offer")) == (
+        "next day delivery option"
+    )
+    assert [p.text for p in noun_phrases("What is the Today show")] == ["the Today show"]

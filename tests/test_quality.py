@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from bench.quality.grammar import grammar_problems
 from config import Settings
 from deepresearch.engine.core import open_engine
 from deepresearch.extractive.bm25 import BM25F
@@ -467,3 +468,16 @@ def _corpus_settings(tmp_path: Path, corpus: Path, **extra: Any) -> Settings:
         engine="extractive",
         **extra,
     )
+
+
+def test_the_grammar_check_reads_an_auxiliary_put_before_its_subject() -> None:
+    # "The tide table is empty. Why?" asks "Why is the tide table empty?": the subject and what follows it
+    # stand side by side only once "is" moves, which is no keyword soup; a negated auxiliary is one too
+    question = "The tide table is empty and the harbour crane won't lift the dinghy. Why?"
+    assert grammar_problems("Why is the tide table empty?", question) == []
+    assert grammar_problems("Why won't the harbour crane lift the dinghy?", question) == []
+    # words strung together from different places still are
+    assert grammar_problems("Why is the tide crane empty?", question) == [
+        "keywords strung together ('tide crane empty')"
+    ]
+    assert "no auxiliary verb after the question word" in grammar_problems("Why the crane lift?", question)

@@ -12,7 +12,8 @@ _OPENERS = re.compile(
 _AUX = frozenset(
     (
         "is", "are", "was", "were", "does", "do", "did", "can", "could", "should", "would", "will", "has",
-        "have", "may", "might", "must",
+        "have", "may", "might", "must", "isn't", "aren't", "wasn't", "weren't", "doesn't", "don't", "didn't",
+        "can't", "cannot", "couldn't", "shouldn't", "wouldn't", "won't", "hasn't", "haven't",
     )
 )  # fmt: skip
 _FUNCTION = frozenset(
@@ -75,6 +76,9 @@ def grammar_problems(sub_question: str, question: str) -> list[str]:
     if any(a == b for a, b in itertools.pairwise(words)):
         problems.append("doubles a word")
     source = _tokens(question)
+    # "The tide table is empty. Why?" asks "Why is the tide table empty?": its auxiliary moved before the
+    # subject leaves the subject and what follows it side by side
+    inverted = [t for t in source if t not in _AUX]
     runs: list[list[str]] = [[]]
     for token in _tokens(text):
         # an identifier (functools.lru_cache, __enter__) is a name: it starts or ends a phrase
@@ -86,11 +90,16 @@ def grammar_problems(sub_question: str, question: str) -> list[str]:
         if len(run) < 2 or not set(run) <= set(source):
             continue
         starts = [i for i in range(len(source) - len(run) + 1) if source[i : i + len(run)] == run]
-        if not starts:
+        moved = any(inverted[i : i + len(run)] == run for i in range(len(inverted) - len(run) + 1))
+        if not starts and not moved:
             problems.append(f"keywords strung together ({' '.join(run)!r})")
-        elif len(run) >= 3 and all(
-            i + len(run) < len(source) and source[i + len(run)] not in _FUNCTION | set(",;:?!")
-            for i in starts
+        elif (
+            starts
+            and len(run) >= 3
+            and all(
+                i + len(run) < len(source) and source[i + len(run)] not in _FUNCTION | set(",;:?!")
+                for i in starts
+            )
         ):
             problems.append(f"a phrase cut mid-way ({' '.join(run)!r})")
     return problems

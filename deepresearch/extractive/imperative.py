@@ -1,12 +1,14 @@
 """A request written as a command, as the question it makes: "Compare X and Y", "Explain X", "Explain how X
-works". The planner reads questions (extractive/planning.py); read as one, a request asks "What is Explain
-git rebase?" and "How do Compare nginx and Apache compare?"."""
+works" - and a statement asked about with a bare "Why?" ("My query doesn't use the index. Why?"). The
+planner reads questions (extractive/planning.py); read as one, a request asks "What is Explain git rebase?"
+and "How do Compare nginx and Apache compare?", and a bare "Why?" asks nothing at all."""
 
 from __future__ import annotations
 
 import re
 
-from deepresearch.extractive.inflection import plural_word
+from deepresearch.extractive.inflection import ends_in_s, plural_word
+from deepresearch.extractive.phrases import noun_phrases, verbs
 
 __all__ = ["as_asked"]
 
@@ -24,9 +26,15 @@ _WHAT = re.compile(
 )
 
 
+_WHY_AFTER = re.compile(r"^(?P<said>.+?)[.!]\s+(?:why|how\s+come)\s*[?!.]*$", re.IGNORECASE)
+_OPENERS = frozenset(["my", "our", "your", "the", "a", "an", "this", "these", "those", "its", "their"])
+
+
 def as_asked(question: str) -> str:
-    """The question a request makes ("Explain git rebase" -> "What is git rebase, and how does it work?");
-    a question as it is."""
+    """The question a request makes ("Explain git rebase" -> "What is git rebase, and how does it work?"),
+    or a statement followed by "Why?" (see ``why_of``); a question as it is."""
+    if (match := _WHY_AFTER.match(question)) and (asked := why_of(match.group("said"))):
+        return asked
     if match := _COMPARE.match(question):
         if "," in match.group(1):  # "Compare A, B and C"
             return f"How do {match.group(1)} and {match.group(2)} compare?"
@@ -62,6 +70,12 @@ _AUXILIARIES = frozenset(
     ]
 )
 _IRREGULAR = {"does": "do", "goes": "go", "has": "have"}
+_NEGATED = frozenset(
+    [
+        *("isn't", "aren't", "wasn't", "weren't", "hasn't", "haven't", "doesn't", "don't", "didn't"),
+        *("can't", "cannot", "couldn't", "won't", "wouldn't", "shouldn't"),
+    ]
+)
 
 
 def _third_person(word: str) -> bool:
@@ -98,3 +112,39 @@ def _direct(words: list[str]) -> str:
     if len(rest) >= 2 and not any(w.lower().endswith("ed") for w in rest):
         return " ".join([wh, "do", *rest]) + "?"  # a plural subject: "how pip and conda differ"
     return " ".join([wh, *rest]) + "?"
+
+
+def why_of(statement: str) -> str | None:
+    """ "My query doesn't seem to use it. Why?" asks "Why doesn't my query seem to use it?": the statement's
+    last part (after "but"), its auxiliary put before its subject, or "do"/"does" with the verb's plain form
+    ("My backups fail every night" -> "Why do my backups fail every night?"). What comes before "but" stays a
+    statement that sets the scene. None when the statement's verb is not found after its subject, or is in
+    the past ("the build failed": its plain form is not known)."""
+    scene, _, said = statement.rpartition(" but ")
+    words = said.split()
+    subject = next((p for p in noun_phrases(said) if p.role == "subject"), None)
+    if not words or subject is None or not said.lower().startswith(subject.text.lower()):
+        return None
+    if words[0].lower() in _OPENERS:
+        words[0] = words[0].lower()
+    k = len(subject.text.split())
+    if k >= len(words):
+        return None
+    verb, lower = words[k], words[k].lower()
+    if lower in _AUXILIARIES or lower in _NEGATED:
+        asked = ["Why", verb, *words[:k], *words[k + 1 :]]
+    elif verb not in verbs(said) or lower.endswith("ed"):
+        return None
+    elif ends_in_s(lower) and not subject.plural:
+        asked = ["Why", "does", *words[:k], _IRREGULAR.get(lower) or _plain(lower), *words[k + 1 :]]
+    else:
+        asked = ["Why", "do", *words]
+    question = " ".join(asked).rstrip(" .!?") + "?"
+    return f"{scene.rstrip(' ,')}. {question}" if scene else question
+
+
+def _plain(verb: str) -> str:
+    """ "crashes" -> "crash", "copies" -> "copy", "fails" -> "fail"."""
+    if verb.endswith("ies"):
+        return verb[:-3] + "y"
+    return verb[:-2] if verb.endswith(("shes", "ches", "xes", "sses", "oes")) else verb[:-1]

@@ -93,8 +93,6 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
     if named_am(word, previous, following):
         return True
-    if lower in WHEN_WORDS or _said_when(lower, previous.lower(), following.lower()):
-        return False  # "the boat last year": when, not which boat
     if lower in PREPOSITION_NOUNS and previous.lower() in ("in", "on", "by") and following.lower() == "of":
         return False  # "in front of": a preposition
     if lower in VERSUS and (word[:2] == "VS" or not previous or previous.lower() in FUNCTION_WORDS):
@@ -119,12 +117,23 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
     return word not in CLOSES
 
 
-def _said_when(word: str, previous: str, following: str) -> bool:
-    """ "last year", "next week": a time opener before a unit, or the unit after one - not "the last commit"
-    nor "the last week of" (a determiner before the opener, "of" after the unit)."""
-    if word in TIME_OPENERS:
-        return following in TIME_UNITS and previous not in DETERMINERS | POSSESSIVES
-    return word in TIME_UNITS and previous in TIME_OPENERS and following != "of"
+def _times(words: list[str]) -> set[int]:
+    """Where the clause says when in passing: "We sold the boat last year", "I deleted a branch yesterday" -
+    no word of a noun phrase. Not "the last commit", "in the last month" (a determiner before the opener),
+    "the next day delivery option" (a word of the phrase after the unit), nor "the Today show" (a name)."""
+    lower = lowered(words)
+    found = {i for i, word in enumerate(words) if word in WHEN_WORDS}
+    for i in range(len(words) - 1):
+        before = lower[i - 1] if i else ""
+        after = lower[i + 2] if i + 2 < len(words) else ""
+        passing = lower[i] in TIME_OPENERS and lower[i + 1] in TIME_UNITS
+        if (
+            passing
+            and before not in DETERMINERS | POSSESSIVES
+            and (not after or after in FUNCTION_WORDS | CLOSES)
+        ):
+            found |= {i, i + 1}
+    return found
 
 
 def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], int]:
@@ -145,8 +154,10 @@ def _verbs(words: list[str]) -> set[int]:
     guessed: dict[int, int] = {}  # a verb taken as the last word of the run after "does", and where it ends
     opening = -1  # the verb taken after the question's opening auxiliary ("What does X ...")
     lower = lowered(words)
+    times = _times(words)
     content = [
         _is_content(w, words[i + 1] if i + 1 < len(words) else "", words[i - 1] if i else "")
+        and i not in times
         for i, w in enumerate(words)
     ]
     aux = AUX_DO | AUX_BE | AUX_HAVE
@@ -351,6 +362,7 @@ def noun_phrases(clause: str) -> list[Phrase]:
     words = tokens(clause)
     lower = lowered(words)
     verbs = _verbs(words)
+    stops = verbs | _times(words)  # no word of a phrase: a verb, or when something was done
     phrases: list[Phrase] = []
     context, carried = "subject", ""
     subordinate = False
@@ -363,13 +375,13 @@ def noun_phrases(clause: str) -> list[Phrase]:
             context = "pp"
         elif lower[i] in SUBORDINATORS | (WH if i else frozenset()):
             context, subordinate = "clause", True
-        if i in verbs or not _is_content(words[i], following, words[i - 1] if i else ""):
+        if i in stops or not _is_content(words[i], following, words[i - 1] if i else ""):
             i += 1
             continue
         start = i
         while start > 0 and lower[start - 1] in DETERMINERS | POSSESSIVES | QUANTIFIERS:
             start -= 1
-        end, items = _extent(words, i, verbs)
+        end, items = _extent(words, i, stops)
         if " ".join(lower[i:end]) in QUANTITY_NOUNS and end + 1 < len(words) and lower[end] == "of":
             carried, i = context, end + 1  # "thousands of customer sites": the sites are the phrase
             continue

@@ -34,7 +34,14 @@ from deepresearch.extractive.comparison import (
 from deepresearch.extractive.imperative import as_asked
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
 from deepresearch.extractive.phrases import Phrase, noun_phrases
-from deepresearch.extractive.reference import from_scene, inline, parallel, resolve_pronouns, yes_no_subject
+from deepresearch.extractive.reference import (
+    from_scene,
+    inline,
+    owned,
+    parallel,
+    resolve_pronouns,
+    yes_no_subject,
+)
 from deepresearch.extractive.text import content_tokens, keywords
 from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 
@@ -79,6 +86,8 @@ _HOW_TO = re.compile(
 # what a clause asks to do, for anchoring the clause after it: "Why would I declare X", "Can I keep X"
 _WHY_I = re.compile(r"^(?:why|when)\s+(?:would|should|do|can|could)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
 _HOW_TO_INF = re.compile(r"^how\s+to\s+(.+)$", re.IGNORECASE)
+# "Can I see an example of X?", "May I know ...", "Should I worry about X?": a request, no task to do
+_ASKS_FOR = frozenset(["have", "see", "get", "know", "ask", "learn", "hear", "worry", "understand", "read"])
 _CAN_I = re.compile(r"^(?:can|could|should|may)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
 # "how can one SQLite query return a subtree, and how does that work?": "that" is how the query returns it
 _CAN_IT = re.compile(
@@ -311,6 +320,10 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
     if scene and not set(content_tokens(asked[0])) & set(content_tokens(" ".join(statements))):
         # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
         asked[0] = f"{asked[0]} when {inline(scene)}"
+    elif scene:
+        # a scene the question shares words with is left out: "its" must say whose ("I renamed a file with
+        # git mv; how do I see its history from before the rename?" asks for "the file's history")
+        asked[0] = owned(asked[0], statements)
     for clause in asking[1:]:
         doing = _CAN_IT.match(asked[-1]) if _HOW_THAT_WORKS.match(clause) else None
         if doing is not None:
@@ -326,8 +339,8 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
             continue
         asker = yes_no_subject(asked[-1], topic) if _DEMONSTRATIVE.match(clause) else None
         antecedent = _clause_task(asked[-1]) or (asker.text if asker else topic)
-        if asker is not None and asker.plural:
-            clause = re.sub(r"^(how\s+)does\b", r"\1do", clause, flags=re.IGNORECASE)  # "How do NULLs ..."
+        if asker is not None and asker.plural:  # "How do NULLs compare ...?", "What do NULLs mean ...?"
+            clause = re.sub(r"^((?:\w+\s+)?)does(?=\s+that\b)", r"\1do", clause, flags=re.IGNORECASE)
         if antecedent and EITHER.search(antecedent) and _DEMONSTRATIVE.match(clause):
             # "Is SQLite faster than PostgreSQL? How does that work?": how the two work
             antecedent = EITHER.sub(" and ", antecedent)
@@ -380,7 +393,9 @@ def _aspects(
     items = compared_members(whole, phrase)
     # "Can I keep a database entirely in RAM?" asks to do something, as "How do I ..." does: its limits are
     # the task's, and a name it does that in ("RAM") is no subject to ask "What is X?" of
-    task = _task_phrase(clause) or (_clause_task(clause) if _CAN_I.match(clause) else None)
+    can = _CAN_I.match(clause)
+    polite = can is not None and can.group(1).split()[0].lower() in _ASKS_FOR  # "May I know X?"
+    task = _task_phrase(clause) or (_clause_task(clause) if can and not polite else None)
     what_is = bool(_WHAT_IS.match(clause))
     if items:
         aspects += [f"What {'are' if _plural_word(item) else 'is'} {item}?" for item in items]

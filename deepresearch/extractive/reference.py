@@ -10,19 +10,27 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.extractive.phrases import Phrase, noun_phrases
+from deepresearch.extractive.phrases import Phrase, noun_phrases, verbs
+from deepresearch.extractive.wordclasses import PARTICIPLES
 
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 _PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
 
 
 def yes_no_subject(clause: str, topic: str) -> Phrase | None:
-    """The subject of a yes/no question that is not about the topic ("Are NULLs treated as equal ... in
-    UNION?"): what a later "how does that compare?" asks about, not the name the question ends on."""
-    if not re.match(r"^(?:is|are|does|do|can)\b", clause, re.IGNORECASE):
-        return None
+    """The subject of a passive yes/no question that is not about the topic ("Are NULLs treated as equal ...
+    in UNION?"): what a later "how does that compare?" asks about, not the name the question ends on. Only
+    where the subject agrees with "is" or "are" and a participle follows it: elsewhere the phrase taken for
+    the subject may hold the verb or the predicate ("Are transactions serializable by default ...")."""
+    opener = re.match(r"^(is|are)\s+", clause, re.IGNORECASE)
     subject = next((p for p in noun_phrases(clause) if p.role == "subject"), None)
-    if subject is None or subject.text.lower() in topic.lower() or topic.lower() in subject.text.lower():
+    if opener is None or subject is None or not clause[opener.end() :].startswith(subject.text):
+        return None
+    after = clause[opener.end() + len(subject.text) :].split()
+    participle = bool(after) and (after[0].lower().endswith(("ed", "en")) or after[0].lower() in PARTICIPLES)
+    if not participle or subject.plural != (opener.group(1).lower() == "are"):
+        return None
+    if subject.text.lower() in topic.lower() or topic.lower() in subject.text.lower():
         return None  # the topic already ("Is SQLite faster than PostgreSQL?" compares two)
     return subject
 
@@ -48,14 +56,6 @@ def from_scene(clause: str, statements: list[str]) -> str:
     """ "it" and "them" in the first question, resolved to a statement's subject and its plural noun."""
     phrases = [p for statement in statements for p in noun_phrases(statement)]
     subject = next((p for p in phrases if p.role == "subject" and not _PERSONAL.match(p.text)), None)
-    # "its" is the subject's, or, with the asker the statement's subject, what the asker did something to:
-    # "I renamed a file with git mv; how do I see its history ..." asks for "the file's history"
-    done_to = next((p for p in phrases if p.role == "object" and not p.items and not p.plural), None)
-    owner = subject.text if subject is not None else done_to.text if done_to is not None else ""
-    # ... not a phrase ending in -s: "My boat leaks" may be a subject with its verb
-    if owner and not owner.lower().endswith("s"):
-        owner = _lower_possessive(re.sub(r"^(?:a|an)\s+", "the ", owner, flags=re.IGNORECASE))
-        clause = re.sub(r"\bits\b", f"{owner}'s", clause, count=1, flags=re.IGNORECASE)
     # "them": a coordination or a plural noun the statement names ("my username and password"), not a name
     # in capitals ("HTTPS")
     plural = next(
@@ -70,8 +70,27 @@ def from_scene(clause: str, statements: list[str]) -> str:
     return clause
 
 
+def owned(clause: str, statements: list[str]) -> str:
+    """ "its" after a statement whose subject is the asker: what the asker did something to ("I renamed a file
+    with git mv; how do I see its history from before the rename?" asks for "the file's history"). Not where
+    the question names something of its own before "its" ("Does Apache keep its old config?"), nor when the
+    statement's verb is not found (the phrase taken for its object may hold it), nor for a phrase ending in
+    -s (it may end on a verb)."""
+    phrases = [p for statement in statements for p in noun_phrases(statement)]
+    if any(p.role == "subject" and not _PERSONAL.match(p.text) for p in phrases):
+        return clause
+    said = re.search(r"\bits\b", clause, re.IGNORECASE)
+    done_to = next((p for p in phrases if p.role == "object" and not p.items and not p.plural), None)
+    if said is None or done_to is None or done_to.text.lower().endswith("s"):
+        return clause
+    if noun_phrases(clause[: said.start()]) or not any(verbs(statement) for statement in statements):
+        return clause
+    owner = _lower_possessive(re.sub(r"^(?:a|an)\s+", "the ", done_to.text, flags=re.IGNORECASE))
+    return f"{clause[: said.start()]}{owner}'s{clause[said.end() :]}"
+
+
 _SENTENCE_OPENERS = frozenset(
-    ["my", "our", "your", "the", "a", "an", "this", "these", "that", "those", "every", "all", "some"]
+    ["my", "our", "your", "the", "a", "an", "this", "these", "that", "those", "every", "all", "some", "we"]
 )
 
 

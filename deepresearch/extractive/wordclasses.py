@@ -92,7 +92,7 @@ KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop l
 # phrase (not "the last commit", "the last week of the month")
 WHEN_WORDS = _set("yesterday today tonight tomorrow")
 TIME_OPENERS = _set("last next")
-TIME_UNITS = _set("year month week day night weekend morning evening")
+TIME_UNITS = _set("year month week day night weekend morning evening spring summer autumn fall winter")
 # "in front of each path", "on top of the branch": a preposition of three words, its noun names nothing
 PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
 
