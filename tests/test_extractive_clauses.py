@@ -561,6 +561,11 @@ def test_that_after_a_yes_no_question_is_its_subject_not_the_name_it_ends_on() -
             "I greased the winch but the handle doesn't turn. Why?",
             "Why doesn't the handle turn when I greased the winch?",
         ),
+        # "it" of what the scene made takes all the scene says of it
+        (
+            "I carved a cleat from teak like ash(7) but my dinghy doesn't seem to hold it. Why?",
+            "Why doesn't my dinghy seem to hold the cleat from teak like ash(7)?",
+        ),
         # a verb in the past has no plain form here: the statement is asked as it is
         ("The mast cracked after the storm. Why?", "The mast cracked after the storm?"),
     ],
@@ -596,3 +601,11 @@ def test_the_guards_of_the_rules_that_say_what_a_word_stands_for() -> None:
         "next day delivery option"
     )
     assert [p.text for p in noun_phrases("What is the Today show")] == ["the Today show"]
+
+
+def test_a_call_is_one_word_and_a_contraction_no_keyword() -> None:
+    # "lower(name)" is one name: read as "lower" and "name", its last word was taken for the clause's verb
+    assert "ash(7)" in [p.text for p in noun_phrases("Why does the winch hold a cleat like ash(7)")]
+    assert content_tokens("Why doesn't the winch hold, and won't it slip?") == content_tokens(
+        "Why the winch hold, and it slip?"
+    )

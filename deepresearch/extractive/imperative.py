@@ -118,7 +118,8 @@ def why_of(statement: str) -> str | None:
     """ "My query doesn't seem to use it. Why?" asks "Why doesn't my query seem to use it?": the statement's
     last part (after "but"), its auxiliary put before its subject, or "do"/"does" with the verb's plain form
     ("My backups fail every night" -> "Why do my backups fail every night?"). What comes before "but" stays a
-    statement that sets the scene. None when the statement's verb is not found after its subject, or is in
+    statement that sets the scene, or, where the question says "it" of what the scene names, is said in
+    the question. None when the statement's verb is not found after its subject, or is in
     the past ("the build failed": its plain form is not known)."""
     scene, _, said = statement.rpartition(" but ")
     words = said.split()
@@ -140,6 +141,12 @@ def why_of(statement: str) -> str | None:
     else:
         asked = ["Why", "do", *words]
     question = " ".join(asked).rstrip(" .!?") + "?"
+    done = next((p for p in noun_phrases(scene) if p.role == "object"), None) if scene else None
+    if done is not None and re.search(r"\bit\b", question) and done.text in scene:
+        # "I created an index on an expression but my query doesn't use it": "it" is what the scene made,
+        # with all it says of it - the question holds the whole scene
+        made = re.sub(r"^(?:a|an)\s+", "the ", scene[scene.index(done.text) :].rstrip(" ,"), flags=re.I)
+        return re.sub(r"\bit\b", lambda _: made, question, count=1)
     return f"{scene.rstrip(' ,')}. {question}" if scene else question
 
 

@@ -18,6 +18,7 @@ the their theirs them then there these they this those through to too under unti
 were what when where which while who whom why will with would you your yours yourself vs versus via
 per using use used between within without across among whether does do did tell explain describe
 compare best good better new still really actually already even ever yet quite rather simply
+doesn don didn isn aren wasn weren hasn haven won wouldn couldn shouldn mustn
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 

@@ -96,7 +96,11 @@ TIME_UNITS = _set("year month week day night weekend morning evening spring summ
 # "in front of each path", "on top of the branch": a preposition of three words, its noun names nothing
 PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
 
-_TOKEN = re.compile(r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\(\))?|[,;:?!]")
+# a call is one word with its short argument ("lower(name)", "git-gc(1)"): its parts read apart, the last one
+# was taken for the clause's verb
+_TOKEN = re.compile(
+    r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\(\w{0,20}\))?|[,;:?!]"
+)
 
 
 def tokens(text: str) -> list[str]:
