@@ -58,7 +58,7 @@ from deepresearch.extractive.wordclasses import (
     tokens,
 )
 
-__all__ = ["Phrase", "asker_condition", "noun_phrases", "verb_terms", "verbs"]
+__all__ = ["Phrase", "noun_phrases", "verb_terms", "verbs"]
 
 
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
@@ -485,20 +485,6 @@ def verbs(clause: str) -> list[str]:
 
 # "when I can edit ...", "if we already have ...": what the asker can do sets the scene, where "when a handler
 # throws" or "when I use LIKE" is what the question is about
-_ASKER_CAN = re.compile(
-    r"\b(?:when|if|since|although|because)\s+(?:i|we)\s+(?:can|could|have|am|already)\b([^,;?]*)", re.I
-)
-
-
-def asker_condition(question: str) -> tuple[str, str]:
-    """The question before a condition on what the asker can already do, and that condition ("when I can edit
-    the main server configuration"); ("", "") when there is none or nothing is named before it."""
-    match = _ASKER_CAN.search(question)
-    if match is None or not noun_phrases(question[: match.start()]):
-        return "", ""
-    return question[: match.start()], match.group(1)
-
-
 def verb_terms(clause: str) -> set[str]:
     """The stems of the words the clause says only as verbs: they count half when text is matched against
     it (the sources say "selects" where the question says "decides"). Not a word it also names as a thing:

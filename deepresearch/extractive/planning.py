@@ -19,6 +19,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from deepresearch.extractive.asked import (
+    as_asked,
+    from_scene,
+    inline,
+    owned,
+    parallel,
+    resolve_pronouns,
+    yes_no_subject,
+)
 from deepresearch.extractive.comparison import (
     COMPARATIVE,
     EITHER,
@@ -31,17 +40,8 @@ from deepresearch.extractive.comparison import (
     only,
     weighed,
 )
-from deepresearch.extractive.imperative import as_asked
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
 from deepresearch.extractive.phrases import Phrase, noun_phrases
-from deepresearch.extractive.reference import (
-    from_scene,
-    inline,
-    owned,
-    parallel,
-    resolve_pronouns,
-    yes_no_subject,
-)
 from deepresearch.extractive.text import content_tokens, keywords
 from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from deepresearch.extractive.asked import asker_condition
 from deepresearch.extractive.leaning import (
     FORWARD,
     announces,
@@ -25,7 +26,7 @@ from deepresearch.extractive.leaning import (
     points_elsewhere,
     stands_alone,
 )
-from deepresearch.extractive.phrases import asker_condition, verb_terms
+from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.text import (
     LIST_ITEM,
     PREPOSITIONS,
@@ -61,7 +62,7 @@ RANK = 0.5
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
 SIDE = 0.5
-"""What a word of what the asker can already do counts (phrases.asker_condition): "when I can edit the main
+"""What a word of what the asker can already do counts (asked.asker_condition): "when I can edit the main
 server configuration" says when "Why avoid .htaccess files?" is asked, not what answers it."""
 NEW_SOURCE = 0.05
 """What choosing a quote from a source the report does not cite yet costs (see mmr)."""

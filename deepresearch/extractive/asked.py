@@ -1,0 +1,296 @@
+"""A question as people write it, read for what it asks: the planner's sub-questions are read on their own -
+as a section's heading and as a search - so what a word of the question leans on is said in full.
+
+- A request written as a command is the question it makes: "Compare X and Y", "Explain X", "Explain how X
+  works" (read as a question, it asks "What is Explain git rebase?" and "How do Compare nginx and Apache
+  compare?"), and a statement asked about with a bare "Why?" ("My query doesn't use the index. Why?") asks
+  why it holds.
+- A pronoun or a demonstrative stands for what the question said before: "I renamed a file with git mv; how
+  do I see its history?" (the file's), "..., and what happens when it is stale?" (what the clause before
+  said was still fresh), "Are NULLs treated as equal ...?, and how does that compare with other engines?"
+  (the NULLs).
+- A condition on what the asker can already do ("when I can edit the main server configuration") says when
+  the question holds, not what it is about.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepresearch.extractive.inflection import ends_in_s, plural_word
+from deepresearch.extractive.phrases import Phrase, noun_phrases, verbs
+from deepresearch.extractive.wordclasses import PARTICIPLES
+
+__all__ = [
+    "as_asked",
+    "asker_condition",
+    "from_scene",
+    "inline",
+    "owned",
+    "parallel",
+    "resolve_pronouns",
+    "why_of",
+    "yes_no_subject",
+]
+
+_PLEASE = r"^(?:please\s+)?"
+_EXPLAIN = r"(?:explain|describe|tell\s+me\s+about|give\s+me\s+an\s+overview\s+of)\s+"
+_COMPARE = re.compile(
+    _PLEASE + r"(?:compare|contrast)\s+(.+?)\s+(?:and|with|to|against|vs\.?|versus)\s+(.+?)[.?!]*$", re.I
+)
+_HOW_WORKS = re.compile(_PLEASE + r"(?:explain|describe|tell\s+me)\s+how\s+(.+?)\s+(works?)[.?!]*$", re.I)
+_EMBEDDED = re.compile(
+    _PLEASE + r"(?:explain|describe|tell\s+me)\s+((?:how|what|why|when|where|which|who)\b.+)$", re.I
+)
+_WHAT = re.compile(
+    _PLEASE + _EXPLAIN + r"(?!(?:how|what|why|when|where|which|who|whether|if)\b)(.+?)[.?!]*$", re.I
+)
+
+
+_WHY_AFTER = re.compile(r"^(?P<said>.+?)[.!]\s+(?:why|how\s+come)\s*[?!.]*$", re.IGNORECASE)
+_OPENERS = frozenset(["my", "our", "your", "the", "a", "an", "this", "these", "those", "its", "their"])
+
+
+def as_asked(question: str) -> str:
+    """The question a request makes ("Explain git rebase" -> "What is git rebase, and how does it work?"),
+    or a statement followed by "Why?" (see ``why_of``); a question as it is."""
+    if (match := _WHY_AFTER.match(question)) and (asked := why_of(match.group("said"))):
+        return asked
+    if match := _COMPARE.match(question):
+        if "," in match.group(1):  # "Compare A, B and C"
+            return f"How do {match.group(1)} and {match.group(2)} compare?"
+        # the form whose two sides the planner joins (extractive/comparison.py)
+        return f"How does {match.group(1)} compare to {match.group(2)}?"
+    if match := _HOW_WORKS.match(question):
+        return f"How {'does' if match.group(2).lower() == 'works' else 'do'} {match.group(1)} work?"
+    if match := _EMBEDDED.match(question):
+        return _direct(match.group(1).rstrip(" .?!").split())
+    if (match := _WHAT.match(question)) and re.search(r"[^\W\d_]", match.group(1)):
+        what = match.group(1)
+        plural = plural_word(what)
+        return f"What {'are' if plural else 'is'} {what}, and how {'do they' if plural else 'does it'} work?"
+    return question
+
+
+_AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "can",
+        "could",
+        "will",
+        "would",
+        "should",
+        "may",
+        "might",
+        "must",
+        "has",
+        "have",
+    ]
+)
+_IRREGULAR = {"does": "do", "goes": "go", "has": "have"}
+_NEGATED = frozenset(
+    [
+        *("isn't", "aren't", "wasn't", "weren't", "hasn't", "haven't", "doesn't", "don't", "didn't"),
+        *("can't", "cannot", "couldn't", "won't", "wouldn't", "shouldn't"),
+    ]
+)
+
+
+def _third_person(word: str) -> bool:
+    lower = word.lower()
+    return (
+        lower.endswith("s") and not lower.endswith(("ss", "us", "is")) and word.isalpha() and word.islower()
+    )
+
+
+def _direct(words: list[str]) -> str:
+    """An embedded question as a direct one: "why git needs gc" -> "Why does git need gc?", "what a hook
+    is" -> "What is a hook?", "why logs fill the disk" -> "Why do logs fill the disk?"; as it is when the
+    wh-word is the subject or the subject's ("which MPM fits", "what happens when ...") or the verb is
+    past ("why the build failed")."""
+    wh, rest = words[0].capitalize(), words[1:]
+    subject = (
+        wh in ("What", "Who") and bool(rest) and (rest[0].lower() in _AUXILIARIES or _third_person(rest[0]))
+    )
+    if wh in ("Which", "Whose") or not rest or subject:
+        return " ".join([wh, *rest]) + "?"
+    for k, word in enumerate(rest[1:], start=1):
+        lower = word.lower()
+        if lower in _AUXILIARIES:  # "why the index is stale" -> "Why is the index stale?"
+            return " ".join([wh, word, *rest[:k], *rest[k + 1 :]]) + "?"
+        if _third_person(word):
+            base = _IRREGULAR.get(lower) or (
+                lower[:-3] + "y"
+                if lower.endswith("ies")
+                else lower[:-2]
+                if lower.endswith(("shes", "ches", "xes", "sses", "oes"))
+                else lower[:-1]
+            )
+            return " ".join([wh, "does", *rest[:k], base, *rest[k + 1 :]]) + "?"
+    if len(rest) >= 2 and not any(w.lower().endswith("ed") for w in rest):
+        return " ".join([wh, "do", *rest]) + "?"  # a plural subject: "how pip and conda differ"
+    return " ".join([wh, *rest]) + "?"
+
+
+def why_of(statement: str) -> str | None:
+    """ "My query doesn't seem to use it. Why?" asks "Why doesn't my query seem to use it?": the statement's
+    last part (after "but"), its auxiliary put before its subject, or "do"/"does" with the verb's plain form
+    ("My backups fail every night" -> "Why do my backups fail every night?"). What comes before "but" stays a
+    statement that sets the scene, or, where the question says "it" of what the scene names, is said in
+    the question. None when the statement's verb is not found after its subject, or is in
+    the past ("the build failed": its plain form is not known)."""
+    scene, _, said = statement.rpartition(" but ")
+    words = said.split()
+    subject = next((p for p in noun_phrases(said) if p.role == "subject"), None)
+    if not words or subject is None or not said.lower().startswith(subject.text.lower()):
+        return None
+    if words[0].lower() in _OPENERS:
+        words[0] = words[0].lower()
+    k = len(subject.text.split())
+    if k >= len(words):
+        return None
+    verb, lower = words[k], words[k].lower()
+    if lower in _AUXILIARIES or lower in _NEGATED:
+        asked = ["Why", verb, *words[:k], *words[k + 1 :]]
+    elif verb not in verbs(said) or lower.endswith("ed"):
+        return None
+    elif ends_in_s(lower) and not subject.plural:
+        asked = ["Why", "does", *words[:k], _IRREGULAR.get(lower) or _plain(lower), *words[k + 1 :]]
+    else:
+        asked = ["Why", "do", *words]
+    question = " ".join(asked).rstrip(" .!?") + "?"
+    done = next((p for p in noun_phrases(scene) if p.role == "object"), None) if scene else None
+    if done is not None and re.search(r"\bit\b", question) and done.text in scene:
+        # "I created an index on an expression but my query doesn't use it": "it" is what the scene made,
+        # with all it says of it - the question holds the whole scene
+        made = re.sub(r"^(?:a|an)\s+", "the ", scene[scene.index(done.text) :].rstrip(" ,"), flags=re.I)
+        return re.sub(r"\bit\b", lambda _: made, question, count=1)
+    return f"{scene.rstrip(' ,')}. {question}" if scene else question
+
+
+def _plain(verb: str) -> str:
+    """ "crashes" -> "crash", "copies" -> "copy", "fails" -> "fail"."""
+    if verb.endswith("ies"):
+        return verb[:-3] + "y"
+    return verb[:-2] if verb.endswith(("shes", "ches", "xes", "sses", "oes")) else verb[:-1]
+
+
+_PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
+_PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
+
+
+def yes_no_subject(clause: str, topic: str) -> Phrase | None:
+    """The subject of a passive yes/no question that is not about the topic ("Are NULLs treated as equal ...
+    in UNION?"): what a later "how does that compare?" asks about, not the name the question ends on. Only
+    where the subject agrees with "is" or "are" and a participle follows it: elsewhere the phrase taken for
+    the subject may hold the verb or the predicate ("Are transactions serializable by default ...")."""
+    opener = re.match(r"^(is|are)\s+", clause, re.IGNORECASE)
+    subject = next((p for p in noun_phrases(clause) if p.role == "subject"), None)
+    if opener is None or subject is None or not clause[opener.end() :].startswith(subject.text):
+        return None
+    after = clause[opener.end() + len(subject.text) :].split()
+    participle = bool(after) and (after[0].lower().endswith(("ed", "en")) or after[0].lower() in PARTICIPLES)
+    if not participle or subject.plural != (opener.group(1).lower() == "are"):
+        return None
+    if subject.text.lower() in topic.lower() or topic.lower() in subject.text.lower():
+        return None  # the topic already ("Is SQLite faster than PostgreSQL?" compares two)
+    return subject
+
+
+# "... whether a cached response is still fresh, and what happens when it is stale?"
+_STATE = r"\s+(?:is|was)\s+(?:(?:still|not|no\s+longer|already)\s+)?[a-z]+\b"
+
+
+def parallel(clause: str, before: str) -> str:
+    """ "it is <state>" in a later clause is what the clause before says "is <state>" of: "when it is stale"
+    after "whether a cached response is still fresh" is when the cached response is stale."""
+    said = re.search(rf"\bit(?={_STATE})", clause, re.IGNORECASE)
+    if said is None:
+        return clause
+    for phrase in noun_phrases(before):
+        if re.search(rf"\b{re.escape(phrase.text)}{_STATE}", before, re.IGNORECASE):
+            owner = re.sub(r"^(?:a|an)\s+", "the ", phrase.text, flags=re.IGNORECASE)
+            return f"{clause[: said.start()]}{owner}{clause[said.end() :]}"
+    return clause
+
+
+def from_scene(clause: str, statements: list[str]) -> str:
+    """ "it" and "them" in the first question, resolved to a statement's subject and its plural noun."""
+    phrases = [p for statement in statements for p in noun_phrases(statement)]
+    subject = next((p for p in phrases if p.role == "subject" and not _PERSONAL.match(p.text)), None)
+    # "them": a coordination or a plural noun the statement names ("my username and password"), not a name
+    # in capitals ("HTTPS")
+    plural = next(
+        (p for p in phrases if p.role != "subject" and (p.items or (p.plural and not p.head.isupper()))), None
+    )
+    if subject is not None and re.search(r"\bit\b", clause, re.IGNORECASE):
+        clause = re.sub(r"\bit\b", _lower_possessive(subject.text), clause, count=1, flags=re.IGNORECASE)
+    if plural is not None:
+        clause = re.sub(
+            r"\b(them|they)\b", _lower_possessive(plural.text), clause, count=1, flags=re.IGNORECASE
+        )
+    return clause
+
+
+def owned(clause: str, statements: list[str]) -> str:
+    """ "its" after a statement whose subject is the asker: what the asker did something to ("I renamed a file
+    with git mv; how do I see its history from before the rename?" asks for "the file's history"). Not where
+    the question names something of its own before "its" ("Does Apache keep its old config?"), nor when the
+    statement's verb is not found (the phrase taken for its object may hold it), nor for a phrase ending in
+    -s (it may end on a verb)."""
+    phrases = [p for statement in statements for p in noun_phrases(statement)]
+    if any(p.role == "subject" and not _PERSONAL.match(p.text) for p in phrases):
+        return clause
+    said = re.search(r"\bits\b", clause, re.IGNORECASE)
+    done_to = next((p for p in phrases if p.role == "object" and not p.items and not p.plural), None)
+    if said is None or done_to is None or done_to.text.lower().endswith("s"):
+        return clause
+    if noun_phrases(clause[: said.start()]) or not any(verbs(statement) for statement in statements):
+        return clause
+    owner = _lower_possessive(re.sub(r"^(?:a|an)\s+", "the ", done_to.text, flags=re.IGNORECASE))
+    return f"{clause[: said.start()]}{owner}'s{clause[said.end() :]}"
+
+
+_SENTENCE_OPENERS = frozenset(
+    ["my", "our", "your", "the", "a", "an", "this", "these", "that", "those", "every", "all", "some", "we"]
+)
+
+
+def inline(sentence: str) -> str:
+    """A sentence continued inside another: its capital dropped where it only opened the sentence."""
+    first, _, rest = sentence.partition(" ")
+    return f"{first.lower()} {rest}".strip() if first.lower() in _SENTENCE_OPENERS else sentence
+
+
+_PERSONAL = re.compile(r"^(?:i|we|you)$", re.IGNORECASE)
+
+
+def _lower_possessive(text: str) -> str:
+    """ "My server" inside a sentence is "my server"."""
+    first, _, rest = text.partition(" ")
+    return f"{first.lower()} {rest}".strip() if first.lower() in ("my", "our", "your") else text
+
+
+def resolve_pronouns(clause: str, topic: str) -> str:
+    """ "what are its limits" -> "what are the limits of <topic>"; a bare "it" becomes the topic."""
+    if not topic or topic.lower() in clause.lower():
+        return clause
+    clause = _PRONOUN_ITS.sub(lambda m: f"the {m.group(1)} of {topic}", clause, count=1)
+    return _PRONOUN_IT.sub(topic, clause, count=1)
+
+
+_ASKER_CAN = re.compile(
+    r"\b(?:when|if|since|although|because)\s+(?:i|we)\s+(?:can|could|have|am|already)\b([^,;?]*)", re.I
+)
+
+
+def asker_condition(question: str) -> tuple[str, str]:
+    """The question before a condition on what the asker can already do, and that condition ("when I can edit
+    the main server configuration"); ("", "") when there is none or nothing is named before it."""
+    match = _ASKER_CAN.search(question)
+    if match is None or not noun_phrases(question[: match.start()]):
+        return "", ""
+    return question[: match.start()], match.group(1)
