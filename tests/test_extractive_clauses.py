@@ -458,3 +458,25 @@ def test_how_does_a_name_do_things(question: str, limits: str) -> None:
     sub_questions = _plan(question)
     assert limits in sub_questions, sub_questions
     assert not any("wickses" in sq or " trim charred?" in sq for sq in sub_questions), sub_questions
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        # a clause of its own ends on its verb in -s: "grows" is no word of "the offset"
+        ("Why does the harbour fill up faster as the season grows", ["the harbour", "faster", "the season"]),
+        ("What happens to the sail when the wind changes, and why", ["the sail", "the wind"]),
+        ("How do I reef the main if the boat heels", ["the main", "the boat"]),
+        # ... not after "as" that is a preposition, nor for a noun that ends the clause alone
+        ("Is the mooring treated as the harbour fees", ["the mooring", "the harbour fees"]),
+        ("How does the winch work when the ropes", ["the winch", "the ropes"]),
+        # ... nor a longer run, which may hold the verb and its object, nor one the clause goes on past
+        ("What happens if the winch holds spare ropes", ["the winch holds spare ropes"]),
+        (
+            "What do I do when the mooring lines in the harbour are frayed",
+            ["the mooring lines", "the harbour"],
+        ),
+    ],
+)
+def test_a_subordinate_clause_ends_on_its_verb(clause: str, expected: list[str]) -> None:
+    assert [p.text for p in noun_phrases(clause)] == expected

@@ -11,6 +11,7 @@ from deepresearch.extractive.wordclasses import (
     AUX_DO,
     CAUSATIVES,
     CLOSES,
+    COMPARATIVES,
     CONJUNCTIONS,
     DETERMINERS,
     NUMBERS,
@@ -31,8 +32,9 @@ _INTRANSITIVE = frozenset(("work", "behave", "function", "differ", "compare", "i
 
 
 def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int) -> set[int]:
-    """A verb known by the words before it: after "does not" ("if the commit does not *apply*"), or a bare
-    verb after a causative's agent, a name or a pronoun ("make Git *treat* one commit")."""
+    """A verb known by the words before it: after "does not" ("if the commit does not *apply*"), a bare verb
+    after a causative's agent, a name or a pronoun ("make Git *treat* one commit"), or a verb in -s that ends
+    a clause of its own after its subject ("when the table *grows*")."""
     found: set[int] = set()
     nxt = i + 1
     causative = lower[i] in CAUSATIVES and nxt + 2 < len(words) and content[nxt + 1]
@@ -42,6 +44,24 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         found.add(nxt + 1)
     if lower[i] in ("not", "n't") and i > 0 and lower[i - 1] in AUX_DO and nxt < len(words) and content[nxt]:
         found.add(nxt)
+    # "when the table grows", "slower as the offset grows": a clause of its own, of a noun and its verb in -s
+    # (not "if the cache holds stale entries": a longer run may hold the verb and its object; nor before "in",
+    # "when the error messages in the log fill up")
+    opens = lower[i] in SUBORDINATORS or (lower[i] == "as" and i > 0 and lower[i - 1] in COMPARATIVES)
+    if opens and nxt < len(words) and lower[nxt] in DETERMINERS | POSSESSIVES:
+        end = nxt + 1
+        while end < len(words) and content[end]:
+            end += 1
+        last = end - 1
+        closes = end == len(words) or words[end] in CLOSES
+        if (
+            closes
+            and last == nxt + 2
+            and words[last].isalpha()
+            and words[last].islower()
+            and ends_in_s(words[last])
+        ):
+            found.add(last)
     return found
 
 
