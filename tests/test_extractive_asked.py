@@ -9,7 +9,9 @@ import pytest
 
 from bench.quality.grammar import grammar_problems
 from deepresearch.extractive.phrases import noun_phrases
+from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.text import content_tokens
+from deepresearch.extractive.wordclasses import tokens
 from tests._planning_helpers import planned as _plan
 
 
@@ -162,3 +164,57 @@ def test_a_call_is_one_word_and_a_contraction_no_keyword() -> None:
     assert content_tokens("Why doesn't the winch hold, and won't it slip?") == content_tokens(
         "Why the winch hold, and it slip?"
     )
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # "has" is an auxiliary only before a participle: "has 200 moorings" has its verb
+        ("My harbour has 200 moorings. Why?", "Why does my harbour have 200 moorings?"),
+        ("My harbour has changed. Why?", "Why has my harbour changed?"),
+        # the last sentence is asked about, the ones before set the scene
+        (
+            "The harbour runs a ferry. The quay floods every spring. Why?",
+            "Why does the quay flood every spring when the harbour runs a ferry?",
+        ),
+        # "cannot" is asked as "can't", "dies" loses its "s" only
+        ("The winch cannot lift the dinghy. Why?", "Why can't the winch lift the dinghy?"),
+        ("My basil dies every winter. Why?", "Why does my basil die every winter?"),
+        # "it" that ends the question is what the scene made - up to an "and" or a comma
+        (
+            "I rigged a jackline with a shackle and tested the boat but the crew doesn't use it. Why?",
+            "Why doesn't the crew use the jackline with a shackle?",
+        ),
+        # ... not an "it" with its own verb
+        (
+            "I added a cover but the deck is wet when it rains. Why?",
+            "Why is the deck wet when it rains when I added a cover?",
+        ),
+        # asked as written: an auxiliary that ends the statement, a verb joined to another, a verb the
+        # chunker took for the subject's
+        ("The jib works but the main doesn't. Why?", "The jib works but the main doesn't?"),
+        (
+            "I bought a winch but the handle is stiff and it won't turn. Why?",
+            "I bought a winch but the handle is stiff and it won't turn?",
+        ),
+        ("My lawn goes brown every July. Why?", "My lawn goes brown every July?"),
+    ],
+)
+def test_a_bare_why_asks_only_what_it_can_say_as_a_question(question: str, expected: str) -> None:
+    assert _plan(question)[0] == expected
+
+
+def test_the_topic_of_a_bare_why_is_what_the_statement_is_about() -> None:
+    # "I ran VACUUM but ..." is about VACUUM, though the why-question puts the database file first; and the
+    # article that opened a sentence is no capital inside a sub-question
+    plan = keyword_plan("I ran VACUUM but the logbook file is still large. Why?", 6)
+    assert plan.topic == "VACUUM"
+    assert plan.sub_questions[0] == "Why is the logbook file still large when I ran VACUUM?"
+    crane = keyword_plan("The harbour crane won't lift the dinghy. Why?", 6)
+    assert "What is the harbour crane?" in crane.sub_questions
+
+
+def test_a_one_letter_placeholder_is_no_part_of_a_call() -> None:
+    assert tokens("os.path.join(a) and git-gc(1) and lower(name)") == [
+        "os.path.join", "a", "and", "git-gc(1)", "and", "lower(name)"
+    ]  # fmt: skip

@@ -476,6 +476,12 @@ def test_how_does_a_name_do_things(question: str, limits: str) -> None:
             "What do I do when the mooring lines in the harbour are frayed",
             ["the mooring lines", "the harbour"],
         ),
+        # ... nor a comma inside a list or an aside, nor a time ("since the early days")
+        (
+            "What happens if the sail covers, the ropes and the fenders are lost",
+            ["the sail covers, the ropes and the fenders"],
+        ),
+        ("How were buoys named since the early days", ["buoys", "the early days"]),
     ],
 )
 def test_a_subordinate_clause_ends_on_its_verb(clause: str, expected: list[str]) -> None:

@@ -49,12 +49,13 @@ _WHAT = re.compile(
 
 _WHY_AFTER = re.compile(r"^(?P<said>.+?)[.!]\s+(?:why|how\s+come)\s*[?!.]*$", re.IGNORECASE)
 _OPENERS = frozenset(["my", "our", "your", "the", "a", "an", "this", "these", "those", "its", "their"])
+_VERBS_IN_SUBJECT = frozenset(["goes", "does", "has", "is", "are", "was", "were"])
 
 
-def as_asked(question: str) -> str:
+def as_asked(question: str, why: bool = True) -> str:
     """The question a request makes ("Explain git rebase" -> "What is git rebase, and how does it work?"),
-    or a statement followed by "Why?" (see ``why_of``); a question as it is."""
-    if (match := _WHY_AFTER.match(question)) and (asked := why_of(match.group("said"))):
+    or (``why``) a statement followed by "Why?" (see ``why_of``); a question as it is."""
+    if why and (match := _WHY_AFTER.match(question)) and (asked := why_of(match.group("said"))):
         return asked
     if match := _COMPARE.match(question):
         if "," in match.group(1):  # "Compare A, B and C"
@@ -137,25 +138,32 @@ def _direct(words: list[str]) -> str:
 
 def why_of(statement: str) -> str | None:
     """ "My query doesn't seem to use it. Why?" asks "Why doesn't my query seem to use it?": the statement's
-    last part (after "but"), its auxiliary put before its subject, or "do"/"does" with the verb's plain form
-    ("My backups fail every night" -> "Why do my backups fail every night?"). What comes before "but" stays a
-    statement that sets the scene, or, where the question says "it" of what the scene names, is said in
-    the question. None when the statement's verb is not found after its subject, or is in
-    the past ("the build failed": its plain form is not known)."""
-    scene, _, said = statement.rpartition(" but ")
+    last sentence and its last part (after "but"), its auxiliary put before its subject, or "do"/"does"
+    with the verb's plain form ("My backups fail every night" -> "Why do my backups fail every night?").
+    What comes before stays a statement that sets the scene, or, where the question ends on "it" of what
+    the scene names, is said in the question. None - the statement is asked as it is - when its verb is not
+    found after its subject, is in the past ("the build failed": its plain form is not known), is joined to
+    another ("... and it won't start"), or an auxiliary ends it ("but Postgres doesn't")."""
+    before, _, last = statement.rpartition(". ")
+    scene, _, said = last.rpartition(" but ")
     words = said.split()
     subject = next((p for p in noun_phrases(said) if p.role == "subject"), None)
     if not words or subject is None or not said.lower().startswith(subject.text.lower()):
         return None
+    k = len(subject.text.split())
+    if k >= len(words) - 1 or re.search(r"\band\b", " ".join(words[k:]), re.IGNORECASE):
+        return None
+    if words[-1].lower() in _AUXILIARIES | _NEGATED or words[k - 1].lower() in _VERBS_IN_SUBJECT:
+        return None  # "Postgres doesn't", "My lawn goes brown" (the chunker took "goes" for the subject's)
     if words[0].lower() in _OPENERS:
         words[0] = words[0].lower()
-    k = len(subject.text.split())
-    if k >= len(words):
-        return None
     verb, lower = words[k], words[k].lower()
-    if lower in _AUXILIARIES or lower in _NEGATED:
-        asked = ["Why", verb, *words[:k], *words[k + 1 :]]
-    elif verb not in verbs(said) or lower.endswith("ed"):
+    auxiliary = lower in _AUXILIARIES | _NEGATED
+    if lower in ("has", "have") and words[k + 1].lower() not in PARTICIPLES | {"been", "not", "no"}:
+        auxiliary = words[k + 1].lower().endswith(("ed", "en"))  # "has changed", not "has 10,000 branches"
+    if auxiliary:
+        asked = ["Why", "can't" if lower == "cannot" else verb, *words[:k], *words[k + 1 :]]
+    elif lower not in ("has", "have") and (verb not in verbs(said) or lower.endswith("ed")):
         return None
     elif ends_in_s(lower) and not subject.plural:
         asked = ["Why", "does", *words[:k], _IRREGULAR.get(lower) or _plain(lower), *words[k + 1 :]]
@@ -163,18 +171,20 @@ def why_of(statement: str) -> str | None:
         asked = ["Why", "do", *words]
     question = " ".join(asked).rstrip(" .!?") + "?"
     done = next((p for p in noun_phrases(scene) if p.role == "object"), None) if scene else None
-    if done is not None and re.search(r"\bit\b", question) and done.text in scene:
+    if done is not None and re.search(r"\bit\?$", question) and done.text in scene:
         # "I created an index on an expression but my query doesn't use it": "it" is what the scene made,
-        # with all it says of it - the question holds the whole scene
-        made = re.sub(r"^(?:a|an)\s+", "the ", scene[scene.index(done.text) :].rstrip(" ,"), flags=re.I)
-        return re.sub(r"\bit\b", lambda _: made, question, count=1)
-    return f"{scene.rstrip(' ,')}. {question}" if scene else question
+        # with what it says of it (not past an "and" or a comma: "... and restarted the machine")
+        made = re.split(r",|\s+and\s+", scene[scene.index(done.text) :])[0].strip()
+        question = re.sub(r"\bit\?$", re.sub(r"^(?:a|an)\s+", "the ", made, flags=re.I) + "?", question)
+        scene = ""
+    said_before = " ".join(part.rstrip(" ,.") + "." for part in (before, scene) if part.strip())
+    return f"{said_before} {question}" if said_before else question
 
 
 def _plain(verb: str) -> str:
-    """ "crashes" -> "crash", "copies" -> "copy", "fails" -> "fail"."""
+    """ "crashes" -> "crash", "copies" -> "copy", "dies" -> "die", "fails" -> "fail"."""
     if verb.endswith("ies"):
-        return verb[:-3] + "y"
+        return verb[:-1] if len(verb) <= 4 else verb[:-3] + "y"
     return verb[:-2] if verb.endswith(("shes", "ches", "xes", "sses", "oes")) else verb[:-1]
 
 

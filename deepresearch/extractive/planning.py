@@ -144,8 +144,8 @@ class KeywordPlan:
     X?"): they explain the answer, they do not ask for more of it."""
 
 
-def _clauses(question: str) -> list[str]:
-    question = as_asked(" ".join(question.split()).strip())
+def _clauses(question: str, why: bool = True) -> list[str]:
+    question = as_asked(" ".join(question.split()).strip(), why)
     clauses = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
     return clauses or [question.strip(" ?.")]
 
@@ -154,6 +154,8 @@ def _display(phrase: Phrase) -> str:
     """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, "vs"
     read as "or" ("Is git merge or git rebase safe ...?" where the question says "is it safe")."""
     shown = COMPARATIVE.sub("", _LEADING.sub("", phrase.text)).strip()
+    # "The crane won't lift the dinghy. Why?": the article opened a sentence
+    shown = re.sub(r"^(?:The|A|An)\b", lambda m: m.group(0).lower(), shown)
     return VERSUS.sub(" or ", shown) if phrase.items else shown
 
 
@@ -170,7 +172,7 @@ def lookup_phrases(question: str) -> list[str]:
     """What the planner asks the corpus about: each noun phrase's core and its shorter tails, and every
     content word of the question."""
     found: list[str] = []
-    for clause in _clauses(question):
+    for clause in dict.fromkeys([*_clauses(question), *_clauses(question, why=False)]):
         for phrase in noun_phrases(clause):
             words = _core(phrase).split()
             found += [" ".join(words[i:]) for i in range(len(words))] + words
@@ -223,7 +225,9 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     The first clause that asks counts most; a statement that sets the scene ("My server is eating all the
     CPU; how can I see ...") counts as a subordinate clause."""
     best: tuple[float, Phrase] | None = None
-    clauses = _clauses(question)
+    # the topic of "I ran VACUUM but the file is still large. Why?" is what the statement is about (VACUUM),
+    # whichever part of it the why-question puts first
+    clauses = _clauses(question, why=False)
     first = next((i for i, clause in enumerate(clauses) if _ASKS.match(clause)), 0)
     for index, clause in enumerate(clauses):
         asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)

@@ -17,8 +17,7 @@ not now of off on once only or other our ours out over own same she should so so
 the their theirs them then there these they this those through to too under until up very was we
 were what when where which while who whom why will with would you your yours yourself vs versus via
 per using use used between within without across among whether does do did tell explain describe
-compare best good better new still really actually already even ever yet quite rather simply
-doesn don didn isn aren wasn weren hasn haven won wouldn couldn shouldn mustn
+compare best good better new still really actually already even ever yet quite rather simply cannot
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
@@ -57,8 +56,12 @@ _SENTENCE_END = re.compile(
 _FIRST_PERSON = re.compile(r"\b(?:i\s+am|am\s+i)\b")
 
 
+# "doesn't", "won't": an auxiliary and its negation, no keyword (read apart, "doesn" and "won" were one)
+_CONTRACTION = re.compile(r"\b[a-z]+n['’]t\b")
+
+
 def tokenize(text: str) -> list[str]:
-    return _TOKEN.findall(_FIRST_PERSON.sub("i", text.lower()))
+    return _TOKEN.findall(_CONTRACTION.sub(" ", _FIRST_PERSON.sub("i", text.lower())))
 
 
 def content_tokens(text: str) -> list[str]:

@@ -27,6 +27,13 @@ from deepresearch.extractive.wordclasses import (
 
 __all__ = ["chained_verbs", "closing_verb", "placed_verbs"]
 
+_NEXT_CLAUSE = frozenset(("and", "or", "but", "what", "how", "why", "when", "where", "which", "who"))
+_WHEN_WORDS = frozenset(
+    [
+        *("first", "second", "third", "last", "next", "early", "late", "previous", "recent", "old", "new"),
+        *("older", "newer", "spring", "summer", "autumn", "fall", "winter"),
+    ]
+)
 _INTRANSITIVE = frozenset(("work", "behave", "function", "differ", "compare", "interact", "fail", "happen"))
 """Verbs that end a "How does X ... work?" question with no object after them."""
 
@@ -53,14 +60,14 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         while end < len(words) and content[end]:
             end += 1
         last = end - 1
-        closes = end == len(words) or words[end] in CLOSES
-        if (
-            closes
-            and last == nxt + 2
-            and words[last].isalpha()
-            and words[last].islower()
-            and ends_in_s(words[last])
-        ):
+        # a comma ends it only before the next clause ("..., and why"), not inside a list or an aside ("if
+        # the user settings, the cache and ...", "the default settings, not the hardware, limit ...")
+        after = lower[end + 1] if end + 1 < len(words) else ""
+        closes = end == len(words) or (words[end] in CLOSES and (words[end] != "," or after in _NEXT_CLAUSE))
+        plain = words[last].isalpha() and words[last].islower() and ends_in_s(words[last])
+        # ... and "since the early days", "until the first frosts", "since the 3.x releases" name a time
+        timely = lower[nxt + 1] in _WHEN_WORDS or any(c.isdigit() for c in lower[nxt + 1])
+        if closes and last == nxt + 2 and plain and not timely:
             found.add(last)
     return found
 

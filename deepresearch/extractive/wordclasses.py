@@ -97,9 +97,9 @@ TIME_UNITS = _set("year month week day night weekend morning evening spring summ
 PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
 
 # a call is one word with its short argument ("lower(name)", "git-gc(1)"): its parts read apart, the last one
-# was taken for the clause's verb
+# was taken for the clause's verb (a one-letter placeholder is no part of the name: "os.path.join(a)")
 _TOKEN = re.compile(
-    r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\(\w{0,20}\))?|[,;:?!]"
+    r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\((?:\d{1,3}|\w{2,20})?\))?|[,;:?!]"
 )
 
 
