@@ -48,7 +48,6 @@ _WHAT = re.compile(
 
 
 _WHY_AFTER = re.compile(r"^(?P<said>.+?)[.!]\s+(?:why|how\s+come)\s*[?!.]*$", re.IGNORECASE)
-_OPENERS = frozenset(["my", "our", "your", "the", "a", "an", "this", "these", "those", "its", "their"])
 _VERBS_IN_SUBJECT = frozenset(["goes", "does", "has", "is", "are", "was", "were"])
 
 
@@ -155,8 +154,7 @@ def why_of(statement: str) -> str | None:
         return None
     if words[-1].lower() in _AUXILIARIES | _NEGATED or words[k - 1].lower() in _VERBS_IN_SUBJECT:
         return None  # "Postgres doesn't", "My lawn goes brown" (the chunker took "goes" for the subject's)
-    if words[0].lower() in _OPENERS:
-        words[0] = words[0].lower()
+    words = inline(" ".join(words)).split()
     verb, lower = words[k], words[k].lower()
     auxiliary = lower in _AUXILIARIES | _NEGATED
     if lower in ("has", "have") and words[k + 1].lower() not in PARTICIPLES | {"been", "not", "no"}:
@@ -175,7 +173,7 @@ def why_of(statement: str) -> str | None:
         # "I created an index on an expression but my query doesn't use it": "it" is what the scene made,
         # with what it says of it (not past an "and" or a comma: "... and restarted the machine")
         made = re.split(r",|\s+and\s+", scene[scene.index(done.text) :])[0].strip()
-        question = re.sub(r"\bit\?$", re.sub(r"^(?:a|an)\s+", "the ", made, flags=re.I) + "?", question)
+        question = re.sub(r"\bit\?$", _definite(made) + "?", question)
         scene = ""
     said_before = " ".join(part.rstrip(" ,.") + "." for part in (before, scene) if part.strip())
     return f"{said_before} {question}" if said_before else question
@@ -222,7 +220,7 @@ def parallel(clause: str, before: str) -> str:
         return clause
     for phrase in noun_phrases(before):
         if re.search(rf"\b{re.escape(phrase.text)}{_STATE}", before, re.IGNORECASE):
-            owner = re.sub(r"^(?:a|an)\s+", "the ", phrase.text, flags=re.IGNORECASE)
+            owner = _definite(phrase.text)
             return f"{clause[: said.start()]}{owner}{clause[said.end() :]}"
     return clause
 
@@ -260,13 +258,21 @@ def owned(clause: str, statements: list[str]) -> str:
         return clause
     if noun_phrases(clause[: said.start()]) or not any(verbs(statement) for statement in statements):
         return clause
-    owner = _lower_possessive(re.sub(r"^(?:a|an)\s+", "the ", done_to.text, flags=re.IGNORECASE))
+    owner = _lower_possessive(_definite(done_to.text))
     return f"{clause[: said.start()]}{owner}'s{clause[said.end() :]}"
 
 
 _SENTENCE_OPENERS = frozenset(
-    ["my", "our", "your", "the", "a", "an", "this", "these", "that", "those", "every", "all", "some", "we"]
+    [
+        *("my", "our", "your", "its", "their", "we"),
+        *("the", "a", "an", "this", "these", "that", "those", "every", "all", "some"),
+    ]
 )
+
+
+def _definite(phrase: str) -> str:
+    """ "an index" named again is "the index"."""
+    return re.sub(r"^(?:a|an)\s+", "the ", phrase, flags=re.IGNORECASE)
 
 
 def inline(sentence: str) -> str:
