@@ -80,3 +80,48 @@ def test_a_papers_references_are_no_quotes() -> None:
     for heading in ("References", "Bibliography", "6. References"):
         assert quotes(entry, 1, ["Paper", heading]) == [], heading
     assert quotes("The tide rises twice a day because the moon pulls the sea.\n", 1, ["Paper", "Tides"])
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What should the keeper do when the wick burns black?",
+        "Does this seem a bit complicated?",
+        "So how does the keeper know which lamp is the harbour's own?",
+        'Some keepers ask themselves "why trim the wick at all?"',
+    ],
+)
+def test_a_question_is_no_quote(question: str) -> None:
+    # it asks; the sentences after it answer (a report quoted "What URL does the rule see [2]?" alone)
+    assert [q.text for q in quotes(f"{question} {CONTENT}", 1)] == [CONTENT]
+    assert quotes(question, 1) == []
+
+
+def test_an_answer_that_leans_on_its_question_is_quoted_with_it() -> None:
+    question = "How does the keeper know which lamp is the harbour's own?"
+    answer = "It carries a red glass that no other lamp on the coast carries."
+    assert [q.text for q in quotes(f"{question} {answer}", 1)] == [f"{question} {answer}"]
+
+
+def test_a_list_item_that_asks_is_no_quote_and_a_list_of_questions_is_an_index() -> None:
+    # a list item that ends on a question is one, its statements setting it up ("I deleted some logs. How do I
+    # get them back?"); a list whose items mostly ask is an FAQ's index: its statements are questions too
+    assert quotes("- The keeper lost the key to the lamp room. How can the door be opened?", 1) == []
+    index = "\n\n".join(
+        [
+            "- How often should the keeper trim the wick of the lamp?",
+            "- The lamp burns with a black smoke every evening.",
+            "- Can the keeper light the lamp an hour before sunset?",
+        ]
+    )
+    assert quotes(index, 1) == []
+    # two questions in a list of five statements are no index: the statements are quoted
+    listed = [
+        "- The keeper trims the wick of the lamp every evening.",
+        "- The keeper cleans the glass of the lamp every morning.",
+        "- How often should the keeper trim the wick of the lamp?",
+        "- The keeper logs the weather of the night in the book.",
+        "- Can the keeper light the lamp an hour before sunset?",
+    ]
+    texts = [q.text for q in quotes("\n\n".join(listed), 1)]
+    assert texts == [item[2:] for item in listed if item.endswith(".")]

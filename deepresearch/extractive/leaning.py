@@ -4,14 +4,15 @@ in form only (an "it" or a "there" that stands for what follows, a place pointed
 that opens a section with "This module ..." points at the page's subject. And one that announces a list
 ("... as follows:") leans on what comes after it: quoted with its list, or alone only when it states
 something whole without it. One that sends the reader elsewhere, or says what the page goes on to do, says
-nothing of its own and is no quote; nor is a section of navigation (a table of contents, "See also")."""
+nothing of its own and is no quote; nor is a section of navigation (a table of contents, "See also"), nor a
+question: it asks, the sentences after it answer."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from deepresearch.extractive.text import STOPWORDS, UNFINISHED, split_sentences
+from deepresearch.extractive.text import LIST_ITEM, STOPWORDS, UNFINISHED, split_sentences
 
 _DANGLING = frozenset(
     (
@@ -193,6 +194,27 @@ _POINTER = re.compile(
     r"\bshould read\b|\bread (?:more )?about\b|\bcome back to this\b",
     re.IGNORECASE,
 )
+
+
+def asks(text: str) -> bool:
+    """The text (a sentence, or a list item of several) ends on a question: an FAQ's index entry ("I get some
+    compiler warnings when I compile SQLite. Isn't this a problem?"), a question a page goes on to answer
+    ("So how does a module get the specific configuration ...?"). Quoted, it answers nothing."""
+    return _ASKS.search(text) is not None
+
+
+_ASKS = re.compile(r"\?[\"'’”)\]]*\s*$")
+
+
+def question_index(passage: str) -> bool:
+    """The passage lists questions, QUESTION_INDEX items or more and at least half of them asking: an FAQ's
+    index, whose other entries are its questions put as statements ("Case-insensitive matching of Unicode
+    characters does not work."), each answered in a section of its own."""
+    items = [line for line in passage.splitlines() if LIST_ITEM.match(line.strip())]
+    return len(items) >= QUESTION_INDEX and 2 * sum(asks(item) for item in items) >= len(items)
+
+
+QUESTION_INDEX = 3
 
 
 def points_elsewhere(sentence: str) -> bool:

@@ -20,10 +20,12 @@ from deepresearch.extractive.leaning import (
     FORWARD,
     announces,
     as_statement,
+    asks,
     leans_back,
     navigation,
     points_at_subject,
     points_elsewhere,
+    question_index,
     stands_alone,
 )
 from deepresearch.extractive.phrases import verb_terms
@@ -138,7 +140,9 @@ class _Reader:
 
     def sentence(self, sentence: str) -> None:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
-        if not (_prose(sentence) or self._short_definition(sentence)) or FORWARD.search(sentence):
+        # a question is read (a sentence after it may lean on it), but is no quote
+        quotable = _prose(sentence) or self._short_definition(sentence)
+        if not quotable or FORWARD.search(sentence) or asks(sentence):
             return
         if not previous and self.subject and points_at_subject(sentence):
             # a section opening "This module implements ..." points at the page's subject: named as label
@@ -203,15 +207,13 @@ class _Reader:
         "name → Definition." under the name, any other item that is a sentence as it stands."""
         items, self.items = self.items or [], None
         text = f"{self.intro} {'; '.join(i.rstrip('.;,:') for i in items)}."
-        # items that complete an unfinished sentence go on in lower case ("For example," and then sentences
-        # of their own is no such list)
+        # items completing an unfinished sentence go on in lower case (not "For example," then sentences)
         completes = not self.unfinished or all(i[:1].islower() for i in items)
         if self.intro and completes and 2 <= len(items) <= MAX_LIST_ITEMS and len(text) <= MAX_UNIT_CHARS:
             self._add_list(text)
         else:
-            # too long to quote with its list, an announcing sentence that states something on its own
-            # ("... because always is not a superset of onsuccess with respect to existing headers:") is
-            # quoted alone
+            # too long to quote with its list, an announcing sentence that states something on its own is
+            # quoted alone ("... because always is not a superset of onsuccess w.r.t. existing headers:")
             stated = as_statement(self.intro) if self.intro and not self.unfinished else ""
             if stated and _prose(stated) and stands_alone(stated) and not self._needs_subject(stated):
                 self.add(stated)
@@ -250,8 +252,8 @@ class _Reader:
     def line(self, line: str) -> None:
         item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
-        if item and not self.intro and self.items is None and list_fragment(text):
-            return  # "In CHECK constraints of a table." after "... may not be used:": a fragment alone
+        if item and not self.intro and self.items is None and (list_fragment(text) or asks(text)):
+            return  # "In CHECK constraints of a table." after "... may not be used:"; a question alone
         if item and (self.intro or self.items is not None or not is_statement(text)):
             self.items = [*(self.items or []), text]
             return
@@ -312,8 +314,8 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
     """The passage's quotable units, in order: its sentences (one that leans on the sentence before is
     quoted with it), a definition's sentences under their term, a list of fragments with the sentence that
     announces it, a short code sample with the sentence that introduces it. A section of navigation (table
-    of contents, "See also") has none."""
-    if navigation(headings):
+    of contents, "See also") has none, nor has an FAQ's index."""
+    if navigation(headings) or question_index(passage):
         return []
     lines = passage.split("\n", 1)
     if _HEADING_LINE.match(lines[0].strip()):
