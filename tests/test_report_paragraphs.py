@@ -19,7 +19,13 @@ SENTENCES = [
     "Locks are empty files in the lock directory.",
 ]
 PASSAGE = f"## {LOCK}\n\n" + " ".join(SENTENCES)
-LENS = "Lens one turns once a minute. Lens two turns once a minute."
+LENS_SENTENCES = [
+    "Lens one turns once a minute on a bath of mercury, so that a keeper can turn its tons of glass by hand, "
+    "and its clockwork, wound every four hours through the night, keeps the beam's period steady all winter.",
+    "Lens two flashes twice every ten seconds behind a red screen, which tells a ship's navigator at sea "
+    "which harbour lies ahead, since no other light along this stretch of coast shows a red flash at night.",
+]
+LENS = " ".join(LENS_SENTENCES)
 
 
 def quote(text: str, n: int, place: int, position: int, section: str = LOCK) -> dict[str, Any]:
@@ -34,10 +40,11 @@ def quote(text: str, n: int, place: int, position: int, section: str = LOCK) -> 
     }
 
 
-# the summary takes the two best quotes: these, so that the findings hold all of the section's
+# the summary takes the two best quotes, which fill its length (SUMMARY_CHARS): these, so that the findings
+# hold all of the section's
 SUMMARY = [
-    quote("Lens one turns once a minute.", 2, 0, 0, "Lens") | {"score": 0.99},
-    quote("Lens two turns once a minute.", 2, 0, 1, "Lens") | {"score": 0.98},
+    quote(LENS_SENTENCES[0], 2, 0, 0, "Lens") | {"score": 0.99},
+    quote(LENS_SENTENCES[1], 2, 0, 1, "Lens") | {"score": 0.98},
 ]
 
 

@@ -1,0 +1,89 @@
+"""The extractive report's summary (report/digest.py `_summary`): the quotes that answer the question most
+directly - on the question itself, not on a side question the planner added - valued by their score, the
+words of the question they name and how early their passage comes in the evidence, until the summary holds
+SUMMARY_CHARS characters. Invented lighthouse material."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deepresearch.report.digest import SUMMARY_CHARS, SUMMARY_CLAIMS, extractive_report_body
+from tests._report_helpers import QUESTION, finding
+
+ASPECT = "What is a lighthouse lens?"
+
+
+def summary_of(findings: list[dict[str, Any]], sub_questions: list[str], engine: str = "extractive") -> str:
+    state: dict[str, Any] = {
+        "engine": engine,
+        "question": QUESTION,
+        "plan": {"sub_questions": sub_questions},
+        "sources": [{"n": n, "url": f"corpus://{n}.html"} for n in (1, 2, 3)],
+        "evidence": [{"sub_question": q} for q in sub_questions],
+        "findings": {"fact_reviewer": {"findings": findings}},
+    }
+    return extractive_report_body(state).split("## Findings")[0]
+
+
+def test_a_side_questions_quotes_stay_under_it() -> None:
+    # the planner's "What is X?" quote scores best, and still explains X, not what was asked
+    findings = [
+        finding("A lighthouse lens is a Fresnel lens of many rings.", 1, 0.95, 0) | {"sub_question": ASPECT},
+        finding("The lens bends the lamp's light into one beam of parallel rays.", 1, 0.7, 0),
+        finding("Prisms above the lens send the rays that would escape upwards to the horizon.", 1, 0.6, 1),
+    ]
+    summary = summary_of(findings, [QUESTION, ASPECT])
+    assert "Fresnel lens of many rings" not in summary, summary
+    assert "one beam of parallel rays" in summary and "escape upwards" in summary, summary
+
+
+def test_a_quote_that_names_the_question_from_an_early_passage_leads() -> None:
+    # the first scores a little better; the second names the lens, the lamp and the light, and its passage
+    # is the evidence's first
+    findings = [
+        finding("Each ring of glass is ground by hand in the workshop.", 2, 0.8, 5),
+        finding("The lens concentrates the lamp's light into a beam.", 1, 0.75, 0),
+        finding("Keepers polish the glass every morning with a soft cloth.", 3, 0.7, 9),
+    ]
+    summary = summary_of(findings, [QUESTION])
+    assert quoted(summary)[0].startswith("- The lens concentrates the lamp's light"), summary
+
+
+def test_the_summary_stops_at_its_length() -> None:
+    # quotes of 150 characters or more: the third brings the summary past SUMMARY_CHARS, a fourth is not taken
+    long = [
+        "The lens turns on a bath of mercury, so that a keeper can turn its tons of glass by hand, and the "
+        "clockwork beneath it is wound every four hours through the night.",
+        "Prisms above and below the central drum catch the rays that would escape towards the sky or the sea "
+        "and send them out level with the horizon, where ships can see them.",
+        "A first-order lens stands taller than a keeper and weighs several tons; it was made for the coast's "
+        "main lights, where the beam must reach ships twenty miles out at sea.",
+        "Coloured screens set before the lens give a light its own colour, so that a navigator can tell one "
+        "harbour from the next along a coast where many lights burn each night.",
+        "Keepers draw linen curtains around the lens by day, because the sun focused through its rings of "
+        "glass could scorch the lamp's wick and crack the glass chimney inside.",
+    ][:SUMMARY_CLAIMS]
+    assert all(len(text) >= 150 for text in long) and 3 * 150 >= SUMMARY_CHARS > 2 * 150
+    findings = [finding(text, 1, 0.9 - i / 100, i) for i, text in enumerate(long)]
+    assert len(quoted(summary_of(findings, [QUESTION]))) == 3
+    # short ones: SUMMARY_CLAIMS of them, however short
+    cut = [text.split(",")[0].split(";")[0] + "." for text in long]
+    cut += ["The lamp burns paraffin oil.", "The keeper trims the wick at dusk."]
+    short = [finding(text, 1, 0.9 - i / 100, i) for i, text in enumerate(cut)]
+    assert len(quoted(summary_of(short, [QUESTION]))) == SUMMARY_CLAIMS
+
+
+def quoted(summary: str) -> list[str]:
+    return [line for line in summary.splitlines() if line.startswith("- ")]
+
+
+def test_a_models_sub_questions_are_all_asked() -> None:
+    # a model's plan has no side questions of the planner: a quote on any sub-question may sum it up
+    other = "Why do lighthouses flash?"
+    findings = [
+        finding("The lens bends the lamp's light into one beam of parallel rays.", 1, 0.7, 0),
+        finding("Each light flashes its own rhythm so that ships can tell them apart.", 2, 0.9, 0)
+        | {"sub_question": other},
+    ]
+    assert "its own rhythm" in summary_of(findings, [QUESTION, other], engine="llm")
+    assert "its own rhythm" not in summary_of(findings, [QUESTION, other])
