@@ -240,11 +240,22 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
-            weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) else 1.0
+            weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or _purpose(clause, phrase) else 1.0
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
     return best[1] if best else None
+
+
+def _purpose(clause: str, phrase: Phrase) -> bool:
+    """The phrase ends its clause as one bare noun after "for": what the asker does it for ("... and mail them
+    to a project's mailing list for review"), not what is asked about."""
+    words = clause.rstrip(" ?.").split()
+    return (
+        0 < phrase.start == len(words) - 1
+        and words[phrase.start - 1].lower() == "for"
+        and phrase.text == phrase.head == words[-1]
+    )
 
 
 def question_topic(question: str, rarity: Mapping[str, float] | None = None) -> str:
