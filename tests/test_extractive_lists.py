@@ -121,3 +121,27 @@ def test_a_table_row_is_no_sample_of_the_sentence_that_announces_it() -> None:
     assert not any("|" in text for text in texts), texts
     assert "To trim the wick every evening: `trim --wick --length 2mm`" in texts, texts
     assert texts[-1].startswith("A keeper who logs every lighting"), texts
+
+
+def test_an_announcing_sentence_that_leans_back_is_quoted_with_what_it_leans_on_or_not_at_all() -> None:
+    # "This means ...:" opening its paragraph, quoted alone with its sample, read as a finding whose "this"
+    # no reader could place
+    before = "In the harbour office the charts are filed by the depth of the channel they show."
+    intro = "This means a pilot must ask for a channel by its depth:"
+    sample = "shelf 3: charts of channels deeper than ten fathoms"
+    texts = [q.text for q in quotes(f"{before}\n\n{intro}\n\n{sample}\n", 1)]
+    assert texts == [f"{before} {intro} `{sample}`"], texts
+    # ... the same with a list it announces
+    listed = "\n\n- the depth of the channel\n\n- the tide it was sounded at\n"
+    texts = [q.text for q in quotes(f"{before}\n\nThis means a pilot must give:{listed}", 1)]
+    assert texts == [
+        f"{before} This means a pilot must give: the depth of the channel; the tide it was sounded at."
+    ]
+    # what it leans on is no quote (a code line): it is none either
+    alone = [q.text for q in quotes(f"`file-charts --depth`\n\nThis means a pilot must give:{listed}", 1)]
+    assert not any(t.startswith("This means") for t in alone), alone
+    alone = [q.text for q in quotes(f"`file-charts --depth`\n\n{intro}\n\n{sample}\n", 1)]
+    assert not any(t.startswith("This means") for t in alone), alone
+    # a sentence that leans in form only ("It is best to ...") still announces on its own
+    texts = [q.text for q in quotes(f"It is best to file a new chart at once:\n\n{sample}\n", 1)]
+    assert texts == [f"It is best to file a new chart at once: `{sample}`"], texts

@@ -196,6 +196,12 @@ _POINTER = re.compile(
 )
 
 
+def standing_from(sentences: Sequence[str]) -> int | None:
+    """The index of the first of consecutive sentences that does not lean on the one before it: where a
+    quote of them may start (None when each one leans)."""
+    return next((i for i, s in enumerate(sentences) if not leans_back(s) or stands_alone(s)), None)
+
+
 def asks(text: str) -> bool:
     """The text (a sentence, or a list item of several) ends on a question: an FAQ's index entry ("I get some
     compiler warnings when I compile SQLite. Isn't this a problem?"), a question a page goes on to answer

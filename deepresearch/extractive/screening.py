@@ -27,8 +27,8 @@ from deepresearch.extractive.bm25 import BM25F
 from deepresearch.extractive.leaning import navigation
 from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.planning import question_topic, without_aspects
-from deepresearch.extractive.sentences import code_like
 from deepresearch.extractive.text import (
+    code_like,
     content_tokens,
     heading_passages,
     keywords,

@@ -26,6 +26,7 @@ from deepresearch.extractive.leaning import (
     points_at_subject,
     points_elsewhere,
     question_index,
+    standing_from,
     stands_alone,
 )
 from deepresearch.extractive.phrases import verb_terms
@@ -33,6 +34,7 @@ from deepresearch.extractive.text import (
     LIST_ITEM,
     PREPOSITIONS,
     UNFINISHED,
+    code_like,
     content_tokens,
     is_statement,
     list_fragment,
@@ -194,9 +196,7 @@ class _Reader:
             and last.text.endswith(chain[-2])
             and len(last.text) + len(sentence) < MAX_UNIT_CHARS
         ):
-            text = f"{last.text} {sentence}"
-            tokens = content_tokens(text)
-            self.units[-1] = Quote(text, last.n, last.section, last.position, frozenset(tokens), last.subject)
+            self._grow(last, f"{last.text} {sentence}")
             return
         self.add(" ".join(chain))
 
@@ -233,21 +233,34 @@ class _Reader:
         self.intro, self.unfinished = "", False
 
     def _add_list(self, text: str) -> None:
-        """Quote an announced list; when the unit just read ends with the announcing sentence (it leaned on
-        the one before: "... are not considered. This module does not comply ..."), that unit grows by the
-        list, when short enough: one quote, rather than two that share a sentence, of which a report could
-        quote only the first."""
+        """Quote an announced list or sample; when the unit just read ends with the announcing sentence (it
+        leaned on the one before: "... are not considered. This module does not comply ..."), that unit
+        grows by the list, when short enough (one quote, not two that share a sentence); see _leaning."""
         last = self.units[-1] if self.units else None
-        first = (split_sentences(self.intro) or [self.intro])[0]
-        if last is not None and (text.startswith(last.text) or last.text.endswith(first)):
-            grown = text if text.startswith(last.text) else f"{last.text[: -len(first)]}{text}"
+        parts = split_sentences(self.intro) or [self.intro]
+        if last is not None and (text.startswith(last.text) or last.text.endswith(parts[0])):
+            grown = text if text.startswith(last.text) else f"{last.text[: -len(parts[0])]}{text}"
             if len(grown) <= MAX_UNIT_CHARS:
-                tokens = content_tokens(grown)
-                self.units[-1] = Quote(
-                    grown, last.n, last.section, last.position, frozenset(tokens), last.subject
-                )
+                self._grow(last, grown)
                 return
-        self.add(text)
+        if not self._leaning(text):
+            self.add(text)
+
+    def _leaning(self, text: str) -> bool:
+        """Whether the announcing sentence (one) leans on the one before ("This means you must ...:"): then
+        `text` grows the unit just read if that ends with the sentence before, and is no quote otherwise."""
+        parts = split_sentences(self.intro) or [self.intro]
+        if len(parts) > 1 or standing_from(parts) is not None:
+            return False
+        last = self.units[-1] if self.units else None
+        before = self.previous[0] if len(self.previous) == 2 else ""
+        if last and before and last.text.endswith(before) and len(last.text) + len(text) < MAX_UNIT_CHARS:
+            self._grow(last, f"{last.text} {text}")
+        return True
+
+    def _grow(self, last: Quote, text: str) -> None:
+        tokens = content_tokens(text)
+        self.units[-1] = Quote(text, last.n, last.section, last.position, frozenset(tokens), last.subject)
 
     def line(self, line: str) -> None:
         item = LIST_ITEM.match(line)
@@ -273,7 +286,8 @@ class _Reader:
             return
         if self.intro and not self.unfinished and not item and not is_statement(text) and len(text) <= 200:
             # "To rotate the logs every day:" followed by the command: the sample is the answer
-            self.add(f"{self.intro} `{text}`")
+            if not self._leaning(sample := f"{self.intro} `{text}`"):
+                self.add(sample)
             self.intro = ""
             return
         last = split_sentences(text)[-1] if text.strip() else ""
@@ -339,14 +353,6 @@ _NEWS = re.compile(
     r"\b(?:the new|is new|now|has been added|have been added|was added|were added)\b", re.IGNORECASE
 )
 _CHANGELOG = re.compile(r"^(?:Changed|New|Added) in version\b")
-
-
-_CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
-
-
-def code_like(text: str) -> bool:
-    """A flattened code sample or configuration snippet rather than prose."""
-    return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
 
 
 def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
@@ -454,11 +460,6 @@ class Scorer:
         news = 0.1 if _NEWS.search(unit.text) else 0.0
         relevance = COVERAGE * self.coverage(unit, weights) + RANK * passage_rank
         return relevance + lead + subject + 0.1 * about - news
-
-
-def overlaps(a: str, b: str) -> bool:
-    """One quote contains the other (a two-sentence window and its second sentence)."""
-    return a in b or b in a
 
 
 def similarity(a: Quote, b: Quote) -> float:

@@ -462,3 +462,11 @@ def is_statement(sentence: str, min_words: int = 6) -> bool:
 _FULL_SENTENCE = re.compile(
     r"^(?:[\"'“(]?[A-Z0-9]|[\"'‘“`][^\"'’”`\s][^\"'’”`]{0,40}[\"'’”`]\s).*[.!?][\"')”]?$", re.DOTALL
 )
+
+
+_CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
+
+
+def code_like(text: str) -> bool:
+    """A flattened code sample or configuration snippet rather than prose."""
+    return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
