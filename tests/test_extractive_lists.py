@@ -145,3 +145,18 @@ def test_an_announcing_sentence_that_leans_back_is_quoted_with_what_it_leans_on_
     # a sentence that leans in form only ("It is best to ...") still announces on its own
     texts = [q.text for q in quotes(f"It is best to file a new chart at once:\n\n{sample}\n", 1)]
     assert texts == [f"It is best to file a new chart at once: `{sample}`"], texts
+
+
+def test_an_announcing_sentence_that_links_or_opens_its_section_is_quoted_with_what_it_announces() -> None:
+    sample = "lamp-trim --short --square"
+    # a connective links a step to the one before without standing for it
+    for intro in ("Then cut the wick square with the trimmer:", "For example, to cut a quarter of an inch:"):
+        assert [q.text for q in quotes(f"{intro}\n\n{sample}\n", 1)] == [f"{intro} `{sample}`"]
+    # "This module ..." at a section's start points at the page's subject
+    listed = (
+        "This module defines the following tools:\n\n- a trimmer for the wick\n\n- a brush for the glass\n"
+    )
+    texts = [q.text for q in quotes(listed, 1, ("lamptools — Keeper's tools", "Tools"))]
+    assert texts == [
+        "This module defines the following tools: a trimmer for the wick; a brush for the glass."
+    ], texts

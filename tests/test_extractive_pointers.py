@@ -88,7 +88,7 @@ def test_a_papers_references_are_no_quotes() -> None:
         "What should the keeper do when the wick burns black?",
         "Does this seem a bit complicated?",
         "So how does the keeper know which lamp is the harbour's own?",
-        'Some keepers ask themselves "why trim the wick at all?"',
+        "Why would a keeper trim the wick before the lamp is even lit?",
     ],
 )
 def test_a_question_is_no_quote(question: str) -> None:
@@ -112,6 +112,7 @@ def test_a_list_item_that_asks_is_no_quote_and_a_list_of_questions_is_an_index()
             "- How often should the keeper trim the wick of the lamp?",
             "- The lamp burns with a black smoke every evening.",
             "- Can the keeper light the lamp an hour before sunset?",
+            "- Where does the keeper store the spare wicks?",
         ]
     )
     assert quotes(index, 1) == []
@@ -125,3 +126,31 @@ def test_a_list_item_that_asks_is_no_quote_and_a_list_of_questions_is_an_index()
     ]
     texts = [q.text for q in quotes("\n\n".join(listed), 1)]
     assert texts == [item[2:] for item in listed if item.endswith(".")]
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        # a question mark after a symbol or a space, or a question the sentence quotes: a statement
+        "The lazy form of the keeper's pattern is written as *?",
+        "The harbour office's query names the ship as a placeholder, as in WHERE ship = ?",
+        "Every new keeper's first lesson asks 'Why does the lamp smoke?'",
+    ],
+)
+def test_a_statement_that_ends_on_a_question_mark_is_quoted(statement: str) -> None:
+    assert [q.text for q in quotes(statement, 1)] == [statement]
+
+
+def test_questions_each_answered_are_no_index_and_an_answer_keeps_its_question() -> None:
+    faq = "\n\n".join(
+        [
+            "- How often should the keeper trim the wick?\nThe keeper trims the wick every evening.",
+            "- Can the lamp burn whale oil?\nThe lamp burns whale oil as well as paraffin, but smokes more.",
+            "- Why does the glass turn black?\nThe glass turns black when the wick is cut unevenly.",
+        ]
+    )
+    texts = [q.text for q in quotes(faq, 1)]
+    assert texts == [line.split("\n")[1] for line in faq.split("\n\n")], texts
+    # "No, ..." answers the question before it: quoted with it, not alone
+    answered = "Should the keeper trim the wick twice a night? No, once before dusk keeps the flame clean."
+    assert [q.text for q in quotes(answered, 1)] == [answered]

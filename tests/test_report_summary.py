@@ -87,3 +87,25 @@ def test_a_models_sub_questions_are_all_asked() -> None:
     ]
     assert "its own rhythm" in summary_of(findings, [QUESTION, other], engine="llm")
     assert "its own rhythm" not in summary_of(findings, [QUESTION, other])
+
+
+def test_a_limit_is_no_summary() -> None:
+    # only the sub-question about limits was answered: the summary says the question was not
+    limits = "What are the limitations of a lighthouse lens?"
+    findings = [
+        finding("A lens cannot be seen in thick fog beyond a mile.", 1, 0.9, 0) | {"sub_question": limits}
+    ]
+    summary = summary_of(findings, [QUESTION, limits])
+    assert "cannot be seen in thick fog" not in summary and "did not answer the question directly" in summary
+
+
+def test_a_weak_quote_that_repeats_the_question_does_not_lead() -> None:
+    # it names every word of the question and comes first in the evidence, but scores a tenth of the best
+    findings = [
+        finding(
+            "The lens bends the rays of the lamp into one beam that ships see far out at sea.", 1, 1.0, 7
+        ),
+        finding("A lighthouse lens concentrates the lamp's light.", 1, 0.1, 0),
+    ]
+    summary = summary_of(findings, [QUESTION])
+    assert "one beam that ships see" in summary and "concentrates the lamp's light" not in summary, summary

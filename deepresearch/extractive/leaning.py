@@ -21,12 +21,14 @@ _DANGLING = frozenset(
     )
 )  # fmt: skip
 """A sentence opening on one of these leans on the one before it."""
-# a sentence that opens by linking to the one before ("However, ...", "In this case ...") leans on it too; not
+# a sentence that opens by linking to the one before ("However, ...", "In this case ...", the "No, ..." that
+# answers a question) leans on it too; not
 # "Instead of X, ...", which names what it stands instead of (unless X points back: "Instead of that, ..."),
 # nor "Because X, Y", which gives its own reason for its own clause ("Because that is what it does." answers
 # the sentence before it; "Because dataclasses use ... they also ..." is a whole sentence without its comma)
 _CONNECTIVE = re.compile(
     r"^(?:however|and|or|nor|but|yet|thus|therefore|hence|also|otherwise|likewise|similarly|consequently|"
+    r"(?:yes|no)(?=[,.;!])|"
     r"instead(?!\s+of\s+(?!(?:this|that|these|those|it|them|doing so)\b))|furthermore|"
     r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
     r"as a result|this way|that way|for (?:example|instance)|on the other hand|"
@@ -196,28 +198,40 @@ _POINTER = re.compile(
 )
 
 
-def standing_from(sentences: Sequence[str]) -> int | None:
-    """The index of the first of consecutive sentences that does not lean on the one before it: where a
-    quote of them may start (None when each one leans)."""
-    return next((i for i, s in enumerate(sentences) if not leans_back(s) or stands_alone(s)), None)
+def dangles(sentence: str) -> bool:
+    """It opens on a pronoun that stands for something said before it ("This means ...", "These are ..."),
+    not in form only ("It is best to ..."); a connective ("Then add ...:", "For example, to ...:") links it to
+    what came before but leaves it whole."""
+    return _dangling(sentence) and not stands_alone(sentence)
 
 
 def asks(text: str) -> bool:
     """The text (a sentence, or a list item of several) ends on a question: an FAQ's index entry ("I get some
     compiler warnings when I compile SQLite. Isn't this a problem?"), a question a page goes on to answer
-    ("So how does a module get the specific configuration ...?"). Quoted, it answers nothing."""
-    return _ASKS.search(text) is not None
+    ("So how does a module get the specific configuration ...?"). Quoted, it answers nothing. Not a
+    question mark after a symbol or a space ("written as *?", "WHERE id = ?"), nor a question the sentence
+    quotes ("The installer asks 'Do you want to continue?'")."""
+    match = _ASKS.search(text)
+    if match is None:
+        return False
+    # a quote that closes after the question mark and opens after a word: the sentence says who asks
+    head = text[: match.start(1)]
+    opened = max(head.rfind(mark) for mark in _OPENING) if match.group(1).strip(")]") else -1
+    return opened <= 0 or not text[:opened].strip() or text[opened - 1] not in " \t"
 
 
-_ASKS = re.compile(r"\?[\"'’”)\]]*\s*$")
+_ASKS = re.compile(r"[\w)]\?([\"'’”)\]]*)\s*$")
+_OPENING = ('"', "'", "‘", "“")
 
 
 def question_index(passage: str) -> bool:
-    """The passage lists questions, QUESTION_INDEX items or more and at least half of them asking: an FAQ's
-    index, whose other entries are its questions put as statements ("Case-insensitive matching of Unicode
-    characters does not work."), each answered in a section of its own."""
-    items = [line for line in passage.splitlines() if LIST_ITEM.match(line.strip())]
-    return len(items) >= QUESTION_INDEX and 2 * sum(asks(item) for item in items) >= len(items)
+    """The passage lists questions: QUESTION_INDEX list items or more that ask, and they are two lines in
+    three of it - an FAQ's index, whose other entries are its questions put as statements ("Case-insensitive
+    matching of Unicode characters does not work."), each answered in a section of its own. Not questions
+    each followed by its answer, nor a checklist with a question or two."""
+    lines = [line.strip() for line in passage.splitlines() if line.strip() and not line.startswith("#")]
+    asking = sum(1 for line in lines if LIST_ITEM.match(line) and asks(line))
+    return asking >= QUESTION_INDEX and 3 * asking >= 2 * len(lines)
 
 
 QUESTION_INDEX = 3

@@ -248,14 +248,14 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
 
 
 def _purpose(clause: str, phrase: Phrase) -> bool:
-    """The phrase ends its clause as one bare noun after "for": what the asker does it for ("... and mail them
-    to a project's mailing list for review"), not what is asked about."""
-    words = clause.rstrip(" ?.").split()
-    return (
-        0 < phrase.start == len(words) - 1
-        and words[phrase.start - 1].lower() == "for"
-        and phrase.text == phrase.head == words[-1]
-    )
+    """The phrase ends its clause as one bare noun in lower case after "for": what the asker does it for
+    ("... and mail them to a project's mailing list for review"), not what is asked about (a name is: "Is
+    there a library for JSON?")."""
+    match = _FOR_END.search(clause)
+    return match is not None and phrase.text == phrase.head == match.group(1)
+
+
+_FOR_END = re.compile(r"\bfor\s+([a-z]+)[\s?.!]*$")
 
 
 def question_topic(question: str, rarity: Mapping[str, float] | None = None) -> str:

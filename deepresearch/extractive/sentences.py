@@ -21,12 +21,12 @@ from deepresearch.extractive.leaning import (
     announces,
     as_statement,
     asks,
+    dangles,
     leans_back,
     navigation,
     points_at_subject,
     points_elsewhere,
     question_index,
-    standing_from,
     stands_alone,
 )
 from deepresearch.extractive.phrases import verb_terms
@@ -247,10 +247,12 @@ class _Reader:
             self.add(text)
 
     def _leaning(self, text: str) -> bool:
-        """Whether the announcing sentence (one) leans on the one before ("This means you must ...:"): then
-        `text` grows the unit just read if that ends with the sentence before, and is no quote otherwise."""
+        """Whether the announcing sentence (one) leans on the one before ("This means you must ...:"; not a
+        section's "This module defines ...:", which points at its page's subject): then `text` grows the unit
+        just read if that ends with the sentence before, and is no quote otherwise."""
         parts = split_sentences(self.intro) or [self.intro]
-        if len(parts) > 1 or standing_from(parts) is not None:
+        opening = len(self.previous) < 2 and bool(self.subject) and points_at_subject(parts[0])
+        if len(parts) > 1 or not dangles(parts[0]) or opening:
             return False
         last = self.units[-1] if self.units else None
         before = self.previous[0] if len(self.previous) == 2 else ""
@@ -279,14 +281,12 @@ class _Reader:
             self.term, self.previous = text.rstrip(":").strip(), ()
             return
         default = _DEFAULT_FIELD.match(text)
-        if default and self.label and not item and not _NO_VALUE.match(default["value"]):
-            # a setting's default, quoted under its section (the setting's name), the value as code
+        if default and self.label and not item and not _NO_VALUE.match(default["value"]):  # under its name
             self.add(f"{default['field']}: `{default['value']}`")
             self.intro = ""
             return
         if self.intro and not self.unfinished and not item and not is_statement(text) and len(text) <= 200:
-            # "To rotate the logs every day:" followed by the command: the sample is the answer
-            if not self._leaning(sample := f"{self.intro} `{text}`"):
+            if not self._leaning(sample := f"{self.intro} `{text}`"):  # "To rotate the logs daily:" + command
                 self.add(sample)
             self.intro = ""
             return

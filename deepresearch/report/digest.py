@@ -37,7 +37,9 @@ from deepresearch.options import DEFAULT_REVIEWERS
 
 SUMMARY_CLAIMS = 5
 SUMMARY_CHARS = 400
-"""The summary quotes at most SUMMARY_CLAIMS sentences, and stops once they hold SUMMARY_CHARS characters."""
+SUMMARY_FLOOR = 0.5
+"""The summary quotes at most SUMMARY_CLAIMS sentences, stops once they hold SUMMARY_CHARS characters, and
+takes none scoring under SUMMARY_FLOOR of the best one's (the question's words it names count twice)."""
 SOURCE_FOCUS = 0.3
 STRONG_QUOTE = 0.85
 """A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
@@ -284,15 +286,12 @@ def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable
 
 
 def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> list[dict[str, Any]]:
-    """The quotes that answer the question most directly, best first: those on the `asked` sub-questions
-    (the question itself in an extractive plan, whose first sub-question it is and for which its answering
-    sections are read: a later clause's or a side question's quotes, what X is or its limits, stay under
-    it; a model's sub-questions are all asked), or on any when those have none. Each is valued by three
-    shares of 0..1: its score of the best one's, the words of the question it names, and how early its
-    passage comes in the evidence (screening ranks the passages). On the development questions, at the
-    summary's former length, the summary holds 91 gold facts instead of 72 (bench/quality/JOURNAL.md,
-    session 32)."""
-    mine = [f for f in facts if f["sub_question"] in asked] or facts
+    """The quotes that answer the question most directly, best first: on the `asked` sub-questions (in an
+    extractive plan the first, for which its answering sections are read; a model's are all asked), or on
+    any but a limits one when those have none; valued by three shares of 0..1: its score of the best one's,
+    the question's words it names, how early its passage comes in the evidence (bench/quality/JOURNAL.md)."""
+    mine = [f for f in facts if f["sub_question"] in asked]
+    mine = mine or [f for f in facts if not asks_about_limits(f["sub_question"])]
     best = max((f.get("score", 0.0) for f in mine), default=0.0) or 1.0
     last = max((_place(f) for f in mine), default=0) or 1
     words = set(content_tokens(question))
@@ -301,7 +300,8 @@ def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> li
         named = len(words & set(content_tokens(finding["statement"]))) / max(len(words), 1)
         return finding.get("score", 0.0) / best + named + 1 - _place(finding) / last
 
-    return sorted(mine, key=value, reverse=True)
+    strong = [f for f in mine if f.get("score", 0.0) >= SUMMARY_FLOOR * best]
+    return sorted(strong, key=value, reverse=True)
 
 
 def _place(finding: dict[str, Any]) -> int:
