@@ -104,6 +104,27 @@ def test_a_participle_of_the_subject_is_not_its_verb(clause: str, expected: list
     assert [(p.text, p.role) for p in noun_phrases(clause)] == expected
 
 
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        # the subject runs on through "of a process": "limits" is no verb, nor is "a process differ" a noun
+        (
+            "How do the soft and hard limits of a process differ?",
+            ["What is the soft limit?", "What is the hard limit?"],
+        ),
+        (
+            "How do the tide and wind tables of a harbour compare?",
+            ["What is the tide table?", "What is the wind table?"],
+        ),
+    ],
+)
+def test_a_verb_that_needs_no_object_ends_a_subject_that_runs_through_a_preposition(
+    question: str, asked: list[str]
+) -> None:
+    plan = keyword_plan(question, 5)
+    assert plan.sub_questions[1:3] == asked, plan.sub_questions
+
+
 def test_the_subject_with_its_participle_is_asked_about_whole() -> None:
     plan = keyword_plan(PARTIAL, 5, rarity=PARTIAL_RARITY)
     assert plan.topic == "a partial clone"

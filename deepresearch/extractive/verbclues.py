@@ -114,12 +114,17 @@ def closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set
     # handle rows inserted in WAL mode?" the verb stands where it is expected, "mode" is its object's)
     participles = [k for k in range(3, last - 1) if lower[k].endswith("ed") or lower[k] in PARTICIPLES]
     reduced = any(content[k - 1] and lower[k + 1] in PREPOSITIONS for k in participles)
-    closes = lower[0] == "how" and reduced and lower[last] in _INTRANSITIVE
-    if lower[0] not in ("what", "why") and not closes:
-        return set()
-    plain = words[last].isalpha() and words[last].islower() and not ends_in_s(words[last])
     start = last - 1
     while start > 0 and content[start]:
         start -= 1  # the run the word ends: after a preposition, not a determiner ("in the logging module")
-    through = lower[start] in PREPOSITIONS and any(lower[k] in PREPOSITIONS for k in range(3, last))
+    # ... or past a subject that runs on through a preposition and its object ("How do the soft and hard
+    # limits of a process *differ*?": not "limits", nor "a process differ")
+    object_of = lower[start] in DETERMINERS | POSSESSIVES and lower[start - 1] in PREPOSITIONS
+    closes = lower[0] == "how" and lower[last] in _INTRANSITIVE and (reduced or object_of)
+    if lower[0] not in ("what", "why") and not closes:
+        return set()
+    plain = words[last].isalpha() and words[last].islower() and not ends_in_s(words[last])
+    through = (lower[start] in PREPOSITIONS or closes) and any(
+        lower[k] in PREPOSITIONS for k in range(3, last)
+    )
     return {last} if plain and through and content[last] and content[last - 1] else set()
