@@ -74,3 +74,38 @@ def test_a_sentence_of_function_words_is_supported_word_for_word() -> None:
     # ... and only word for word: the same words the passage does not say are not supported
     checked, result = check_citations("- Because that is what it is [1].", {1: [passage]}, set())
     assert result.unverified_sentences == 1 and "*(unverified)*" in checked, checked
+
+
+def test_a_quoted_code_sample_keeps_its_brackets_and_a_lone_mark_its_space() -> None:
+    # Flask's API page: "app = Flask(__name__.split('.')[0])" was printed without its "[0]" (read as a
+    # citation of no source and removed), and "the ? in the URL" as "the? in the URL"
+    passage = (
+        "Create it with one of the two versions below: app = Flask('yourapplication') "
+        "app = Flask(__name__.split('.')[0]). A route in a Blueprint will prepend its name separated by a . "
+        "to the endpoint. Arguments go after the ? in the URL."
+    )
+    markdown = (
+        "- Create it with one of the two versions below: "
+        "`app = Flask('yourapplication') app = Flask(__name__.split('.')[0])` [1]\n"
+        "- A route in a Blueprint will prepend its name separated by a . to the endpoint [1].\n"
+        "- Arguments go after the ? in the URL [1][7].\n"
+        "- Arguments go [1] after the ? in the URL."
+    )
+    checked, result = check_citations(markdown, {1: [passage]}, set())
+    assert "`app = Flask('yourapplication') app = Flask(__name__.split('.')[0])` [1]" in checked, checked
+    assert "separated by a . to the endpoint [1]." in checked, checked
+    assert "after the ? in the URL [1]." in checked, checked
+    assert checked.splitlines()[-1] == "- Arguments go after the ? in the URL [1].", checked  # no gap left
+    # the code's [0] is no citation: one marker of no source ([7]) was checked and removed, not two
+    assert [r["citation"] for r in result.removed] == [7], result.removed
+    assert result.supported == 4
+
+
+def test_a_marker_after_etc_keeps_the_abbreviations_full_stop() -> None:
+    passage = "Resolve symbols for dispatch tables etc. In other words: every symbol is resolved."
+    checked, _ = check_citations(
+        "- Resolve symbols for dispatch tables etc [1]. In other words: every symbol is resolved [1].",
+        {1: [passage]},
+        set(),
+    )
+    assert "dispatch tables etc. [1] In other words" in checked, checked

@@ -16,8 +16,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from deepresearch.report.compose import build_report_bundle
-from deepresearch.report.links import sanitize_links
-from deepresearch.report.render import check_citations, render_html
+from deepresearch.report.links import REMOVED, sanitize_links
+from deepresearch.report.render import check_citations, render_fragment, render_html
 
 OK = "https://ok.example/a"
 DOC = "corpus://manual/page.md"
@@ -285,3 +285,19 @@ def test_random_combinations_never_leave_a_foreign_link() -> None:
         if bad := foreign_targets(checked):
             leaks.append((document, checked, bad))
     assert leaks == [], leaks[:3]
+
+
+def test_a_placeholder_in_angle_brackets_is_the_pages_text_not_a_link() -> None:
+    # Flask's "a converter can be specified by using <converter:name>" was quoted as "... by using [link
+    # removed: not a fetched source]": engine text inside a quote
+    quoted = "A different converter can be specified by using <converter:name> [5]."
+    checked, removed = sanitize_links(quoted, set())
+    assert removed == [] and REMOVED not in checked, checked
+    assert "<converter:name>" in render_fragment(checked, set()).replace("&lt;", "<").replace("&gt;", ">")
+    assert "href" not in render_fragment(checked, set())
+    # an address in angle brackets is still a link to what was not fetched: removed
+    for address in ("<https://evil.example/x>", "<mailto:boss@evil.example>", "<boss@evil.example>"):
+        checked, removed = sanitize_links(f"See {address} now.", set())
+        assert REMOVED in checked and len(removed) == 1, (address, checked)
+    checked, removed = sanitize_links("Run <javascript:alert(1)> now.", set())
+    assert REMOVED in checked and "alert" not in checked

@@ -7,7 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepresearch.report.digest import SUMMARY_CHARS, SUMMARY_CLAIMS, extractive_report_body
+from deepresearch.report.digest import (
+    NOT_ANSWERED,
+    QUOTED_ABOVE,
+    SUMMARY_CHARS,
+    SUMMARY_CLAIMS,
+    extractive_report_body,
+)
 from tests._report_helpers import QUESTION, finding
 
 ASPECT = "What is a lighthouse lens?"
@@ -109,3 +115,34 @@ def test_a_weak_quote_that_repeats_the_question_does_not_lead() -> None:
     ]
     summary = summary_of(findings, [QUESTION])
     assert "one beam that ships see" in summary and "concentrates the lamp's light" not in summary, summary
+
+
+LIMITS = "What are the limitations of a lighthouse lens?"
+
+
+def limits_body(findings: dict[str, list[dict[str, Any]]]) -> str:
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "question": QUESTION,
+        "plan": {"sub_questions": [QUESTION, LIMITS]},
+        "sources": [{"n": n, "url": f"corpus://{n}.html"} for n in (1, 2)],
+        "evidence": [{"sub_question": q} for q in (QUESTION, LIMITS)],
+        "findings": {name: {"findings": found} for name, found in findings.items()},
+    }
+    return extractive_report_body(state).split("## Disagreements")[0]
+
+
+def test_a_limits_section_says_its_answers_are_above_only_when_a_limit_is() -> None:
+    # the Flask reports' "What are the limitations of ...?" said "Its answers are quoted above." where only
+    # the answer to the question itself was, and no limit anywhere
+    answer = "The lens bends the lamp's light into one beam of parallel rays."
+    facts = [finding(answer, 1, 0.9, 0), finding(answer, 1, 0.9, 0) | {"sub_question": LIMITS}]
+    body = limits_body({"fact_reviewer": facts})
+    assert f"### {LIMITS}\n\n{NOT_ANSWERED}" in body, body
+    # a stated limit quoted above (a risk reviewer's finding on the limits sub-question) is its answer: every
+    # section's answers are above, and the report says so once
+    limit = "A lens of this kind cannot bend the light of a lamp placed off its focal point."
+    risks = [finding(limit, 2, 0.85, 1) | {"sub_question": LIMITS}]
+    body = limits_body({"fact_reviewer": [*facts, finding(limit, 2, 0.85, 1)], "risk_reviewer": risks})
+    assert "Every finding is in the summary above." in body and NOT_ANSWERED not in body, body
+    assert QUOTED_ABOVE not in body  # said once for all, not per section

@@ -360,3 +360,28 @@ async def test_an_identifier_a_title_names_lifts_no_other_page(tmp_path: Path) -
     # the module lists name mod_wick but say nothing of trimming: below the page on smoke, which does
     assert sorted(urls[:2]) == ["corpus://mod_wick.md", "corpus://trimming.md"], urls
     assert urls[2] == "corpus://smoke.md", urls
+
+
+async def test_a_sphinx_builds_theme_files_and_generated_pages_are_not_documents(tmp_path: Path) -> None:
+    # a fresh corpus (borgbackup-doc) answered a password question with its font's read-me ("Read Me File
+    # for Adobe OpenType Fonts", under _static/) and listed Flask's 404 page among the sources read
+    root = tmp_path / "docs"
+    build = root / "html"
+    (build / "_static" / "fonts").mkdir(parents=True)
+    (build / "_images").mkdir()
+    (build / "searchindex.js").write_text("Search.setIndex({})")
+    page = "<html><head><title>{}</title></head><body><p>{}</p></body></html>"
+    (build / "usage.html").write_text(page.format("Usage", "The lantern keeper trims the wick at dusk."))
+    for name in ("genindex.html", "genindex-A.html", "search.html", "py-modindex.html", "404.html"):
+        (build / name).write_text(page.format(name, "The lantern keeper index of wick terms."))
+    (build / "_static" / "fonts" / "ReadMe.html").write_text(page.format("Read Me", "The lantern wick font."))
+    (build / "_images" / "notes.txt").write_text("The lantern wick picture notes.")
+    # a folder named _static outside a Sphinx build is the user's own
+    (root / "notes" / "_static").mkdir(parents=True)
+    (root / "notes" / "_static" / "wick.md").write_text("# Wick\n\nThe lantern wick is trimmed square.\n")
+    (root / "notes" / "404.html").write_text(page.format("Missing wick", "The lantern wick went missing."))
+    corpus = CorpusIndex(tmp_path / "index.db", root)
+    stats = await corpus.reindex()
+    assert stats.added == 3, stats
+    found = sorted(r.url for r in await corpus.search("lantern wick", 10))
+    assert found == ["corpus://html/usage.html", "corpus://notes/404.html", "corpus://notes/_static/wick.md"]

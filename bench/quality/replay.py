@@ -29,7 +29,7 @@ from deepresearch.options import DEFAULT_REVIEWERS
 from deepresearch.report.digest import extractive_report_body
 from deepresearch.report.findings import extractive_review
 from deepresearch.report.links import sanitize_links
-from deepresearch.report.render import CITATION, check_citations
+from deepresearch.report.render import check_citations, cited_numbers
 from deepresearch.search.documents import extract_text
 
 
@@ -93,7 +93,7 @@ def recomposed(run: Run, root: Path, exact: bool = False) -> tuple[str, list[dic
     body = extractive_report_body(state).strip()
     if exact:
         body, _ = check_citations(body, _texts(sources, root), fetched)
-    cited = {int(n) for n in CITATION.findall(body)}
+    cited = cited_numbers(body)
     marked = [source | {"cited": source["n"] in cited} for source in sources]
     markdown, _ = sanitize_links(f"# {plan['question']}\n\n{body}\n\n## Sources\n", fetched)
     return markdown, marked, plan

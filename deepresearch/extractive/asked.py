@@ -16,10 +16,11 @@ as a section's heading and as a search - so what a word of the question leans on
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from deepresearch.extractive.inflection import ends_in_s, plural_word
 from deepresearch.extractive.phrases import Phrase, noun_phrases, verbs
-from deepresearch.extractive.wordclasses import PARTICIPLES
+from deepresearch.extractive.wordclasses import PARTICIPLES, tokens
 
 __all__ = [
     "as_asked",
@@ -28,6 +29,8 @@ __all__ = [
     "inline",
     "owned",
     "parallel",
+    "quoted_whole",
+    "replaced_object",
     "resolve_pronouns",
     "why_of",
     "yes_no_subject",
@@ -38,6 +41,27 @@ _EXPLAIN = r"(?:explain|describe|tell\s+me\s+about|give\s+me\s+an\s+overview\s+o
 _COMPARE = re.compile(
     _PLEASE + r"(?:compare|contrast)\s+(.+?)\s+(?:and|with|to|against|vs\.?|versus)\s+(.+?)[.?!]*$", re.I
 )
+# "repokey vs keyfile encryption: what is the difference and which one should I choose?" - a title of the
+# things compared, then what is asked of them
+_LABELLED = re.compile(
+    r"^(?P<a>[^:?]+?)\s+(?:vs\.?|versus)\s+(?P<b>[^:?]+?)\s*:\s*"
+    r"(?P<rest>(?:what|which|how|why|when|where|should|is|are|do|does|can)\b.+)$",
+    re.IGNORECASE,
+)
+_DIFFERENCE = re.compile(r"\bthe difference\b(?!\s+between)", re.IGNORECASE)
+_WHICH = re.compile(r"\b(which)(?:\s+one)?\b(?!\s+of\b)", re.IGNORECASE)
+_BOTH = re.compile(r"\b(?:they|them)\b", re.IGNORECASE)
+
+
+def _labelled(a: str, b: str, asked: str, question: str) -> str:
+    """The question asked of a titled comparison, the two named where it refers to them: "the difference"
+    (between them), "which (one)" (of them), "they"; as it is when it refers to them otherwise."""
+    both = f"{a.strip()} and {b.strip()}"
+    said = _DIFFERENCE.sub(f"the difference between {both}", asked, count=1)
+    said = _BOTH.sub(both, _WHICH.sub(lambda m: f"{m.group(1)} of {both}", said))
+    return said[:1].upper() + said[1:] if said != asked else question
+
+
 _HOW_WORKS = re.compile(_PLEASE + r"(?:explain|describe|tell\s+me)\s+how\s+(.+?)\s+(works?)[.?!]*$", re.I)
 _EMBEDDED = re.compile(
     _PLEASE + r"(?:explain|describe|tell\s+me)\s+((?:how|what|why|when|where|which|who)\b.+)$", re.I
@@ -56,6 +80,8 @@ def as_asked(question: str, why: bool = True) -> str:
     or (``why``) a statement followed by "Why?" (see ``why_of``); a question as it is."""
     if why and (match := _WHY_AFTER.match(question)) and (asked := why_of(match.group("said"))):
         return asked
+    if match := _LABELLED.match(question):
+        return _labelled(match["a"], match["b"], match["rest"], question)
     if match := _COMPARE.match(question):
         if "," in match.group(1):  # "Compare A, B and C"
             return f"How do {match.group(1)} and {match.group(2)} compare?"
@@ -310,3 +336,27 @@ def asker_condition(question: str) -> tuple[str, str]:
     if match is None or not noun_phrases(question[: match.start()]):
         return "", ""
     return question[: match.start()], match.group(1)
+
+
+def replaced_object(clause: str, others: str) -> Phrase | None:
+    """What "What should I use instead?" replaces: the object of the same verb in the question before it
+    ("Can I use flask run to serve my site?" -> "flask run"), not the question's topic ("my site")."""
+    said = tokens(clause)
+    verb = said[-2].lower() if len(said) >= 2 and said[-1].lower() == "instead" else ""
+    before = tokens(others)
+    objects = (p for p in noun_phrases(others) if p.role == "object" and p.start > 0)
+    return next((p for p in objects if verb and before[p.start - 1].lower() == verb), None)
+
+
+# a message or a name the question quotes: "'Working outside of application context'", "“saved successfully”"
+_QUOTED = re.compile(r"(?<!\w)(['\"“‘])([^'\"“”‘’]*?\s[^'\"“”‘’]*?)(['\"”’])(?!\w)")
+
+
+def quoted_whole(question: str, phrase: Phrase) -> Phrase:
+    """The phrase, or the whole quotation it is part of: the topic of "Why do I get 'Working outside of
+    application context' when ...?" is the message, not "Working outside"."""
+    for match in _QUOTED.finditer(question):
+        quoted = match.group(2).strip()
+        if phrase.text in quoted and phrase.text != quoted and len(quoted.split()) <= 8:
+            return replace(phrase, text=f"{match.group(1)}{quoted}{match.group(3)}", head=quoted, items=())
+    return phrase

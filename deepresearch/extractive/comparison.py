@@ -27,7 +27,12 @@ _WEIGHING = r"differ|differs|differences?|different\s+from|compar\w*|versus|vs\.
 WEIGHS = re.compile(rf"\b(?:{_WEIGHING}|" + "|".join(sorted(COMPARATIVES)) + r")\b", re.IGNORECASE)
 # the words of a question whose coordination's members are asked about one by one (not those of "my
 # username and password"): it weighs them or offers a choice
-COMPARES = re.compile(r"\b(?:differ\w*|compar\w*|versus|vs\.?|better|worse|than|or)\b", re.IGNORECASE)
+# "different" compares only with what it differs from ("different from Y"), not in "load different settings"
+COMPARES = re.compile(
+    r"\b(?:differ(?:s|ed|ing|ences?)?|different(?:ly)?\s+(?:from|than|to)|compar\w*|versus|vs\.?|better|worse|"
+    r"than|or)\b",
+    re.IGNORECASE,
+)
 # a question that asks how, why or what offers no choice by an "or" in passing ("export it as a tar or zip
 # file"), unless it asks which to take ("How should I store dates, as TEXT or INTEGER?")
 _OPEN_QUESTION = re.compile(r"^(?:how|why|what)\b", re.IGNORECASE)

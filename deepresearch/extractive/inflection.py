@@ -15,6 +15,7 @@ from deepresearch.extractive.wordclasses import (
     DETERMINERS,
     FUNCTION_WORDS,
     OBJECT_PRONOUNS,
+    PARTICLES,
     POSSESSIVES,
     SUBORDINATORS,
 )
@@ -113,14 +114,17 @@ def _opens_clause(words: list[str], i: int) -> bool:
     return word in SUBORDINATORS or word in ("which", "who") or infinitive
 
 
-_OBJECT_OPENS = DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS | {"it"}
+_OBJECT_OPENS = DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS | {"it", "everything", "something", "anything"}
 
 
 def _coordinated_verb(words: list[str], i: int) -> bool:
     """A bare verb after "and", "or" or "but" whose object follows ("... and *mail* them", "... but *keep*
     the file"): a plain lower-case word, not a past or -ing form nor a third person's -s ("the commit that
-    added or *removed* a call" is no task), with a determiner, a possessive or an object pronoun after it."""
+    added or *removed* a call" is no task), with a determiner, a possessive or an object pronoun after it
+    (or after its particle: "... and *copy* out a single file")."""
     word, before, after = words[i], words[i - 1].lower(), words[i + 1].lower()
+    if after in PARTICLES and i + 2 < len(words):
+        after = words[i + 2].lower()
     # a noun with a clause after it ("the date and *time* a file was modified"), compared ("the owner and
     # *group* the same as ..."), or with a manner after it ("a table or *column* the safe way")
     clause = any(w.lower() in AUX_BE | AUX_HAVE | AUX_DO for w in words[i + 1 : i + 5])

@@ -300,7 +300,7 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
         found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PARTICLES:
         ends = nxt + 1 == len(words) or lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES | CLOSES
-        if ends:
+        if ends and lower[nxt : nxt + 2] != ["out", "of"]:  # "keep the password out of the code": a noun
             found.add(i)  # "what does the RETURNING clause give back in SQLite", "how do I clean up the"
     last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PREPOSITIONS and last:

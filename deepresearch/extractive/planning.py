@@ -25,6 +25,8 @@ from deepresearch.extractive.asked import (
     inline,
     owned,
     parallel,
+    quoted_whole,
+    replaced_object,
     resolve_pronouns,
     yes_no_subject,
 )
@@ -147,7 +149,12 @@ class KeywordPlan:
 def _clauses(question: str, why: bool = True) -> list[str]:
     question = as_asked(" ".join(question.split()).strip(), why)
     clauses = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
-    return clauses or [question.strip(" ?.")]
+    return [_FOLLOW_UP.sub("", clause) for clause in clauses] or [question.strip(" ?.")]
+
+
+# "Can I use flask run in production? If not, what should I use instead?": the condition is the answer to
+# the clause before; what the clause asks comes after it
+_FOLLOW_UP = re.compile(rf"^(?:if\s+(?:not|so|yes|no)|otherwise|and\s+if\s+not)\s*,\s*(?=(?:{_WH})\b)", re.I)
 
 
 def _display(phrase: Phrase) -> str:
@@ -244,7 +251,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
-    return best[1] if best else None
+    return quoted_whole(question, best[1]) if best else None
 
 
 def _purpose(clause: str, phrase: Phrase) -> bool:
@@ -390,7 +397,8 @@ def _anchor(clause: str, others: str, task: str | None, topic: str) -> str:
     if not task and set(content_tokens(topic)) <= own:
         return clause  # it names the topic already ("Can Git remember my fix?")
     if topic and re.search(r"\binstead$", clause, re.IGNORECASE):
-        return f"{clause} of {topic}"
+        replaced = replaced_object(clause, others)
+        return f"{clause} of {_display(replaced) if replaced else topic}"
     return f"{clause} when {task}" if task else f"{clause} with {topic}"
 
 

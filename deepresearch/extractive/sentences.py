@@ -35,6 +35,7 @@ from deepresearch.extractive.text import (
     PREPOSITIONS,
     UNFINISHED,
     code_like,
+    code_span,
     content_tokens,
     is_statement,
     list_fragment,
@@ -96,7 +97,7 @@ def section_label(heading: str) -> str:
     # every part of a dotted name opens with a letter: "A.1." and "v2.4.1" number an appendix or a release
     if match and not all(part[:1].isalpha() or part[:1] == "_" for part in match.group(1).split(".")):
         match = None
-    if match and ("(" in heading or "." in match.group(1)) and len(heading) > 40:
+    if match and (match.group(2) or "." in match.group(1)) and len(heading) > 40:  # not "I am seeing (...)"
         return f"{match.group(1)}()" if match.group(2) else match.group(1)
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
 
@@ -232,12 +233,15 @@ class _Reader:
                 self.term = term
         self.intro, self.unfinished = "", False
 
-    def _add_list(self, text: str) -> None:
+    def _add_list(self, text: str, sample: bool = False) -> None:
         """Quote an announced list or sample; when the unit just read ends with the announcing sentence (it
         leaned on the one before: "... are not considered. This module does not comply ..."), that unit
-        grows by the list, when short enough (one quote, not two that share a sentence); see _leaning."""
+        grows by the list, when short enough (one quote, not two that share a sentence); see _leaning. A
+        sample's intro quoted alone just before stays a quote of its own too (it may answer alone)."""
         last = self.units[-1] if self.units else None
         parts = split_sentences(self.intro) or [self.intro]
+        if sample and last is not None and last.text == parts[0]:
+            last = None
         if last is not None and (text.startswith(last.text) or last.text.endswith(parts[0])):
             grown = text if text.startswith(last.text) else f"{last.text[: -len(parts[0])]}{text}"
             if len(grown) <= MAX_UNIT_CHARS:
@@ -282,12 +286,11 @@ class _Reader:
             return
         default = _DEFAULT_FIELD.match(text)
         if default and self.label and not item and not _NO_VALUE.match(default["value"]):  # under its name
-            self.add(f"{default['field']}: `{default['value']}`")
+            self.add(f"{default['field']}: {code_span(default['value'])}")
             self.intro = ""
             return
         if self.intro and not self.unfinished and not item and not is_statement(text) and len(text) <= 200:
-            if not self._leaning(sample := f"{self.intro} `{text}`"):  # "To rotate the logs daily:" + command
-                self.add(sample)
+            self._add_list(f"{self.intro} {code_span(text)}", sample=True)  # "To rotate the logs:" + command
             self.intro = ""
             return
         last = split_sentences(text)[-1] if text.strip() else ""
@@ -310,9 +313,8 @@ _TABLE_ROW = re.compile(r"^\|.*\|$")
 
 def _term_line(text: str) -> bool:
     """A definition list's term as the extractor writes it ("--soft:", "git reset [<mode>]:"): short, ending
-    with a colon, not a sentence announcing what follows ("The order of merging is:"), nor a history
-    diagram flattened to a line ("o--o--O <-- origin ... <-- their branch:"): it would label the quotes
-    after it."""
+    with a colon, not a sentence announcing what follows ("The order of merging is:"), nor a history diagram
+    flattened to a line ("o--o--O <-- origin ... <-- their branch:"): it would label the quotes after it."""
     if _DIAGRAM.search(text):
         return False
     return (text.endswith(":") and len(text) <= 80 and not announces(text)) or (
@@ -320,8 +322,7 @@ def _term_line(text: str) -> bool:
     )
 
 
-# an arrow or a run of commits drawn with dashes: a diagram, not a name
-_DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")
+_DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")  # an arrow, commits drawn with dashes: a diagram, no name
 
 
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
@@ -475,8 +476,7 @@ def mmr(
 ) -> list[tuple[float, Quote]]:
     """Pick up to ``limit`` quotes: relevance minus similarity to what is already picked (or ``taken``
     elsewhere), minus ``new_source`` for a source nothing picked or taken comes from yet: a report that
-    rests on fewer, stronger sources cites fewer that do not answer. Near-duplicates of anything picked or
-    taken are never picked."""
+    rests on fewer, stronger sources cites fewer that do not answer. Near-duplicates are never picked."""
     chosen: list[tuple[float, Quote]] = []
     pool = list(scored)
     while pool and len(chosen) < limit:

@@ -214,8 +214,10 @@ def split_sentences(text: str) -> list[str]:
     for line in logical_lines(text):
         parts = [part.strip() for part in _split_line(line) if part.strip()]
         for part in parts:
-            # "name-based vs. IP-based", "e.g. Apache": an abbreviation's full stop ends no sentence
-            if sentences and _ABBREVIATION.search(sentences[-1]):
+            # "name-based vs. IP-based", "e.g. Apache": an abbreviation's full stop ends no sentence - but
+            # "etc." before a capital does ("... on the g object etc. This however ...")
+            abbreviation = _ABBREVIATION.search(sentences[-1]) if sentences else None
+            if abbreviation and not (abbreviation.group(0).lower().endswith("etc.") and part[:1].isupper()):
                 joined = f"{sentences[-1]} {part}"
                 if joined in line:
                     sentences[-1] = joined
@@ -470,3 +472,13 @@ _CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
 def code_like(text: str) -> bool:
     """A flattened code sample or configuration snippet rather than prose."""
     return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
+
+
+def code_span(sample: str) -> str:
+    """A code sample as a Markdown code span, as the page shows it: the corpus text escapes a comment that
+    opens a sample ("\\# smartctl -a /dev/sda", search/documents.py: no heading), which a code span would
+    show with its backslash; a backtick in the sample takes a longer fence."""
+    code = sample[1:] if sample.startswith("\\#") else sample
+    fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+    padded = f" {code} " if code.startswith("`") or code.endswith("`") else code
+    return f"{fence}{padded}{fence}"

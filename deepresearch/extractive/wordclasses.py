@@ -53,11 +53,16 @@ CAUSATIVES = _set("make let help")
 """... "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent."""
 # "has been made", "should be used": a participle after one of them is a verb
 PERFECT = _set("be been being has have had")
-PARTICIPLES = _set("made done built written kept found lost held sent left given taken seen known shown")
+PARTICIPLES = _set(
+    "made done built written kept found lost held sent left given taken seen known shown broken stolen "
+    "frozen chosen hidden forgotten gone thrown drawn grown overwritten rewritten undone rebuilt"
+)
 QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple", "same", "other"])
-# "thousands of sites", "a couple of directories": a quantity, the noun after "of" is what is asked about
+# "thousands of sites", "a couple of directories", "a week of daily backups": a quantity, the noun after "of"
+# is what is asked about
 QUANTITY_NOUNS = _set(
-    "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty"
+    "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty hour hours "
+    "day days week weeks month months year years"
 )
 ARTICLES = _set("a an the")
 RELATING = ("compar", "differ", "relat", "interact", "correspond")  # verbs of "how does X ... to Y"

@@ -13,7 +13,7 @@ from deepresearch.report import model_quality
 from deepresearch.report.digest import NO_RISKS, extractive_report_body
 from deepresearch.report.findings import extractive_review
 from deepresearch.report.links import sanitize_links
-from deepresearch.report.render import CITATION, check_citations, render_html, sources_markdown
+from deepresearch.report.render import check_citations, cited_numbers, render_html, sources_markdown
 
 __all__ = [
     "EXTRACTIVE_LABEL",
@@ -94,7 +94,7 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     # links may point only to what the run fetched (not to URLs it merely saw in search results)
     seen_urls = {u for s in sources for u in (s["url"], s.get("final_url")) if u}
     checked_body, check = check_citations(body.strip(), passages, seen_urls)
-    cited = sorted({int(n) for n in CITATION.findall(checked_body)})
+    cited = sorted(cited_numbers(checked_body))
     engine = state["engine"]
     # deterministic header (no wall clock): a re-run of this stage must produce byte-identical files
     fetched_until = max((s.get("fetched_at", "")[:10] for s in sources), default="") or "n/a"

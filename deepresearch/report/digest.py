@@ -156,8 +156,7 @@ def paragraphs(findings: list[dict[str, Any]], passages: dict[tuple[str, int], s
 
 
 def _follows(before: dict[str, Any], after: dict[str, Any], passages: dict[tuple[str, int], str]) -> bool:
-    """``after`` is quoted right after ``before`` in ``before``'s passage, in the same section of the same
-    source."""
+    """``after`` is quoted right after ``before`` in ``before``'s passage, same section, same source."""
     place = (before.get("order") or [None])[0]
     text = passages.get((before["sub_question"], place), "") if isinstance(place, int) else ""
     pair = " ".join(f"{before['statement']} {after['statement']}".split())
@@ -236,8 +235,7 @@ def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page
 
 
 def _top_best(findings: list[dict[str, Any]]) -> float:
-    """What a strong quote is measured against: the best quote outside the answering sections, or the best
-    of all when none scores there."""
+    """What a strong quote is measured against: the best quote outside the answering sections (or of all)."""
     scored = [f.get("score", 0.0) for f in findings if not f.get("answering")]
     return max(scored, default=0.0) or max((f.get("score", 0.0) for f in findings), default=0.0)
 
@@ -436,6 +434,8 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
             sections.append((sub_question, ["No fetched source addressed this sub-question."]))
         else:  # read for, but its quotes went above or none answers it: the section says which
             above = {f["statement"] for f in used} & {f["statement"] for f in mine}
+            if asks_about_limits(sub_question):  # what was quoted above answers it only if it states a limit
+                above &= {f["statement"] for f in risks} | {s for s in above if RISK.search(s)}
             sections.append((sub_question, [QUOTED_ABOVE if above else NOT_ANSWERED]))
     if all(said == [QUOTED_ABOVE] for _, said in sections):
         lines += ["Every finding is in the summary above.", ""]

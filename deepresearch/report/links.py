@@ -42,6 +42,13 @@ _TEXTUAL = ("text", "text_special", "html_inline")
 _KEEP, _BARE, _MARKER = 0, 1, 2
 """What becomes of a bare URL: delimited (a fetched source), escaped (a name the text mentions), removed."""
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:|//")
+_LOCATOR = re.compile(
+    r"(?:[A-Za-z][A-Za-z0-9+.-]*://|(?:mailto|javascript|vbscript|data|file|tel|sms|news|urn):|[^@\s]+@)",
+    re.IGNORECASE,
+)
+"""What an autolink's text must start with to be taken for an address: a scheme with "//", one that names a
+resource without it, or a mailbox ("user@example.com"). The rest ("converter:name" between angle brackets,
+as API pages write a placeholder) is shown as the text the page wrote."""
 _SIMPLE_DESTINATION = re.compile(r"[^\s<>()\\\x00-\x1f\x7f]+")
 # what starts another block at the start of a paragraph's line: a heading, a quote, a list item, a
 # setext underline
@@ -229,9 +236,13 @@ class _Rebuild:
     def _link(self, node: SyntaxTreeNode) -> str:
         href = str(node.attrs.get("href", ""))
         if not allowed_link(href, self.allowed):
+            shown = "".join(child.content for child in node.children)
+            if node.markup == "autolink" and not _LOCATOR.match(shown):
+                # "<converter:name>" in a quoted page is a placeholder, not a link: its text, never followed
+                return _escape_every_mark(f"<{shown}>")
             self.removed.append(href)
             if node.markup == "linkify":
-                return self._bare("".join(child.content for child in node.children))
+                return self._bare(shown)
             if node.markup == "autolink":  # its text is the target itself
                 return self._text(REMOVED)
             return self._inline(node) + self._text(f" {REMOVED}")

@@ -17,12 +17,15 @@ __all__ = [
     "CITATION",
     "allowed_link",
     "check_citations",
+    "cited_numbers",
     "render_fragment",
     "render_html",
     "sources_markdown",
 ]
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+"""An inline code span: what it holds is the source's code ("Flask(__name__.split('.')[0])"), no citation."""
 SUPPORT_THRESHOLD = 0.35
 """Share of a sentence's content words that must appear in one passage of a cited source."""
 
@@ -57,7 +60,7 @@ def check_citations(
     result = CitationCheck()
     out_lines: list[str] = []
     for line in markdown.splitlines():
-        if line.lstrip().startswith("#") or not CITATION.search(line):
+        if line.lstrip().startswith("#") or not _markers(line):
             out_lines.append(line)
             continue
         prefix_match = re.match(r"^(\s*(?:[-*+]|\d+\.)?\s*)", line)
@@ -72,11 +75,32 @@ def check_citations(
     return checked, result
 
 
+def _markers(text: str) -> list[re.Match[str]]:
+    """The citation markers of a text: every [n] outside its code spans."""
+    spans = [m.span() for m in _CODE_SPAN.finditer(text)]
+    return [m for m in CITATION.finditer(text) if not any(a <= m.start() < b for a, b in spans)]
+
+
+def cited_numbers(text: str) -> set[int]:
+    """The source numbers a report text cites ([n] outside code spans)."""
+    return {int(m.group(1)) for m in _markers(text)}
+
+
+def _without_markers(text: str) -> str:
+    """The text without its citation markers, each taken with the spaces before it ("claim [1]." ->
+    "claim."): a space the text itself has before a mark stays ("the ? in the URL")."""
+    out, last = [], 0
+    for m in _markers(text):
+        out.append(text[last : m.start()].rstrip(" \t") if m.start() > last else "")
+        last = m.end()
+    return "".join(out) + text[last:]
+
+
 def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], result: CitationCheck) -> str:
-    numbers = [int(n) for n in CITATION.findall(sentence)]
+    numbers = [int(m.group(1)) for m in _markers(sentence)]
     if not numbers:
         return sentence
-    claim = CITATION.sub("", sentence).strip()
+    claim = _without_markers(sentence).strip()
     kept: list[int] = []
     for number in dict.fromkeys(numbers):
         result.checked += 1
@@ -92,15 +116,13 @@ def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], res
             result.removed.append(
                 {"citation": number, "sentence": claim, "reason": "not supported", "overlap": round(score, 2)}
             )
-    text = CITATION.sub("", sentence)
-    # close the gap a removed marker leaves before punctuation ("is .venv" keeps its space)
-    text = re.sub(r"\s+([.,;:!?])(?=\s|$)", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
+    text = _without_markers(sentence).strip()
     markers = "".join(f"[{n}]" for n in kept)
     if not kept:
         result.unverified_sentences += 1
         markers = " *(unverified)*"
-    # citations go before the closing punctuation: "... claim [1]."
-    match = re.match(r"^(.*?)([.!?]?)$", text, re.DOTALL)
+    # citations go before the closing punctuation: "... claim [1]." (not the full stop of "etc.")
+    match = re.match(r"^(.*?)((?<!\betc)[.!?]?)$", text, re.DOTALL)
     assert match is not None
     core, end = match.groups()
     return f"{core.rstrip()} {markers.strip()}{end}" if kept else f"{core.rstrip()}{end}{markers}"

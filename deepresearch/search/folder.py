@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from deepresearch.search.documents import SUPPORTED_SUFFIXES, sphinx_copy
 
-__all__ = ["DOCUMENT_KINDS", "HAS_DOCUMENTS_SCAN", "folder_documents", "has_documents"]
+__all__ = ["DOCUMENT_KINDS", "HAS_DOCUMENTS_SCAN", "folder_documents", "has_documents", "sphinx_chrome"]
 
 logger = logging.getLogger(__name__)
 
@@ -23,8 +24,8 @@ class _ScanLimit(Exception):
 
 def folder_documents(root: Path, scan_limit: int | None = None) -> Iterator[tuple[str, Path]]:
     """The documents a corpus folder holds (relative path, path): supported suffixes, no hidden files or
-    folders, no symlink out of the folder, no Sphinx copy of a page that is there. Past ``scan_limit`` file
-    names looked at, raises _ScanLimit."""
+    folders, no symlink out of the folder, no Sphinx copy of a page that is there nor a Sphinx build's theme
+    files and generated pages. Past ``scan_limit`` file names looked at, raises _ScanLimit."""
     scanned = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(name for name in dirnames if not name.startswith("."))
@@ -39,8 +40,28 @@ def folder_documents(root: Path, scan_limit: int | None = None) -> Iterator[tupl
                 logger.debug("corpus: skipping %s (symlink outside the corpus folder)", path)
                 continue
             relative = path.relative_to(root).as_posix()
-            if not sphinx_copy(root, relative):
+            if not sphinx_copy(root, relative) and not sphinx_chrome(root, relative):
                 yield relative, path
+
+
+_GENERATED = re.compile(r"(?:genindex(?:-\w+)?|py-modindex|modindex|search|404)\.html")
+_ASSETS = frozenset(("_static", "_images"))
+
+
+def sphinx_chrome(root: Path, relative: str) -> bool:
+    """What a Sphinx build holds besides its pages (a folder with its searchindex.js or objects.inv): the
+    theme's files (_static/: a font's read-me, "Read Me File for Adobe OpenType Fonts"), and the pages it
+    generates - the index of terms, the search page, the "page not found" page - which say nothing."""
+    parts = relative.split("/")
+    if _GENERATED.fullmatch(parts[-1]) and _sphinx_build(root.joinpath(*parts[:-1])):
+        return True
+    return any(
+        part in _ASSETS and _sphinx_build(root.joinpath(*parts[:i])) for i, part in enumerate(parts[:-1])
+    )
+
+
+def _sphinx_build(folder: Path) -> bool:
+    return (folder / "searchindex.js").is_file() or (folder / "objects.inv").is_file()
 
 
 HAS_DOCUMENTS_SCAN = 10_000

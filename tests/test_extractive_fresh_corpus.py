@@ -1,0 +1,177 @@
+"""What a first reading of two corpora nobody tuned on showed (session 33: borgbackup-doc and
+python-flask-doc, 16 questions of a helper's own): section titles that did not read as questions, labels
+cut at a bracket, a sentence quoted twice, a code sample shown with the corpus text's escape. Each case is
+the shape seen there, on words of our own."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.extractive.phrases import noun_phrases
+from deepresearch.extractive.planning import keyword_plan, question_topic
+from deepresearch.extractive.sentences import quotes, section_label
+from deepresearch.extractive.text import code_span, split_sentences
+
+
+def test_a_follow_up_that_opens_on_its_condition_is_a_question_of_its_own() -> None:
+    # "Can I use flask run to serve my site in production when If not, what should I use instead?"
+    question = "Can I use lamp trim to clean my wick at sea? If not, what should I use instead?"
+    plan = keyword_plan(question, 5, rarity={"lamp trim": 0.3, "lamp": 0.5, "trim": 0.3, "wick": 0.01})
+    assert plan.topic == "wick"
+    assert plan.sub_questions[:2] == [
+        "Can I use lamp trim to clean my wick at sea?",
+        "What should I use instead of lamp trim?",  # what "use" used before, not the topic ("my wick")
+    ], plan.sub_questions
+    assert not any(" when if " in sq.lower() for sq in plan.sub_questions)
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        (
+            "wick vs mantle lamps: what is the difference and which one should I choose?",
+            [
+                "What is the difference between wick and mantle lamps?",
+                "Which of wick and mantle lamps should I choose?",
+            ],
+        ),
+        ("oil vs paraffin: which is cheaper?", ["Which of oil and paraffin is cheaper?"]),
+        ("oil vs paraffin: how do they differ?", ["How do oil and paraffin differ?"]),
+    ],
+)
+def test_a_titled_comparison_names_the_two_where_the_question_refers_to_them(
+    question: str, expected: list[str]
+) -> None:
+    # "Which one should I choose when repokey vs keyfile encryption: what is the difference?"
+    plan = keyword_plan(question, 5)
+    assert plan.sub_questions[: len(expected)] == expected, plan.sub_questions
+
+
+def test_a_titled_comparison_that_refers_to_neither_is_left_as_asked() -> None:
+    assert keyword_plan("oil vs paraffin: should I switch?", 5).sub_questions[0].startswith("Oil vs paraffin")
+
+
+@pytest.mark.parametrize(
+    ("task", "expected"),
+    [
+        # "... and delete everything older": an indefinite pronoun opens the object too
+        (
+            "keep a week of daily logs and a month of weekly ones, and delete everything older",
+            "keeping a week of daily logs and a month of weekly ones, and deleting everything older",
+        ),
+        # "... and copy out a single file": the particle stands between the verb and its object
+        (
+            "look through an old log like a folder and copy out a single line",
+            "looking through an old log like a folder and copying out a single line",
+        ),
+    ],
+)
+def test_a_coordinated_verb_before_a_pronoun_or_a_particle_takes_ing_too(task: str, expected: str) -> None:
+    assert f"What are the limitations of {expected}?" in keyword_plan(f"How do I {task}?", 5).sub_questions
+
+
+def test_out_of_is_a_preposition_not_a_particle_after_a_verb() -> None:
+    # "keep the secret key and database password out of my source code": "password" is no verb
+    phrases = noun_phrases("How do I keep the lamp key and cellar password out of my logbook")
+    assert ("the lamp key and cellar password", ("lamp key", "cellar password")) in [
+        (p.text, p.items) for p in phrases
+    ], phrases
+
+
+def test_different_compares_only_with_what_it_differs_from() -> None:
+    # "... and load different settings in production" asked "What is secret key?" and "What is database?"
+    plain = keyword_plan(
+        "How do I keep the lamp key and cellar password out of my logbook and load different settings?", 5
+    )
+    assert not any(sq.startswith("What is") for sq in plain.sub_questions), plain.sub_questions
+    compared = keyword_plan("How is the lamp key different from the cellar password?", 5)
+    assert any(sq.startswith("What is") for sq in compared.sub_questions), compared.sub_questions
+
+
+def test_a_span_of_time_of_something_is_a_quantity_of_it() -> None:
+    # "keep a week of daily backups, a month of weekly ones": the topic was "a month"
+    question = "How do I keep a week of daily backups and a month of weekly ones?"
+    assert question_topic(question, {"daily backups": 0.02, "backups": 0.2, "month": 0.1, "week": 0.1}) == (
+        "daily backups"
+    )
+
+
+def test_a_predicate_participle_is_no_word_of_the_subject() -> None:
+    # "Is my disk broken, and what should I do?" asked "What should I do with disk broken?"
+    assert [p.text for p in noun_phrases("Is my lantern broken")] == ["my lantern"]
+
+
+def test_a_quoted_message_is_the_topic_whole() -> None:
+    # "Why do I get 'Working outside of application context' ..., and how do I fix it?" asked "How do I
+    # fix Working outside?"
+    plan = keyword_plan(
+        "Why do I get 'Burning outside of lamp context' when I light my wick from a script, and how do I "
+        "fix it?",
+        5,
+    )
+    assert plan.topic == "'Burning outside of lamp context'"
+    assert "How do I fix 'Burning outside of lamp context'?" in plan.sub_questions, plan.sub_questions
+
+
+@pytest.mark.parametrize(
+    ("heading", "expected"),
+    [
+        # a heading in words that holds a bracket is no signature: "I" and "Pre" were the labels
+        ("I am seeing 'A' (added) status for a file!?", "I am seeing 'A' (added) status for a file!?"),
+        ("Pre-1.0.9 lamp spoofing flaw (CVE-2016-10099)", "Pre-1.0.9 lamp spoofing flaw (CVE-2016-10099)"),
+        ("HTTP/2 in a VirtualHost context (TLS only)", "HTTP/2 in a VirtualHost context (TLS only)"),
+        # a signature still is
+        ("lamp.trim(wick, *, length=None, square=False, timeout=None)", "lamp.trim()"),
+    ],
+)  # fmt: skip
+def test_a_label_is_cut_to_a_name_only_for_a_signature(heading: str, expected: str) -> None:
+    assert section_label(heading) == expected
+
+
+def test_etc_before_a_capital_ends_its_sentence() -> None:
+    text = "The keeper stores oil, wicks etc. This can be done at dusk. Use (oil, wicks, etc.) and go."
+    assert split_sentences(text) == [
+        "The keeper stores oil, wicks etc.",
+        "This can be done at dusk.",
+        "Use (oil, wicks, etc.) and go.",
+    ]
+
+
+def test_a_sentence_that_leans_back_and_announces_a_sample_is_quoted_once() -> None:
+    # Flask's "... on the g object etc. This however can easily be done yourself. Just call
+    # preprocess_request(): `...`" was quoted as two units that both held "This however ..."
+    passage = (
+        "## Lighting\n\nBy just striking a match, you still have not run the code that is normally run "
+        "before dusk. This might leave the lamp dark if the wick is wet, the glass is sooty etc. This "
+        "however can easily be done yourself. Just call trim_wick():\n\nlamp = Lamp() lamp.trim_wick()\n"
+    )
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "Lighting"))]
+    assert sum("easily be done yourself" in unit for unit in units) == 1, units
+    assert any(unit.endswith("`lamp = Lamp() lamp.trim_wick()`") for unit in units), units
+
+
+def test_a_samples_intro_quoted_alone_just_before_stays_a_quote_of_its_own() -> None:
+    # Apache's handler page: "In order to implement the handler features, an addition has been made to the
+    # Apache API ..." answers on its own and with the sample its next sentence announces (quoting it only
+    # with the sample cost what-is-a-handler its gold page: bench/quality/JOURNAL.md, session 33)
+    passage = (
+        "## Keeper's Note\n\nIn order to implement the beam features, an addition has been made to the lamp "
+        "API that you may wish to make use of. Specifically, a new record has been added to the lens "
+        "structure:\n\nchar *beam\n"
+    )
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "Keeper's Note"))]
+    first = (
+        "In order to implement the beam features, an addition has been made to the lamp API that you may "
+        "wish to make use of."
+    )
+    assert units[0] == first, units
+    assert units[1].startswith(first) and units[1].endswith("`char *beam`"), units
+
+
+def test_a_code_sample_is_shown_as_the_page_shows_it() -> None:
+    # the corpus text escapes a comment that opens a sample ("\# smartctl -a /dev/sda"): a code span shows
+    # the backslash, so it goes; a backtick in the sample takes a longer fence
+    assert code_span("\\# trim -a /dev/wick") == "`# trim -a /dev/wick`"
+    assert code_span("echo `date`") == "`` echo `date` ``"
+    passage = "## Checking\n\nThe keeper can check the wick of the lamp in question:\n\n\\# trim -a /dev/w\n"
+    assert any("`# trim -a /dev/w`" in q.text for q in quotes(passage, 1, ("Lamp", "Checking")))
