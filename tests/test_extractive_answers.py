@@ -323,3 +323,26 @@ def test_every_sub_question_read_for_has_its_section() -> None:
     assert sections.split(f"### {lens}")[1].split("###")[0].strip() == "Its answers are quoted above."
     assert "The keeper lights the lamp at dusk" in sections.split(f"### {lamp}")[1].split("###")[0]
     assert sections.split(f"### {fog}")[1].strip() == "The passages read for it quote no answer to it."
+
+
+def test_on_a_page_of_questions_only_the_best_ones_section_answers() -> None:
+    # borgbackup's FAQ answered "How can a cron job give borg the password?" with its own entry, then with
+    # "What's the expected backup performance?" and six more entries that each answer another question;
+    # a guide's next sections go on with the same answer, an FAQ's next entries do not
+    faq = (
+        "## Lamp questions\n\nAnswers the keepers asked for.\n\n"
+        "## How does a lighthouse lens concentrate the light of the lamp?\n\n"
+        "Rings of glass around the lamp bend its light into one beam.\n\n"
+        "## How often is the lighthouse lens cleaned?\n\n"
+        "The lens of the lighthouse is polished every morning, and the lamp's soot is wiped off.\n\n"
+        "## Can a lighthouse lens crack in the cold?\n\n"
+        "A lens of the lighthouse can crack when a cold gust meets the glass the lamp has heated.\n"
+    )
+    sources = [{"id": "S1", "n": 1, "title": "Keepers' FAQ", "text": faq}, SOURCES[0] | {"id": "S2", "n": 2}]
+    main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
+    answering = {p["headings"][-1] for _, p in main if p.get("answer") and p["n"] == 1}
+    assert "How does a lighthouse lens concentrate the light of the lamp?" in answering, answering
+    assert not answering & {
+        "How often is the lighthouse lens cleaned?",
+        "Can a lighthouse lens crack in the cold?",
+    }

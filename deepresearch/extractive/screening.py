@@ -447,7 +447,20 @@ def _answer_sections(
         ]
     )
     scores = [score * relevance[key[0]] for score, key in zip(index.scores(query), keys, strict=True)]
-    best = sorted((i for i in range(len(keys)) if scores[i] > 0), key=lambda i: -scores[i])[:ANSWER_SECTIONS]
+    ranked = sorted((i for i in range(len(keys)) if scores[i] > 0), key=lambda i: -scores[i])
+    # a section headed by a question answers that question: on a page of them (an FAQ) the best one is the
+    # answer, the next ones answer other questions ("What's the expected backup performance?" for "How can
+    # a cron job give borg the password?") - where a guide's next sections go on with the same answer
+    asked: set[int] = set()
+    best = []
+    for i in ranked:
+        page, headings = keys[i]
+        if headings and headings[-1].rstrip().endswith("?"):
+            if page in asked:
+                continue
+            asked.add(page)
+        best.append(i)
+    best = best[:ANSWER_SECTIONS]
     # the page that answers best says what it is about in its opening section, in its own words ("They
     # are stored in an internal httpd structure" answers "are they real OS environment variables?")
     top = max(relevance, key=lambda n: relevance[n], default=None)
