@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from deepresearch.extractive.leaning import leans_back, stands_alone
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.sentences import quotes, section_label
@@ -175,3 +176,47 @@ def test_a_code_sample_is_shown_as_the_page_shows_it() -> None:
     assert code_span("echo `date`") == "`` echo `date` ``"
     passage = "## Checking\n\nThe keeper can check the wick of the lamp in question:\n\n\\# trim -a /dev/w\n"
     assert any("`# trim -a /dev/w`" in q.text for q in quotes(passage, 1, ("Lamp", "Checking")))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        # the borgbackup and Flask reports opened quotes on these: what "this" or "it" is was not quoted
+        "To avoid this, you could bind mount your lamp directory in a directory with the new name.",
+        "You can avoid this by not lighting the lamp in a gale.",
+        "You can keep it to speed up the next lighting.",
+        "In many cases, this can avoid a sooty glass.",
+        "Easy, this will usually just work with a dry wick.",
+        "Conversely, wicks can fail completely with no advance warning.",
+        "The text shown above needs to be written on a single line!",
+    ],
+)
+def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str) -> None:
+    assert leans_back(sentence) and not stands_alone(sentence)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "To use this option, set the length of the wick in inches.",  # the option its term names
+        "In this module, every lamp is lit at dusk.",
+        "In addition to the lamps set in the log, the keeper lights a lantern.",  # no connective
+        "You can use the lantern to trim the wick at night.",
+        "In practice, it is safe to trim a cold wick.",
+        "The keeper stores this oil in the cellar.",
+    ],
+)
+def test_words_that_name_their_own_thing_do_not_lean(sentence: str) -> None:
+    assert not leans_back(sentence) and stands_alone(sentence)
+
+
+def test_a_sentence_whose_opening_refers_back_is_quoted_with_the_one_before() -> None:
+    passage = (
+        "## Lamps\n\nIP-based lighting is a method to apply different wicks based on the lamp's port. "
+        "Most commonly, this is used to light different lamps on different towers.\n"
+    )
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))]
+    assert units == [
+        "IP-based lighting is a method to apply different wicks based on the lamp's port. Most commonly, "
+        "this is used to light different lamps on different towers."
+    ], units

@@ -31,14 +31,16 @@ _CONNECTIVE = re.compile(
     r"(?:yes|no)(?=[,.;!])|"
     r"instead(?!\s+of\s+(?!(?:this|that|these|those|it|them|doing so)\b))|furthermore|"
     r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
-    r"as a result|this way|that way|for (?:example|instance)|on the other hand|"
+    r"as a result|this way|that way|for (?:example|instance)|on the other hand|conversely|nevertheless|"
+    r"nonetheless|alternatively|accordingly|by contrast|in contrast|in addition(?=,)|as such(?=,)|"
     r"because\s+(?:that|this|it|they|these|those)\b(?![^,;]*[,;]))\b,?",
     re.IGNORECASE,
 )
 # ... and so does one that points back to a place anywhere in it ("the above code", "the previous example")
 _POINTS_BACK = re.compile(
     r"\b(?:the|this|that) above\b|\babove (?:example|code|snippet)s?\b|\b(?:example|code|snippet)s? above\b|"
-    r"\b(?:previous|preceding) (?:example|snippet|paragraph|step|section)s?\b",
+    r"\b(?:previous|preceding) (?:example|snippet|paragraph|step|section)s?\b|"
+    r"\b(?:shown|described|mentioned|listed|explained|given) above\b",
     re.IGNORECASE,
 )
 
@@ -94,8 +96,30 @@ def _dangling(sentence: str) -> bool:
 
 
 def leans_back(sentence: str) -> bool:
-    """A sentence that leans on the one before it: it opens on a pronoun or a connective, or points back."""
-    return _dangling(sentence) or bool(_CONNECTIVE.match(sentence)) or bool(_POINTS_BACK.search(sentence))
+    """A sentence that leans on the one before it: it opens on a pronoun or a connective, points back, or
+    its opening words refer back ("To avoid this, ...", "You can avoid this by ...", "In many cases, this
+    can ...")."""
+    return (
+        _dangling(sentence)
+        or bool(_CONNECTIVE.match(sentence))
+        or bool(_POINTS_BACK.search(sentence))
+        or bool(_EARLY_REFERENCE.match(sentence))
+    )
+
+
+# its opening words refer back: an act done to what was said ("To avoid this, ...", "You can keep it to ..."),
+# or a subject after an opening phrase ("In many cases, this can ...", "Easy, this will ...") - not a thing
+# its section or term names ("To use this option, ..." under "--cached:")
+_OWN_THING = (
+    r"(?!\s+(?:option|flag|setting|directive|command|variable|parameter|value|function|method|module|mode))"
+)
+_EARLY_REFERENCE = re.compile(
+    r"^\W*(?:to|(?:you|we|one)\s+(?:can|could|may|might|should|must|will|would)(?:\s+(?:also|then|just|simply))?)"
+    rf"\s+[a-z]+\s+(?:it|them|this|that|these|those)\b{_OWN_THING}"
+    r"|^\W*(?:[A-Za-z]+\s+){0,3}[A-Za-z]+,\s+(?:this|that|these|those|they)\s+(?:is|are|was|were|can|could|"
+    r"will|would|may|might|must|should|has|have|had|does|do|did|means|makes|allows|lets|works|happens)\b",
+    re.IGNORECASE,
+)
 
 
 def stands_alone(sentence: str) -> bool:
@@ -106,6 +130,7 @@ def stands_alone(sentence: str) -> bool:
         (not _dangling(sentence) or bool(_EXPLETIVE.match(sentence)))
         and not _CONNECTIVE.match(sentence)
         and not _POINTS_BACK.search(_ASIDE.sub("", sentence))
+        and not _EARLY_REFERENCE.match(sentence)
     )
 
 
