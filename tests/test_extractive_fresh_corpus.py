@@ -10,8 +10,8 @@ import pytest
 from deepresearch.extractive.leaning import leans_back, stands_alone
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan, question_topic
-from deepresearch.extractive.sentences import quotes, section_label
-from deepresearch.extractive.text import code_span, split_sentences
+from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import code_span, section_label, split_sentences
 
 
 def test_a_follow_up_that_opens_on_its_condition_is_a_question_of_its_own() -> None:
@@ -220,3 +220,14 @@ def test_a_sentence_whose_opening_refers_back_is_quoted_with_the_one_before() ->
         "IP-based lighting is a method to apply different wicks based on the lamp's port. Most commonly, "
         "this is used to light different lamps on different towers."
     ], units
+
+
+def test_an_api_pages_field_and_its_type_is_no_quote() -> None:
+    # Flask's API page: "*Parameters*: Return type : `IO`" was a finding, 222 times over the page
+    passage = (
+        "## trim_wick(length=None)\n\nTrim the wick of the lamp to the given length in inches.\n\n"
+        "Return type :\n\nOptional[Wick]\n\nFor example, to trim it by two inches:\n\nlamp.trim_wick(2)\n"
+    )
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "trim_wick(length=None)"))]
+    assert not any("Return type" in unit for unit in units), units
+    assert "For example, to trim it by two inches: `lamp.trim_wick(2)`" in units, units  # a sample still is

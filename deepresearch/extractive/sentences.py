@@ -40,6 +40,7 @@ from deepresearch.extractive.text import (
     is_statement,
     list_fragment,
     logical_lines,
+    section_label,
     split_sentences,
 )
 
@@ -57,10 +58,6 @@ _OPENERS = _words(
 )
 # ... not one that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...")
 _NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
-_SIGNATURE = re.compile(
-    r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
-    r"([A-Za-z_][\w.]*)\s*(\()?"
-)  # a name opens with a letter: "2.2. Posix advisory locks canceled by ... close()" is a numbered title
 COVERAGE = 0.45
 RANK = 0.5
 """A quote's relevance: how much of the sub-question it names, and how well its section answers it."""
@@ -89,19 +86,6 @@ class Quote:
     subject: str = ""  # the first content word, stemmed: what the sentence is about
 
 
-def section_label(heading: str) -> str:
-    """A short name for a heading: an API signature becomes its name with "()" ("subprocess.run()"), and a
-    heading that ends on a colon ("Warning:") loses it, as the report writes one after the name."""
-    heading = " ".join(heading.split()).rstrip(":").rstrip()
-    match = _SIGNATURE.match(heading)
-    # every part of a dotted name opens with a letter: "A.1." and "v2.4.1" number an appendix or a release
-    if match and not all(part[:1].isalpha() or part[:1] == "_" for part in match.group(1).split(".")):
-        match = None
-    if match and (match.group(2) or "." in match.group(1)) and len(heading) > 40:  # not "I am seeing (...)"
-        return f"{match.group(1)}()" if match.group(2) else match.group(1)
-    return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
-
-
 # a list item that defines a name: "sqlite3_step() → Advance an sqlite3_stmt to the next result row.", "TERM:
 # Definition.", "name - Definition." (a name of at most four words, its definition a sentence)
 _DEFINITION_ITEM = re.compile(
@@ -113,6 +97,8 @@ _NOT_NAMES = _words("note notes warning caution important tip hint example examp
 _DETERMINERS = _words(
     "the a an this that these those its their each every some any all no one both either neither such other"
 )
+_FIELD_WORDS = 3  # "Return type :", "Default value:": a field's name, not a sentence announcing a sample
+_TYPE_VALUE = re.compile(r"^[A-Za-z_][\w.]*(?:\[[\w\[\]., …]*\])?$")  # "None", "Optional[str]", "IO"
 MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
 STATEMENT_MIN_WORDS = 6
@@ -290,7 +276,9 @@ class _Reader:
             self.intro = ""
             return
         if self.intro and not self.unfinished and not item and not is_statement(text) and len(text) <= 200:
-            self._add_list(f"{self.intro} {code_span(text)}", sample=True)  # "To rotate the logs:" + command
+            # an API page's field and its type ("Return type : None", "Returns : Callable[[F], F]"): no sample
+            if not _TYPE_VALUE.match(text.strip()) or len(self.intro.split()) > _FIELD_WORDS:
+                self._add_list(f"{self.intro} {code_span(text)}", sample=True)  # "To rotate the logs:" + it
             self.intro = ""
             return
         last = split_sentences(text)[-1] if text.strip() else ""

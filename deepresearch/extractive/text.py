@@ -207,9 +207,8 @@ def logical_lines(text: str) -> list[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a text. A line break ends a sentence too (unless the line is wrapped prose):
-    extracted pages put headings, list items and paragraphs on their own lines, and a heading must not
-    glue itself to the next sentence."""
+    """Sentences of a text. A line break ends a sentence too (unless the line is wrapped prose): extracted
+    pages put headings, list items and paragraphs on their own lines, and a heading must not glue on."""
     sentences: list[str] = []
     for line in logical_lines(text):
         parts = [part.strip() for part in _split_line(line) if part.strip()]
@@ -227,8 +226,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def _split_line(line: str) -> list[str]:
-    """A line cut at its sentence ends, never inside a code sample in backticks: "`git log v2.5.. Makefile`"
-    is one sample, not a sentence ending at "v2.5."."""
+    """A line cut at its sentence ends, never inside a code sample in backticks ("`git log v2.5.. a`")."""
     parts, start = [], 0
     for end in _SENTENCE_END.finditer(line):
         if line.count("`", 0, end.start()) % 2 == 0:
@@ -475,10 +473,28 @@ def code_like(text: str) -> bool:
 
 
 def code_span(sample: str) -> str:
-    """A code sample as a Markdown code span, as the page shows it: the corpus text escapes a comment that
-    opens a sample ("\\# smartctl -a /dev/sda", search/documents.py: no heading), which a code span would
-    show with its backslash; a backtick in the sample takes a longer fence."""
+    """A code sample as a Markdown code span, as the page shows it: without the escape the corpus text puts
+    before a comment that opens it (search/documents.py), a backtick in it taking a longer fence."""
     code = sample[1:] if sample.startswith("\\#") else sample
     fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
     padded = f" {code} " if code.startswith("`") or code.endswith("`") else code
     return f"{fence}{padded}{fence}"
+
+
+_SIGNATURE = re.compile(
+    r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
+    r"([A-Za-z_][\w.]*)\s*(\()?"
+)  # a name opens with a letter: "2.2. Posix advisory locks canceled by ... close()" is a numbered title
+
+
+def section_label(heading: str) -> str:
+    """A short name for a heading: an API signature becomes its name with "()" ("subprocess.run()"), and a
+    heading that ends on a colon ("Warning:") loses it, as the report writes one after the name."""
+    heading = " ".join(heading.split()).rstrip(":").rstrip()
+    match = _SIGNATURE.match(heading)
+    # every part of a dotted name opens with a letter: "A.1." and "v2.4.1" number an appendix or a release;
+    # a name with its bracket, or a dotted one (not "I am seeing 'A' (added) ...")
+    named = match and all(part[:1].isalpha() or part[:1] == "_" for part in match.group(1).split("."))
+    if match and named and (match.group(2) or "." in match.group(1)) and len(heading) > 40:
+        return f"{match.group(1)}()" if match.group(2) else match.group(1)
+    return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
