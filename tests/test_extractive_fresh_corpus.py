@@ -11,7 +11,7 @@ from deepresearch.extractive.leaning import leans_back, stands_alone
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import code_span, section_label, split_sentences
+from deepresearch.extractive.text import code_span, content_tokens, section_label, split_sentences
 
 
 def test_a_follow_up_that_opens_on_its_condition_is_a_question_of_its_own() -> None:
@@ -189,6 +189,9 @@ def test_a_code_sample_is_shown_as_the_page_shows_it() -> None:
         "Easy, this will usually just work with a dry wick.",
         "Conversely, wicks can fail completely with no advance warning.",
         "The text shown above needs to be written on a single line!",
+        "Because of this, the oldest lamp of the tower is kept.",
+        "Another possible reason is that the wicks do not have the same length.",
+        "E.g. a wick of two inches burns through the night.",
     ],
 )
 def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str) -> None:
@@ -204,6 +207,7 @@ def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str
         "You can use the lantern to trim the wick at night.",
         "In practice, it is safe to trim a cold wick.",
         "The keeper stores this oil in the cellar.",
+        "Because of its weight, the lens turns on a bath of mercury.",
     ],
 )
 def test_words_that_name_their_own_thing_do_not_lean(sentence: str) -> None:
@@ -231,3 +235,17 @@ def test_an_api_pages_field_and_its_type_is_no_quote() -> None:
     units = [q.text for q in quotes(passage, 1, ("Lamp", "trim_wick(length=None)"))]
     assert not any("Return type" in unit for unit in units), units
     assert "For example, to trim it by two inches: `lamp.trim_wick(2)`" in units, units  # a sample still is
+
+
+def test_an_error_has_no_limitations_to_ask_about() -> None:
+    # "Borg reports an IntegrityError ...; what should I do?" asked "What are the limitations of an
+    # IntegrityError?"
+    plan = keyword_plan("The lamp reports a WickError on my tower. What should I do?", 5)
+    assert not any("limitations" in sq for sq in plan.sub_questions), plan.sub_questions
+    assert any("limitations" in sq for sq in keyword_plan("How do I trim a wick?", 5).sub_questions)
+
+
+def test_instead_names_nothing_a_passage_must_match() -> None:
+    # "What should I use instead of flask run?" was answered by "MAX_COOKIE_SIZE: The default app.json
+    # provider has equivalent attributes instead." - a match on "instead", which names nothing
+    assert content_tokens("What should I use instead of lamp trim?") == ["lamp", "trim"]

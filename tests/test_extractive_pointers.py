@@ -48,7 +48,7 @@ def test_a_sentence_that_points_elsewhere_is_no_quote(pointer: str) -> None:
     "statement",
     [
         # what it says stands, whatever it says about the next section
-        "Another way to keep the lamp lit is a second wick, as discussed in the next section.",
+        "A spare wick keeps the lamp lit through the night, as discussed in the next section.",
         "The keeper's log is presented in a bound book with one page per night.",
         "We recommend trimming the wick before the lamp is lit.",
         "The following keeper trims the wick twice a night in winter.",

@@ -293,6 +293,7 @@ def test_a_placeholder_in_angle_brackets_is_the_pages_text_not_a_link() -> None:
     quoted = "A different converter can be specified by using <converter:name> [5]."
     checked, removed = sanitize_links(quoted, set())
     assert removed == [] and REMOVED not in checked, checked
+    assert "by using `<converter:name>` [5]." in checked, checked  # as written, no escapes
     assert "<converter:name>" in render_fragment(checked, set()).replace("&lt;", "<").replace("&gt;", ">")
     assert "href" not in render_fragment(checked, set())
     # an address in angle brackets is still a link to what was not fetched: removed

@@ -17,7 +17,7 @@ from deepresearch.extractive.text import LIST_ITEM, STOPWORDS, UNFINISHED, split
 _DANGLING = frozenset(
     (
         "it", "its", "this", "these", "those", "they", "them", "their", "such", "he", "she", "that", "there",
-        "both", "either", "neither",
+        "both", "either", "neither", "another",
     )
 )  # fmt: skip
 """A sentence opening on one of these leans on the one before it."""
@@ -32,7 +32,8 @@ _CONNECTIVE = re.compile(
     r"instead(?!\s+of\s+(?!(?:this|that|these|those|it|them|doing so)\b))|furthermore|"
     r"moreover|additionally|then|so|in (?:this|that|such a|either|both|other) (?:case|cases|way|words)|"
     r"as a result|this way|that way|for (?:example|instance)|on the other hand|conversely|nevertheless|"
-    r"nonetheless|alternatively|accordingly|by contrast|in contrast|in addition(?=,)|as such(?=,)|"
+    r"nonetheless|alternatively|accordingly|by contrast|in contrast|in addition(?=,)|as such(?=,)|e\.g(?=\.)|"
+    r"because of (?:this|that|these|those|it)|"
     r"because\s+(?:that|this|it|they|these|those)\b(?![^,;]*[,;]))\b,?",
     re.IGNORECASE,
 )

@@ -116,6 +116,7 @@ _CONFIG_WORDS = re.compile(
     r"\b(configur\w*|size|option|options|setting|settings|parameter|parameters|tune|tuned|set up)\b",
     re.IGNORECASE,
 )
+_FAILURE = re.compile(r"(?:error|exception|warning|failure|crash)e?s?$", re.IGNORECASE)
 _LEADING = re.compile(r"^(?:my|your|our|their|his|its|another|two|three|many|several|multiple)\s+", re.I)
 _RELATION_OF = re.compile(
     r"\b(the (?:pitfalls|drawbacks|downsides|risks|limitations|limits|caveats|disadvantages|advantages|"
@@ -429,9 +430,10 @@ def _aspects(
     subject = next((p for p in noun_phrases(clause) if p.role == "subject"), None)
     # "How does X compare to Y?" is no mechanism of X: the limits asked about are the two sides'
     mechanism = _mechanism(clause, _display(subject)) if subject and not _RELATES.match(clause) else None
-    if not _LIMIT_WORDS.search(whole) and (
-        task or mechanism or _subject_matter(phrase, rarity) or _HOW_WORK.match(clause)
-    ):
+    # an error has no limitations to ask about ("What are the limitations of an IntegrityError?")
+    failure = not (task or mechanism) and _FAILURE.search(_core(phrase)) is not None
+    limits = task or mechanism or _subject_matter(phrase, rarity) or _HOW_WORK.match(clause)
+    if not _LIMIT_WORDS.search(whole) and not failure and limits:
         limited = task or mechanism or named_alone(phrase, topic, clause)
         aspects.append(f"What are the limitations of {limited}?")
     if _CONFIG_WORDS.search(whole) and not re.search(r"\bconfigur", whole, re.IGNORECASE):

@@ -238,8 +238,8 @@ class _Rebuild:
         if not allowed_link(href, self.allowed):
             shown = "".join(child.content for child in node.children)
             if node.markup == "autolink" and not _LOCATOR.match(shown):
-                # "<converter:name>" in a quoted page is a placeholder, not a link: its text, never followed
-                return _escape_every_mark(f"<{shown}>")
+                # "<converter:name>" in a quoted page is a placeholder, not a link: code, never followed
+                return _code_span(f"<{shown}>")
             self.removed.append(href)
             if node.markup == "linkify":
                 return self._bare(shown)
