@@ -346,3 +346,21 @@ def test_on_a_page_of_questions_only_the_best_ones_section_answers() -> None:
         "How often is the lighthouse lens cleaned?",
         "Can a lighthouse lens crack in the cold?",
     }
+
+
+def test_release_notes_answer_less_than_the_page_on_the_question() -> None:
+    # borgbackup's changelog was the best page for "Why isn't the space freed after I deleted archives?": it
+    # names every word of the manual once, in passing ("1.1.11 removes WSL autodetection")
+    releases = "".join(
+        f"## Version 1.{minor}.0 (2020-0{minor}-01)\n\nThe lighthouse lens concentrate fix for the lamp "
+        f"light of release {minor}; lens light lamp concentrate changes.\n\n"
+        for minor in range(1, 6)
+    )
+    sources = [
+        {"id": "S1", "n": 1, "title": "Change log", "text": releases},
+        SOURCES[0] | {"id": "S2", "n": 2},
+    ]
+    main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
+    pages = {p["n"]: p["page"] for _, p in main}
+    assert pages[2] == 1.0 and pages.get(1, 0.0) < 0.8, pages  # the guide is the best page, the log no answer
+    assert not any(p.get("answer") for _, p in main if p["n"] == 1)

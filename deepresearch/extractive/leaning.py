@@ -10,7 +10,8 @@ question: it asks, the sentences after it answer."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from deepresearch.extractive.text import LIST_ITEM, STOPWORDS, UNFINISHED, split_sentences
 
@@ -283,3 +284,24 @@ def navigation(headings: Sequence[str]) -> bool:
     """Whether a section headed so (its heading path) is navigation or a list of references: nothing to
     quote, nor to read as an answer (screening)."""
     return bool(headings) and _NAVIGATION.match(" ".join(headings[-1].replace("*", "").split())) is not None
+
+
+# a section of release notes: "Version 1.2.4 (2023-03-24)", "Changes in version 3.45.0", "2.4.1 - 2023-01-02",
+# "2022-12-28 (3.40.1)"
+_RELEASE = re.compile(
+    r"^(?:(?:version|release|changes in(?: version)?|what's new in)\s+v?\d+(?:\.\d+)+|v?\d+\.\d+(?:\.\d+)*\s*"
+    r"(?:\(|[-–—]|$)|\d{4}-\d\d-\d\d\s+\(v?\d+(?:\.\d+)+\))",
+    re.IGNORECASE,
+)
+RELEASE_SECTIONS = 3
+
+
+def release_pages(passages: Iterable[Mapping[str, Any]]) -> set[int]:
+    """The pages (source numbers) of release notes among the passages: at least RELEASE_SECTIONS sections,
+    half of them or more headed by a release. Such a page holds every word of its manual once, in passing:
+    "1.1.11 removes WSL autodetection" answers no how or why."""
+    sections: dict[int, set[str]] = {}
+    for p in passages:
+        sections.setdefault(p["n"], set()).add(" ".join((p["headings"][-1] if p["headings"] else "").split()))
+    released = {n: sum(_RELEASE.match(h) is not None for h in heads) for n, heads in sections.items()}
+    return {n for n, count in released.items() if count >= RELEASE_SECTIONS and 2 * count >= len(sections[n])}

@@ -24,7 +24,7 @@ from typing import Any, NotRequired, TypedDict
 
 from deepresearch.extractive import literals
 from deepresearch.extractive.bm25 import BM25F
-from deepresearch.extractive.leaning import navigation
+from deepresearch.extractive.leaning import navigation, release_pages
 from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.planning import question_topic, without_aspects
 from deepresearch.extractive.text import (
@@ -61,6 +61,7 @@ LITERAL_PRIOR = 0.5
 """A page's relevance is multiplied by 1 + LITERAL_PRIOR x the share of the question's telling literals it
 holds (extractive/literals.py: "v2.1-14-g2414721" is git-describe's example, one word among the question's
 others; telling: held by at most a third of the fetched pages)."""
+RELEASE_WEIGHT = 0.5  # a page of release notes is this much as relevant: it names everything in passing
 CONTINUED = 3
 CONTINUATIONS = 2
 """The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
@@ -214,6 +215,8 @@ def document_relevance(
     }
     for n, share in literal_shares(question, passages).items():
         scores[n] *= 1 + LITERAL_PRIOR * share
+    for n in release_pages(passages):
+        scores[n] *= RELEASE_WEIGHT
     top = max(scores.values(), default=0.0) or 1.0
     return {n: value / top for n, value in scores.items()}
 
