@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from deepresearch.search import AllProvidersFailed, CorpusError, CorpusIndex, IndexStats, build_search_chain
-from deepresearch.search.documents import PASSAGE_CHARS, chunk_text
+from deepresearch.search.documents import PASSAGE_CHARS, chunk_text, extract_text
 from deepresearch.search.folder import has_documents
 from peers.static_site import pdf_bytes
 from tests._search_helpers import SITE, Backend, web_settings
@@ -385,3 +385,19 @@ async def test_a_sphinx_builds_theme_files_and_generated_pages_are_not_documents
     assert stats.added == 3, stats
     found = sorted(r.url for r in await corpus.search("lantern wick", 10))
     assert found == ["corpus://html/usage.html", "corpus://notes/404.html", "corpus://notes/_static/wick.md"]
+
+
+def test_the_buttons_of_tabbed_content_are_no_text() -> None:
+    # Flask's docs quoted "... set in the shell before starting the server: `BashFishCMDPowershell`": the tab
+    # buttons' names in place of the first tab's command
+    page = (
+        "<html><head><title>Lamps</title></head><body><h1>Lamps</h1>"
+        "<p>The keeper sets the wick in the shell before lighting the lamp:</p>"
+        '<div class="sphinx-tabs"><div role="tablist" aria-label="Tabbed content">'
+        '<button role="tab">Bash</button><button role="tab">Fish</button></div>'
+        '<div role="tabpanel"><pre>$ export WICK=2</pre></div>'
+        '<div role="tabpanel" hidden><pre>$ set -x WICK 2</pre></div></div></body></html>'
+    )
+    text = extract_text(Path("lamps.html"), page.encode()).text
+    assert "Bash" not in text and "Fish" not in text, text
+    assert "lighting the lamp:\n\n$ export WICK=2" in text, text

@@ -179,7 +179,11 @@ def _markdown_title(text: str) -> str:
 
 # Sphinx, MkDocs and most CMS themes wrap the article in one of these; the rest is navigation
 _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
-_CHROME = "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper"
+# page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
+_CHROME = (
+    "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
+    "[role=tablist]"
+)
 _HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
 DEFINITION_LEVEL = 6
 """Heading level given to an API entry's signature (a Sphinx ``<dt id=...>``, an RST ``.. function::``)."""
