@@ -17,7 +17,7 @@ not now of off on once only or other our ours out over own same she should so so
 the their theirs them then there these they this those through to too under until up very was we
 were what when where which while who whom why will with would you your yours yourself vs versus via
 per using use used between within without across among whether does do did tell explain describe
-compare best good better new still really actually already even ever yet quite rather simply instead
+compare best good better new still really actually already even ever yet quite rather simply
 """
 STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
