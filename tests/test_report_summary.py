@@ -10,6 +10,7 @@ from typing import Any
 from deepresearch.report.digest import (
     NOT_ANSWERED,
     QUOTED_ABOVE,
+    READ_ABOVE,
     SUMMARY_CHARS,
     SUMMARY_CLAIMS,
     extractive_report_body,
@@ -126,7 +127,15 @@ def limits_body(findings: dict[str, list[dict[str, Any]]]) -> str:
         "question": QUESTION,
         "plan": {"sub_questions": [QUESTION, LIMITS]},
         "sources": [{"n": n, "url": f"corpus://{n}.html"} for n in (1, 2)],
-        "evidence": [{"sub_question": q} for q in (QUESTION, LIMITS)],
+        # the limits sub-question read the passage the answer above is quoted from
+        "evidence": [
+            {
+                "sub_question": q,
+                "sub_question_index": i,
+                "passage": "The lens bends the lamp's light into one beam of parallel rays.",
+            }
+            for i, q in enumerate((QUESTION, LIMITS))
+        ],
         "findings": {name: {"findings": found} for name, found in findings.items()},
     }
     return extractive_report_body(state).split("## Disagreements")[0]
@@ -146,3 +155,27 @@ def test_a_limits_section_says_its_answers_are_above_only_when_a_limit_is() -> N
     body = limits_body({"fact_reviewer": [*facts, finding(limit, 2, 0.85, 1)], "risk_reviewer": risks})
     assert "Every finding is in the summary above." in body and NOT_ANSWERED not in body, body
     assert QUOTED_ABOVE not in body  # said once for all, not per section
+
+
+def test_a_section_whose_passages_were_quoted_under_another_says_so() -> None:
+    # borgbackup's "Which of repokey and keyfile encryption should I choose?" said its passages "quote no
+    # answer to it" while the report quoted them under the question before it
+    choose = "Which of a lens and a mirror should the keeper choose?"
+    answer = "A lens bends the lamp's light into one beam; a mirror only sends it back."
+    other = "The gallery is painted white every spring by the keeper."
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "question": QUESTION,
+        "plan": {"sub_questions": [QUESTION, choose]},
+        "sources": [{"n": 1, "url": "corpus://1.html"}],
+        "evidence": [
+            {"sub_question": QUESTION, "sub_question_index": 0, "passage": answer},
+            {"sub_question": choose, "sub_question_index": 1, "passage": f"{answer} {other}"},
+        ],
+        "findings": {"fact_reviewer": {"findings": [finding(answer, 1, 0.9, 0)]}},
+    }
+    body = extractive_report_body(state)
+    assert f"### {choose}\n\n{READ_ABOVE}" in body, body
+    # passages that gave nothing above: no answer, as before
+    state["evidence"][1]["passage"] = other
+    assert f"### {choose}\n\n{NOT_ANSWERED}" in extractive_report_body(state)

@@ -58,6 +58,7 @@ RARE_WORD = 0.05
 RISKS_LISTED = 4
 QUOTED_ABOVE = "Its answers are quoted above."
 NOT_ANSWERED = "The passages read for it quote no answer to it."
+READ_ABOVE = "What the passages read for it say is quoted above."
 NO_RISKS = (
     "- None found: the extractive checks, which look for a fixed list of warning words, found no warning, "
     "danger or conflicting claim in the fetched passages on these sub-questions."
@@ -256,10 +257,8 @@ def _explaining(findings: list[dict[str, Any]]) -> set[int]:
 def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
     """Whether a finding stays: one on an aspect sub-question of the extractive plan (see the module
     docstring) cites a source quoted on the question's own clauses, or one whose title names a word of the
-    aspect that is not on most of the corpus's pages (measured on the development questions: citation
-    precision 0.653 -> 0.667, no fact lost; bench/quality/JOURNAL.md, session 13). Only the planner's own
-    aspects, word for word, are side questions: what a model or a person asks is not, and a model's report
-    keeps every finding."""
+    aspect that is not on most of the corpus's pages (dev citation precision 0.653 -> 0.667, no fact lost;
+    JOURNAL.md, session 13). Only the planner's own aspects, word for word, are side questions."""
     plan = state["plan"]
     if state.get("engine") == "llm" or not state.get("question"):
         return lambda finding: True
@@ -303,14 +302,12 @@ def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> li
 
 
 def _place(finding: dict[str, Any]) -> int:
-    """Where the finding's passage comes among its sub-question's evidence (0 first; a model's finding has
-    no place and counts as first)."""
+    """Where the finding's passage comes among its sub-question's evidence (0 first; a model's: first)."""
     return int((finding.get("order") or [0])[0])
 
 
 def extractive_report_body(state: dict[str, Any]) -> str:
-    """The labelled extractive report (see the module docstring): composed once, and again without the
-    sources it quotes only in passing (``_stray``)."""
+    """The labelled extractive report (module docstring): composed, then without the sources in passing."""
     body, used = _body(state, frozenset())
     stray = _stray(state, used)
     return _body(state, stray)[0] if stray else body
@@ -434,9 +431,12 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
             sections.append((sub_question, ["No fetched source addressed this sub-question."]))
         else:  # read for, but its quotes went above or none answers it: the section says which
             above = {f["statement"] for f in used} & {f["statement"] for f in mine}
-            if asks_about_limits(sub_question):  # what was quoted above answers it only if it states a limit
+            if limits := asks_about_limits(sub_question):  # quoted above, it answers only if a stated limit
                 above &= {f["statement"] for f in risks} | {s for s in above if RISK.search(s)}
-            sections.append((sub_question, [QUOTED_ABOVE if above else NOT_ANSWERED]))
+            read = [text for (asked, _), text in passages.items() if asked == sub_question]  # ... or above
+            elsewhere = any(" ".join(f["statement"].split()) in text for f in used for text in read)
+            said = QUOTED_ABOVE if above else READ_ABOVE if elsewhere and not limits else NOT_ANSWERED
+            sections.append((sub_question, [said]))
     if all(said == [QUOTED_ABOVE] for _, said in sections):
         lines += ["Every finding is in the summary above.", ""]
     else:  # every sub-question the run reports as covered has its heading
