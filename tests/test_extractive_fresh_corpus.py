@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from deepresearch.extractive.asked import quoted_whole
 from deepresearch.extractive.leaning import leans_back, stands_alone
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan, question_topic
@@ -238,3 +239,10 @@ def test_an_error_has_no_limitations_to_ask_about() -> None:
     plan = keyword_plan("The lamp reports a WickError on my tower. What should I do?", 5)
     assert not any("limitations" in sq for sq in plan.sub_questions), plan.sub_questions
     assert any("limitations" in sq for sq in keyword_plan("How do I trim a wick?", 5).sub_questions)
+
+
+def test_a_topic_is_widened_to_a_quotation_only_when_its_words_are_in_it() -> None:
+    question = "Why does my lamp print 'Burning outside of lampshade context' at dusk?"
+    assert quoted_whole(question, noun_phrases("lamp")[0]).text == "lamp"  # not the "lamp" of "lampshade"
+    widened = quoted_whole(question, noun_phrases("lampshade")[0])
+    assert widened.text == "'Burning outside of lampshade context'"

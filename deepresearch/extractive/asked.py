@@ -355,8 +355,9 @@ _QUOTED = re.compile(r"(?<!\w)(['\"“‘])([^'\"“”‘’]*?\s[^'\"“”‘
 def quoted_whole(question: str, phrase: Phrase) -> Phrase:
     """The phrase, or the whole quotation it is part of: the topic of "Why do I get 'Working outside of
     application context' when ...?" is the message, not "Working outside"."""
+    words = re.compile(rf"(?<!\w){re.escape(phrase.text)}(?!\w)")  # whole words: not "app" of "application"
     for match in _QUOTED.finditer(question):
         quoted = match.group(2).strip()
-        if phrase.text in quoted and phrase.text != quoted and len(quoted.split()) <= 8:
+        if words.search(quoted) and phrase.text != quoted and len(quoted.split()) <= 8:
             return replace(phrase, text=f"{match.group(1)}{quoted}{match.group(3)}", head=quoted, items=())
     return phrase
