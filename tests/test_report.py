@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from deepresearch.report.render import check_citations, render_html
+from tests._report_helpers import finding, two_source_body
 
 
 def test_links_to_unfetched_urls_are_removed_in_every_spelling() -> None:
@@ -109,3 +110,12 @@ def test_a_marker_after_etc_keeps_the_abbreviations_full_stop() -> None:
         set(),
     )
     assert "dispatch tables etc. [1] In other words" in checked, checked
+
+
+def test_a_quotes_asterisks_stay_asterisks() -> None:
+    # rsyslog's "“*server.example.net”, “server*.example.net”" rendered in italics, its wildcards gone
+    quote = "Names such as *lamp.example.net and lamp*.example.net match, and `a*b` is code."
+    body = two_source_body([finding(quote, 1, 0.9, 0)])
+    assert "Names such as \\*lamp.example.net and lamp\\*.example.net match, and `a*b` is code [1]." in body
+    html = render_html(body, "report", set())
+    assert "*lamp.example.net and lamp*.example.net" in html and "<em>" not in html, html

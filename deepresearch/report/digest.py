@@ -34,6 +34,7 @@ from deepresearch.extractive.sentences import NEAR_DUPLICATE
 from deepresearch.extractive.text import content_tokens, split_sentences
 from deepresearch.extractive.wordclasses import tokens
 from deepresearch.options import DEFAULT_REVIEWERS
+from deepresearch.report.render import markdown_text
 
 SUMMARY_CLAIMS = 5
 SUMMARY_CHARS = 400
@@ -119,13 +120,11 @@ def cite(finding: dict[str, Any]) -> str:
 
 
 def _cited(finding: dict[str, Any]) -> str:
-    marks = "".join(f"[{n}]" for n in finding["citations"])
-    parts = []
-    for sentence in split_sentences(finding["statement"].strip()) or [finding["statement"].strip()]:
-        parts.append(
-            f"{sentence[:-1]} {marks}{sentence[-1]}" if sentence[-1:] in ".!?" else f"{sentence} {marks}"
-        )
-    return " ".join(parts)
+    marks, said = "".join(f"[{n}]" for n in finding["citations"]), markdown_text(finding["statement"].strip())
+    return " ".join(
+        f"{sentence[:-1]} {marks}{sentence[-1]}" if sentence[-1:] in ".!?" else f"{sentence} {marks}"
+        for sentence in split_sentences(said) or [said]
+    )
 
 
 def paragraphs(findings: list[dict[str, Any]], passages: dict[tuple[str, int], str]) -> list[str]:

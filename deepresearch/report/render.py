@@ -18,6 +18,7 @@ __all__ = [
     "allowed_link",
     "check_citations",
     "cited_numbers",
+    "markdown_text",
     "render_fragment",
     "render_html",
     "sources_markdown",
@@ -79,6 +80,16 @@ def _markers(text: str) -> list[re.Match[str]]:
     """The citation markers of a text: every [n] outside its code spans."""
     spans = [m.span() for m in _CODE_SPAN.finditer(text)]
     return [m for m in CITATION.finditer(text) if not any(a <= m.start() < b for a, b in spans)]
+
+
+def markdown_text(quote: str) -> str:
+    """A quote as Markdown that shows it as written: an asterisk outside its code spans is emphasis there
+    ("*.example.net" would lose its wildcard), so it is escaped."""
+    spans = [m.span() for m in _CODE_SPAN.finditer(quote)]
+    return "".join(
+        "\\*" if char == "*" and not any(a <= i < b for a, b in spans) and quote[i - 1 : i] != "\\" else char
+        for i, char in enumerate(quote)
+    )
 
 
 def cited_numbers(text: str) -> set[int]:
