@@ -31,7 +31,6 @@ __all__ = [
     "limited_extractor",
     "passage_sections",
     "read_within_limits",
-    "sphinx_copy",
 ]
 
 logger = logging.getLogger(__name__)
@@ -370,18 +369,6 @@ def _from_pdf(data: bytes, max_pages: int | None = None) -> tuple[str, str]:
     meta_title = reader.metadata.title if reader.metadata is not None else None
     title = meta_title.strip() if isinstance(meta_title, str) and meta_title.strip() else ""
     return title or _first_line_title(text), text
-
-
-def sphinx_copy(root: Path, relative: str) -> bool:
-    """A Sphinx build ships each page twice: x.html and its source, _sources/x.rst.txt (or x.txt). The source
-    copy of a page that is there as HTML is left out: indexing both would make every page two sources."""
-    if not relative.startswith("_sources/"):
-        return False
-    page = relative.removeprefix("_sources/")
-    for suffix in (".rst.txt", ".txt"):
-        if page.endswith(suffix):
-            return (root / (page.removesuffix(suffix) + ".html")).is_file()
-    return False
 
 
 def passage_sections(text: str) -> list[tuple[str, str]]:

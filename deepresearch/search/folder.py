@@ -8,9 +8,16 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from deepresearch.search.documents import SUPPORTED_SUFFIXES, sphinx_copy
+from deepresearch.search.documents import SUPPORTED_SUFFIXES
 
-__all__ = ["DOCUMENT_KINDS", "HAS_DOCUMENTS_SCAN", "folder_documents", "has_documents", "sphinx_chrome"]
+__all__ = [
+    "DOCUMENT_KINDS",
+    "HAS_DOCUMENTS_SCAN",
+    "folder_documents",
+    "has_documents",
+    "sphinx_chrome",
+    "sphinx_copy",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +49,18 @@ def folder_documents(root: Path, scan_limit: int | None = None) -> Iterator[tupl
             relative = path.relative_to(root).as_posix()
             if not sphinx_copy(root, relative) and not sphinx_chrome(root, relative):
                 yield relative, path
+
+
+def sphinx_copy(root: Path, relative: str) -> bool:
+    """A Sphinx build ships each page twice: x.html and its source, _sources/x.rst.txt (or x.txt). The source
+    copy of a page that is there as HTML is left out: indexing both would make every page two sources."""
+    if not relative.startswith("_sources/"):
+        return False
+    page = relative.removeprefix("_sources/")
+    for suffix in (".rst.txt", ".txt"):
+        if page.endswith(suffix):
+            return (root / (page.removesuffix(suffix) + ".html")).is_file()
+    return False
 
 
 _GENERATED = re.compile(r"(?:genindex(?:-\w+)?|py-modindex|modindex|search|404)\.html")
