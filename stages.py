@@ -98,7 +98,7 @@ REPORT_STAGES: tuple[ReportStage, ...] = (
     ),
     ReportStage(
         "search_web",
-        "Search the web and the corpus",
+        "Search for sources",
         "deepresearch:web_search:v1",
         "web.search",
         "Run every planned query in parallel across the search provider chain.",

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import ANSWER_PASSAGES, rank_sources
 from deepresearch.extractive.sentences import SIDE, Scorer, quotes
@@ -364,3 +366,27 @@ def test_release_notes_answer_less_than_the_page_on_the_question() -> None:
     pages = {p["n"]: p["page"] for _, p in main}
     assert pages[2] == 1.0 and pages.get(1, 0.0) < 0.8, pages  # the guide is the best page, the log no answer
     assert not any(p.get("answer") for _, p in main if p["n"] == 1)
+
+
+@pytest.mark.parametrize(
+    ("title", "heading"),
+    [
+        # celery's "Change history for Celery 2.1": a release's sections are its "Fixes" and "News"
+        ("Lamp history", lambda minor: f"## 1.{minor}.4\n\n### Fixes\n\n"),
+        # ... and a page titled as a history is one whatever its sections are named
+        ("Change history for Lamp 1.0", lambda minor: f"## Lens fixes {minor}\n\n"),
+    ],
+)
+def test_release_notes_under_a_releases_sub_headings_answer_less(title: str, heading: Any) -> None:
+    releases = f"# {title}\n\n" + "".join(
+        heading(minor) + "The lighthouse lens concentrate fix for the lamp "
+        f"light of release {minor}; lens light lamp concentrate changes.\n\n"
+        for minor in range(1, 6)
+    )
+    sources = [
+        {"id": "S1", "n": 1, "title": title, "text": releases},
+        SOURCES[0] | {"id": "S2", "n": 2},
+    ]
+    main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
+    pages = {p["n"]: p["page"] for _, p in main}
+    assert pages[2] == 1.0 and pages.get(1, 0.0) < 1.0, pages  # as relevant, the log would be the best page

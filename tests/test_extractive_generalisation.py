@@ -16,7 +16,8 @@ from deepresearch.extractive.phrases import verbs
 from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import content_tokens, heading_passages, split_sentences
-from deepresearch.report.digest import NO_OTHER_RISKS, NO_RISKS, cite, extractive_report_body
+from deepresearch.report.digest import NO_OTHER_RISKS, NO_RISKS, extractive_report_body
+from deepresearch.report.lines import cite
 from deepresearch.report.render import check_citations, render_html, sources_markdown
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
@@ -300,9 +301,8 @@ def test_a_sentence_keeps_its_closing_bracket_and_its_citation() -> None:
         {"statement": "It makes a class.", "citations": [1], "section": "dataclass(*, init=True)"}
     )
     assert labelled == "`dataclass(*, init=True)`: It makes a class [1]."
-    assert (
-        cite({"statement": "It runs.", "citations": [2], "section": "OPTIONS"}) == "*OPTIONS*: It runs [2]."
-    )
+    options = cite({"statement": "It runs.", "citations": [2], "section": "OPTIONS"})
+    assert options == "*OPTIONS*: It runs [2]."
     line = "- " + cite({"statement": text.split(" He")[0], "citations": [1]})
     checked, check = check_citations(line, {1: [text]}, set())
     assert checked == "- Move data by other means (CD, email, etc.) [1]." and check.unverified_sentences == 0

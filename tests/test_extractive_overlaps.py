@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from deepresearch.extractive.sentences import quotes
-from deepresearch.report.digest import cite
 from deepresearch.report.findings import extractive_review
+from deepresearch.report.lines import cite
 from tests.test_extractive_answers import WORDS
 
 QUESTION = "What should the keeper do when the ferry stops because the channel does not clear?"

@@ -120,7 +120,7 @@ async def test_stdio_research_reports_progress_and_errors_are_plain(servers: Ser
         assert len(progress) >= 3
         assert [value for value, _ in progress] == sorted({value for value, _ in progress})
         messages = [message for _, message in progress]
-        assert "Search the web and the corpus" in messages
+        assert "Search for sources" in messages
         assert any(m and m.startswith("search: ") for m in messages)
 
         missing = await client.call_tool("get_research", {"run_id": "0" * 32})

@@ -387,6 +387,47 @@ async def test_a_sphinx_builds_theme_files_and_generated_pages_are_not_documents
     assert found == ["corpus://html/usage.html", "corpus://notes/404.html", "corpus://notes/_static/wick.md"]
 
 
+async def test_viewcode_source_pages_and_a_stripped_builds_index_are_not_documents(tmp_path: Path) -> None:
+    # celery's docs answered with "Source code for celery.platforms" (_modules/), and bind9-doc, whose
+    # packager dropped searchindex.js and objects.inv, with its index of terms (genindex.html)
+    root = tmp_path / "docs"
+    page = "<html><head><title>{}</title></head><body><p>{}</p></body></html>"
+    celery, bind = root / "celery", root / "bind"
+    (celery / "_modules" / "lamp").mkdir(parents=True)
+    (celery / "objects.inv").write_bytes(b"# Sphinx inventory")
+    (celery / "usage.html").write_text(page.format("Usage", "The lantern keeper trims the wick at dusk."))
+    (celery / "_modules" / "lamp" / "wick.html").write_text(page.format("Source", "def trim_lantern_wick():"))
+    (bind / "_static").mkdir(parents=True)
+    (bind / "chapter1.html").write_text(page.format("Chapter", "The lantern wick burns all night."))
+    (bind / "genindex.html").write_text(page.format("Index", "lantern wick, 1, 2, 3"))
+    # without a theme folder a genindex.html is the user's own page
+    (root / "notes").mkdir()
+    (root / "notes" / "genindex.html").write_text(page.format("Genes", "The lantern wick gene index."))
+    corpus = CorpusIndex(tmp_path / "index.db", root)
+    await corpus.reindex()
+    found = sorted(r.url for r in await corpus.search("lantern wick", 10))
+    assert found == [
+        "corpus://bind/chapter1.html",
+        "corpus://celery/usage.html",
+        "corpus://notes/genindex.html",
+    ]
+
+
+def test_a_footnote_mark_is_no_part_of_the_text() -> None:
+    # bind9-doc's "every record [5] now comes with ..." was quoted "... RRSIG [5][2]": the page's footnote
+    # number read as a citation of the report's fifth source
+    page = (
+        "<html><head><title>Lamps</title></head><body><h1>Lamps</h1><p>Every wick "
+        '<a class="footnote-reference brackets" href="#f5" id="id5" role="doc-noteref">'
+        '<span class="fn-bracket">[</span>5<span class="fn-bracket">]</span></a> is trimmed, and oil '
+        '<a class="footnote-reference" href="#f6">[*]</a> is clear.</p>'
+        '<aside class="footnote brackets" id="f5"><p>Of a lamp.</p></aside></body></html>'
+    )
+    text = extract_text(Path("lamps.html"), page.encode()).text
+    assert "Every wick is trimmed, and oil is clear." in text, text
+    assert "Of a lamp" not in text
+
+
 def test_the_buttons_of_tabbed_content_are_no_text() -> None:
     # Flask's docs quoted "... set in the shell before starting the server: `BashFishCMDPowershell`": the tab
     # buttons' names in place of the first tab's command
@@ -401,3 +442,16 @@ def test_the_buttons_of_tabbed_content_are_no_text() -> None:
     text = extract_text(Path("lamps.html"), page.encode()).text
     assert "Bash" not in text and "Fish" not in text, text
     assert "lighting the lamp:\n\n$ export WICK=2" in text, text
+
+
+def test_a_bold_header_cell_is_no_heading() -> None:
+    # celery's changelog labelled ten quotes "Application: ##### Logger Name": a table's bold header cells
+    # were taken for headings
+    page = (
+        "<html><head><title>Lamps</title></head><body><h1>Lamps</h1><p>Each lamp has a keeper:</p><table>"
+        "<thead><tr><th><p><strong>Lamp</strong></p></th><th><p><strong>Keeper Name</strong></p></th></tr>"
+        "</thead><tbody><tr><td><p>north</p></td><td><p>Ann</p></td></tr></tbody></table></body></html>"
+    )
+    text = extract_text(Path("lamps.html"), page.encode()).text
+    assert "#####" not in text, text
+    assert "Lamp: Keeper Name" in text and "north: Ann" in text, text

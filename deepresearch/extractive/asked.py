@@ -20,10 +20,17 @@ from dataclasses import replace
 
 from deepresearch.extractive.inflection import ends_in_s, plural_word
 from deepresearch.extractive.phrases import Phrase, noun_phrases, verbs
-from deepresearch.extractive.wordclasses import PARTICIPLES, tokens
+from deepresearch.extractive.wordclasses import (
+    FUNCTION_WORDS,
+    PARTICIPLES,
+    PREPOSITIONS,
+    SUBORDINATORS,
+    tokens,
+)
 
 __all__ = [
     "as_asked",
+    "aside",
     "asker_condition",
     "from_scene",
     "inline",
@@ -213,7 +220,8 @@ def _plain(verb: str) -> str:
 
 
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
-_PRONOUN_IT = re.compile(r"\b(it|they|them)\b", re.IGNORECASE)
+# not the "it" of "do it" (what the clause before asks to do, not a thing)
+_PRONOUN_IT = re.compile(r"(?<!\bdo\s)(?<!\bdoing\s)\b(it|they|them)\b", re.IGNORECASE)
 
 
 def yes_no_subject(clause: str, topic: str) -> Phrase | None:
@@ -255,6 +263,11 @@ def from_scene(clause: str, statements: list[str]) -> str:
     """ "it" and "them" in the first question, resolved to a statement's subject and its plural noun."""
     phrases = [p for statement in statements for p in noun_phrases(statement)]
     subject = next((p for p in phrases if p.role == "subject" and not _PERSONAL.match(p.text)), None)
+    # "I set my zone serial to a date in the future. How do I get it back?": what the asker did it to, where
+    # "it" is a verb's object (not "... when it rains")
+    done = re.search(r"\b([\w-]+)\s+it\b", clause, re.IGNORECASE)
+    if subject is None and done is not None and done.group(1).lower() not in FUNCTION_WORDS:
+        subject = next((p for p in phrases if p.role == "object" and not (p.items or p.plural)), None)
     # "them": a coordination or a plural noun the statement names ("my username and password"), not a name
     # in capitals ("HTTPS")
     plural = next(
@@ -302,9 +315,12 @@ def _definite(phrase: str) -> str:
 
 
 def inline(sentence: str) -> str:
-    """A sentence continued inside another: its capital dropped where it only opened the sentence."""
+    """A sentence continued inside another: its capital dropped where it only opened the sentence ("After an
+    OS upgrade my TLS forwarding fails" -> "... when after an OS upgrade ...")."""
     first, _, rest = sentence.partition(" ")
-    return f"{first.lower()} {rest}".strip() if first.lower() in _SENTENCE_OPENERS else sentence
+    opens = first.lower() in _SENTENCE_OPENERS | PREPOSITIONS | SUBORDINATORS
+    opener = opens and first[1:] == first[1:].lower()  # not "IF_MODIFIED" or a name in capitals
+    return f"{first.lower()} {rest}".strip() if opener else sentence
 
 
 _PERSONAL = re.compile(r"^(?:i|we|you)$", re.IGNORECASE)
@@ -361,3 +377,21 @@ def quoted_whole(question: str, phrase: Phrase) -> Phrase:
         if words.search(quoted) and phrase.text != quoted and len(quoted.split()) <= 8:
             return replace(phrase, text=f"{match.group(1)}{quoted}{match.group(3)}", head=quoted, items=())
     return phrase
+
+
+def aside(clause: str, phrase: Phrase) -> bool:
+    """The phrase is one bare noun in lower case that says what for or how, not what is asked about: ending
+    its clause after "for" ("... and mail them to a project's mailing list for review"; a name is asked
+    about: "Is there a library for JSON?"), or in an idiom ("manage the keys by hand", "in practice")."""
+    if phrase.text != phrase.head:
+        return False
+    match = _FOR_END.search(clause)
+    return (match is not None and phrase.text == match.group(1)) or any(
+        idiom.group(1) == phrase.text for idiom in _IDIOM.finditer(clause)
+    )
+
+
+_FOR_END = re.compile(r"\bfor\s+([a-z]+)[\s?.!]*$")
+_IDIOM = re.compile(
+    r"\b(?:by|in|on|at|for|so)\s+(hand|practice|general|purpose|fact|once|least|most|all|now|far)\b"
+)

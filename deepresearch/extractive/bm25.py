@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from deepresearch.extractive.text import content_tokens
 
-__all__ = ["BM25F", "FIELD_WEIGHTS"]
+__all__ = ["BM25F", "FIELD_WEIGHTS", "GENERIC_SHARE", "term_weights"]
 
 FIELD_WEIGHTS: Mapping[str, float] = {"title": 2.0, "headings": 3.0, "body": 1.0}
 """BM25F weights: a term in the section's heading path counts three times a term in its body, so the section
@@ -58,3 +58,24 @@ class BM25F:
                     score += boost * self._idf.get(term, 0.0) * weighted / (self.k1 + weighted)
             result.append(score)
         return result
+
+
+GENERIC_SHARE = 0.5
+GENERIC_FLOOR = 0.2
+
+
+def term_weights(rarity: Mapping[str, float] | None) -> dict[str, float]:
+    """How much each word of the question counts when matching text, by how many of the corpus's documents
+    hold it: 1 up to GENERIC_SHARE of them, less above (to GENERIC_FLOOR for a word on every page: "Apache"
+    in Apache's manual names nothing in particular). Keyed by stem (content_tokens). The callers leave the
+    topic's own words at 1: "virtual host" is on half of Apache's pages and still what the question asks."""
+    weights: dict[str, float] = {}
+    for word, share in (rarity or {}).items():
+        if " " in word or share <= 0:
+            continue
+        factor = (
+            1.0 if share <= GENERIC_SHARE else max(GENERIC_FLOOR, math.log(share) / math.log(GENERIC_SHARE))
+        )
+        for stem in content_tokens(word):
+            weights[stem] = min(weights.get(stem, 1.0), factor)
+    return weights

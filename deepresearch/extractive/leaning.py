@@ -204,6 +204,22 @@ def announces(text: str) -> bool:
     return bool(FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
 
 
+VERSION_NOTE = re.compile(r"^(?:New|Changed|Added) in version\b|^Version (?:added|changed)\b", re.IGNORECASE)
+"""A line of the page's history ("New in version 3.0.18.", "Changed in version 3.2: ..."): no answer."""
+_ADMONITION = re.compile(
+    r"^(?:warning|note|notes|important|tip|hint|caution|danger|attention|see also):?$", re.I
+)
+
+
+def no_sample(text: str) -> bool:
+    """A line after a sentence that announces a sample, and no sample of it: an admonition's title
+    ("Warning"), a version note, a sentence that announces in its turn ("... is logged as follows:"), or a
+    word or two ending on a full stop ("Disabled.")."""
+    words = text.split()
+    plain = len(words) <= 3 and text.endswith(".") and all(w.strip(".,").isalpha() for w in words)
+    return bool(_ADMONITION.match(text.strip()) or VERSION_NOTE.match(text) or announces(text) or plain)
+
+
 # a sentence that sends the reader elsewhere says nothing about the subject itself (nor does one that says
 # what the page goes on to do: "Here we discuss a few of these.", or a manual page's "Everything below this
 # line in this section is selectively included from the git-config(1) documentation.")
@@ -298,11 +314,22 @@ RELEASE_SECTIONS = 3
 
 
 def release_pages(passages: Iterable[Mapping[str, Any]]) -> set[int]:
-    """The pages (source numbers) of release notes among the passages: at least RELEASE_SECTIONS sections,
-    half of them or more headed by a release. Such a page holds every word of its manual once, in passing:
+    """The pages (source numbers) of release notes among the passages: titled so ("Change history for
+    Celery 2.1", "Changelog"), or with at least RELEASE_SECTIONS sections, half of them or more under a
+    release's heading ("2.1.4" > "Fixes"). Such a page holds every word of its manual once, in passing:
     "1.1.11 removes WSL autodetection" answers no how or why."""
-    sections: dict[int, set[str]] = {}
+    sections: dict[int, set[tuple[str, ...]]] = {}
     for p in passages:
-        sections.setdefault(p["n"], set()).add(" ".join((p["headings"][-1] if p["headings"] else "").split()))
-    released = {n: sum(_RELEASE.match(h) is not None for h in heads) for n, heads in sections.items()}
-    return {n for n, count in released.items() if count >= RELEASE_SECTIONS and 2 * count >= len(sections[n])}
+        sections.setdefault(p["n"], set()).add(tuple(" ".join(h.split()) for h in p["headings"] or [""]))
+    released = {
+        n: sum(any(_RELEASE.match(h) for h in path) for path in paths) for n, paths in sections.items()
+    }
+    titled = {n for n, paths in sections.items() if any(_HISTORY.match(path[0]) for path in paths)}
+    return titled | {
+        n for n, count in released.items() if count >= RELEASE_SECTIONS and 2 * count >= len(sections[n])
+    }
+
+
+_HISTORY = re.compile(
+    r"^(?:change ?log|changes|change history|release notes|release history|history of changes)\b", re.I
+)

@@ -87,6 +87,11 @@ class Phrase:
 
 
 _ADVERB_LY = re.compile(r"^[a-z]{3,}ly$")
+_CLAUSE_ENDS = CLOSES | PREPOSITIONS | SUBORDINATORS | CONJUNCTIONS | DETERMINERS
+
+
+def _between(word: str, aux: frozenset[str]) -> bool:  # after "I": an auxiliary, "I accidentally set"
+    return word in aux | ADVERBS or (_ADVERB_LY.match(word) is not None and word not in NOUNS_LY)
 
 
 def _is_content(word: str, following: str, previous: str = "") -> bool:
@@ -105,10 +110,10 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         )
     adverb = _ADVERB_LY.match(lower) and lower not in NOUNS_LY
     if adverb and previous.lower() not in DETERMINERS | POSSESSIVES:
-        # "if it does not apply cleanly?", "runs slowly on": a manner adverb ends its clause (not "daily
-        # backups", "the assembly")
+        # "if it does not apply cleanly?", "runs slowly on": a manner adverb ends its clause, or stands before
+        # the verb ("I accidentally set"; not "daily backups", "the assembly")
         after = following.lower()
-        if not after or after in CLOSES | PREPOSITIONS | SUBORDINATORS | CONJUNCTIONS | DETERMINERS:
+        if not after or after in _CLAUSE_ENDS or previous.lower() in SUBJECT_PRONOUNS:
             return False
     if following.lower() == "than" and (
         lower in COMPARATIVES or (lower.endswith("er") and lower not in NOUN_ER)
@@ -125,14 +130,17 @@ def _times(words: list[str]) -> set[int]:
     found = {i for i, word in enumerate(words) if word in WHEN_WORDS}
     for i in range(len(words) - 1):
         before = lower[i - 1] if i else ""
-        after = lower[i + 2] if i + 2 < len(words) else ""
-        passing = lower[i] in TIME_OPENERS and lower[i + 1] in TIME_UNITS
+        end = i + 1  # "every Monday morning": the units after the opener
+        while end < len(words) and lower[end] in TIME_UNITS:
+            end += 1
+        after = lower[end] if end < len(words) else ""
+        passing = lower[i] in TIME_OPENERS and end > i + 1
         if (
             passing
             and before not in DETERMINERS | POSSESSIVES
             and (not after or after in FUNCTION_WORDS | CLOSES)
         ):
-            found |= {i, i + 1}
+            found |= set(range(i, end))
     return found
 
 
@@ -166,7 +174,7 @@ def _verbs(words: list[str]) -> set[int]:
         if word in SUBJECT_PRONOUNS and nxt < len(words):
             # "I rotate", "I can edit", "it actually change", "it is stale" (a predicate, no noun), "I have"
             verb = nxt
-            while verb + 1 < len(words) and lower[verb] in aux | ADVERBS and content[verb + 1]:
+            while verb + 1 < len(words) and _between(lower[verb], aux) and content[verb + 1]:
                 verb += 1
             if content[verb] or lower[verb] in aux:
                 verbs.add(verb)
@@ -483,8 +491,6 @@ def verbs(clause: str) -> list[str]:
     return found
 
 
-# "when I can edit ...", "if we already have ...": what the asker can do sets the scene, where "when a handler
-# throws" or "when I use LIKE" is what the question is about
 def verb_terms(clause: str) -> set[str]:
     """The stems of the words the clause says only as verbs: they count half when text is matched against
     it (the sources say "selects" where the question says "decides"). Not a word it also names as a thing:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from deepresearch.extractive.asked import (
     as_asked,
+    aside,
     from_scene,
     inline,
     owned,
@@ -54,7 +55,9 @@ _WH = r"what|how|which|why|when|where|who|is|are|does|do|can|should"
 # server is eating the CPU. How can I see ...")
 _CLAUSE_SPLIT = re.compile(
     rf"\?\s+|;\s+|(?<=[a-z0-9)])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)\.\s+(?=[A-Z])|"
-    rf",?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)",
+    rf",?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)|"
+    # "Can I edit it by hand, or will my changes get lost?": a second question
+    r",\s+or\s+(?=(?:will|would|can|could|should|does|do|is|are)\s+(?:i|we|you|my|our|it|they|the)\b)",
     re.IGNORECASE,
 )
 # a clause that asks: it opens with a question word or an auxiliary; any other is a statement that sets the
@@ -73,7 +76,13 @@ _DEMONSTRATIVE = re.compile(
 )
 _VAGUE = re.compile(r"^(?:a certain|certain|the same|all the|some|any|such)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"^[\d.,%$€£]+$")  # "a price of 47.49": a figure is never the topic nor asked about
-_NO_TOPIC = re.compile(r"^(?:a certain\b|certain\b|the (?-i:rest)$|the same (?:time|way|thing|one)s?$)", re.I)
+_NO_TOPIC = re.compile(
+    r"^(?:a certain\b|certain\b|the (?-i:rest)$|the same (?:time|way|thing|one)s?$|"
+    # "What are common causes?" asks for a list about the topic the statement names
+    r"(?:(?:the|some|common|possible|usual|typical|main|other|likely)\s+)*"
+    r"(?:causes?|reasons?|ways?|steps|options|alternatives|solutions|fixes|approaches|things|differences?)$)",
+    re.I,
+)
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]|^[A-Z][A-Z0-9_]+$|-")
 _WHAT_IS = re.compile(r"^what\s+(?:is|are)\b", re.IGNORECASE)
 _HOW_WORK = re.compile(
@@ -132,6 +141,8 @@ _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server c
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
 SPECIFIC = 0.15
 """A topic in at most this share of the corpus's documents is specific enough for "What is X?" aspects."""
+BROAD = 0.3
+"""A one-word topic on more of the corpus's documents than this is no query of its own (_searchable)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,27 +199,6 @@ def lookup_phrases(question: str) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in found if w))
 
 
-GENERIC_SHARE = 0.5
-GENERIC_FLOOR = 0.2
-
-
-def term_weights(rarity: Mapping[str, float] | None) -> dict[str, float]:
-    """How much each word of the question counts when matching text, by how many of the corpus's documents
-    hold it: 1 up to GENERIC_SHARE of them, less above (to GENERIC_FLOOR for a word on every page: "Apache"
-    in Apache's manual names nothing in particular). Keyed by stem (content_tokens). The callers leave the
-    topic's own words at 1: "virtual host" is on half of Apache's pages and still what the question asks."""
-    weights: dict[str, float] = {}
-    for word, share in (rarity or {}).items():
-        if " " in word or share <= 0:
-            continue
-        factor = (
-            1.0 if share <= GENERIC_SHARE else max(GENERIC_FLOOR, math.log(share) / math.log(GENERIC_SHARE))
-        )
-        for stem in content_tokens(word):
-            weights[stem] = min(weights.get(stem, 1.0), factor)
-    return weights
-
-
 def _specificity(phrase: Phrase, rarity: Mapping[str, float] | None) -> float:
     core = _core(phrase)
     if not core:
@@ -248,22 +238,11 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
-            weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or _purpose(clause, phrase) else 1.0
+            weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or aside(clause, phrase) else 1.0
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
     return quoted_whole(question, best[1]) if best else None
-
-
-def _purpose(clause: str, phrase: Phrase) -> bool:
-    """The phrase ends its clause as one bare noun in lower case after "for": what the asker does it for
-    ("... and mail them to a project's mailing list for review"), not what is asked about (a name is: "Is
-    there a library for JSON?")."""
-    match = _FOR_END.search(clause)
-    return match is not None and phrase.text == phrase.head == match.group(1)
-
-
-_FOR_END = re.compile(r"\bfor\s+([a-z]+)[\s?.!]*$")
 
 
 def question_topic(question: str, rarity: Mapping[str, float] | None = None) -> str:
@@ -318,7 +297,8 @@ def keyword_plan(
     own = [_core(phrase)] if phrase and not item_queries else []
     # another clause is a query when it names something ("What should be used instead?" does not)
     named = [sq for sq, clause in zip(sub_questions[1:], clauses[1:], strict=False) if noun_phrases(clause)]
-    queries = [question, *own, *item_queries, *named]
+    alone = [query for query in [*own, *item_queries] if _searchable(query, rarity)]
+    queries = [question, *alone, *named]
     queries += [" ".join(keywords(sq, 6)) for sq in sub_questions[: len(clauses)]]
     unique = list(dict.fromkeys(q for q in queries if q.strip()))
     rationale = (
@@ -327,6 +307,12 @@ def keyword_plan(
         + "; queries in the question's own words."
     )
     return KeywordPlan(sub_questions, unique[:max_queries], rationale, topic, aspects)
+
+
+def _searchable(phrase: str, rarity: Mapping[str, float] | None) -> bool:
+    """A phrase worth a search of its own: not one word on more than BROAD of the corpus's pages ("error",
+    "HTML" in Jinja's manual, "commit" in Git's find any page; "virtual host" still finds its own)."""
+    return rarity is None or len(phrase.split()) > 1 or rarity.get(phrase.lower(), 0.0) <= BROAD
 
 
 def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
@@ -420,7 +406,9 @@ def _aspects(
     can = _CAN_I.match(clause)
     polite = can is not None and can.group(1).split()[0].lower() in _ASKS_FOR  # "May I know X?"
     task = _task_phrase(clause) or (_clause_task(clause) if can and not polite else None)
-    what_is = bool(_WHAT_IS.match(clause))
+    # "What are common causes when ...?" asks for a list, not what a thing is
+    listing = any(p.role == "named" and _NO_TOPIC.match(p.text) for p in noun_phrases(clause))
+    what_is = bool(_WHAT_IS.match(clause)) and not listing
     if items:
         aspects += [f"What {'are' if _plural_word(item) else 'is'} {item}?" for item in items]
     elif not what_is and task is None and _subject_matter(phrase, rarity):

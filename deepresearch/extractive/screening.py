@@ -141,7 +141,7 @@ def rank_sources(
     """The sources cut into passages and ranked once per limit in `limits`: a stage's whole CPU work in
     one call, so it makes one trip to a CPU worker (deepresearch/cpu.py). ``found``: how well the search
     ranked each source (0..1, by its number), see document_relevance; ``weights``: how much each word
-    counts (planning.term_weights)."""
+    counts (bm25.term_weights)."""
     passages = passages_of(sources)
     return [
         rank_passages(question, sub_questions, passages, limit, topic, found, weights) for limit in limits

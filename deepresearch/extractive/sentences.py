@@ -18,12 +18,14 @@ from dataclasses import dataclass
 from deepresearch.extractive.asked import asker_condition
 from deepresearch.extractive.leaning import (
     FORWARD,
+    VERSION_NOTE,
     announces,
     as_statement,
     asks,
     dangles,
     leans_back,
     navigation,
+    no_sample,
     points_at_subject,
     points_elsewhere,
     question_index,
@@ -31,6 +33,7 @@ from deepresearch.extractive.leaning import (
 )
 from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.text import (
+    DEFINITION_LEVEL,
     LIST_ITEM,
     PREPOSITIONS,
     UNFINISHED,
@@ -264,7 +267,7 @@ class _Reader:
             return
         if self.items is not None:
             self.close_list()
-        if _TABLE_ROW.match(text):  # a table's row is no sample of what the sentence before announces
+        if _TABLE_ROW.match(text) or VERSION_NOTE.match(text):  # no sample; the page's history no answer
             self.intro = ""
             return
         if _term_line(text):
@@ -275,7 +278,8 @@ class _Reader:
             self.add(f"{default['field']}: {code_span(default['value'])}")
             self.intro = ""
             return
-        if self.intro and not self.unfinished and not item and not is_statement(text) and len(text) <= 200:
+        sample = not is_statement(text) and len(text) <= 200 and not no_sample(text)
+        if self.intro and not self.unfinished and not item and sample:
             # an API page's field and its type ("Return type : None", "Returns : Callable[[F], F]"): no sample
             if not _TYPE_VALUE.match(text.strip()) or len(self.intro.split()) > _FIELD_WORDS:
                 self._add_list(f"{self.intro} {code_span(text)}", sample=True)  # "To rotate the logs:" + it
@@ -321,11 +325,14 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
     if navigation(headings) or question_index(passage):
         return []
     lines = passage.split("\n", 1)
-    if _HEADING_LINE.match(lines[0].strip()):
+    heading = _HEADING_LINE.match(lines[0].strip())
+    if heading:
         passage = lines[1] if len(lines) > 1 else ""
     # the page's own title names nothing the source list does not: only a sub-section is a label
     label = section_label(headings[-1]).replace("*", "").replace("`", "") if len(headings) > 1 else ""
     subject = section_label(headings[0]).replace("*", "").replace("`", "") if headings else ""
+    if label and heading and len(lines[0].strip()) - len(lines[0].strip().lstrip("#")) == DEFINITION_LEVEL:
+        subject = label  # an entry's "This option is used with -a ..." is about the entry ("-t chrootdir")
     reader = _Reader(n, label, [], subject=subject)
     for paragraph in re.split(r"\n\s*\n", passage):
         for line in logical_lines(paragraph):
@@ -341,7 +348,6 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
 _NEWS = re.compile(
     r"\b(?:the new|is new|now|has been added|have been added|was added|were added)\b", re.IGNORECASE
 )
-_CHANGELOG = re.compile(r"^(?:Changed|New|Added) in version\b")
 
 
 def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
@@ -351,7 +357,7 @@ def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
         and not code_like(sentence)
         and not sentence.startswith("(")
         and not _NOT_PROSE.search(sentence)
-        and not _CHANGELOG.match(sentence)  # version history, not what the thing does
+        and not VERSION_NOTE.match(sentence)  # version history, not what the thing does
         and sentence.count("(") == sentence.count(")")  # not a piece of a parenthesis
     )
 
@@ -404,7 +410,7 @@ class Scorer:
         light = verb_terms(query) - topic_terms
         before, condition = asker_condition(query)
         side = set(content_tokens(condition)) - set(content_tokens(before)) - topic_terms
-        # a word on every page of the corpus counts little (planning.term_weights), unless it is the topic's
+        # a word on every page of the corpus counts little (bm25.term_weights), unless it is the topic's
         scale = {t: w for t, w in (generic or {}).items() if t not in topic_terms}
         own = {
             t: self.idf(t)

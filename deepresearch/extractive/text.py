@@ -23,9 +23,8 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 _TOKEN = re.compile(r"[a-z0-9_][a-z0-9_\-\+\.#]*[a-z0-9_+#]|[a-z0-9]")
 _IDENTIFIER_PARTS = re.compile(r"[._]+")
-# a version string (a hyphen, a dot and a digit) also splits at its hyphens: "v2.1-14-g2414721" and
-# "v1.0.4-14-g2414721" share the commit name "g2414721"; a hyphenated word ("non-fast-forward", "utf-8",
-# "64-bit") stays one term
+# a version string splits at its hyphens too ("v2.1-14-g2414721" and "v1.0.4-14-g2414721" share the commit
+# "g2414721"); a hyphenated word ("non-fast-forward", "utf-8", "64-bit") stays one term
 _VERSION_PARTS = re.compile(r"[-._]+")
 # a stopword that names a statement or keyword is a content word there: "the with statement", "for loops"
 KEYWORD_NAME = re.compile(
@@ -50,9 +49,7 @@ _SENTENCE_END = re.compile(
     r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=[A-Z0-9\"'(`]|\[(?!\d{1,3}\]))"
 )
 
-
-# "am" is the verb only next to "I" ("I am", "am I"); elsewhere it is a name ("git am"), so it is no stopword
-# (extractive/wordclasses.py's named_am says the same for the question's words)
+# "am" is the verb only next to "I" ("I am"); elsewhere a name ("git am"), no stopword (wordclasses.named_am)
 _FIRST_PERSON = re.compile(r"\b(?:i\s+am|am\s+i)\b")
 
 
@@ -236,9 +233,12 @@ def _split_line(line: str) -> list[str]:
 
 
 _ABBREVIATION = re.compile(
-    r"(?:^|[\s(\[\"'\u201c])(?:vs|e\.g|i\.e|etc|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St)\.$", re.IGNORECASE
+    r"(?i)(?:^|[\s(\[\"'\u201c])"
+    r"(?:vs|e\.g|i\.e|etc|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St|Inc|Ltd|Corp|et al)\.$"
 )
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(\S.*)$")
+DEFINITION_LEVEL = 6
+"""The heading level of an API or option entry's signature in the corpus text (search/documents.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,11 @@ _WHEN_WORDS = frozenset(
 )
 _INTRANSITIVE = frozenset(("work", "behave", "function", "differ", "compare", "interact", "fail", "happen"))
 """Verbs that end a "How does X ... work?" question with no object after them."""
+_CATENATIVE = frozenset(
+    ("stop", "stopped", "start", "started", "keep", "kept", "avoid", "avoided", "quit", "finish", "finished")
+)
+_LINKING = frozenset(("get", "gets", "got", "become", "becomes", "stay", "stays", "remain", "remains"))
+_MANNER = frozenset(("fine", "well", "ok", "okay", "smoothly", "properly", "correctly", "slowly", "normally"))
 
 
 def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int) -> set[int]:
@@ -69,6 +74,22 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         timely = lower[nxt + 1] in _WHEN_WORDS or any(c.isdigit() for c in lower[nxt + 1])
         if closes and last == nxt + 2 and plain and not timely:
             found.add(last)
+    # "... at a fixed size and rotate it without logrotate", "to rotate it": "it" is the object of the word
+    # before it when a preposition or the clause's end follows (not "... and it works")
+    then = lower[nxt + 1] if nxt + 1 < len(words) else ""
+    ends = not then or then in PREPOSITIONS | CLOSES | CONJUNCTIONS
+    joined = i > 0 and lower[i - 1] in ("and", "or", "to") and content[i] and words[i].islower()
+    if joined and nxt < len(words) and lower[nxt] == "it" and ends:
+        found.add(i)
+    # "Will my changes get lost?": a verb that links its subject to a participle
+    if lower[i] in _LINKING and nxt < len(words) and (lower[nxt] in PARTICIPLES or lower[nxt].endswith("ed")):
+        found.add(i)
+    # "Why did Celery stop using pickle": a verb in -ing after one that takes it ("using pickle" is no thing)
+    if i > 0 and lower[i - 1] in _CATENATIVE and lower[i].endswith("ing") and content[i]:
+        found.add(i)
+    # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
+    if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:
+        found |= {i, nxt} if not then or then in CLOSES | CONJUNCTIONS | SUBORDINATORS else set()
     return found
 
 

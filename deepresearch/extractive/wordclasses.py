@@ -34,7 +34,7 @@ POSSESSIVES = _set("my your our their his its")
 DETERMINERS = _set("the a an some any each every all no another both either neither")
 PREPOSITIONS = _set(
     "of in on at to for from by with about into onto over under after before without between against "
-    "during through across via per than as like within upon behind beyond instead"
+    "during through across via per than as like within upon behind beyond instead outside inside"
 )
 CONJUNCTIONS = _set("and or but nor")
 VERSUS = _set("vs versus")  # joins the things a question compares ("X vs Y"), never two verbs
@@ -84,17 +84,23 @@ RELATION_NOUNS = _set(
     " trade-off advantages advantage disadvantages benefits drawbacks downsides upsides pros cons strengths"
     " weaknesses limitations limits pitfalls caveats risks"
 ) | {"pros and cons", "advantages and disadvantages", "benefits and drawbacks", "strengths and weaknesses"}
+# "What's the right way?": a question word or a pronoun with its verb, no noun
+CONTRACTED = _set("what's who's where's how's when's why's that's it's there's here's let's")
+CONTRACTED |= {word.replace("'", "’") for word in CONTRACTED}
 FUNCTION_WORDS = (
     WH | AUX_DO | AUX_BE | AUX_HAVE | PRONOUNS | POSSESSIVES | DETERMINERS | PREPOSITIONS
-    | CONJUNCTIONS | VERSUS | SUBORDINATORS | ADVERBS | PARTICLES
+    | CONJUNCTIONS | VERSUS | SUBORDINATORS | ADVERBS | PARTICLES | CONTRACTED
 )  # fmt: skip
 # "the with statement", "for loops": a keyword named as such is a content word there
 KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop loops operator operators")
 # "We sold the boat last year", "I deleted a branch yesterday": a time said in passing is no word of a noun
 # phrase (not "the last commit", "the last week of the month")
 WHEN_WORDS = _set("yesterday today tonight tomorrow")
-TIME_OPENERS = _set("last next")
-TIME_UNITS = _set("year month week day night weekend morning evening spring summer autumn fall winter")
+TIME_OPENERS = _set("last next every")
+TIME_UNITS = _set(
+    "year month week day night weekend morning evening spring summer autumn fall winter hour minute "
+    "monday tuesday wednesday thursday friday saturday sunday"
+)
 # "in front of each path", "on top of the branch": a preposition of three words, its noun names nothing
 PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
 

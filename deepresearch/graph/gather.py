@@ -10,7 +10,8 @@ from urllib.parse import urlsplit
 from langgraph.runtime import Runtime
 
 import prompts
-from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic, term_weights
+from deepresearch.extractive.bm25 import term_weights
+from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic
 from deepresearch.extractive.screening import rank_sources, search_priors
 from deepresearch.extractive.seeding import uncovered_queries
 from deepresearch.extractive.text import keywords

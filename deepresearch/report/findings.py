@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from deepresearch.extractive.planning import asks_about_limits, question_topic, term_weights, without_aspects
+from deepresearch.extractive.bm25 import term_weights
+from deepresearch.extractive.planning import asks_about_limits, question_topic, without_aspects
 from deepresearch.extractive.sentences import QueryWeights, Quote, Scorer, mmr, quotes
 from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_tokens, has_cue
 

@@ -84,12 +84,37 @@ def _markers(text: str) -> list[re.Match[str]]:
 
 def markdown_text(quote: str) -> str:
     """A quote as Markdown that shows it as written: an asterisk outside its code spans is emphasis there
-    ("*.example.net" would lose its wildcard), so it is escaped."""
+    ("*.example.net" would lose its wildcard), so it is escaped; and a bracketed number is not the report's
+    citation (see _page_marks)."""
+    quote = _page_marks(quote)
     spans = [m.span() for m in _CODE_SPAN.finditer(quote)]
     return "".join(
         "\\*" if char == "*" and not any(a <= i < b for a, b in spans) and quote[i - 1 : i] != "\\" else char
         for i, char in enumerate(quote)
     )
+
+
+# a page's footnote mark after a space ("known as an RRSIG [5]", "inherently insecure [*],"); glued to a
+# name it is an index ("args[1]")
+_FOOTNOTE = re.compile(r"[ \t]+\[(?:\d{1,3}|\*)\](?=[\s.,;:!?)]|$)")
+_INDEXED = re.compile(r"(?<=[\w)\]])\[(\d{1,3})\]")
+
+
+def _page_marks(quote: str) -> str:
+    """A quote without the page's footnote marks, which would read as citations of the report's sources
+    (the footnote they point to is not quoted), and with an index in brackets escaped ("args\\[1\\]")."""
+    spans = [m.span() for m in _CODE_SPAN.finditer(quote)]
+
+    def outside(m: re.Match[str]) -> bool:
+        return not any(a <= m.start() < b for a, b in spans)
+
+    out, last = [], 0
+    found = [*_FOOTNOTE.finditer(quote), *_INDEXED.finditer(quote)]
+    for m in sorted(filter(outside, found), key=lambda m: m.start()):
+        out.append(quote[last : m.start()])
+        out.append("" if m.re is _FOOTNOTE else f"\\[{m.group(1)}\\]")
+        last = m.end()
+    return "".join(out) + quote[last:]
 
 
 def cited_numbers(text: str) -> set[int]:

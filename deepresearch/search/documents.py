@@ -16,7 +16,7 @@ from pathlib import Path
 from bs4 import Tag
 
 from deepresearch.cpu import CpuPool
-from deepresearch.extractive.text import heading_passages
+from deepresearch.extractive.text import DEFINITION_LEVEL, heading_passages
 from deepresearch.search.markdown import unwrap
 from deepresearch.web.extract import soup_of
 
@@ -178,14 +178,13 @@ def _markdown_title(text: str) -> str:
 
 # Sphinx, MkDocs and most CMS themes wrap the article in one of these; the rest is navigation
 _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
-# page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
+# page chrome, the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample), and
+# footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist]"
+    "[role=tablist], .footnote-reference, [role=doc-noteref], sup.reference"
 )
 _HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
-DEFINITION_LEVEL = 6
-"""Heading level given to an API entry's signature (a Sphinx ``<dt id=...>``, an RST ``.. function::``)."""
 
 
 def _from_html(data: bytes) -> tuple[str, str]:
@@ -244,6 +243,8 @@ def _bold_headings(root: Tag) -> None:
         children = [c for c in paragraph.children if not (isinstance(c, str) and not c.strip())]
         if len(children) != 1 or getattr(children[0], "name", None) not in _BOLD:
             continue
+        if paragraph.find_parent(["th", "td"]) is not None:
+            continue  # a table's bold header cell ("Application", "Logger Name") stays in its row
         text = " ".join(paragraph.get_text(" ").split())
         if 3 <= len(text) <= 150 and not text.endswith((".", ":")):
             paragraph.replace_with(f"\n\n{'#' * BOLD_HEADING_LEVEL} {text}\n\n")

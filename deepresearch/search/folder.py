@@ -64,12 +64,15 @@ def sphinx_copy(root: Path, relative: str) -> bool:
 
 
 _GENERATED = re.compile(r"(?:genindex(?:-\w+)?|py-modindex|modindex|search|404)\.html")
-_ASSETS = frozenset(("_static", "_images"))
+_ASSETS = frozenset(("_static", "_images", "_modules"))
+"""The theme's files, the pictures, and the highlighted source of each module (viewcode's "Source code for
+celery.platforms": the API pages hold its docstrings)."""
 
 
 def sphinx_chrome(root: Path, relative: str) -> bool:
     """What a Sphinx build holds besides its pages (a folder with its searchindex.js or objects.inv): the
-    theme's files (_static/: a font's read-me, "Read Me File for Adobe OpenType Fonts"), and the pages it
+    theme's files (_static/: a font's read-me, "Read Me File for Adobe OpenType Fonts"), the source code
+    viewcode highlights (_modules/), and the pages it
     generates - the index of terms, the search page, the "page not found" page - which say nothing."""
     parts = relative.split("/")
     if _GENERATED.fullmatch(parts[-1]) and _sphinx_build(root.joinpath(*parts[:-1])):
@@ -80,7 +83,9 @@ def sphinx_chrome(root: Path, relative: str) -> bool:
 
 
 def _sphinx_build(folder: Path) -> bool:
-    return (folder / "searchindex.js").is_file() or (folder / "objects.inv").is_file()
+    # a packager may drop the search index and the inventory (Debian's bind9-doc): its theme and index stay
+    marks = (folder / "searchindex.js").is_file() or (folder / "objects.inv").is_file()
+    return marks or ((folder / "_static").is_dir() and (folder / "genindex.html").is_file())
 
 
 HAS_DOCUMENTS_SCAN = 10_000

@@ -1,0 +1,146 @@
+"""A finding as a line of the report: its section's label, then the quote with its citation before each
+sentence's closing punctuation (the citation check reads the line sentence by sentence); quotes that follow
+one another in a section read as one paragraph; no sentence is quoted twice (Ledger)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from deepresearch.extractive.sentences import NEAR_DUPLICATE
+from deepresearch.extractive.text import content_tokens, split_sentences
+from deepresearch.report.render import markdown_text
+
+__all__ = ["Ledger", "cite", "paragraphs", "passages_by_place"]
+
+
+class Ledger:
+    """The sentences the report has used: each is quoted once in the whole report, and a near-copy of one
+    (the same sentence in a page's HTML and in its source file) counts as the same sentence, and so does one
+    quoted with its code sample and again without it ("A typical configuration ... might look as follows.
+    `LogFormat ...`", then the sentence alone): a sentence's words are read without its inline code."""
+
+    def __init__(self) -> None:
+        self._used: list[set[str]] = []
+
+    def take(self, statement: str) -> bool:
+        """Record the statement's sentences; False (and nothing recorded) if any of them is used already."""
+        sentences = [_words(s) for s in split_sentences(statement)] or [_words(statement)]
+        if any(self._seen(terms) for terms in sentences):
+            return False
+        self._used += sentences
+        return True
+
+    def _seen(self, terms: set[str]) -> bool:
+        return any(
+            terms == used or (terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
+            for used in self._used
+        )
+
+
+_INLINE_CODE = re.compile(r"`[^`]*`")
+
+
+def _words(sentence: str) -> set[str]:
+    """A sentence's content words without its inline code, or with it when it is (almost) all code."""
+    prose = set(content_tokens(_INLINE_CODE.sub(" ", sentence)))
+    return prose if len(prose) >= 3 else set(content_tokens(sentence))
+
+
+def cite(finding: dict[str, Any]) -> str:
+    """A finding as a report line: its section (when it names the subject), then the quote with the citation
+    before each sentence's closing punctuation, so every quoted sentence is checked on its own."""
+    section = finding.get("section") or ""
+    return (_label(section) + ": " if section else "") + _cited(finding)
+
+
+def _cited(finding: dict[str, Any]) -> str:
+    marks, said = "".join(f"[{n}]" for n in finding["citations"]), markdown_text(finding["statement"].strip())
+    return " ".join(
+        f"{sentence[:-1]} {marks}{sentence[-1]}" if sentence[-1:] in ".!?" else f"{sentence} {marks}"
+        for sentence in _distinct(split_sentences(said) or [said])
+    )
+
+
+UNIT_REPEAT = 0.6
+"""Share of their words (Jaccard) at which a quote's sentence says again what the one before it said."""
+
+
+def _distinct(sentences: list[str]) -> list[str]:
+    """A quote's sentences without one that repeats the sentence before it: an option's one-line summary
+    and its description's first sentence ("Sets the maximum UDP size sent by named. This sets the maximum
+    UDP size that named sends, in bytes.") say one thing; the first is kept, it leans on nothing."""
+    kept = sentences[:1]
+    for sentence in sentences[1:]:
+        before, words = _words(kept[-1]), _words(sentence)
+        if not (before and words and len(before & words) / len(before | words) >= UNIT_REPEAT):
+            kept.append(sentence)
+    return kept
+
+
+def paragraphs(findings: list[dict[str, Any]], passages: dict[tuple[str, int], str]) -> list[str]:
+    """Findings in reading order as report lines, a quote that follows the one before it in the same section
+    of the same source on that quote's line: a section's explanation reads as a paragraph under its name,
+    not as the name repeated on every line. ``passages``: each evidence passage's text by sub-question and
+    place (a finding's ``order`` is [place, position]). Only a quote that comes right after the other in
+    that one's passage, nothing between them, continues a line, and only where the citation check will
+    still read the line sentence by sentence, each with its citation (not after "Default: `off`", nor
+    after a lone backtick)."""
+    lines: list[str] = []
+    body = ""  # the current line's quotes, without its section name
+    previous: dict[str, Any] | None = None
+    for finding in findings:
+        quoted = _cited(finding)
+        joined = f"{body} {quoted}"
+        if (
+            previous is not None
+            and _follows(previous, finding, passages)
+            and split_sentences(joined) == [*split_sentences(body), *split_sentences(quoted)]
+        ):
+            lines[-1] += " " + quoted
+            body = joined
+        else:
+            lines.append(f"- {cite(finding)}")
+            body = quoted
+        previous = finding
+    return lines
+
+
+def _follows(before: dict[str, Any], after: dict[str, Any], passages: dict[tuple[str, int], str]) -> bool:
+    """``after`` is quoted right after ``before`` in ``before``'s passage, same section, same source."""
+    place = (before.get("order") or [None])[0]
+    text = passages.get((before["sub_question"], place), "") if isinstance(place, int) else ""
+    pair = " ".join(f"{before['statement']} {after['statement']}".split())
+    return (
+        before.get("section") == after.get("section")
+        and before["citations"] == after["citations"]
+        and bool(text)
+        and pair in text
+    )
+
+
+def passages_by_place(state: dict[str, Any]) -> dict[tuple[str, int], str]:
+    """Each evidence passage's text (spaces normalised) by sub-question and its place among that
+    sub-question's evidence, as the reviewers number them (report/findings.py)."""
+    evidence = state.get("evidence", [])
+    found: dict[tuple[str, int], str] = {}
+    for index, sub_question in enumerate(state["plan"]["sub_questions"]):
+        items = [e for e in evidence if e.get("sub_question_index") == index]
+        for place, item in enumerate(items):
+            found[(sub_question, place)] = " ".join(str(item.get("passage", "")).split())
+    return found
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _label(section: str) -> str:
+    """A quote's section in italics; a name with Markdown's own characters in it ("__init__(self, *args)",
+    "dataclass(*, init=True)") as code, where they read as written rather than as emphasis. A heading in
+    words that holds such a name ("Apache Module mod_cache") is prose: in italics, the characters escaped."""
+    if not re.search(r"[*_\\]", section):
+        return f"*{section}*"
+    words = section.split()
+    if "`" in section or 2 * sum(_PLAIN_WORD.fullmatch(w) is not None for w in words) >= len(words) > 1:
+        return "*" + re.sub(r"([*_\\])", r"\\\1", section) + "*"
+    return f"`{section}`"

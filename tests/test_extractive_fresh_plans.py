@@ -1,0 +1,156 @@
+"""Plans the third reading of corpora nobody tuned on showed (session 34: python-jinja2-doc and rsyslog-doc):
+a common word searched on its own ("error", "HTML", "page" find any page of a manual), "What are common
+causes?" taken for the topic and asked "How do common causes work?", "rsyslog runs fine" and "a fixed size
+and rotate" read as things, and a scene opening on "After" quoted with its capital. Each case is the shape
+seen there, on words of our own."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.extractive.asked import inline
+from deepresearch.extractive.phrases import noun_phrases
+from deepresearch.extractive.planning import keyword_plan
+
+_RARITY = {"error": 0.46, "lantern": 0.02, "wick": 0.01, "oil": 0.2, "lantern wick": 0.01}
+
+
+def test_a_one_word_topic_on_many_pages_is_no_search_of_its_own() -> None:
+    # "How do I make Jinja raise an error when ...": "error" alone found any page of the manual
+    question = "How do I make my lantern raise an error when the wick is too short?"
+    plan = keyword_plan(question, 5, rarity={**_RARITY, "wick": 0.5, "lantern": 0.5})
+    assert plan.topic == "an error"
+    assert "error" not in plan.queries, plan.queries
+    assert plan.queries[0] == question  # the question and its keywords are still searched
+    assert len(plan.queries) >= 2
+
+
+@pytest.mark.parametrize(
+    ("rarity", "searched"),
+    [
+        ({"wick": 0.25}, True),  # on a quarter of the pages: specific enough
+        ({"wick": 0.31}, False),
+        (None, True),  # no corpus to tell: the topic is searched
+    ],
+)
+def test_a_topic_is_searched_alone_when_few_pages_hold_it(
+    rarity: dict[str, float] | None, searched: bool
+) -> None:
+    plan = keyword_plan("Why does the wick smoke?", 5, rarity=rarity)
+    assert plan.topic == "the wick"
+    assert ("wick" in plan.queries) is searched, plan.queries
+
+
+def test_a_phrase_of_several_words_is_searched_however_common() -> None:
+    # "virtual host" is on half of Apache's pages and still finds its own
+    plan = keyword_plan("How does the lantern wick burn?", 5, rarity={"lantern wick": 0.5, "wick": 0.5})
+    assert "lantern wick" in plan.queries, plan.queries
+
+
+def test_common_causes_ask_about_the_scene_not_about_causes() -> None:
+    question = (
+        "My lantern burns fine but the wick I trimmed outside the cabin never lights. What are common causes?"
+    )
+    plan = keyword_plan(question, 5, rarity=_RARITY)
+    assert "causes" not in plan.topic, plan.topic
+    assert not any("work?" in sq for sq in plan.sub_questions), plan.sub_questions
+    assert plan.sub_questions[0].startswith("What are common causes when my lantern burns fine")
+
+
+@pytest.mark.parametrize(
+    "asked", ["What are the usual reasons?", "What are some ways?", "What are my options?"]
+)
+def test_a_list_asked_for_is_no_topic(asked: str) -> None:
+    plan = keyword_plan(f"The oil lantern went out in the storm. {asked}", 5, rarity=_RARITY)
+    assert plan.topic in ("the oil lantern", "oil lantern"), plan.topic
+
+
+@pytest.mark.parametrize(
+    ("clause", "subject"),
+    [
+        ("rigging runs fine but the halyard I rove outside the mast is never taut", "rigging"),
+        ("the lantern burns properly", "the lantern"),
+        ("the pump works well", "the pump"),
+    ],
+)
+def test_a_verb_in_s_before_how_it_does_it_is_no_part_of_the_subject(clause: str, subject: str) -> None:
+    assert noun_phrases(clause)[0].text == subject
+
+
+def test_a_verb_before_it_after_and_is_no_member_of_a_list() -> None:
+    phrases = noun_phrases("How can I keep a log at a fixed size and rotate it without a cron job")
+    assert [p.text for p in phrases] == ["a log", "a fixed size", "a cron job"], phrases
+    # "it" as the subject of what follows is not the object of the word before
+    assert "the mast and boom" in [p.text for p in noun_phrases("Check the mast and boom it carries")]
+
+
+@pytest.mark.parametrize(
+    ("scene", "inside"),
+    [
+        ("After a refit my lantern smokes", "after a refit my lantern smokes"),
+        ("Since the storm the pump fails", "since the storm the pump fails"),
+        ("The pump fails", "the pump fails"),
+        ("NMEA output stops", "NMEA output stops"),  # a name keeps its capitals
+        ("ON CONFLICT clauses fail", "ON CONFLICT clauses fail"),  # ... a keyword too
+        ("I trimmed the wick", "I trimmed the wick"),
+    ],
+)
+def test_a_scene_continued_inside_a_question_drops_only_an_opening_capital(scene: str, inside: str) -> None:
+    assert inline(scene) == inside
+
+
+def test_a_scene_opening_on_a_preposition_reads_inside_the_question() -> None:
+    plan = keyword_plan("After a refit my lantern smokes. Why, and how do I fix it?", 5, rarity=_RARITY)
+    assert not any(" when After " in sq for sq in plan.sub_questions), plan.sub_questions
+
+
+# the fourth reading (bind9-doc and python-celery-doc)
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        ("What's the right way to trim it", ["way"]),  # "What's" is no thing
+        (
+            "Why did the keeper stop using paraffin as the default fuel",
+            ["the keeper", "paraffin", "the default fuel"],
+        ),
+        ("How can I light the lamp every Monday morning at 7:30", ["the lamp"]),
+        ("Will my trimmings get lost", ["my trimmings"]),
+        ("I accidentally set my lamp wick to a length in inches", ["my lamp wick", "a length", "inches"]),
+    ],
+)
+def test_words_that_name_no_thing_are_no_phrase(clause: str, expected: list[str]) -> None:
+    assert [p.text for p in noun_phrases(clause)] == expected
+
+
+def test_it_after_a_scene_of_the_askers_own_is_what_they_did_it_to() -> None:
+    plan = keyword_plan(
+        "I accidentally set my lamp wick to a length in the future. How do I get it back down to an inch?",
+        5,
+        rarity={"lamp wick": 0.01, "wick": 0.01, "inch": 0.2},
+    )
+    assert plan.sub_questions[0] == "How do I get my lamp wick back down to an inch?", plan.sub_questions
+
+
+def test_a_second_question_after_or_is_asked_apart_and_do_it_stays_the_task() -> None:
+    question = (
+        "Can I just trim the wick of a lamp by hand, or will my trimmings get lost? "
+        "What's the right way to do it?"
+    )
+    plan = keyword_plan(question, 5, rarity={"wick": 0.01, "lamp": 0.4, "hand": 0.3, "trimmings": 0.05})
+    assert plan.sub_questions[:3] == [
+        "Can I just trim the wick of a lamp by hand?",
+        "Will my trimmings get lost when just trimming the wick of a lamp by hand?",
+        "What's the right way to do it when just trimming the wick of a lamp by hand?",
+    ], plan.sub_questions
+    assert "What's" not in plan.queries and "hand" not in plan.topic
+
+
+def test_the_noun_of_an_idiom_is_no_topic() -> None:
+    plan = keyword_plan(
+        "Should I let the lamp-policy handle my wicks or trim the wicks by hand?",
+        5,
+        rarity={"hand": 0.01, "wicks": 0.1, "lamp-policy": 0.05},
+    )
+    assert plan.topic != "hand", plan.topic

@@ -1,0 +1,113 @@
+"""What a fourth reading of corpora nobody tuned on showed in the report (session 34: bind9-doc and
+python-celery-doc, 12 questions of a helper's own): a page's footnote mark read as the report's citation,
+a sentence cut at "Inc.", a prose line, an admonition's title or a version note shown as the code sample the
+sentence before announces, an option's summary and its first sentence quoted back to back, release notes
+under a release's sub-headings taken for an answer (tests/test_extractive_answers.py). Each case is the
+shape seen there, on words of our own."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import split_sentences
+from deepresearch.report.lines import cite
+from deepresearch.report.render import cited_numbers, markdown_text
+
+
+@pytest.mark.parametrize(
+    ("quote", "shown"),
+    [
+        (
+            "Every wick comes with a spare, known as a SPARE [5].",
+            "Every wick comes with a spare, known as a SPARE.",
+        ),
+        (
+            "Paraffin is inherently smoky [*], and should be avoided.",
+            "Paraffin is inherently smoky, and should be avoided.",
+        ),
+        ("Trim it [2] and light it [3]", "Trim it and light it"),
+    ],
+)
+def test_a_pages_footnote_mark_is_not_quoted(quote: str, shown: str) -> None:
+    assert markdown_text(quote) == shown.replace("*", "\\*")
+    assert cited_numbers(markdown_text(quote)) == set()
+
+
+def test_an_index_in_brackets_is_shown_and_cites_nothing() -> None:
+    shown = markdown_text("Pass wicks[1] to the lamp, and `lamps[2]` stays code.")
+    assert shown == "Pass wicks\\[1\\] to the lamp, and `lamps[2]` stays code."
+    assert cited_numbers(shown) == set()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Say a company named Lamps, Inc. (lamps.example) has three sites. Each burns oil.",
+        "As Wick et al. showed, lamps burn all night. Each burns oil.",
+        "Lanterns Ltd. sells wicks to every keeper. Each burns oil.",
+    ],
+)
+def test_a_companys_abbreviation_ends_no_sentence(text: str) -> None:
+    # bind9-doc's "Let's say a company named Example, Inc. (example.com) has ..." was quoted "Let's say a
+    # company named Example, Inc [1]."
+    assert split_sentences(text) == [text.removesuffix(" Each burns oil."), "Each burns oil."]
+
+
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        # bind9-doc: a prose paragraph that announces the log line after it was shown as code
+        ("At level 1 or higher each lamp that fails is logged as follows:", None),
+        ("Warning", None),  # celery: the admonition's title in place of the `celery purge` sample
+        ("New in version 3.0.18.", None),  # celery: a version note
+        ("Disabled.", None),
+        ("lamp --trim=2 --wick", "`lamp --trim=2 --wick`"),  # a sample still is one
+    ],
+)
+def test_only_a_sample_is_quoted_as_the_sample_a_sentence_announces(line: str, shown: str | None) -> None:
+    passage = f"## Lamps\n\nThe keeper lights every lamp of the tower with this command:\n\n{line}\n"
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))]
+    samples = [
+        u for u in units if u.startswith("The keeper lights every lamp of the tower with this command: ")
+    ]
+    assert [u.rsplit(": ", 1)[1] for u in samples] == ([shown] if shown else []), units
+
+
+def test_a_version_note_is_no_quote() -> None:
+    passage = (
+        "## Lamps\n\nChanged in version 3.2: The wick of every lamp is now trimmed at dusk by the keeper.\n\n"
+        "The keeper trims the wick of every lamp at dusk and at dawn.\n"
+    )
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))]
+    assert units == ["The keeper trims the wick of every lamp at dusk and at dawn."], units
+
+
+@pytest.mark.parametrize(
+    "repeat",
+    [
+        "This sets the maximum wick length that the keeper trims, in inches.",
+        "This option sets the maximum wick length trimmed by the keeper.",
+    ],
+)
+def test_a_sentence_that_repeats_the_one_before_it_is_quoted_once(repeat: str) -> None:
+    # bind9-doc's option entries: "Sets the maximum EDNS UDP message size sent by named [1]. This sets the
+    # maximum EDNS UDP message size that named sends, in bytes [1]."
+    first = "Sets the maximum wick length trimmed by the keeper."
+    after = "Valid values are 1 to 4; values outside this range are silently adjusted."
+    line = cite({"statement": f"{first} {repeat} {after}", "citations": [1], "section": "max-wick"})
+    assert line == f"*max-wick*: {first[:-1]} [1]. {after[:-1]} [1].", line
+    # two sentences that say different things stay
+    other = "The keeper trims the wick at dusk and lights the lamp at night."
+    assert cite({"statement": f"{first} {other}", "citations": [2]}).count("[2]") == 2
+
+
+def test_this_option_at_an_entrys_start_is_labelled_with_the_entry() -> None:
+    # bind9-doc's manual pages: "*Manual Pages*: This option is used with the -a option to specify a
+    # directory where named runs chrooted." - the page's title where the option's name was meant
+    passage = "###### -t wickdir\n\nThis option is used with the -a option to name the folder of the trims.\n"
+    units = quotes(passage, 1, ("Keeper Pages", "trim - the wick trimmer", "Options", "-t wickdir"))
+    assert [(u.section, u.text[:11]) for u in units] == [("-t wickdir", "This option")], units
+    # a section in words still points "This module ..." at the page's subject
+    passage = "## Basics\n\nThis module implements the lamp protocol for all keepers of the tower.\n"
+    assert quotes(passage, 1, ("lamp module", "Basics"))[0].section == "lamp module"
