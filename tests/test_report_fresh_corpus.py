@@ -13,6 +13,7 @@ from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import split_sentences
 from deepresearch.report.lines import cite
 from deepresearch.report.render import cited_numbers, markdown_text
+from tests._report_helpers import finding, two_source_body
 
 
 @pytest.mark.parametrize(
@@ -111,3 +112,20 @@ def test_this_option_at_an_entrys_start_is_labelled_with_the_entry() -> None:
     # a section in words still points "This module ..." at the page's subject
     passage = "## Basics\n\nThis module implements the lamp protocol for all keepers of the tower.\n"
     assert quotes(passage, 1, ("lamp module", "Basics"))[0].section == "lamp module"
+
+
+def test_read_first_names_the_section_of_the_strongest_quote_not_the_pages_title() -> None:
+    # bind9-doc: "Read first ... no. 1, Manual Pages — BIND 9 ... (section Manual Pages)", celery: "(section
+    # id)" - the section of the first quote the report listed, not of its strongest
+    findings = [
+        finding("The keeper trims the lamp wick of the station at dusk.", 1, 0.3, 0, section="id"),
+        finding("A first-order lens concentrates the lamp's light into a beam.", 1, 0.9, 1, section="Lenses"),
+        finding(
+            "The lamp's light is concentrated by the lens of the station.", 2, 0.5, 0, section="Lamp Pages"
+        ),
+    ]
+    body = two_source_body(findings)
+    read_first = next(line for line in body.splitlines() if line.startswith("- Read first"))
+    assert "no. 1, corpus://a.html (section Lenses)" in read_first, read_first
+    titled = two_source_body([{**f, "section": "a.html"} if f["citations"] == [1] else f for f in findings])
+    assert "(section a.html)" not in titled, titled

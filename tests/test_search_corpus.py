@@ -455,3 +455,17 @@ def test_a_bold_header_cell_is_no_heading() -> None:
     text = extract_text(Path("lamps.html"), page.encode()).text
     assert "#####" not in text, text
     assert "Lamp: Keeper Name" in text and "north: Ann" in text, text
+
+
+def test_a_list_item_that_names_a_setting_in_code_labels_its_description() -> None:
+    # celery's daemonizing page quoted "*Available options*: User to run the worker as.": the setting's
+    # name (a list item in code, its description in a block after it) was lost
+    page = (
+        "<html><head><title>Lamps</title></head><body><h1>Lamps</h1><h2>Available options</h2><ul>"
+        "<li><p><code>WICK_USER</code></p><blockquote><div><p>Keeper who trims the wick. Default is the "
+        "tower keeper.</p></div></blockquote></li>"
+        "<li><p>A plain item of the list.</p></li><li><p><code>WICK_LEN</code></p></li></ul></body></html>"
+    )
+    text = extract_text(Path("lamps.html"), page.encode()).text
+    assert "WICK_USER:\n\nKeeper who trims the wick." in text, text
+    assert "- A plain item of the list." in text and "- WICK_LEN" in text, text

@@ -349,18 +349,20 @@ def _recommendations(
     relevance, not by count), heed the stated risks, fill the gaps the critic found."""
     lines = []
     weight: Counter[int] = Counter()
-    sections: dict[int, str] = {}
+    sections: dict[int, tuple[float, str]] = {}  # each source's section of its strongest quote
     for finding in used:
+        score = finding.get("score", 0.0) or 0.1
         for n in finding["citations"]:
-            weight[n] += finding.get("score", 0.0) or 0.1
-            if finding.get("section"):
-                sections.setdefault(n, finding["section"])
+            weight[n] += score
+            if finding.get("section") and score > sections.get(n, (-1.0, ""))[0]:
+                sections[n] = (score, finding["section"])
     if weight:
         titles = {s["n"]: s.get("title") or s["url"] for s in state.get("sources", [])}
         best = [n for n, _ in weight.most_common(2)]
+        # a section named as its page is ("Manual Pages") says no more than the title
+        shown = {n: sec for n, (_, sec) in sections.items() if sec.lower() not in titles.get(n, "").lower()}
         named = [
-            f"no. {n}, {titles.get(n, '')}" + (f" (section {sections[n]})" if n in sections else "")
-            for n in best
+            f"no. {n}, {titles.get(n, '')}" + (f" (section {shown[n]})" if n in shown else "") for n in best
         ]
         lines.append("- Read first the sources the strongest findings rest on: " + "; ".join(named) + ".")
     if limits_listed:

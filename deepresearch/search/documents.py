@@ -250,10 +250,29 @@ def _bold_headings(root: Tag) -> None:
             paragraph.replace_with(f"\n\n{'#' * BOLD_HEADING_LEVEL} {text}\n\n")
 
 
+def _named_entry(item: Tag) -> bool:
+    """A list item that is a name in code, then its description ("<li><p><code>CELERYD_USER</code></p>
+    <blockquote>User to run the worker as.</blockquote>"): the name becomes a term line ("CELERYD_USER:"),
+    the label of the sentences after it, as a definition list's term is."""
+    blocks = [c for c in item.children if isinstance(c, Tag)]
+    if len(blocks) < 2 or blocks[0].name != "p":
+        return False
+    parts = [c for c in blocks[0].children if not (isinstance(c, str) and not c.strip())]
+    if len(parts) != 1 or getattr(parts[0], "name", None) != "code":
+        return False
+    name = " ".join(blocks[0].get_text(" ").split())
+    if not name or len(name) > 60:
+        return False
+    blocks[0].replace_with(f"\n\n{name}:\n\n")
+    return True
+
+
 def _mark_lists_and_tables(root: Tag) -> None:
     """A list item starts with "- " (so an item that is no sentence still reads as one of a list), and a
     table's cells are kept apart: "Default: 3600" for a row of a name and a value, "a | b | c" otherwise."""
     for item in root.find_all("li"):
+        if _named_entry(item):
+            continue
         first = next((t for t in item.find_all(string=True) if t.strip()), None)
         if first is not None:
             first.replace_with(f"- {first.lstrip()}")
