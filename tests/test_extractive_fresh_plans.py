@@ -154,3 +154,33 @@ def test_the_noun_of_an_idiom_is_no_topic() -> None:
         rarity={"hand": 0.01, "wicks": 0.1, "lamp-policy": 0.05},
     )
     assert plan.topic != "hand", plan.topic
+
+
+def test_what_is_the_difference_after_a_choice_is_no_topic() -> None:
+    plan = keyword_plan(
+        "Should I let the keeper trim my wicks or trim the wicks myself? What is the difference?",
+        5,
+        rarity={"difference": 0.01, "wicks": 0.1, "keeper": 0.2},
+    )
+    assert plan.topic != "the difference", plan.topic
+
+
+def test_a_verb_both_clauses_use_is_no_word_they_share() -> None:
+    # bind9-doc: "Can I just edit the zone file of a zone that gets dynamic updates by hand, or will my
+    # changes get lost?" asked "Will my changes get lost?" of nothing
+    plan = keyword_plan(
+        "Can I just trim the wick of a lamp that gets oil at dusk, or will my trimmings get lost?",
+        5,
+        rarity={"wick": 0.01, "lamp": 0.4, "trimmings": 0.05, "oil": 0.1},
+    )
+    assert (
+        plan.sub_questions[1]
+        == "Will my trimmings get lost when just trimming the wick of a lamp that gets oil at dusk?"
+    )
+
+
+def test_the_verb_before_a_verb_in_ing_is_no_part_of_a_thing() -> None:
+    assert [p.text for p in noun_phrases("some lamps stopped burning and I suspect their wicks")] == [
+        "some lamps",
+        "their wicks",
+    ]

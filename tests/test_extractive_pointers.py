@@ -36,6 +36,9 @@ CONTENT = "The keeper trims the wick every evening so that the flame burns witho
         "The full list of lamp oils is available as part of the supply office documentation.",
         "There are examples of more complicated wick settings in the storm lantern documentation.",
         "Special considerations for paraffin lamps are documented with that lamp.",
+        # an FAQ's answer that only names other questions (celery: "Answer: See MySQL is throwing deadlock
+        # errors, what can I do?, or ...")
+        "Answer: See Why does the lamp smoke at night?, or Why is the wick always wet?",
     ],
 )
 def test_a_sentence_that_points_elsewhere_is_no_quote(pointer: str) -> None:

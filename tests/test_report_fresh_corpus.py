@@ -63,6 +63,7 @@ def test_a_companys_abbreviation_ends_no_sentence(text: str) -> None:
         ("Warning", None),  # celery: the admonition's title in place of the `celery purge` sample
         ("New in version 3.0.18.", None),  # celery: a version note
         ("Disabled.", None),
+        ("Sign | Argument | Meaning", None),  # celery: a table's row
         ("lamp --trim=2 --wick", "`lamp --trim=2 --wick`"),  # a sample still is one
     ],
 )
@@ -75,13 +76,31 @@ def test_only_a_sample_is_quoted_as_the_sample_a_sentence_announces(line: str, s
     assert [u.rsplit(": ", 1)[1] for u in samples] == ([shown] if shown else []), units
 
 
-def test_a_version_note_is_no_quote() -> None:
-    passage = (
+@pytest.mark.parametrize(
+    "passage",
+    [
         "## Lamps\n\nChanged in version 3.2: The wick of every lamp is now trimmed at dusk by the keeper.\n\n"
-        "The keeper trims the wick of every lamp at dusk and at dawn.\n"
-    )
+        "The keeper trims the wick of every lamp at dusk and at dawn.\n",
+        # ... within a paragraph too
+        "## Lamps\n\nThe keeper trims the wick of every lamp at dusk and at dawn. Changed in version 3.2: "
+        "The wick of every lamp is now trimmed at dusk by the keeper.\n",
+    ],
+)
+def test_a_version_note_is_no_quote(passage: str) -> None:
     units = [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))]
     assert units == ["The keeper trims the wick of every lamp at dusk and at dawn."], units
+
+
+@pytest.mark.parametrize("apparatus", ["New in version 3.0.18.", "Warning"])
+def test_a_sample_after_a_version_note_is_still_the_sample_announced(apparatus: str) -> None:
+    # celery: "You can disable untrusted content by specifying a white-list of accepted content-types in
+    # the accept_content setting:", then "New in version 3.0.18.", then the setting's sample
+    intro = "You can refuse wet wicks by listing the dry ones in the wick setting:"
+    passage = f"## Lamps\n\n{intro}\n\n{apparatus}\n\nwick = ['dry']\n"
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))]
+    assert units == [
+        "You can refuse wet wicks by listing the dry ones in the wick setting: `wick = ['dry']`"
+    ], units
 
 
 @pytest.mark.parametrize(
@@ -118,7 +137,7 @@ def test_read_first_names_the_section_of_the_strongest_quote_not_the_pages_title
     # bind9-doc: "Read first ... no. 1, Manual Pages — BIND 9 ... (section Manual Pages)", celery: "(section
     # id)" - the section of the first quote the report listed, not of its strongest
     findings = [
-        finding("The keeper trims the lamp wick of the station at dusk.", 1, 0.3, 0, section="id"),
+        finding("The keeper trims the lamp wick of the station at dusk.", 1, 0.7, 0, section="id"),
         finding("A first-order lens concentrates the lamp's light into a beam.", 1, 0.9, 1, section="Lenses"),
         finding(
             "The lamp's light is concentrated by the lens of the station.", 2, 0.5, 0, section="Lamp Pages"
@@ -129,3 +148,21 @@ def test_read_first_names_the_section_of_the_strongest_quote_not_the_pages_title
     assert "no. 1, corpus://a.html (section Lenses)" in read_first, read_first
     titled = two_source_body([{**f, "section": "a.html"} if f["citations"] == [1] else f for f in findings])
     assert "(section a.html)" not in titled, titled
+
+
+@pytest.mark.parametrize(
+    "announcing",
+    [
+        "The following are lamps on which the wick is known to burn all night.",
+        "The meaning of the other marks on the wick is summarized in the following list.",
+        "The following is a list of the available wicks, in the order that they were made.",
+    ],
+)
+def test_a_sentence_that_announces_a_list_in_its_words_is_not_quoted_without_it(announcing: str) -> None:
+    # bind9-doc: "The following are platforms on which BIND is known to build and run [1]." (no list)
+    passage = f"## Lamps\n\n{announcing}\n\nThe keeper trims the wick of every lamp at dusk and at dawn.\n"
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))]
+    assert units == ["The keeper trims the wick of every lamp at dusk and at dawn."], units
+    listed = f"## Lamps\n\n{announcing}\n\n- the north lamp\n- the south lamp\n"
+    units = [q.text for q in quotes(listed, 1, ("Lamp", "Lamps"))]
+    assert len(units) == 1 and units[0].startswith(announcing[:-1]) and "south lamp" in units[0], units

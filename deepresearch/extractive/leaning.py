@@ -157,7 +157,12 @@ def points_at_subject(sentence: str) -> bool:
 
 
 # a sentence that announces what follows ("The order of merging is:", "... as follows:")
-FORWARD = re.compile(r"(?::|\b(?:the following|as follows|below)[.:]?)$", re.IGNORECASE)
+# ... and "The following are platforms on which BIND runs.", "... is summarized in the following list."
+FORWARD = re.compile(
+    r"(?::|\b(?:the following(?: (?:list|table|example|examples|steps|options|items))?|as follows|below)"
+    r"[.:]?)$|^(?:the following (?:is|are)|here (?:is|are))\b",
+    re.IGNORECASE,
+)
 
 
 _STATED_WORDS = 8
@@ -211,21 +216,29 @@ _ADMONITION = re.compile(
 )
 
 
+def apparatus(text: str) -> bool:
+    """A line of the page's apparatus between a sentence and the sample it announces: an admonition's title
+    ("Warning") or a version note ("New in version 3.0.18."). Skipped: the sample after it is still the
+    sentence's."""
+    return bool(_ADMONITION.match(text.strip()) or VERSION_NOTE.match(text))
+
+
 def no_sample(text: str) -> bool:
-    """A line after a sentence that announces a sample, and no sample of it: an admonition's title
-    ("Warning"), a version note, a sentence that announces in its turn ("... is logged as follows:"), or a
-    word or two ending on a full stop ("Disabled.")."""
+    """A line after a sentence that announces a sample, and no sample of it: the page's apparatus, a
+    sentence that announces in its turn ("... is logged as follows:"), a word or two ending on a full stop
+    ("Disabled."), or a table's row ("Sign | Argument | Meaning")."""
     words = text.split()
     plain = len(words) <= 3 and text.endswith(".") and all(w.strip(".,").isalpha() for w in words)
-    return bool(_ADMONITION.match(text.strip()) or VERSION_NOTE.match(text) or announces(text) or plain)
+    return apparatus(text) or announces(text) or plain or text.count(" | ") >= 1
 
 
 # a sentence that sends the reader elsewhere says nothing about the subject itself (nor does one that says
 # what the page goes on to do: "Here we discuss a few of these.", or a manual page's "Everything below this
 # line in this section is selectively included from the git-config(1) documentation.")
 _POINTER = re.compile(
-    r"^(?:see|read|consult|refer to|please (?:see|read|refer)|for (?:more|further|details|information|an? "
-    r"(?:overview|introduction|discussion|description))|(?:more|further) (?:info|information|details))\b|"
+    r"^(?:answer:\s*)?(?:see|read|consult|refer to|please (?:see|read|refer)|for (?:more|further|details|"
+    r"information|an? (?:overview|introduction|discussion|description))|(?:more|further) (?:info|information|"
+    r"details))\b|"
     r"\b(?:is|are) (?:described|documented|explained|discussed|covered) (?:in|on|under|with|elsewhere)\b|"
     r"\b(?:is|are) (?:presented|given|shown|listed) in the (?:next|following|previous) (?:section|chapter)|"
     r"\b(?:sections?|chapters?) that follows? (?:describes?|explains?|shows?|lists?)\b|"
@@ -282,7 +295,8 @@ QUESTION_INDEX = 3
 
 
 def points_elsewhere(sentence: str) -> bool:
-    """The sentence sends the reader elsewhere, or says what the page goes on to do (see _POINTER)."""
+    """The sentence sends the reader elsewhere ("Answer: See MySQL is throwing deadlock errors ..." in an
+    FAQ), or says what the page goes on to do (see _POINTER)."""
     return bool(_POINTER.search(sentence))
 
 

@@ -44,7 +44,7 @@ from deepresearch.extractive.comparison import (
     weighed,
 )
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
-from deepresearch.extractive.phrases import Phrase, noun_phrases
+from deepresearch.extractive.phrases import Phrase, noun_phrases, verb_terms
 from deepresearch.extractive.text import content_tokens, keywords
 from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 
@@ -377,8 +377,9 @@ def _clause_task(clause: str) -> str | None:
 def _anchor(clause: str, others: str, task: str | None, topic: str) -> str:
     """A clause that shares no word with the rest of the question ("What should I be careful about?",
     "Should I use -S or -G?") asks about the first clause's task or the topic: said in the sub-question, so
-    its search and its quotes are about them."""
-    own = set(content_tokens(clause))
+    its search and its quotes are about them. A verb they share is no shared word ("... a zone that gets
+    dynamic updates" and "Will my changes get lost?")."""
+    own = set(content_tokens(clause)) - verb_terms(clause)
     if own & set(content_tokens(others)) or not (task or topic):
         return clause
     if not task and set(content_tokens(topic)) <= own:

@@ -20,6 +20,7 @@ from deepresearch.extractive.leaning import (
     FORWARD,
     VERSION_NOTE,
     announces,
+    apparatus,
     as_statement,
     asks,
     dangles,
@@ -267,9 +268,11 @@ class _Reader:
             return
         if self.items is not None:
             self.close_list()
-        if _TABLE_ROW.match(text) or VERSION_NOTE.match(text):  # no sample; the page's history no answer
+        if _TABLE_ROW.match(text):  # a table's row is no sample of what the sentence before announces
             self.intro = ""
             return
+        if apparatus(text) and (self.intro or VERSION_NOTE.match(text)):
+            return  # "Warning", "New in version 3.0.18.": the sample after it is still the intro's
         if _term_line(text):
             self.term, self.previous = text.rstrip(":").strip(), ()
             return

@@ -86,7 +86,7 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         found.add(i)
     # "Why did Celery stop using pickle": a verb in -ing after one that takes it ("using pickle" is no thing)
     if i > 0 and lower[i - 1] in _CATENATIVE and lower[i].endswith("ing") and content[i]:
-        found.add(i)
+        found |= {i - 1, i}  # ... nor "some domains stopped" ("... stopped resolving")
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:
         found |= {i, nxt} if not then or then in CLOSES | CONJUNCTIONS | SUBORDINATORS else set()

@@ -178,12 +178,13 @@ def _markdown_title(text: str) -> str:
 
 # Sphinx, MkDocs and most CMS themes wrap the article in one of these; the rest is navigation
 _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
-# page chrome, the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample), and
-# footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
+# page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .footnote-reference, [role=doc-noteref], sup.reference"
+    "[role=tablist]"
 )
+# footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
+_FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
 _HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
 
 
@@ -204,6 +205,11 @@ def _from_html(data: bytes) -> tuple[str, str]:
     root = root or soup.body or soup
     for tag in root.select(_CHROME):
         tag.decompose()
+    for mark in root.select(_FOOTNOTE_MARKS):
+        before, after = mark.previous_sibling, mark.next_sibling
+        if isinstance(before, str) and isinstance(after, str) and after[:1] in ",.;:!?)":
+            before.replace_with(before.rstrip())  # "insecure [*], and" reads "insecure, and"
+        mark.decompose()
     for br in root.find_all("br"):
         br.replace_with("\n")
     for pre in root.find_all("pre"):
@@ -269,7 +275,8 @@ def _named_entry(item: Tag) -> bool:
 
 def _mark_lists_and_tables(root: Tag) -> None:
     """A list item starts with "- " (so an item that is no sentence still reads as one of a list), and a
-    table's cells are kept apart: "Default: 3600" for a row of a name and a value, "a | b | c" otherwise."""
+    table's cells are kept apart: "Default: 3600" for a row of a name and a value, "a | b | c" otherwise; its
+    header row goes."""
     for item in root.find_all("li"):
         if _named_entry(item):
             continue
@@ -278,6 +285,11 @@ def _mark_lists_and_tables(root: Tag) -> None:
             first.replace_with(f"- {first.lstrip()}")
     for row in root.find_all("tr"):
         cells = row.find_all(["th", "td"], recursive=False)
+        if len(cells) > 1 and all(cell.name == "th" for cell in cells):
+            # a header row names the columns ("Event | Meaning"): read after a sentence that announces the
+            # table it would be taken for its sample
+            row.decompose()
+            continue
         for index, cell in enumerate(cells):
             text = " ".join(cell.get_text(" ").split())
             if len(cells) == 2 and index == 0:
