@@ -390,3 +390,36 @@ def test_release_notes_under_a_releases_sub_headings_answer_less(title: str, hea
     main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
     pages = {p["n"]: p["page"] for _, p in main}
     assert pages[2] == 1.0 and pages.get(1, 0.0) < 1.0, pages  # as relevant, the log would be the best page
+
+
+def test_an_explanation_goes_on_into_the_next_passage_of_its_section() -> None:
+    # bind9-doc: the answer "The solution to this is to add 2147483647 ..." opens the second passage of its
+    # section, after the sentences that name the question's words
+    question = "How do I get the wick of my lantern back to its normal length without breaking the glass?"
+    first = (
+        "A lantern wick that was set too long burns the glass of the lantern. Keepers often set the wick "
+        "of a lantern to its normal length by turning it down at once, which cracks the glass."
+    )
+    cure = "The cure for this is to soak the cord in brine for a night, then trim it with the shears."
+    filler = "Harbour fees are collected at the office on the quay by the clerk every month."
+    evidence = [
+        {"n": 1, "passage": first, "passage_id": "S1.4", "bm25": 2.0},
+        {"n": 1, "passage": cure, "passage_id": "S1.5", "bm25": 0.5},
+        {"n": 2, "passage": filler, "passage_id": "S2.1", "bm25": 0.4, "headings": ["Fees"]},
+    ]
+    evidence = [
+        {"title": "Keeper's handbook", "headings": ["Wicks"], "sub_question_index": 0, "lead": False}
+        | e
+        | {"sub_question": question}
+        for e in evidence
+    ]
+    statements = [
+        f["statement"] for f in extractive_review("fact_reviewer", [question], evidence, question)["findings"]
+    ]
+    assert cure in statements, statements
+    # ... only from the passage that goes on in the same section: not from another section's
+    other = [e | {"headings": ["Cords"]} if e["passage_id"] == "S1.5" else e for e in evidence]
+    statements = [
+        f["statement"] for f in extractive_review("fact_reviewer", [question], other, question)["findings"]
+    ]
+    assert cure not in statements, statements

@@ -39,8 +39,10 @@ CONTINUATION = 0.85
 CONTINUED = 6
 CONTINUED_SENTENCES = 2
 """... or it is one of the CONTINUED_SENTENCES after one of the sub-question's CONTINUED best quotes in the
-same passage: an explanation runs over consecutive sentences that rarely repeat the question's words. It
-scores CONTINUATION of that quote's score per sentence between them."""
+same passage, or in the next passage of the same section when the quote ends its own (a section is cut into
+passages of about a thousand characters, and bind9-doc's "The solution to this is to add 2147483647 ..."
+opens the second of its section): an explanation runs over consecutive sentences that rarely repeat the
+question's words. It scores CONTINUATION of that quote's score per sentence between them."""
 
 
 ANSWER_SENTENCES = 12
@@ -115,7 +117,7 @@ def extractive_review(
                 orders[id(unit)] = order
         if reviewer == "fact_reviewer" and not limits:
             mine = [(unit, order) for i, _, _, unit, order in units if i == index]
-            scored = _continued(scored, mine, orders)
+            scored = _continued(scored, mine, orders, _next_passages(evidence, index))
         # by text: two passages of a page cut alike give two quotes of one text, and an answer is one of them
         answered_texts = {unit.text for _, unit, _ in answers}
         widened = _widened(scored, wider, orders)
@@ -201,9 +203,13 @@ def _wider(units: list[tuple[int, float, bool, Quote, list[int]]], index: int) -
 
 
 def _continued(
-    scored: list[tuple[float, Quote]], candidates: list[tuple[Quote, list[int]]], orders: dict[int, list[int]]
+    scored: list[tuple[float, Quote]],
+    candidates: list[tuple[Quote, list[int]]],
+    orders: dict[int, list[int]],
+    next_passage: dict[int, int],
 ) -> list[tuple[float, Quote]]:
-    """Add the sentence right after each of the best quotes in its passage (see CONTINUATION)."""
+    """Add the sentences right after each of the best quotes (see CONTINUATION); ``next_passage``: the place
+    of the passage that goes on from the one at a place, in the same section."""
     best = sorted(scored, key=lambda pair: -pair[0])[:CONTINUED]
     following = {tuple(order): unit for unit, order in candidates}
     # a sentence that goes on from a best quote scores at least as a continuation, whether or not it also
@@ -212,13 +218,32 @@ def _continued(
     for score, unit in best:
         place, position = orders[id(unit)]
         for step in range(1, CONTINUED_SENTENCES + 1):
-            after = following.get((place, position + step))
+            position += 1
+            if (place, position) not in following and place in next_passage:
+                place, position = next_passage[place], 0
+            after = following.get((place, position))
             if after is None or after.n != unit.n:
                 break
-            orders.setdefault(id(after), [place, position + step])
+            orders.setdefault(id(after), [place, position])
             if scores.get(id(after), (0.0, after))[0] < score * CONTINUATION**step:
                 scores[id(after)] = (score * CONTINUATION**step, after)
     return list(scores.values())
+
+
+def _next_passages(evidence: list[dict[str, Any]], index: int) -> dict[int, int]:
+    """For each of a sub-question's passages (by its place among them), the place of the passage that comes
+    right after it in the same section of the same page, when that one is evidence too."""
+    items = [e for e in evidence if e["sub_question_index"] == index]
+    at: dict[tuple[int, tuple[str, ...], int], int] = {}
+    for place, item in enumerate(items):
+        source, _, number = str(item.get("passage_id", "")).rpartition(".")
+        if source and number.isdigit():
+            at[(item["n"], tuple(item.get("headings") or ()), int(number))] = place
+    return {
+        place: at[(n, headings, number + 1)]
+        for (n, headings, number), place in at.items()
+        if (n, headings, number + 1) in at
+    }
 
 
 def _holds(longer: str, shorter: str) -> bool:
