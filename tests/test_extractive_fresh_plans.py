@@ -184,3 +184,25 @@ def test_the_verb_before_a_verb_in_ing_is_no_part_of_a_thing() -> None:
         "some lamps",
         "their wicks",
     ]
+
+
+# what a review of the rules above found they must not do
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        ("I apply patches to the lamp", ["patches", "the lamp"]),  # a verb in -ly is no adverb
+        ("I rely on the keeper", ["the keeper"]),
+        ("How do I avoid naming conflicts between lamps", ["naming conflicts", "lamps"]),  # a noun's modifier
+        ("How do I keep logging enabled after a refit", ["logging", "a refit"]),
+        ("How do I avoid string lights in the tower", ["string lights", "the tower"]),
+    ],
+)
+def test_the_new_verb_rules_leave_nouns_alone(clause: str, expected: list[str]) -> None:
+    assert [p.text for p in noun_phrases(clause)] == expected
+
+
+def test_they_after_how_do_is_still_the_topic() -> None:
+    plan = keyword_plan("What are lamp timers and how do they work?", 5)
+    assert "How do lamp timers work?" in plan.sub_questions, plan.sub_questions

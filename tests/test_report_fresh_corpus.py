@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from deepresearch.extractive.leaning import release_pages
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import split_sentences
 from deepresearch.report.lines import cite
@@ -27,7 +28,8 @@ from tests._report_helpers import finding, two_source_body
             "Paraffin is inherently smoky [*], and should be avoided.",
             "Paraffin is inherently smoky, and should be avoided.",
         ),
-        ("Trim it [2] and light it [3]", "Trim it and light it"),
+        # a number in brackets that ends no clause is the text's own: shown, not a citation
+        ("Trim it [2] and light it [3]", "Trim it \\[2\\] and light it"),
     ],
 )
 def test_a_pages_footnote_mark_is_not_quoted(quote: str, shown: str) -> None:
@@ -63,7 +65,8 @@ def test_a_companys_abbreviation_ends_no_sentence(text: str) -> None:
         ("Warning", None),  # celery: the admonition's title in place of the `celery purge` sample
         ("New in version 3.0.18.", None),  # celery: a version note
         ("Disabled.", None),
-        ("Sign | Argument | Meaning", None),  # celery: a table's row
+        ("ps aux | grep lamp", "`ps aux | grep lamp`"),  # a pipeline is a sample
+        ("make clean.", "`make clean.`"),
         ("lamp --trim=2 --wick", "`lamp --trim=2 --wick`"),  # a sample still is one
     ],
 )
@@ -146,8 +149,10 @@ def test_read_first_names_the_section_of_the_strongest_quote_not_the_pages_title
     body = two_source_body(findings)
     read_first = next(line for line in body.splitlines() if line.startswith("- Read first"))
     assert "no. 1, corpus://a.html (section Lenses)" in read_first, read_first
-    titled = two_source_body([{**f, "section": "a.html"} if f["citations"] == [1] else f for f in findings])
-    assert "(section a.html)" not in titled, titled
+    titled = two_source_body(
+        [{**f, "section": "corpus://a.html"} if f["citations"] == [1] else f for f in findings]
+    )
+    assert "(section corpus://a.html)" not in titled, titled
 
 
 @pytest.mark.parametrize(
@@ -166,3 +171,43 @@ def test_a_sentence_that_announces_a_list_in_its_words_is_not_quoted_without_it(
     listed = f"## Lamps\n\n{announcing}\n\n- the north lamp\n- the south lamp\n"
     units = [q.text for q in quotes(listed, 1, ("Lamp", "Lamps"))]
     assert len(units) == 1 and units[0].startswith(announcing[:-1]) and "south lamp" in units[0], units
+
+
+def test_sentences_a_review_found_the_new_rules_must_keep() -> None:
+    # negated or naming another setting: no repeat of the sentence before it
+    for pair in (
+        "The wick is trimmed when the lamp is lit. The wick is not trimmed when the lamp is out.",
+        "Set `wick_min` to the shortest wick you trim. Set `wick_max` to the longest wick you trim.",
+    ):
+        assert cite({"statement": pair, "citations": [1]}).count("[1]") == 2, pair
+    # a note that opens a line leaves the sentence after it; "Here are ..." and "The following is ...: ..."
+    # state something whole
+    kept = [
+        "The keeper trims the wick of every lamp at dusk and at dawn.",
+        "Here are the two rules: the wick must be dry and the oil must be clean.",
+        "The following is true of every lamp in the tower: it burns all night.",
+    ]
+    passage = "## Lamps\n\nNew in version 3.0.18. " + " ".join(kept) + "\n"
+    assert [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))] == kept
+    # a number in brackets that is the text's own stays, and cites nothing
+    shown = markdown_text("Valid answers are [1] for yes and [2] for no.")
+    assert shown == "Valid answers are \\[1\\] for yes and \\[2\\] for no." and not cited_numbers(shown)
+    # "Ltd." before a capital ends its sentence, as "etc." does
+    assert split_sentences("It is made by Lanterns Ltd. It burns oil.") == [
+        "It is made by Lanterns Ltd.",
+        "It burns oil.",
+    ]
+
+
+def test_read_first_hides_only_a_section_named_as_its_page() -> None:
+    findings = [
+        finding("A first-order lens concentrates the lamp's light into a beam.", 1, 0.9, 0, section="a")
+    ]
+    assert "(section a)" in two_source_body(findings)  # not the title "corpus://a.html"
+
+
+def test_a_how_to_titled_changes_is_no_release_notes() -> None:
+    passages = [
+        {"n": 1, "headings": ["Changes to make before refitting the lamp", f"Step {i}"]} for i in range(4)
+    ] + [{"n": 2, "headings": ["Change history for Lamp 1.0", f"Lens fixes {i}"]} for i in range(4)]
+    assert release_pages(passages) == {2}

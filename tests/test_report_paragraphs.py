@@ -1,6 +1,6 @@
-"""A section's consecutive quotes read as one paragraph under its name (report/digest.py `paragraphs`), and
+"""A section's consecutive quotes read as one paragraph under its name (report/lines.py `paragraphs`), and
 the citation check still reads every sentence of that line with its own citation; a sentence is quoted once
-(report/digest.py `_Ledger`), with or without its code sample."""
+(report/lines.py `Ledger`), with or without its code sample."""
 
 from __future__ import annotations
 

@@ -473,5 +473,5 @@ def test_a_list_item_that_names_a_setting_in_code_labels_its_description() -> No
         "<li><p>A plain item of the list.</p></li><li><p><code>WICK_LEN</code></p></li></ul></body></html>"
     )
     text = extract_text(Path("lamps.html"), page.encode()).text
-    assert "WICK_USER:\n\nKeeper who trims the wick." in text, text
+    assert "- WICK_USER: Keeper who trims the wick. Default is the tower keeper." in text, text
     assert "- A plain item of the list." in text and "- WICK_LEN" in text, text

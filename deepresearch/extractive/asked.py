@@ -220,8 +220,8 @@ def _plain(verb: str) -> str:
 
 
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
-# not the "it" of "do it" (what the clause before asks to do, not a thing)
-_PRONOUN_IT = re.compile(r"(?<!\bdo\s)(?<!\bdoing\s)\b(it|they|them)\b", re.IGNORECASE)
+# not the "it" of "do it" (what the clause before asks to do, not a thing); "how do they work" is theirs
+_PRONOUN_IT = re.compile(r"\b((?<!\bdo\s)(?<!\bdoing\s)it|they|them)\b", re.IGNORECASE)
 
 
 def yes_no_subject(clause: str, topic: str) -> Phrase | None:

@@ -160,7 +160,7 @@ def points_at_subject(sentence: str) -> bool:
 # ... and "The following are platforms on which BIND runs.", "... is summarized in the following list."
 FORWARD = re.compile(
     r"(?::|\b(?:the following(?: (?:list|table|example|examples|steps|options|items))?|as follows|below)"
-    r"[.:]?)$|^(?:the following (?:is|are)|here (?:is|are))\b",
+    r"[.:]?)$|^the following (?:is|are)\b[^:]*$",
     re.IGNORECASE,
 )
 
@@ -210,26 +210,40 @@ def announces(text: str) -> bool:
 
 
 VERSION_NOTE = re.compile(r"^(?:New|Changed|Added) in version\b|^Version (?:added|changed)\b", re.IGNORECASE)
-"""A line of the page's history ("New in version 3.0.18.", "Changed in version 3.2: ..."): no answer."""
-_ADMONITION = re.compile(
-    r"^(?:warning|note|notes|important|tip|hint|caution|danger|attention|see also):?$", re.I
+_NOTE_ALONE = re.compile(
+    r"^(?:(?:New|Changed|Added) in version|Version (?:added|changed)) [\w.\-]+[.:]?$", re.I
 )
+"""A line of the page's history ("New in version 3.0.18.", "Changed in version 3.2: ..."): no answer."""
+ADMONITIONS = (
+    "warning",
+    "note",
+    "notes",
+    "important",
+    "tip",
+    "hint",
+    "caution",
+    "danger",
+    "attention",
+    "see also",
+)
+"""An admonition's title: a remark's label, never a term nor a sample."""
+_ADMONITION = re.compile(rf"^(?:{'|'.join(ADMONITIONS)}):?$", re.IGNORECASE)
 
 
 def apparatus(text: str) -> bool:
     """A line of the page's apparatus between a sentence and the sample it announces: an admonition's title
     ("Warning") or a version note ("New in version 3.0.18."). Skipped: the sample after it is still the
     sentence's."""
-    return bool(_ADMONITION.match(text.strip()) or VERSION_NOTE.match(text))
+    return bool(_ADMONITION.match(text.strip()) or _NOTE_ALONE.match(text.strip()))
 
 
 def no_sample(text: str) -> bool:
     """A line after a sentence that announces a sample, and no sample of it: the page's apparatus, a
-    sentence that announces in its turn ("... is logged as follows:"), a word or two ending on a full stop
-    ("Disabled."), or a table's row ("Sign | Argument | Meaning")."""
+    sentence that announces in its turn ("... is logged as follows:"), or a capitalised word or two ending
+    on a full stop ("Disabled."; not a command, "make clean.")."""
     words = text.split()
     plain = len(words) <= 3 and text.endswith(".") and all(w.strip(".,").isalpha() for w in words)
-    return apparatus(text) or announces(text) or plain or text.count(" | ") >= 1
+    return apparatus(text) or announces(text) or (plain and text[:1].isupper())
 
 
 # a sentence that sends the reader elsewhere says nothing about the subject itself (nor does one that says
@@ -345,5 +359,5 @@ def release_pages(passages: Iterable[Mapping[str, Any]]) -> set[int]:
 
 
 _HISTORY = re.compile(
-    r"^(?:change ?log|changes|change history|release notes|release history|history of changes)\b", re.I
+    r"^(?:change ?log|change history|release notes|release history|history of changes)\b", re.I
 )

@@ -34,7 +34,6 @@ from deepresearch.extractive.wordclasses import (
     FUNCTION_WORDS,
     KEYWORD_KIND,
     NOUN_ER,
-    NOUNS_LY,
     NUMBERS,
     OBJECT_PRONOUNS,
     PARTICLES,
@@ -54,6 +53,7 @@ from deepresearch.extractive.wordclasses import (
     WH,
     WHEN_WORDS,
     lowered,
+    manner_adverb,
     named_am,
     tokens,
 )
@@ -86,12 +86,7 @@ class Phrase:
         return bool(self.items) or plural_word(self.head)
 
 
-_ADVERB_LY = re.compile(r"^[a-z]{3,}ly$")
 _CLAUSE_ENDS = CLOSES | PREPOSITIONS | SUBORDINATORS | CONJUNCTIONS | DETERMINERS
-
-
-def _between(word: str, aux: frozenset[str]) -> bool:  # after "I": an auxiliary, "I accidentally set"
-    return word in aux | ADVERBS or (_ADVERB_LY.match(word) is not None and word not in NOUNS_LY)
 
 
 def _is_content(word: str, following: str, previous: str = "") -> bool:
@@ -108,8 +103,7 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         return keyword or (
             lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in KEYWORD_KIND
         )
-    adverb = _ADVERB_LY.match(lower) and lower not in NOUNS_LY
-    if adverb and previous.lower() not in DETERMINERS | POSSESSIVES:
+    if manner_adverb(lower) and previous.lower() not in DETERMINERS | POSSESSIVES:
         # "if it does not apply cleanly?", "runs slowly on": a manner adverb ends its clause, or stands before
         # the verb ("I accidentally set"; not "daily backups", "the assembly")
         after = following.lower()
@@ -156,6 +150,10 @@ def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], 
     return run, run[-1] + 1 if run else j
 
 
+def _before_verb(word: str, aux: frozenset[str]) -> bool:  # "I can edit", "I accidentally set"
+    return word in aux | ADVERBS or manner_adverb(word)
+
+
 def _verbs(words: list[str]) -> set[int]:
     """Positions of the words taken for verbs (see the module docstring)."""
     verbs: set[int] = set()
@@ -174,7 +172,7 @@ def _verbs(words: list[str]) -> set[int]:
         if word in SUBJECT_PRONOUNS and nxt < len(words):
             # "I rotate", "I can edit", "it actually change", "it is stale" (a predicate, no noun), "I have"
             verb = nxt
-            while verb + 1 < len(words) and _between(lower[verb], aux) and content[verb + 1]:
+            while verb + 1 < len(words) and _before_verb(lower[verb], aux) and content[verb + 1]:
                 verb += 1
             if content[verb] or lower[verb] in aux:
                 verbs.add(verb)

@@ -57,7 +57,7 @@ _CLAUSE_SPLIT = re.compile(
     rf"\?\s+|;\s+|(?<=[a-z0-9)])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)\.\s+(?=[A-Z])|"
     rf",?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)|"
     # "Can I edit it by hand, or will my changes get lost?": a second question
-    r",\s+or\s+(?=(?:will|would|can|could|should|does|do|is|are)\s+(?:i|we|you|my|our|it|they|the)\b)",
+    r",\s+or\s+(?=(?:will|would|could)\s+(?:i|we|you|my|our|it|they|the)\b)",
     re.IGNORECASE,
 )
 # a clause that asks: it opens with a question word or an auxiliary; any other is a statement that sets the

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from deepresearch.extractive.asked import asker_condition
 from deepresearch.extractive.leaning import (
+    ADMONITIONS,
     FORWARD,
     VERSION_NOTE,
     announces,
@@ -96,7 +97,7 @@ _DEFINITION_ITEM = re.compile(
     r"^(?P<term>[^\s→—–:]{1,60}(?: [^\s→—–:]+){0,3}) ?(?:→|—|–|:| -) (?P<text>[A-Z].*)$"
 )
 # ... but "Note: ...", "Step 1: ..." are remarks and steps under the section's own heading
-_NOT_NAMES = _words("note notes warning caution important tip hint example examples step see also")
+_NOT_NAMES = _words("example examples step") | {word for title in ADMONITIONS for word in title.split()}
 # a short line under a term that opens on one of these is a label or a remark, not what the term does
 _DETERMINERS = _words(
     "the a an this that these those its their each every some any all no one both either neither such other"

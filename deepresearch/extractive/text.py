@@ -211,9 +211,9 @@ def split_sentences(text: str) -> list[str]:
         parts = [part.strip() for part in _split_line(line) if part.strip()]
         for part in parts:
             # "name-based vs. IP-based", "e.g. Apache": an abbreviation's full stop ends no sentence - but
-            # "etc." before a capital does ("... on the g object etc. This however ...")
+            # "etc." or "Ltd." before a capital does ("... on the g object etc. This however ...")
             abbreviation = _ABBREVIATION.search(sentences[-1]) if sentences else None
-            if abbreviation and not (abbreviation.group(0).lower().endswith("etc.") and part[:1].isupper()):
+            if abbreviation and not (abbreviation.group("end") and part[:1].isupper()):
                 joined = f"{sentences[-1]} {part}"
                 if joined in line:
                     sentences[-1] = joined
@@ -234,7 +234,7 @@ def _split_line(line: str) -> list[str]:
 
 _ABBREVIATION = re.compile(
     r"(?i)(?:^|[\s(\[\"'\u201c])"
-    r"(?:vs|e\.g|i\.e|etc|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St|Inc|Ltd|Corp|et al)\.$"
+    r"(?:vs|e\.g|i\.e|(?P<end>etc|Inc|Ltd|Corp)|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St|et al)\.$"
 )
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(\S.*)$")
 DEFINITION_LEVEL = 6

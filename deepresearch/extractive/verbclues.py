@@ -36,8 +36,11 @@ _WHEN_WORDS = frozenset(
 )
 _INTRANSITIVE = frozenset(("work", "behave", "function", "differ", "compare", "interact", "fail", "happen"))
 """Verbs that end a "How does X ... work?" question with no object after them."""
-_CATENATIVE = frozenset(
-    ("stop", "stopped", "start", "started", "keep", "kept", "avoid", "avoided", "quit", "finish", "finished")
+_CATENATIVE_PAST = frozenset(("stopped", "started", "kept", "avoided", "finished"))
+_CATENATIVE = frozenset(("stop", "start", "keep", "avoid", "quit", "finish")) | _CATENATIVE_PAST
+_TAKEN = DETERMINERS | POSSESSIVES | PRONOUNS | PREPOSITIONS | CONJUNCTIONS | CLOSES
+_NOT_GERUNDS = frozenset(
+    ("string", "thing", "something", "nothing", "anything", "everything", "spring", "ring")
 )
 _LINKING = frozenset(("get", "gets", "got", "become", "becomes", "stay", "stays", "remain", "remains"))
 _MANNER = frozenset(("fine", "well", "ok", "okay", "smoothly", "properly", "correctly", "slowly", "normally"))
@@ -85,7 +88,12 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     if lower[i] in _LINKING and nxt < len(words) and (lower[nxt] in PARTICIPLES or lower[nxt].endswith("ed")):
         found.add(i)
     # "Why did Celery stop using pickle": a verb in -ing after one that takes it ("using pickle" is no thing)
-    if i > 0 and lower[i - 1] in _CATENATIVE and lower[i].endswith("ing") and content[i]:
+    # (a past form takes any: "some domains stopped resolving"; a base form only a verb followed by what a
+    # verb takes - not "avoid naming conflicts", "keep caching headers", "avoid string concatenation")
+    catenative = i > 0 and lower[i - 1] in _CATENATIVE and lower[i].endswith("ing") and content[i]
+    following = lower[nxt] if nxt < len(words) else ""
+    takes = lower[i] == "using" or lower[i - 1] in _CATENATIVE_PAST or following in _TAKEN | {""}
+    if catenative and takes and lower[i] not in _NOT_GERUNDS:
         found |= {i - 1, i}  # ... nor "some domains stopped" ("... stopped resolving")
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:

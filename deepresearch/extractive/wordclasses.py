@@ -46,6 +46,8 @@ ADVERBS = _set(
     "instead so"
 )
 NOUNS_LY = _set("family assembly supply reply anomaly rally ally butterfly monopoly italy jelly belly bully")
+# verbs that end in -ly: "I apply patches", "I rely on it" (no manner adverb)
+VERBS_LY = _set("apply comply imply multiply supply reply rely fly ally tally rally bully")
 PARTICLES = _set("up down out off away back")
 CLOSES = frozenset(",;:?!")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
 OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
@@ -131,3 +133,12 @@ def lowered(words: list[str]) -> list[str]:
         else w.lower()
         for i, w in enumerate(words)
     ]
+
+
+_ADVERB_LY = re.compile(r"^[a-z]{3,}ly$")
+
+
+def manner_adverb(word: str) -> bool:
+    """A manner adverb in -ly ("cleanly", "accidentally"; lower case), not a noun or a verb that ends so
+    ("assembly", "apply")."""
+    return _ADVERB_LY.match(word) is not None and word not in NOUNS_LY | VERBS_LY

@@ -359,8 +359,9 @@ def _recommendations(
     if weight:
         titles = {s["n"]: s.get("title") or s["url"] for s in state.get("sources", [])}
         best = [n for n, _ in weight.most_common(2)]
-        # a section named as its page is ("Manual Pages") says no more than the title
-        shown = {n: sec for n, (_, sec) in sections.items() if sec.lower() not in titles.get(n, "").lower()}
+        # a section named as its page is ("Manual Pages" of "Manual Pages — BIND 9 ...") says no more than
+        # the title (not "Install" of "Installation guide")
+        shown = {n: sec for n, (_, sec) in sections.items() if not _names_page(sec, titles.get(n, ""))}
         named = [
             f"no. {n}, {titles.get(n, '')}" + (f" (section {shown[n]})" if n in shown else "") for n in best
         ]
@@ -377,3 +378,8 @@ def _recommendations(
     else:
         lines.append("- Configure a language model (see README) for a synthesised, analyst-written report.")
     return lines
+
+
+def _names_page(section: str, title: str) -> bool:
+    section, title = section.lower().strip(), title.lower().strip()
+    return title == section or title.startswith(f"{section} ")

@@ -73,9 +73,17 @@ def _distinct(sentences: list[str]) -> list[str]:
     kept = sentences[:1]
     for sentence in sentences[1:]:
         before, words = _words(kept[-1]), _words(sentence)
-        if not (before and words and len(before & words) / len(before | words) >= UNIT_REPEAT):
+        alike = before and words and len(before & words) / len(before | words) >= UNIT_REPEAT
+        # ... saying it the same way: not "is flushed" then "is not flushed", nor `wick_min` then `wick_max`
+        same = _NEGATION.findall(kept[-1].lower()) == _NEGATION.findall(sentence.lower())
+        if not (
+            alike and same and set(_INLINE_CODE.findall(kept[-1])) == set(_INLINE_CODE.findall(sentence))
+        ):
             kept.append(sentence)
     return kept
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|without|cannot)\b|n't\b")
 
 
 def paragraphs(findings: list[dict[str, Any]], passages: dict[tuple[str, int], str]) -> list[str]:

@@ -94,15 +94,15 @@ def markdown_text(quote: str) -> str:
     )
 
 
-# a page's footnote mark after a space ("known as an RRSIG [5]", "inherently insecure [*],"); glued to a
-# name it is an index ("args[1]")
-_FOOTNOTE = re.compile(r"[ \t]+\[(?:\d{1,3}|\*)\](?=[\s.,;:!?)]|$)")
-_INDEXED = re.compile(r"(?<=[\w)\]])\[(\d{1,3})\]")
+# a page's footnote mark after a space, where a clause ends ("known as an RRSIG [5].", "inherently insecure
+# [*],"); any other number in brackets is the text's own ("args[1]", "answer [1] for yes"), escaped
+_FOOTNOTE = re.compile(r"[ \t]+\[(?:\d{1,3}|\*)\](?=[.,;:!?)]|$)|[ \t]+\[\*\]")
+_INDEXED = re.compile(r"\[(\d{1,3})\]")
 
 
 def _page_marks(quote: str) -> str:
     """A quote without the page's footnote marks, which would read as citations of the report's sources
-    (the footnote they point to is not quoted), and with an index in brackets escaped ("args\\[1\\]")."""
+    (the footnote they point to is not quoted), and any other number in brackets escaped ("args\\[1\\]")."""
     spans = [m.span() for m in _CODE_SPAN.finditer(quote)]
 
     def outside(m: re.Match[str]) -> bool:
@@ -111,6 +111,8 @@ def _page_marks(quote: str) -> str:
     out, last = [], 0
     found = [*_FOOTNOTE.finditer(quote), *_INDEXED.finditer(quote)]
     for m in sorted(filter(outside, found), key=lambda m: m.start()):
+        if m.start() < last:
+            continue  # the number of a footnote mark already left out
         out.append(quote[last : m.start()])
         out.append("" if m.re is _FOOTNOTE else f"\\[{m.group(1)}\\]")
         last = m.end()

@@ -258,18 +258,20 @@ def _bold_headings(root: Tag) -> None:
 
 def _named_entry(item: Tag) -> bool:
     """A list item that is a name in code, then its description ("<li><p><code>CELERYD_USER</code></p>
-    <blockquote>User to run the worker as.</blockquote>"): the name becomes a term line ("CELERYD_USER:"),
-    the label of the sentences after it, as a definition list's term is."""
+    <blockquote>User to run the worker as.</blockquote>"): one item, "- CELERYD_USER: User to run the worker
+    as.", so the name labels its description as a definition list's term does - and nothing after the list."""
     blocks = [c for c in item.children if isinstance(c, Tag)]
-    if len(blocks) < 2 or blocks[0].name != "p":
+    if len(blocks) != 2 or blocks[0].name != "p":
         return False
     parts = [c for c in blocks[0].children if not (isinstance(c, str) and not c.strip())]
     if len(parts) != 1 or getattr(parts[0], "name", None) != "code":
         return False
     name = " ".join(blocks[0].get_text(" ").split())
-    if not name or len(name) > 60:
+    described = " ".join(blocks[1].get_text(" ").split())
+    if not name or len(name) > 60 or not described:
         return False
-    blocks[0].replace_with(f"\n\n{name}:\n\n")
+    item.clear()
+    item.append(f"- {name}: {described}")
     return True
 
 

@@ -70,10 +70,10 @@ celery.platforms": the API pages hold its docstrings)."""
 
 
 def sphinx_chrome(root: Path, relative: str) -> bool:
-    """What a Sphinx build holds besides its pages (a folder with its searchindex.js or objects.inv): the
-    theme's files (_static/: a font's read-me, "Read Me File for Adobe OpenType Fonts"), the source code
-    viewcode highlights (_modules/), and the pages it
-    generates - the index of terms, the search page, the "page not found" page - which say nothing."""
+    """What a Sphinx build holds besides its pages (a folder with its searchindex.js or objects.inv, or with
+    its _static/ theme and genindex.html): the theme's files (_static/: a font's read-me, "Read Me File for
+    Adobe OpenType Fonts"), the source code viewcode highlights (_modules/), and the pages it generates -
+    the index of terms, the search page, the "page not found" page - which say nothing."""
     parts = relative.split("/")
     if _GENERATED.fullmatch(parts[-1]) and _sphinx_build(root.joinpath(*parts[:-1])):
         return True
