@@ -66,6 +66,7 @@ def test_a_companys_abbreviation_ends_no_sentence(text: str) -> None:
         ("New in version 3.0.18.", None),  # celery: a version note
         ("Disabled.", None),
         ("ps aux | grep lamp", "`ps aux | grep lamp`"),  # a pipeline is a sample
+        ("north | lamp | Bright", None),  # celery: a table's row ("+ | latitude | North")
         ("make clean.", "`make clean.`"),
         ("lamp --trim=2 --wick", "`lamp --trim=2 --wick`"),  # a sample still is one
     ],
@@ -211,3 +212,16 @@ def test_a_how_to_titled_changes_is_no_release_notes() -> None:
         {"n": 1, "headings": ["Changes to make before refitting the lamp", f"Step {i}"]} for i in range(4)
     ] + [{"n": 2, "headings": ["Change history for Lamp 1.0", f"Lens fixes {i}"]} for i in range(4)]
     assert release_pages(passages) == {2}
+
+
+def test_a_sample_after_an_admonition_is_still_the_sample_announced() -> None:
+    # celery: "... in the accept_content setting:", a version note, a "Note" and its body, then the sample
+    passage = (
+        "## Lamps\n\nYou can refuse wet wicks by listing the dry ones in the wick setting:\n\n"
+        "New in version 3.0.18.\n\nNote\n\nThis setting was first read by the keepers of the old tower.\n\n"
+        "wick = ['dry']\n\nThe keeper trims the wick of every lamp at dusk and at dawn.\n"
+    )
+    units = [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))]
+    wanted = "You can refuse wet wicks by listing the dry ones in the wick setting: `wick = ['dry']`"
+    assert wanted in units, units
+    assert units[-1] == "The keeper trims the wick of every lamp at dusk and at dawn.", units

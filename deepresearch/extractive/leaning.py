@@ -239,11 +239,12 @@ def apparatus(text: str) -> bool:
 
 def no_sample(text: str) -> bool:
     """A line after a sentence that announces a sample, and no sample of it: the page's apparatus, a
-    sentence that announces in its turn ("... is logged as follows:"), or a capitalised word or two ending
-    on a full stop ("Disabled."; not a command, "make clean.")."""
+    sentence that announces in its turn ("... is logged as follows:"), a capitalised word or two ending on
+    a full stop ("Disabled."; not a command, "make clean."), or a table's row of three cells or more, as the
+    corpus text writes one ("+ | latitude | North"; a pipeline of two commands is a sample)."""
     words = text.split()
     plain = len(words) <= 3 and text.endswith(".") and all(w.strip(".,").isalpha() for w in words)
-    return apparatus(text) or announces(text) or (plain and text[:1].isupper())
+    return apparatus(text) or announces(text) or (plain and text[:1].isupper()) or text.count(" | ") >= 2
 
 
 # a sentence that sends the reader elsewhere says nothing about the subject itself (nor does one that says

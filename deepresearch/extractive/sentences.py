@@ -91,8 +91,7 @@ class Quote:
     subject: str = ""  # the first content word, stemmed: what the sentence is about
 
 
-# a list item that defines a name: "sqlite3_step() → Advance an sqlite3_stmt to the next result row.", "TERM:
-# Definition.", "name - Definition." (a name of at most four words, its definition a sentence)
+# a list item that defines a name of at most four words: "sqlite3_step() → Advance ...", "TERM: Definition."
 _DEFINITION_ITEM = re.compile(
     r"^(?P<term>[^\s→—–:]{1,60}(?: [^\s→—–:]+){0,3}) ?(?:→|—|–|:| -) (?P<text>[A-Z].*)$"
 )
@@ -124,6 +123,7 @@ class _Reader:
     unfinished: bool = False  # ... or one that its list's items complete ("When enabled, keep in mind that")
     items: list[str] | None = None
     previous: tuple[str, ...] = ()  # the last two sentences read, for one that opens with "It", "This"
+    aside: str = ""  # an intro whose sample waits past an admonition's title and its body
 
     def add(self, text: str, label: str = "") -> None:
         label = label or self.term or self.label
@@ -273,6 +273,7 @@ class _Reader:
             self.intro = ""
             return
         if apparatus(text) and (self.intro or VERSION_NOTE.match(text)):
+            self.aside = self.intro if not VERSION_NOTE.match(text) else self.aside
             return  # "Warning", "New in version 3.0.18.": the sample after it is still the intro's
         if _term_line(text):
             self.term, self.previous = text.rstrip(":").strip(), ()
@@ -291,7 +292,8 @@ class _Reader:
             return
         last = split_sentences(text)[-1] if text.strip() else ""
         self.unfinished = not announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
-        self.intro = text if announces(text) else last if self.unfinished else ""
+        self.intro = text if announces(text) else last if self.unfinished else self.aside
+        self.aside = ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
 

@@ -275,6 +275,12 @@ def _named_entry(item: Tag) -> bool:
     return True
 
 
+def _bold_only(cell: Tag) -> bool:
+    """A cell whose text is all bold: a header row written with <td><strong> ("Sign | Argument | Meaning")."""
+    bold = cell.find(_BOLD)
+    return bold is not None and " ".join(bold.get_text().split()) == " ".join(cell.get_text().split())
+
+
 def _mark_lists_and_tables(root: Tag) -> None:
     """A list item starts with "- " (so an item that is no sentence still reads as one of a list), and a
     table's cells are kept apart: "Default: 3600" for a row of a name and a value, "a | b | c" otherwise; its
@@ -287,7 +293,9 @@ def _mark_lists_and_tables(root: Tag) -> None:
             first.replace_with(f"- {first.lstrip()}")
     for row in root.find_all("tr"):
         cells = row.find_all(["th", "td"], recursive=False)
-        if len(cells) > 1 and all(cell.name == "th" for cell in cells):
+        table = row.find_parent("table")
+        first = table is not None and table.find("tr") is row
+        if len(cells) > 1 and all(cell.name == "th" or (first and _bold_only(cell)) for cell in cells):
             # a header row names the columns ("Event | Meaning"): read after a sentence that announces the
             # table it would be taken for its sample
             row.decompose()
