@@ -225,3 +225,9 @@ def test_a_sample_after_an_admonition_is_still_the_sample_announced() -> None:
     wanted = "You can refuse wet wicks by listing the dry ones in the wick setting: `wick = ['dry']`"
     assert wanted in units, units
     assert units[-1] == "The keeper trims the wick of every lamp at dusk and at dawn.", units
+
+
+def test_a_header_row_is_no_sample() -> None:
+    # celery: "Possible event types are: `Event: Meaning`"
+    passage = "## Lamps\n\nPossible lamp states are:\n\n| State | Meaning |\n\nlit: The lamp burns.\n"
+    assert not any("Meaning" in q.text for q in quotes(passage, 1, ("Lamp", "Lamps")))

@@ -457,16 +457,16 @@ def test_a_bold_header_cell_is_no_heading() -> None:
     )
     text = extract_text(Path("lamps.html"), page.encode()).text
     assert "#####" not in text, text
-    # ... and the header row, which names the columns, is no text (celery: "Possible event types are:
-    # `Event: Meaning`", the header taken for the sample the sentence announces)
-    assert "Keeper Name" not in text and "Each lamp has a keeper:\n\nnorth: Ann" in text, text
+    # ... and the header row, which names the columns, is a Markdown table's row (celery: "Possible event
+    # types are: `Event: Meaning`", the header taken for the sample the sentence announces)
+    assert "Each lamp has a keeper:\n\n| Lamp | Keeper Name |\n\nnorth: Ann" in text, text
     assert "south: Bo" in text, text  # a row's own bold header cell stays its name
     # a header row written in bold <td> cells, first in its table, goes too ("Sign | Argument | Meaning")
     header = (
         "<thead><tr><th><p><strong>Lamp</strong></p></th><th><p><strong>Keeper Name</strong></p></th></tr>"
     )
     page = page.replace(header, "<tr>" + header.split("<tr>")[1].replace("th>", "td>"))
-    assert "Keeper Name" not in extract_text(Path("lamps.html"), page.encode()).text
+    assert "| Lamp | Keeper Name |" in extract_text(Path("lamps.html"), page.encode()).text
 
 
 def test_a_list_item_that_names_a_setting_in_code_labels_its_description() -> None:

@@ -88,13 +88,13 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     if lower[i] in _LINKING and nxt < len(words) and (lower[nxt] in PARTICIPLES or lower[nxt].endswith("ed")):
         found.add(i)
     # "Why did Celery stop using pickle": a verb in -ing after one that takes it ("using pickle" is no thing)
-    # (a past form takes any: "some domains stopped resolving"; a base form only a verb followed by what a
+    # (after a past form any: "some domains stopped resolving"; after a base form only one followed by what a
     # verb takes - not "avoid naming conflicts", "keep caching headers", "avoid string concatenation")
     catenative = i > 0 and lower[i - 1] in _CATENATIVE and lower[i].endswith("ing") and content[i]
     following = lower[nxt] if nxt < len(words) else ""
     takes = lower[i] == "using" or lower[i - 1] in _CATENATIVE_PAST or following in _TAKEN | {""}
     if catenative and takes and lower[i] not in _NOT_GERUNDS:
-        found |= {i - 1, i}  # ... nor "some domains stopped" ("... stopped resolving")
+        found.add(i)
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:
         found |= {i, nxt} if not then or then in CLOSES | CONJUNCTIONS | SUBORDINATORS else set()

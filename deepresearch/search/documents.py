@@ -296,9 +296,9 @@ def _mark_lists_and_tables(root: Tag) -> None:
         table = row.find_parent("table")
         first = table is not None and table.find("tr") is row
         if len(cells) > 1 and all(cell.name == "th" or (first and _bold_only(cell)) for cell in cells):
-            # a header row names the columns ("Event | Meaning"): read after a sentence that announces the
-            # table it would be taken for its sample
-            row.decompose()
+            # a header row names the columns ("Event | Meaning"): written as a Markdown table's row, which is
+            # never quoted nor taken for the sample a sentence before it announces
+            row.replace_with("| " + " | ".join(" ".join(c.get_text(" ").split()) for c in cells) + " |")
             continue
         for index, cell in enumerate(cells):
             text = " ".join(cell.get_text(" ").split())
