@@ -284,7 +284,7 @@ def _bold_only(cell: Tag) -> bool:
 def _mark_lists_and_tables(root: Tag) -> None:
     """A list item starts with "- " (so an item that is no sentence still reads as one of a list), and a
     table's cells are kept apart: "Default: 3600" for a row of a name and a value, "a | b | c" otherwise; its
-    header row goes."""
+    header row is a Markdown table's row ("| Event | Meaning |")."""
     for item in root.find_all("li"):
         if _named_entry(item):
             continue
