@@ -210,10 +210,10 @@ def announces(text: str) -> bool:
 
 
 VERSION_NOTE = re.compile(r"^(?:New|Changed|Added) in version\b|^Version (?:added|changed)\b", re.IGNORECASE)
+"""A line of the page's history ("New in version 3.0.18.", "Changed in version 3.2: ..."): no answer."""
 _NOTE_ALONE = re.compile(
     r"^(?:(?:New|Changed|Added) in version|Version (?:added|changed)) [\w.\-]+[.:]?$", re.I
-)
-"""A line of the page's history ("New in version 3.0.18.", "Changed in version 3.2: ..."): no answer."""
+)  # the note with nothing after it: apparatus between a sentence and its sample
 ADMONITIONS = (
     "warning",
     "note",
