@@ -469,7 +469,7 @@ def test_a_bold_header_cell_is_no_heading() -> None:
     assert "| Lamp | Keeper Name |" in extract_text(Path("lamps.html"), page.encode()).text
 
 
-def test_a_list_item_that_names_a_setting_in_code_labels_its_description() -> None:
+def test_a_list_item_that_names_a_setting_in_code_keeps_the_name_with_its_description() -> None:
     # celery's daemonizing page quoted "*Available options*: User to run the worker as.": the setting's
     # name (a list item in code, its description in a block after it) was lost
     page = (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,10 +77,16 @@ def check_citations(
     return checked, result
 
 
+def _in_code(text: str) -> Callable[[int], bool]:
+    """Whether a position of the text is inside one of its code spans (the source's code, quoted as is)."""
+    spans = [m.span() for m in _CODE_SPAN.finditer(text)]
+    return lambda i: any(a <= i < b for a, b in spans)
+
+
 def _markers(text: str) -> list[re.Match[str]]:
     """The citation markers of a text: every [n] outside its code spans."""
-    spans = [m.span() for m in _CODE_SPAN.finditer(text)]
-    return [m for m in CITATION.finditer(text) if not any(a <= m.start() < b for a, b in spans)]
+    in_code = _in_code(text)
+    return [m for m in CITATION.finditer(text) if not in_code(m.start())]
 
 
 def markdown_text(quote: str) -> str:
@@ -87,9 +94,9 @@ def markdown_text(quote: str) -> str:
     ("*.example.net" would lose its wildcard), so it is escaped; and a bracketed number is not the report's
     citation (see _page_marks)."""
     quote = _page_marks(quote)
-    spans = [m.span() for m in _CODE_SPAN.finditer(quote)]
+    in_code = _in_code(quote)
     return "".join(
-        "\\*" if char == "*" and not any(a <= i < b for a, b in spans) and quote[i - 1 : i] != "\\" else char
+        "\\*" if char == "*" and not in_code(i) and quote[i - 1 : i] != "\\" else char
         for i, char in enumerate(quote)
     )
 
@@ -103,14 +110,10 @@ _INDEXED = re.compile(r"\[(\d{1,3})\]")
 def _page_marks(quote: str) -> str:
     """A quote without the page's footnote marks, which would read as citations of the report's sources
     (the footnote they point to is not quoted), and any other number in brackets escaped ("args\\[1\\]")."""
-    spans = [m.span() for m in _CODE_SPAN.finditer(quote)]
-
-    def outside(m: re.Match[str]) -> bool:
-        return not any(a <= m.start() < b for a, b in spans)
-
+    in_code = _in_code(quote)
     out, last = [], 0
-    found = [*_FOOTNOTE.finditer(quote), *_INDEXED.finditer(quote)]
-    for m in sorted(filter(outside, found), key=lambda m: m.start()):
+    found = [m for m in [*_FOOTNOTE.finditer(quote), *_INDEXED.finditer(quote)] if not in_code(m.start())]
+    for m in sorted(found, key=lambda m: m.start()):
         if m.start() < last:
             continue  # the number of a footnote mark already left out
         out.append(quote[last : m.start()])
