@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from deepresearch.engine.core import open_engine
+from deepresearch.search.health import nothing_found
 from deepresearch.store import EventRecord
 from peers import serve_app
 from peers.openai_server import format_kind
@@ -186,3 +187,16 @@ def test_without_any_network_the_default_provider_is_explained(tmp_path: Path) -
     assert lines.get("probe") == "[('duckduckgo', False)]", done.stdout + done.stderr
     assert "raw" in lines, done.stdout + done.stderr  # whatever ddgs says about DNS, in its own words
     assert lines["plain"].startswith("No web search provider is reachable from this server: duckduckgo")
+
+
+def test_a_round_that_found_nothing_says_why_in_plain_words() -> None:
+    # a new user's `run ... --corpus EMPTY` offline printed ddgs's raw DNS error three times and advised
+    # "Configure a search provider or a corpus" though a corpus was given
+    dns = "DDGSException: DNSError: error sending request for url (https://search.example/): dns error"
+    failures = [{"query": q, "round": 1, "failures": {"duckduckgo": dns}} for q in ("wick", "lamp wick")]
+    said = nothing_found(failures, corpus=True)
+    assert said.startswith("no search results at all: No web search provider is reachable from this server")
+    assert "The corpus held nothing that matched." in said and "DDGSException" not in said, said
+    assert "or a corpus" not in said
+    # nothing failed: every query returned nothing
+    assert "every query returned nothing" in nothing_found([], corpus=False)

@@ -37,6 +37,7 @@ from deepresearch.graph.schemas import (
 from deepresearch.graph.state import QueryTask, ReportState, SearchState
 from deepresearch.receipts.runtime import RunCancelled, StageError
 from deepresearch.search.corpus import CORPUS_SCHEME
+from deepresearch.search.health import nothing_found
 from deepresearch.store import DATABASE_UNAVAILABLE, LeaseLost
 from stages import get_stage
 from tools import ResearchContext
@@ -140,14 +141,8 @@ async def reduce_queries(state: SearchState, runtime: Runtime[ResearchContext]) 
     this_round = [r for r in state.get("search_results", []) if r.get("round") == round_no]
     if not state.get("search_results"):
         failures = [f for f in state.get("search_failures", []) if f.get("round") == round_no]
-        detail = (
-            "; ".join(f"{f['query']!r}: {f['failures']}" for f in failures) or "every query returned nothing"
-        )
-        raise StageError(
-            "search_web",
-            f"no search results at all ({detail}). Configure a search provider "
-            "or a corpus (see README) and resume the run.",
-        )
+        corpus = bool(state["options"].get("corpus_dir"))
+        raise StageError("search_web", nothing_found(failures, corpus=corpus))
     await write_json(
         runtime,
         state,

@@ -9,15 +9,19 @@ spending a paid query: any HTTP answer from the provider's host counts as reacha
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import httpx
 
 from config import Settings
 from deepresearch.search.providers import ADVERTISED_SETTINGS, PROVIDERS
 from deepresearch.web.tls import shared_ssl_context
+
+logger = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_SECONDS = 5.0
 UNREACHABLE_ADVICE = f"Configure {ADVERTISED_SETTINGS}, or research your documents only."
@@ -61,6 +65,22 @@ def explain_failures(failures: Mapping[str, str], query: str) -> FailureExplaine
         "or research your documents only.",
         detail,
     )
+
+
+def nothing_found(failures: Sequence[Mapping[str, Any]], *, corpus: bool) -> str:
+    """Why a search round found nothing, in plain words: the providers' failures explained as a failing
+    search is (explain_failures: "No web search provider is reachable ..."), their own
+    messages logged; a corpus that answered with nothing is said to have done so."""
+    merged = {name: text for f in failures for name, text in f["failures"].items()}
+    if not merged:
+        return (
+            "no search results at all (every query returned nothing). Configure a search provider or a "
+            "corpus (see README) and resume the run."
+        )
+    explained = explain_failures(merged, failures[0]["query"])
+    logger.info("no search results at all: %s", explained.detail)  # the events carry each failure too
+    held = " The corpus held nothing that matched." if corpus else ""
+    return f"no search results at all: {explained.message}{held} Resume the run once it is fixed."
 
 
 @dataclass(frozen=True, slots=True)
