@@ -186,6 +186,36 @@ def test_labels_remarks_and_list_definitions_under_a_term() -> None:
     units = _units(diagram)
     assert set(units) == {"Charts"}, units
     assert units["Charts"].startswith("Suppose somebody merges your branch into theirs"), units
+    # the rest of a sentence that goes on past a sample is no term: it would label the quotes after it
+    # ("*or an ssh URL*: For projects with few developers ..." in git's user manual, session 35)
+    for clause in (
+        "or an ssh URL:",
+        "or:",
+        "or, to list every chart:",
+        "you’ll get a list of all the charts:",
+        "where the chart will be treated as:",
+        "results in this line being added to the chart:",
+        "is the same as:",
+        "the charts can then be listed with:",
+    ):
+        going_on = (
+            f"Charts are read from the keeper's folder:\n\n$ chart read /keeper\n\n{clause}\n\n"
+            "$ chart read ssh://keeper/charts\n\nKeepers with few charts read them all at once.\n"
+        )
+        units = _units(going_on)
+        assert set(units) == {"Charts"}, (clause, units)
+    # a definition's "This form ..." points at its term, not at the page's subject ("*git-diff(1) Manual
+    # Page*: This form is to view the changes ..." in session 34's reports)
+    form = "chart read <keeper>:\n\nThis form reads every chart the keeper holds. It needs no network.\n"
+    units = _units(form)
+    assert units == {"chart read <keeper>": "This form reads every chart the keeper holds."}, units
+    # "the latter" stands for one of two things said before it: never quoted without them
+    latter = "$ chart read /keeper\n\nor:\n\n$ chart fetch\n\nWith the latter, you read all charts.\n"
+    assert _units(latter) == {}
+    # a command of an EXAMPLES list is the term its explanation is quoted under
+    assert _units("$ chart read /keeper:\n\nReads every chart kept in the keeper's folder.\n") == {
+        "$ chart read /keeper": "Reads every chart kept in the keeper's folder."
+    }
     items = "Routines:\n\n- store: Store charts on disk.\n\n- cache → Cache charts in memory.\n"
     units = _units(items)
     assert units == {"store": "Store charts on disk.", "cache": "Cache charts in memory."}, units

@@ -43,7 +43,8 @@ _CONNECTIVE = re.compile(
 _POINTS_BACK = re.compile(
     r"\b(?:the|this|that) above\b|\babove (?:example|code|snippet)s?\b|\b(?:example|code|snippet)s? above\b|"
     r"\b(?:previous|preceding) (?:example|snippet|paragraph|step|section)s?\b|"
-    r"\b(?:shown|described|mentioned|listed|explained|given) above\b",
+    r"\b(?:shown|described|mentioned|listed|explained|given) above\b|"
+    r"\bthe (?:former|latter)\b",  # "With the latter, you can use ...": one of two things said before
     re.IGNORECASE,
 )
 
@@ -207,6 +208,33 @@ def as_statement(intro: str) -> str:
 def announces(text: str) -> bool:
     """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
     return bool(FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
+
+
+def term_line(text: str) -> bool:
+    """A definition list's term as the extractor writes it ("--soft:", "git reset [<mode>]:"): short, ending
+    with a colon, not a sentence announcing what follows ("The order of merging is:"), nor a history diagram
+    flattened to a line ("o--o--O <-- origin ... <-- their branch:"): it would label the quotes after it. Nor
+    the rest of a sentence that goes on past a sample ("or:", "or an ssh URL:", "you'll get a list of all
+    existing branches:", "... is semantically equivalent to:"): a clause, not a name (git's user manual)."""
+    if _DIAGRAM.search(text) or _GOES_ON.match(text) or _ANNOUNCING_END.search(text):
+        return False
+    return (text.endswith(":") and len(text) <= 80 and not announces(text)) or (
+        text.endswith(":") and len(text.split()) <= 2
+    )
+
+
+_DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")  # an arrow, commits drawn with dashes: a diagram, no name
+# a clause's opening, lower-case: a conjunction going on from the sentence before the sample, a pronoun or
+# a verb with the subject left above ("results in this header being added to the response:")
+_GOES_ON = re.compile(
+    r"^(?:or|and|but|then|so|else|otherwise|where|which|whereas|while|you|you[’']\w+|we|we[’']\w+|it|they"
+    r"|is|are|was|were|results?|returns?|gives?|yields?|becomes?)\b[,:]?"
+)
+# a clause that stops on a word that takes what follows: "... treated as:", "... using:", "... equivalent to:"
+_ANNOUNCING_END = re.compile(
+    r"\s(?:as|to|using|with|by|via|from|of|into|like|than|the|a|an|is|are|follows|following|this|these)\s*:$",
+    re.IGNORECASE,
+)
 
 
 VERSION_NOTE = re.compile(r"^(?:New|Changed|Added) in version\b|^Version (?:added|changed)\b", re.IGNORECASE)

@@ -32,6 +32,7 @@ from deepresearch.extractive.leaning import (
     points_elsewhere,
     question_index,
     stands_alone,
+    term_line,
 )
 from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.text import (
@@ -138,9 +139,10 @@ class _Reader:
         quotable = _prose(sentence) or self._short_definition(sentence)
         if not quotable or FORWARD.search(sentence) or asks(sentence):
             return
-        if not previous and self.subject and points_at_subject(sentence):
-            # a section opening "This module implements ..." points at the page's subject: named as label
-            self.add(sentence, self.subject)
+        if not previous and (self.term or self.subject) and points_at_subject(sentence):
+            # a section opening "This module implements ..." points at the page's subject: named as label;
+            # a definition's "This form is to view ..." at its term (git-diff's synopsis forms)
+            self.add(sentence, self.term or self.subject)
             return
         if leans_back(sentence):
             # quoted with the sentences it leans on, back to one that names its subject (at most two)
@@ -275,7 +277,7 @@ class _Reader:
         if apparatus(text) and (self.intro or VERSION_NOTE.match(text)):
             self.aside = self.intro if not VERSION_NOTE.match(text) else self.aside
             return  # "Warning", "New in version 3.0.18.": the sample after it is still the intro's
-        if _term_line(text):
+        if term_line(text):
             self.term, self.previous = text.rstrip(":").strip(), ()
             return
         default = _DEFAULT_FIELD.match(text)
@@ -307,20 +309,6 @@ _NO_VALUE = re.compile(
 )
 # a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
 _TABLE_ROW = re.compile(r"^\|.*\|$")
-
-
-def _term_line(text: str) -> bool:
-    """A definition list's term as the extractor writes it ("--soft:", "git reset [<mode>]:"): short, ending
-    with a colon, not a sentence announcing what follows ("The order of merging is:"), nor a history diagram
-    flattened to a line ("o--o--O <-- origin ... <-- their branch:"): it would label the quotes after it."""
-    if _DIAGRAM.search(text):
-        return False
-    return (text.endswith(":") and len(text) <= 80 and not announces(text)) or (
-        text.endswith(":") and len(text.split()) <= 2
-    )
-
-
-_DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")  # an arrow, commits drawn with dashes: a diagram, no name
 
 
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
