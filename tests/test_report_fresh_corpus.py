@@ -135,6 +135,13 @@ def test_this_option_at_an_entrys_start_is_labelled_with_the_entry() -> None:
     # a section in words still points "This module ..." at the page's subject
     passage = "## Basics\n\nThis module implements the lamp protocol for all keepers of the tower.\n"
     assert quotes(passage, 1, ("lamp module", "Basics"))[0].section == "lamp module"
+    # ... but "This option ..." in a passage cut past the option's name names no option: not the page's
+    # ("*git-cherry-pick(1) Manual Page*: This option determines how the commit message ...", session 35)
+    passage = "## OPTIONS\n\nThis option decides how the wick is trimmed before the lamp is lit.\n"
+    assert quotes(passage, 1, ("trim(1) Manual Page", "OPTIONS")) == []
+    # ... and under a section named after one entry, it is that entry's
+    passage = "## wick_length\n\nThis setting decides how the wick is trimmed before the lamp is lit.\n"
+    assert [u.section for u in quotes(passage, 1, ("Lamp settings", "wick_length"))] == ["wick_length"]
 
 
 def test_read_first_names_the_section_of_the_strongest_quote_not_the_pages_title() -> None:

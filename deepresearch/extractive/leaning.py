@@ -157,6 +157,28 @@ def points_at_subject(sentence: str) -> bool:
     return not verb and bool(re.fullmatch(r"[a-z][a-z-]*", second))
 
 
+def names_an_entry(sentence: str) -> bool:
+    """ "This option ...", "This attribute ...": a demonstrative before one of a page's many entries, which
+    names the entry above it, never the page (git-cherry-pick(1)'s "This option determines how the commit
+    message will be cleaned up" is about --cleanup, in a passage that opens past the option's name)."""
+    words = sentence.lower().split()
+    return len(words) > 1 and words[0] in ("this", "these") and words[1].strip(",").rstrip("s") in _ENTRIES
+
+
+def entry_name(label: str) -> bool:
+    """A section label that names one entry - an identifier ("broker_url", "tar.umask", "--cleanup",
+    "KeepAlive"), not a list's heading ("OPTIONS", "Options", "Configuration variables")."""
+    return bool(_IDENTIFIER.fullmatch(label)) and bool(re.search(r"[_.=<-]|[a-z][A-Z]", label))
+
+
+_IDENTIFIER = re.compile(r"[\w.<>=\[\]-]+")
+_ENTRIES = frozenset(
+    ("option", "attribute", "setting", "variable", "parameter", "field", "flag", "value", "form", "list",
+     "entry", "key", "hook", "transport", "argument", "macro", "keyword", "switch", "property", "element",
+     "mode", "header", "column")
+)  # fmt: skip
+
+
 # a sentence that announces what follows ("The order of merging is:", "... as follows:")
 # ... and "The following are platforms on which BIND runs.", "... is summarized in the following list."
 FORWARD = re.compile(

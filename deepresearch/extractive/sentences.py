@@ -25,7 +25,9 @@ from deepresearch.extractive.leaning import (
     as_statement,
     asks,
     dangles,
+    entry_name,
     leans_back,
+    names_an_entry,
     navigation,
     no_sample,
     points_at_subject,
@@ -139,10 +141,14 @@ class _Reader:
         quotable = _prose(sentence) or self._short_definition(sentence)
         if not quotable or FORWARD.search(sentence) or asks(sentence):
             return
-        if not previous and (self.term or self.subject) and points_at_subject(sentence):
+        # "This option ...": the entry its section is named after, never the page
+        subject = self.subject
+        if names_an_entry(sentence) and subject != self.label:  # (an entry's heading is its subject)
+            subject = self.label if entry_name(self.label) else ""
+        if not previous and (self.term or subject) and points_at_subject(sentence):
             # a section opening "This module implements ..." points at the page's subject: named as label;
             # a definition's "This form is to view ..." at its term (git-diff's synopsis forms)
-            self.add(sentence, self.term or self.subject)
+            self.add(sentence, self.term or subject)
             return
         if leans_back(sentence):
             # quoted with the sentences it leans on, back to one that names its subject (at most two)
