@@ -142,6 +142,9 @@ def test_this_option_at_an_entrys_start_is_labelled_with_the_entry() -> None:
     # ... and under a section named after one entry, it is that entry's
     passage = "## wick_length\n\nThis setting decides how the wick is trimmed before the lamp is lit.\n"
     assert [u.section for u in quotes(passage, 1, ("Lamp settings", "wick_length"))] == ["wick_length"]
+    # (gitattributes(5)'s "eol": "This attribute sets a specific line-ending style ...")
+    passage = "#### eol\n\nThis attribute decides how the wick is trimmed before the lamp is lit.\n"
+    assert [u.section for u in quotes(passage, 1, ("Lamp attributes", "EFFECTS", "eol"))] == ["eol"]
 
 
 def test_read_first_names_the_section_of_the_strongest_quote_not_the_pages_title() -> None:

@@ -167,8 +167,9 @@ def names_an_entry(sentence: str) -> bool:
 
 def entry_name(label: str) -> bool:
     """A section label that names one entry - an identifier ("broker_url", "tar.umask", "--cleanup",
-    "KeepAlive"), not a list's heading ("OPTIONS", "Options", "Configuration variables")."""
-    return bool(_IDENTIFIER.fullmatch(label)) and bool(re.search(r"[_.=<-]|[a-z][A-Z]", label))
+    "KeepAlive", gitattributes' "eol"), not a list's heading ("OPTIONS", "Options", "Setting variables")."""
+    named = label[:1].islower() or re.search(r"[_.=<-]|[a-z][A-Z]", label)
+    return bool(_IDENTIFIER.fullmatch(label)) and bool(named)
 
 
 _IDENTIFIER = re.compile(r"[\w.<>=\[\]-]+")
