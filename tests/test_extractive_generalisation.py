@@ -413,7 +413,7 @@ def test_the_risks_section_points_at_a_risk_quoted_above_instead_of_saying_none(
     assert "The remaining risk of a dark night" in above
     # the fact reviewer quoted a stated risk: "no fetched passage states a warning" would be false
     assert NO_RISKS not in rest
-    assert "None found beyond what is quoted under" in rest and "\u201cSummary\u201d" in rest, rest
+    assert "None listed beyond what is quoted under" in rest and "\u201cSummary\u201d" in rest, rest
 
 
 def test_an_it_or_there_that_stands_for_what_follows_opens_a_quote_of_its_own() -> None:

@@ -55,12 +55,13 @@ QUOTED_ABOVE = "Its answers are quoted above."
 NOT_ANSWERED = "The passages read for it quote no answer to it."
 READ_ABOVE = "What the passages read for it say is quoted above."
 NO_RISKS = (
-    "- None found: the extractive checks, which look for a fixed list of warning words, found no warning, "
-    "danger or conflicting claim in the fetched passages on these sub-questions."
+    "- None listed: no quote on these sub-questions holds one of the warning words the extractive checks "
+    "look for (warning, danger, must not, never, insecure, lost, corrupt, conflict, deprecated ...); a limit "
+    "stated in other words may still be quoted above."
 )
 NO_OTHER_RISKS = (
-    "- None found beyond what is quoted under {} above: the extractive checks, which look for a fixed list "
-    "of warning words, found no other warning, danger or conflicting claim."
+    "- None listed beyond what is quoted under {} above: no other quote holds one of the warning words the "
+    "extractive checks look for; a limit stated in other words may still be quoted above."
 )
 """Said instead of NO_RISKS when a limits sub-question quoted stated limits, or a quote above states a risk
 (RISK): "none found" alone would read as if the findings held no limit or warning at all."""
