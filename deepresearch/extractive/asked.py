@@ -259,6 +259,9 @@ def parallel(clause: str, before: str) -> str:
     return clause
 
 
+_UNDERGOES = re.compile(r"^[^,;.?!]*?\b(?:gets?|getting|got)\s+(?:[a-z]+ed|cut|hit|shut|stuck)\b", re.I)
+
+
 def from_scene(clause: str, statements: list[str]) -> str:
     """ "it" and "them" in the first question, resolved to a statement's subject and its plural noun."""
     phrases = [p for statement in statements for p in noun_phrases(statement)]
@@ -273,6 +276,10 @@ def from_scene(clause: str, statements: list[str]) -> str:
     plural = next(
         (p for p in phrases if p.role != "subject" and (p.items or (p.plural and not p.head.isupper()))), None
     )
+    # "My server keeps getting flooded with bounces ...; how do I stop it?": a subject something is done to is
+    # not what "it" stands for - the happening is
+    if subject is not None and any(_UNDERGOES.search(st.partition(subject.text)[2]) for st in statements):
+        subject = None
     if subject is not None and re.search(r"\bit\b", clause, re.IGNORECASE):
         clause = re.sub(r"\bit\b", _lower_possessive(subject.text), clause, count=1, flags=re.IGNORECASE)
     if plural is not None:

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 
 from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
 from deepresearch.extractive.text import content_tokens
-from deepresearch.extractive.verbclues import chained_verbs, closing_verb, placed_verbs
+from deepresearch.extractive.verbclues import chained_verbs, closing_verb, passing_times, placed_verbs
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
     ARTICLES,
     AUX_BE,
     AUX_DO,
     AUX_HAVE,
+    BE_CONTRACTED,
     CLOSES,
     COMPARATIVES,
     CONJUNCTIONS,
@@ -47,11 +48,8 @@ from deepresearch.extractive.wordclasses import (
     RELATION_NOUNS,
     SUBJECT_PRONOUNS,
     SUBORDINATORS,
-    TIME_OPENERS,
-    TIME_UNITS,
     VERSUS,
     WH,
-    WHEN_WORDS,
     lowered,
     manner_adverb,
     named_am,
@@ -116,28 +114,6 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
     return word not in CLOSES
 
 
-def _times(words: list[str]) -> set[int]:
-    """Where the clause says when in passing: "We sold the boat last year", "I deleted a branch yesterday" -
-    no word of a noun phrase. Not "the last commit", "in the last month" (a determiner before the opener),
-    "the next day delivery option" (a word of the phrase after the unit), nor "the Today show" (a name)."""
-    lower = lowered(words)
-    found = {i for i, word in enumerate(words) if word in WHEN_WORDS}
-    for i in range(len(words) - 1):
-        before = lower[i - 1] if i else ""
-        end = i + 1  # "every Monday morning": the units after the opener
-        while end < len(words) and lower[end] in TIME_UNITS:
-            end += 1
-        after = lower[end] if end < len(words) else ""
-        passing = lower[i] in TIME_OPENERS and end > i + 1
-        if (
-            passing
-            and before not in DETERMINERS | POSSESSIVES
-            and (not after or after in FUNCTION_WORDS | CLOSES)
-        ):
-            found |= set(range(i, end))
-    return found
-
-
 def _run(words: list[str], start: int, content: list[bool]) -> tuple[list[int], int]:
     """The content words from ``start`` on (through a coordination's commas and "and"), and where it ends."""
     run: list[int] = []
@@ -160,7 +136,7 @@ def _verbs(words: list[str]) -> set[int]:
     guessed: dict[int, int] = {}  # a verb taken as the last word of the run after "does", and where it ends
     opening = -1  # the verb taken after the question's opening auxiliary ("What does X ...")
     lower = lowered(words)
-    times = _times(words)
+    times = passing_times(words)
     content = [
         _is_content(w, words[i + 1] if i + 1 < len(words) else "", words[i - 1] if i else "")
         and i not in times
@@ -302,7 +278,12 @@ def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: in
         # "my query doesn't seem", "git rm can remove": the subject stands before it (not in "Which files
         # does git track?", where the subject follows)
         found.add(after)
-    if lower[i] in AUX_BE and i > 0 and progressive and words[after + 1] not in CLOSES:
+    if (
+        lower[i] in AUX_BE
+        and (i > 0 or lower[i] in BE_CONTRACTED)
+        and progressive
+        and words[after + 1] not in CLOSES
+    ):
         found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PARTICLES:
         ends = nxt + 1 == len(words) or lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES | CLOSES
@@ -368,7 +349,7 @@ def noun_phrases(clause: str) -> list[Phrase]:
     words = tokens(clause)
     lower = lowered(words)
     verbs = _verbs(words)
-    stops = verbs | _times(words)  # no word of a phrase: a verb, or when something was done
+    stops = verbs | passing_times(words)  # no word of a phrase: a verb, or when something was done
     phrases: list[Phrase] = []
     context, carried = "subject", ""
     subordinate = False

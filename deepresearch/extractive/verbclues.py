@@ -14,6 +14,7 @@ from deepresearch.extractive.wordclasses import (
     COMPARATIVES,
     CONJUNCTIONS,
     DETERMINERS,
+    FUNCTION_WORDS,
     NUMBERS,
     OBJECT_PRONOUNS,
     PARTICIPLES,
@@ -23,9 +24,14 @@ from deepresearch.extractive.wordclasses import (
     PRONOUNS,
     SUBJECT_PRONOUNS,
     SUBORDINATORS,
+    TIME_OPENERS,
+    TIME_UNITS,
+    WH,
+    WHEN_WORDS,
+    lowered,
 )
 
-__all__ = ["chained_verbs", "closing_verb", "placed_verbs"]
+__all__ = ["chained_verbs", "closing_verb", "passing_times", "placed_verbs"]
 
 _NEXT_CLAUSE = frozenset(("and", "or", "but", "what", "how", "why", "when", "where", "which", "who"))
 _WHEN_WORDS = frozenset(
@@ -43,6 +49,7 @@ _NOT_GERUNDS = frozenset(
     ("string", "thing", "something", "nothing", "anything", "everything", "spring", "ring")
 )
 _LINKING = frozenset(("get", "gets", "got", "become", "becomes", "stay", "stays", "remain", "remains"))
+_CATENATIVE_S = frozenset(("keeps", "stops", "starts", "avoids", "quits", "finishes"))
 _MANNER = frozenset(("fine", "well", "ok", "okay", "smoothly", "properly", "correctly", "slowly", "normally"))
 
 
@@ -95,9 +102,15 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     takes = lower[i] == "using" or lower[i - 1] in _CATENATIVE_PAST or following in _TAKEN | {""}
     if catenative and takes and lower[i] not in _NOT_GERUNDS:
         found.add(i)
+    # "My server keeps getting flooded", "the queue keeps growing": a verb in -s after its subject, then the
+    # verb in -ing it takes (not "keeps" as a noun)
+    gerund = following.endswith("ing") and following not in _NOT_GERUNDS
+    if i > 0 and content[i - 1] and lower[i] in _CATENATIVE_S and gerund:
+        found |= {i, nxt}
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:
-        found |= {i, nxt} if not then or then in CLOSES | CONJUNCTIONS | SUBORDINATORS else set()
+        # ... or before a question word (the tokens drop a dash: "mail drains slowly — how do I ...")
+        found |= {i, nxt} if not then or then in CLOSES | CONJUNCTIONS | SUBORDINATORS | WH else set()
     return found
 
 
@@ -157,3 +170,25 @@ def closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set
         lower[k] in PREPOSITIONS for k in range(3, last)
     )
     return {last} if plain and through and content[last] and content[last - 1] else set()
+
+
+def passing_times(words: list[str]) -> set[int]:
+    """Where the clause says when in passing: "We sold the boat last year", "I deleted a branch yesterday" -
+    no word of a noun phrase. Not "the last commit", "in the last month" (a determiner before the opener),
+    "the next day delivery option" (a word of the phrase after the unit), nor "the Today show" (a name)."""
+    lower = lowered(words)
+    found = {i for i, word in enumerate(words) if word in WHEN_WORDS}
+    for i in range(len(words) - 1):
+        before = lower[i - 1] if i else ""
+        end = i + 1  # "every Monday morning": the units after the opener
+        while end < len(words) and lower[end] in TIME_UNITS:
+            end += 1
+        after = lower[end] if end < len(words) else ""
+        passing = lower[i] in TIME_OPENERS and end > i + 1
+        if (
+            passing
+            and before not in DETERMINERS | POSSESSIVES
+            and (not after or after in FUNCTION_WORDS | CLOSES)
+        ):
+            found |= set(range(i, end))
+    return found

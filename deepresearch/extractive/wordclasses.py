@@ -24,7 +24,8 @@ def _negated(words: str) -> frozenset[str]:
 AUX_DO = _set("do does did can could should would will may might must shall cannot") | _negated(
     "do does did ca could should would wo might must"
 )
-AUX_BE = _set("is are was were be been being am") | _negated("is are was were")
+BE_CONTRACTED = _set("i'm you're we're they're") | _set("i’m you’re we’re they’re")  # "I'm running ..."
+AUX_BE = _set("is are was were be been being am") | _negated("is are was were") | BE_CONTRACTED
 AUX_HAVE = _set("has have had") | _negated("has have had")
 SUBJECT_PRONOUNS = _set("i you we they he she it nobody somebody someone anyone everyone nothing something")
 PRONOUNS = (
@@ -43,7 +44,7 @@ SUBORDINATORS = _set("when while if whether because although though unless until
 ADVERBS = _set(
     "not n't never still really actually too very also just only even ever always already yet then there "
     "here now again together usually often sometimes automatically anymore more most less least wrong right "
-    "instead so"
+    "instead so rather"
 )
 NOUNS_LY = _set("family assembly supply reply anomaly rally ally butterfly monopoly italy jelly belly bully")
 # verbs that end in -ly: "I apply patches", "I rely on it" (no manner adverb)
@@ -61,7 +62,7 @@ QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple", 
 # is what is asked about
 QUANTITY_NOUNS = _set(
     "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty hour hours "
-    "day days week weeks month months year years"
+    "day days week weeks month months year years minute minutes second seconds"
 )
 ARTICLES = _set("a an the")
 RELATING = ("compar", "differ", "relat", "interact", "correspond")  # verbs of "how does X ... to Y"
