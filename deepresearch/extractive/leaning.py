@@ -44,7 +44,8 @@ _POINTS_BACK = re.compile(
     r"\b(?:the|this|that) above\b|\babove (?:example|code|snippet)s?\b|\b(?:example|code|snippet)s? above\b|"
     r"\b(?:previous|preceding) (?:example|snippet|paragraph|step|section)s?\b|"
     r"\b(?:shown|described|mentioned|listed|explained|given) above\b|"
-    r"\bthe (?:former|latter)\b",  # "With the latter, you can use ...": one of two things said before
+    r"\bthe (?:former|latter)\b|"  # "With the latter, you can use ...": one of two things said before
+    r"^Lines? \d+(?:\s*(?:-|–|,|and|to)\s*\d+)*:",  # "Line 5: Do not accept mail ...": a sample's line
     re.IGNORECASE,
 )
 

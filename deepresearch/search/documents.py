@@ -18,6 +18,7 @@ from bs4 import Tag
 from deepresearch.cpu import CpuPool
 from deepresearch.extractive.text import DEFINITION_LEVEL, heading_passages
 from deepresearch.search.markdown import unwrap
+from deepresearch.search.preformatted import prose_text
 from deepresearch.web.extract import soup_of
 
 __all__ = [
@@ -179,9 +180,11 @@ def _markdown_title(text: str) -> str:
 # Sphinx, MkDocs and most CMS themes wrap the article in one of these; the rest is navigation
 _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
+# ... and a menu shown only on a click (HAProxy's keyword menus: "bindThis keyword is available in sections
+# :Log forwarding..." glued into the sentence that names the keyword), or content the page hides
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist]"
+    "[role=tablist], .dropdown-menu, [hidden]"
 )
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
@@ -213,6 +216,10 @@ def _from_html(data: bytes) -> tuple[str, str]:
     for br in root.find_all("br"):
         br.replace_with("\n")
     for pre in root.find_all("pre"):
+        prose = prose_text(pre.get_text())  # a manual page or a manual set in <pre>: its paragraphs
+        if prose is not None:
+            pre.replace_with(f"\n\n{prose}\n\n")
+            continue
         # a code sample is one line; a comment at its start must not read as a Markdown heading
         code = " ".join(pre.get_text().split())
         pre.replace_with(f"\n\n\\{code}\n\n" if code.startswith("#") else f"\n\n{code}\n\n")

@@ -1,0 +1,107 @@
+"""Prose that a page sets in ``<pre>``: a manual page rendered by nroff (Postfix's smtpd.8.html: one block,
+headings in capitals at the margin, paragraphs hard-wrapped and hyphenated at the line ends), or a whole
+manual kept as plain text (HAProxy's configuration.html and intro.html: paragraphs and "- " list items
+wrapped at 80 columns). A code sample is one line of the page's text (search/documents.py); such a block
+flattened the same way read as one paragraph - "recipi- ent", "CONFIGURATION PARAMETERS Changes to
+main.cf ...", a list of claims under one citation. This gives it back its headings, paragraphs and list
+items, and leaves every other block (a sample, a configuration file, a session) to the caller."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["prose_text"]
+
+PROSE_SHARE = 0.5
+"""A block is prose when at least this share of its non-blank lines are lines of prose..."""
+CODE_SHARE = 0.1
+"""... and at most this share look like code (a comment, an assignment, a prompt, braces)."""
+MIN_PROSE_LINES = 4
+
+_HEADING = re.compile(r"^[A-Z][A-Z0-9 ,()/&'.-]{2,60}$")  # "SECURITY", "CONFIGURATION PARAMETERS"
+_ITEM = re.compile(r"^(\s*)[-*o+] +(?=\S)")  # "  - a TCP proxy : it can accept ..."
+# a comment, a prompt, an operator, a call (not a manual page's "cleanup(8)"), a line ending on ";" or "{"
+_CODE = re.compile(
+    r"^\s*(?:#|//|/\*|--|;|\$ |% |>|<|\w+>|=>)|[{}=<>|\\\[\]→]|--|->|::|\w\((?!\d\w*\))"
+    r"|[;({]\s*$|^\s*\S+\s*:\s*$"
+)
+_MAN_HEADER = re.compile(r"^\s*(\S+\(\d\w*\))\s+.*\1\s*$")
+_PLAIN = re.compile(r"[(\"'“]?[A-Za-z]?[a-z'’-]+[,.;:!?)\"'”]*")  # "wrapped", "Postfix", "(see", "it's"
+
+
+def _prose_line(line: str) -> bool:
+    """Words, mostly lower-case ones, and little else: not an identifier, a column, a call."""
+    words = line.split()
+    plain = [w for w in words if _PLAIN.fullmatch(w)]
+    letters = sum(ch.isalpha() or ch.isspace() for ch in line.strip())
+    return len(words) >= 6 and letters >= 0.85 * len(line.strip()) and len(plain) >= 0.7 * len(words)
+
+
+def prose_text(block: str) -> str | None:
+    """The block as Markdown-like text - "## HEADING" lines, paragraphs, "- item" lines, separated by blank
+    lines - or None when it is no prose (most lines short or code: a sample stays the caller's)."""
+    lines = block.expandtabs().split("\n")
+    filled = [line for line in lines if line.strip()]
+    if not filled:
+        return None
+    prose = sum(_prose_line(line) for line in filled)
+    code = sum(bool(_CODE.search(line)) for line in filled)
+    # a manual page says so in its first line ("SMTPD(8)   SMTPD(8)"); its lists of parameters are short lines
+    manual = bool(_MAN_HEADER.match(filled[0])) and any(line.strip() == "NAME" for line in filled[:4])
+    if prose < MIN_PROSE_LINES or (prose < PROSE_SHARE * len(filled) and not manual):
+        return None
+    if code > CODE_SHARE * len(filled):
+        return None
+    out: list[str] = []
+    paragraph: list[str] = []
+
+    def flush() -> None:
+        if paragraph:
+            out.append(_joined(paragraph))
+            paragraph.clear()
+
+    for i, line in enumerate(lines):
+        if not line.strip() or _MAN_HEADER.match(line):  # "SMTPD(8)  SMTPD(8)" names the page again
+            flush()
+        elif not line[:1].isspace() and _HEADING.match(line.rstrip()):
+            flush()
+            out.append(f"## {line.strip()}")
+        elif _term(line, lines[i + 1] if i + 1 < len(lines) else ""):
+            flush()  # "symrefs" over its indented description: a definition's term, as documents.py has one
+            out.append(f"{line.strip()}:")
+        else:
+            if _ITEM.match(line):  # a list item starts a paragraph of its own
+                flush()
+            paragraph.append(line)
+    flush()
+    return "\n\n".join(out)
+
+
+def _term(line: str, following: str) -> bool:
+    """A short name alone on its line, its description indented deeper on the next ("symrefs" then "    In
+    addition to the object pointed by it, ...")."""
+    words = line.split()
+    indent = len(line) - len(line.lstrip())
+    deeper = len(following) - len(following.lstrip()) > indent and bool(following.strip())
+    return (
+        0 < len(words) <= 4
+        and deeper
+        and not line.rstrip().endswith((".", ",", ":", ";"))
+        and not _ITEM.match(line)
+    )
+
+
+def _joined(lines: list[str]) -> str:
+    """A hard-wrapped paragraph on one line: a word hyphenated at the line's end joined again ("recipi-" and
+    "ent"), an item's marker written as "- "."""
+    text = ""
+    for raw in lines:
+        line = " ".join(raw.split())
+        if not text:
+            item = _ITEM.match(raw)
+            text = f"- {raw[item.end() :].strip()}" if item else line
+        elif re.search(r"[a-z]-$", text) and line[:1].islower():
+            text = text[:-1] + line
+        else:
+            text = f"{text} {line}"
+    return " ".join(text.split())

@@ -1,0 +1,112 @@
+"""Prose a page sets in <pre> (search/preformatted.py): a manual page rendered by nroff and a manual kept
+as plain text are read as headings, paragraphs, terms and list items; a code sample stays one line. The
+shapes are those of postfix-doc's smtpd.8.html and haproxy-doc's intro.html (session 35), on words of our
+own; and a click-only menu (haproxy's keyword menus) is no text of the page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from deepresearch.extractive.sentences import quotes
+from deepresearch.search.documents import extract_text
+from deepresearch.search.preformatted import prose_text
+
+MANUAL_PAGE = """LAMPD(8)                                                              LAMPD(8)
+
+NAME
+       lampd - the lighthouse lamp daemon
+
+DESCRIPTION
+       The lamp daemon lights the lamp at dusk and trims the wick when the
+       flame smokes.  It runs as the keeper and is started by the tower's
+       master(8)  process  manager,  which  restarts it whenever it exits
+       with a recipi-
+       ent of the last log message named in the configura-
+       tion file.
+
+SECURITY
+       The lamp daemon is moderately security-sensitive.  It talks to the
+       fog horn and to the weather station over the tower's own network.
+
+CONFIGURATION PARAMETERS
+       wick_length (12)
+              The length of the wick that the daemon trims to, in milli-
+              metres, every time the flame smokes in the night.
+"""
+
+
+def _html(body: str) -> bytes:
+    return f"<html><head><title>page</title></head><body><main>{body}</main></body></html>".encode()
+
+
+def test_a_manual_page_in_pre_reads_as_headings_paragraphs_and_terms() -> None:
+    text = prose_text(MANUAL_PAGE)
+    assert text is not None
+    # a manual page's lists of names are short lines: it is read as prose still
+    listed = (
+        MANUAL_PAGE + "\nSEE ALSO\n" + "".join(f"       lamp{n}(8), the lamp part {n}\n" for n in range(12))
+    )
+    assert "## SEE ALSO" in (prose_text(listed) or "")
+    page = extract_text(Path("lampd.8.html"), _html(f"<pre>{MANUAL_PAGE}</pre>")).text
+    assert page.startswith("## NAME\n\nlampd - the lighthouse lamp daemon\n\n## DESCRIPTION"), page
+    blocks = text.split("\n\n")
+    assert "LAMPD(8)" not in text  # the page's header line names the page again
+    assert blocks[:3] == ["## NAME", "lampd - the lighthouse lamp daemon", "## DESCRIPTION"], blocks
+    assert blocks[3].startswith(
+        "The lamp daemon lights the lamp at dusk and trims the wick when the flame smokes."
+    )
+    # a word hyphenated at a line's end is one word again
+    assert "with a recipient of the last log message named in the configuration file." in blocks[3]
+    assert "## SECURITY" in blocks and "## CONFIGURATION PARAMETERS" in blocks
+    assert "wick_length (12):" in blocks  # a parameter over its indented description is its term
+    assert "The length of the wick that the daemon trims to, in millimetres, every time" in text
+    # ... so that the report labels the description with the parameter
+    passage = "\n\n".join(blocks[blocks.index("## CONFIGURATION PARAMETERS") :])
+    units = quotes(passage, 1, ("lampd", "CONFIGURATION PARAMETERS"))
+    assert [u.section for u in units] == ["wick_length (12)"], units
+
+
+def test_a_manual_kept_as_text_in_pre_reads_as_paragraphs_and_list_items() -> None:
+    block = (
+        "The lighthouse is :\n\n"
+        "  - a lamp holder : it can hold a lamp of any size and keep it lit through\n"
+        "    the night, whatever the wind does to the tower and its windows.\n"
+        "  - a fog signal : it sounds the horn every thirty seconds when the keeper\n"
+        "    cannot see the next buoy from the gallery of the tower.\n\n"
+        "The keeper trims the wick at dusk and lights the lamp when the sun has\n"
+        "gone down behind the hill on the far side of the bay.\n"
+    )
+    blocks = (prose_text(block) or "").split("\n\n")
+    assert blocks[0] == "The lighthouse is :"
+    assert blocks[1].startswith("- a lamp holder : it can hold a lamp") and blocks[1].endswith("its windows.")
+    assert blocks[2].startswith("- a fog signal :")
+    assert blocks[3].startswith("The keeper trims the wick at dusk and lights the lamp when the sun has gone")
+
+
+def test_a_code_sample_in_pre_stays_one_line() -> None:
+    commented = "".join(
+        f"# the keeper trims the wick of lamp number {n} at dusk every night\n" for n in "12345"
+    )
+    samples = [
+        commented + "wick_length = 12\n",  # comments read as prose, but every line is code
+        "1 /etc/lamp/main.cf:\n2     wick_length = 12\n3     keeper = $tower\n",
+        "CREATE TABLE lamp(\n  wick   TEXT,    -- the wick's kind, as the keeper names it\n  oil    INT\n);",
+        "# light the lamp at dusk and trim the wick every night of the year\nlampd --light --trim\n",
+        "sqlite> SELECT wick FROM lamp WHERE the keeper says so;\nwick one two three\n",
+    ]
+    for sample in samples:
+        assert prose_text(sample) is None, sample
+        page = extract_text(Path("p.html"), _html(f"<p>The lamp's setup:</p><pre>{sample}</pre>")).text
+        assert " ".join(sample.split()) in page.replace("\\#", "#"), page
+
+
+def test_a_menu_shown_only_on_a_click_is_no_text_of_the_page() -> None:
+    # haproxy-doc: "The "bindThis keyword is available in sections :Log forwarding..." keyword supports ..."
+    body = (
+        '<p>The "<span class="dropdown"><a class="dropdown-toggle" href="#">wick<span></span></a>'
+        '<ul class="dropdown-menu"><li class="dropdown-header">This keyword is available in sections :</li>'
+        '<li><a href="#a">Lamp options</a></li></ul></span>" keyword trims the lamp.</p>'
+        "<p hidden>A note the page does not show.</p>"
+    )
+    text = extract_text(Path("p.html"), _html(body)).text
+    assert text == 'The "wick" keyword trims the lamp.', text
