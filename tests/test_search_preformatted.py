@@ -110,3 +110,23 @@ def test_a_menu_shown_only_on_a_click_is_no_text_of_the_page() -> None:
     )
     text = extract_text(Path("p.html"), _html(body)).text
     assert text == 'The "wick" keyword trims the lamp.', text
+
+
+def test_a_keyword_entry_marked_by_its_class_heads_its_description() -> None:
+    # haproxy-doc: a thousand keywords under one heading of the configuration manual, each a
+    # <div class="keyword">; each is a section of its own now, its description labelled with its name
+    body = (
+        "<h2>4.2. Keywords</h2>"
+        '<div class="keyword"><b><a class="anchor" name="wick"></a><a href="#4-wick">wick</a></b> '
+        '<span style="color: #080">&lt;length&gt;</span></div>'
+        "<pre>Trims the wick of the lamp to the given length before it is lit at dusk,\n"
+        "whatever the keeper has set for the other lamps of the tower and the bay.\n"
+        "The length is given in millimetres and may not exceed the lamp's own height.\n"
+        "Lamps without a wick ignore this keyword and keep burning as they were.\n</pre>"
+    )
+    text = extract_text(Path("lamp.html"), _html(body)).text
+    assert "###### wick <length>\n\nTrims the wick of the lamp" in text, text
+    units = quotes(
+        text.split("###### wick <length>\n\n", 1)[1], 1, ("Lamp", "4.2. Keywords", "wick <length>")
+    )
+    assert units[0].section == "wick <length>" and units[0].text.startswith("Trims the wick"), units

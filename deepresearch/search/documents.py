@@ -189,6 +189,10 @@ _CHROME = (
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
 _HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
+# a reference's entries that a generator marks with a class of their own, not as headings nor terms:
+# haproxy-dconv's keywords ("<div class="keyword"><b>balance</b> <algorithm></div>"), a thousand of them
+# under one heading of HAProxy's configuration manual
+_ENTRY_HEADINGS = "div.keyword"
 
 
 def _from_html(data: bytes) -> tuple[str, str]:
@@ -223,6 +227,10 @@ def _from_html(data: bytes) -> tuple[str, str]:
         # a code sample is one line; a comment at its start must not read as a Markdown heading
         code = " ".join(pre.get_text().split())
         pre.replace_with(f"\n\n\\{code}\n\n" if code.startswith("#") else f"\n\n{code}\n\n")
+    for entry in root.select(_ENTRY_HEADINGS):
+        # an entry's name and its arguments head its description, as an API entry's signature does
+        text = " ".join(entry.get_text(" ").split())
+        entry.replace_with(f"\n\n{'#' * DEFINITION_LEVEL} {text}\n\n" if text else "")
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
         if level is None:
