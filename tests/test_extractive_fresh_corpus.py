@@ -188,6 +188,8 @@ def test_a_code_sample_is_shown_as_the_page_shows_it() -> None:
         "Because of this, the oldest lamp of the tower is kept.",
         "Another possible reason is that the wicks do not have the same length.",
         "E.g. a wick of two inches burns through the night.",
+        # haproxy-doc (session 35): "Currently, these protocols are proxy-protocol and SSL."
+        "Currently, these lamps are the oil lamp and the gas lamp.",
     ],
 )
 def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str) -> None:
@@ -198,6 +200,7 @@ def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str
     "sentence",
     [
         "To use this option, set the length of the wick in inches.",  # the option its term names
+        "By default, this option is off for the lamps of a new tower.",
         "In this module, every lamp is lit at dusk.",
         "In addition to the lamps set in the log, the keeper lights a lantern.",  # no connective
         "You can use the lantern to trim the wick at night.",

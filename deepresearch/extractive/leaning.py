@@ -121,7 +121,8 @@ _OWN_THING = (
 _EARLY_REFERENCE = re.compile(
     r"^\W*(?:to|(?:you|we|one)\s+(?:can|could|may|might|should|must|will|would)(?:\s+(?:also|then|just|simply))?)"
     rf"\s+[a-z]+\s+(?:it|them|this|that|these|those)\b{_OWN_THING}"
-    r"|^\W*(?:[A-Za-z]+\s+){0,3}[A-Za-z]+,\s+(?:this|that|these|those|they)\s+(?:is|are|was|were|can|could|"
+    rf"|^\W*(?:[A-Za-z]+\s+){{0,3}}[A-Za-z]+,\s+(?:(?:this|that|these|those)(?:{_OWN_THING}\s+[a-z]+)?|they)\s+"
+    r"(?:is|are|was|were|can|could|"
     r"will|would|may|might|must|should|has|have|had|does|do|did|means|makes|allows|lets|works|happens)\b",
     re.IGNORECASE,
 )
