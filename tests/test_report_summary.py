@@ -8,9 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from deepresearch.report.digest import (
+    CORROBORATE,
+    NO_ANSWER_QUOTED,
     NOT_ANSWERED,
+    ONE_SOURCE,
     QUOTED_ABOVE,
     READ_ABOVE,
+    SEARCH_AGAIN,
     SUMMARY_CHARS,
     SUMMARY_CLAIMS,
     extractive_report_body,
@@ -179,3 +183,31 @@ def test_a_section_whose_passages_were_quoted_under_another_says_so() -> None:
     # passages that gave nothing above: no answer, as before
     state["evidence"][1]["passage"] = other
     assert f"### {choose}\n\n{NOT_ANSWERED}" in extractive_report_body(state)
+
+
+def test_a_section_that_quotes_no_answer_is_no_open_question_of_one_source() -> None:
+    # postfix-doc's report: "The passages read for it quote no answer to it." above "Only one source holds
+    # evidence on: ..." and "Corroborate '...' with a second independent source."
+    answer = "The lens bends the lamp's light into one beam of parallel rays."
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "question": QUESTION,
+        "plan": {"sub_questions": [QUESTION, LIMITS]},
+        "sources": [{"n": n, "url": f"corpus://{n}.html"} for n in (1, 2)],
+        "evidence": [
+            {"sub_question": q, "sub_question_index": i, "passage": "The keeper polishes the brass."}
+            for i, q in enumerate((QUESTION, LIMITS))
+        ],
+        "findings": {"fact_reviewer": {"findings": [finding(answer, 1, 0.9, 0)]}},
+        "critique": {
+            "issues": [ONE_SOURCE.format(QUESTION), ONE_SOURCE.format(LIMITS)],
+            "suggestions": [CORROBORATE.format(QUESTION), CORROBORATE.format(LIMITS)],
+        },
+    }
+    body = extractive_report_body(state)
+    assert f"### {LIMITS}\n\n{NOT_ANSWERED}" in body, body
+    rest = body.split("## Open questions")[1]
+    assert f"- {NO_ANSWER_QUOTED.format(LIMITS)}" in rest and ONE_SOURCE.format(LIMITS) not in rest, rest
+    assert f"- {SEARCH_AGAIN.format(LIMITS)}" in rest and CORROBORATE.format(LIMITS) not in rest, rest
+    # the question itself, answered by one source, is still an open question of one source
+    assert f"- {ONE_SOURCE.format(QUESTION)}" in rest and f"- {CORROBORATE.format(QUESTION)}" in rest, rest

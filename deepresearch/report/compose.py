@@ -10,7 +10,7 @@ from typing import Any
 
 from deepresearch.extractive.text import chunk_passages
 from deepresearch.report import model_quality
-from deepresearch.report.digest import NO_RISKS, extractive_report_body
+from deepresearch.report.digest import CORROBORATE, NO_RISKS, ONE_SOURCE, SEARCH_AGAIN, extractive_report_body
 from deepresearch.report.findings import extractive_review
 from deepresearch.report.links import sanitize_links
 from deepresearch.report.render import check_citations, cited_numbers, render_html, sources_markdown
@@ -58,10 +58,10 @@ def extractive_critique(state: dict[str, Any]) -> dict[str, Any]:
         ids = {e["source_id"] for e in evidence if e["sub_question_index"] == index}
         if not ids:
             missing.append(f"No evidence was found for: {sub_question}")
-            suggestions.append(f"Search again or add documents covering: {sub_question}")
+            suggestions.append(SEARCH_AGAIN.format(sub_question))
         elif len(ids) == 1:
-            issues.append(f"Only one source holds evidence on: {sub_question}")
-            suggestions.append(f"Corroborate '{sub_question}' with a second independent source.")
+            issues.append(ONE_SOURCE.format(sub_question))
+            suggestions.append(CORROBORATE.format(sub_question))
     # one publisher dominating is a web concern: a corpus's documents all share the domain "local"
     domains = Counter(s.get("domain", "") for s in sources if s.get("domain") != "local")
     if domains and domains.most_common(1)[0][1] > len(sources) / 2 and len(sources) > 2:

@@ -63,6 +63,13 @@ NO_OTHER_RISKS = (
     "- None listed beyond what is quoted under {} above: no other quote holds one of the warning words the "
     "extractive checks look for; a limit stated in other words may still be quoted above."
 )
+ONE_SOURCE = "Only one source holds evidence on: {}"
+CORROBORATE = "Corroborate '{}' with a second independent source."
+SEARCH_AGAIN = "Search again or add documents covering: {}"
+NO_ANSWER_QUOTED = "No passage read quotes an answer to: {}"
+"""The extractive critic's open questions and suggestions (report/compose.py). The critic counts sources
+with evidence; when none of it answered (the section says NOT_ANSWERED), "only one source holds evidence"
+and "corroborate it" would contradict the section above: the report says no answer was quoted instead."""
 """Said instead of NO_RISKS when a limits sub-question quoted stated limits, or a quote above states a risk
 (RISK): "none found" alone would read as if the findings held no limit or warning at all."""
 RISK = re.compile(
@@ -328,7 +335,9 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
         else NO_RISKS
     ]
     lines += ["", "## Open questions", ""]
-    critique = state.get("critique") or {}
+    critique = _unanswered(
+        state.get("critique") or {}, [sq for sq, said in sections if said == [NOT_ANSWERED]]
+    )
     open_items = [*critique.get("missing_perspectives", []), *critique.get("issues", [])]
     # the critic read the final evidence: a gap the last reflection saw on a sub-question it names is the
     # same open question twice ("Only one source holds evidence on: X", "Fewer than two ... answer “X”")
@@ -341,6 +350,17 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
     lines += ["", "## Recommendations", ""]
     lines += _recommendations(state, used, critique, limits_listed=bool(risk_lines))
     return "\n".join(lines) + "\n", used
+
+
+def _unanswered(critique: dict[str, Any], unanswered: list[str]) -> dict[str, Any]:
+    """The critique with "only one source holds evidence on X" said as "no passage read quotes an answer to
+    X", and "corroborate X" as "search again", for each X whose section quotes no answer."""
+    issues = {ONE_SOURCE.format(sq): NO_ANSWER_QUOTED.format(sq) for sq in unanswered}
+    hints = {CORROBORATE.format(sq): SEARCH_AGAIN.format(sq) for sq in unanswered}
+    return critique | {
+        "issues": [issues.get(item, item) for item in critique.get("issues", [])],
+        "suggestions": [hints.get(item, item) for item in critique.get("suggestions", [])],
+    }
 
 
 def _recommendations(
