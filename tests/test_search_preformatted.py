@@ -1,7 +1,8 @@
 """Prose a page sets in <pre> (search/preformatted.py): a manual page rendered by nroff and a manual kept
 as plain text are read as headings, paragraphs, terms and list items; a code sample stays one line. The
 shapes are those of postfix-doc's smtpd.8.html and haproxy-doc's intro.html (session 35), on words of our
-own; and a click-only menu (haproxy's keyword menus) is no text of the page."""
+own; a click-only menu (haproxy's keyword menus) is no text of the page; and a reference's entries (haproxy's
+keyword blocks, postconf(5)'s named terms over long descriptions) head their descriptions."""
 
 from __future__ import annotations
 
@@ -130,3 +131,19 @@ def test_a_keyword_entry_marked_by_its_class_heads_its_description() -> None:
         text.split("###### wick <length>\n\n", 1)[1], 1, ("Lamp", "4.2. Keywords", "wick <length>")
     )
     assert units[0].section == "wick <length>" and units[0].text.startswith("Trims the wick"), units
+
+
+def test_a_named_term_over_a_long_description_heads_it() -> None:
+    # postconf(5): "<DT><b><a name="smtpd_recipient_restrictions">...</a> (default: ...)</b></DT><DD><p>...
+    # </p><p>...</p>" - a passage cut inside the description was labelled with the page's only heading
+    paragraphs = "".join(f"<p>The keeper trims the wick, paragraph {n} of the entry.</p>" for n in range(3))
+    body = (
+        '<dl><dt><b><a name="wick_length">wick_length</a> (default: 12)</b></dt>'
+        f"<dd>{paragraphs}</dd>"
+        '<dt><b><a name="oil">oil</a></b></dt><dd><p>The lamp burns colza oil.</p></dd>'
+        "<dt><b>fog</b></dt><dd>" + paragraphs + "</dd></dl>"
+    )
+    text = extract_text(Path("lamp.html"), _html(body)).text
+    assert "###### wick_length (default: 12)\n\nThe keeper trims the wick, paragraph 0" in text, text
+    assert "\n\noil:\n\nThe lamp burns colza oil." in text, text  # a glossary's short term stays a term
+    assert "\n\nfog:\n\n" in text, text  # ... and so does one with no name of its own

@@ -234,8 +234,9 @@ def _from_html(data: bytes) -> tuple[str, str]:
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
         if level is None:
-            # a definition term with an id is an API entry's signature; a plain <dt> is a glossary term
-            level = DEFINITION_LEVEL if tag.get("id") else None
+            # a definition term with an id is an API entry's signature, and so is a named one over a long
+            # description (postconf(5)'s thousand parameters); a plain <dt> is a glossary term
+            level = DEFINITION_LEVEL if tag.get("id") or _long_entry(tag) else None
         # a signature is split into many <span>s that must join without spaces: "subprocess.run(args, ...)"
         text = " ".join(tag.get_text("" if tag.name == "dt" and level else " ").split()).rstrip("¶").strip()
         if level is not None and text:
@@ -269,6 +270,19 @@ def _bold_headings(root: Tag) -> None:
         text = " ".join(paragraph.get_text(" ").split())
         if 3 <= len(text) <= 150 and not text.endswith((".", ":")):
             paragraph.replace_with(f"\n\n{'#' * BOLD_HEADING_LEVEL} {text}\n\n")
+
+
+ENTRY_CHARS = 800
+
+
+def _long_entry(term: Tag) -> bool:
+    """A term that holds an anchor (``<dt><b><a name="smtpd_recipient_restrictions">``) over a description of
+    several paragraphs or ENTRY_CHARS characters: the reference's entry, which a passage cut inside its
+    description must still be labelled with (a glossary's one-paragraph terms stay terms)."""
+    described = term.find_next_sibling()
+    if term.find("a", attrs={"name": True}) is None or described is None or described.name != "dd":
+        return False
+    return len(described.find_all("p")) > 1 or len(described.get_text()) > ENTRY_CHARS
 
 
 def _named_entry(item: Tag) -> bool:
