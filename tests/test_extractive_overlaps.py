@@ -230,3 +230,19 @@ def test_a_heading_in_words_that_names_an_identifier_is_a_label_in_italics() -> 
     labelled = cite({"statement": "It caches.", "citations": [3], "section": "Apache Module mod_cache"})
     assert labelled == "*Apache Module mod\\_cache*: It caches [3]."
     assert cite({"statement": "It runs.", "citations": [1], "section": "__init__(self)"}).startswith("`")
+
+
+def test_a_sample_after_a_paragraph_that_names_it_an_example_is_quoted_with_it() -> None:
+    # postfix-doc's null client: "In this example we assume ... As usual, the examples show only parameters
+    # that are not left at their default settings." then the main.cf - the answer - was quoted nowhere
+    passage = (
+        "In this example the tower is named north-point. As usual, the examples show only settings the "
+        "keeper changed.\n\n1 /etc/lamp/main.cf: 2 wick_length = 12 3 oil = colza\n\n"
+        "The lamp burns through the night in the winter months.\n"
+    )
+    texts = [q.text for q in quotes(passage, 1, ["Handbook", "Charts"])]
+    sample = "keeper changed. `1 /etc/lamp/main.cf: 2 wick_length = 12 3 oil = colza`"
+    assert any(t.endswith(sample) for t in texts), texts
+    # a line of prose in lower case after such a paragraph is no sample of it
+    prose = "The examples show the keeper's lamps.\n\nmod_wick looks for a wick before it lights the lamp\n"
+    assert all("`" not in text for text in [q.text for q in quotes(prose, 1, ["Handbook", "Charts"])])

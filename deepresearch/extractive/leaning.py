@@ -415,3 +415,17 @@ def release_pages(passages: Iterable[Mapping[str, Any]]) -> set[int]:
 _HISTORY = re.compile(
     r"^(?:change ?log|change history|release notes|release history|history of changes)\b", re.I
 )
+
+
+# a reference page's "Default: KeepAliveTimeout 5" field; not prose ("Default: the value of --jobs.")
+DEFAULT_FIELD = re.compile(r"^(?P<field>Default(?: value)?): `?(?P<value>[^`\n]{1,160}?)`?$")
+NO_VALUE = re.compile(
+    r"^(?:none|n/a|-|—|unset|not set|empty|nothing|no default|the|a|an|if|when|see|depends|varies|same)"
+    r"(?![\w/-])|\.$",
+    re.IGNORECASE,
+)
+SAMPLE_MARKS = tuple('=$/<>{}[]"')  # a sample's marks: a line of prose in lower case has none
+# a paragraph that names the sample after it as an example ("As usual, the examples show only ...")
+NAMES_EXAMPLE = re.compile(r"\b(?:examples?|sample)\b", re.IGNORECASE)
+# a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
+TABLE_ROW = re.compile(r"^\|.*\|$")

@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from deepresearch.extractive.asked import asker_condition
 from deepresearch.extractive.leaning import (
     ADMONITIONS,
+    DEFAULT_FIELD,
     FORWARD,
+    NAMES_EXAMPLE,
+    NO_VALUE,
+    SAMPLE_MARKS,
+    TABLE_ROW,
     VERSION_NOTE,
     announces,
     apparatus,
@@ -127,6 +132,7 @@ class _Reader:
     items: list[str] | None = None
     previous: tuple[str, ...] = ()  # the last two sentences read, for one that opens with "It", "This"
     aside: str = ""  # an intro whose sample waits past an admonition's title and its body
+    follows_prose: bool = False  # the last line read was a paragraph of prose
 
     def add(self, text: str, label: str = "") -> None:
         label = label or self.term or self.label
@@ -277,7 +283,7 @@ class _Reader:
             return
         if self.items is not None:
             self.close_list()
-        if _TABLE_ROW.match(text):  # a table's row is no sample of what the sentence before announces
+        if TABLE_ROW.match(text):  # a table's row is no sample of what the sentence before announces
             self.intro = ""
             return
         if apparatus(text) and (self.intro or VERSION_NOTE.match(text)):
@@ -286,8 +292,8 @@ class _Reader:
         if term_line(text):
             self.term, self.previous = text.rstrip(":").strip(), ()
             return
-        default = _DEFAULT_FIELD.match(text)
-        if default and self.label and not item and not _NO_VALUE.match(default["value"]):  # under its name
+        default = DEFAULT_FIELD.match(text)
+        if default and self.label and not item and not NO_VALUE.match(default["value"]):  # under its name
             self.add(f"{default['field']}: {code_span(default['value'])}")
             self.intro = ""
             return
@@ -298,23 +304,26 @@ class _Reader:
                 self._add_list(f"{self.intro} {code_span(text)}", sample=True)  # "To rotate the logs:" + it
             self.intro = ""
             return
+        # "In this example we assume ... As usual, the examples show only ..." then the sample: a paragraph
+        # that names it as an example is quoted with it (postfix-doc's null client: the main.cf answers)
+        before = self.units[-1] if self.units and self.previous and self.follows_prose else None
+        if sample and not item and before is not None and any(mark in text for mark in SAMPLE_MARKS):
+            fits = len(before.text) + len(text) < MAX_UNIT_CHARS
+            if (
+                NAMES_EXAMPLE.search(" ".join(self.previous))
+                and fits
+                and before.text.endswith(self.previous[-1])
+            ):
+                self._grow(before, f"{before.text} {code_span(text)}")
+                self.follows_prose = False
+                return
+        self.follows_prose = not sample
         last = split_sentences(text)[-1] if text.strip() else ""
         self.unfinished = not announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
         self.intro = text if announces(text) else last if self.unfinished else self.aside
         self.aside = ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
-
-
-# a reference page's "Default: KeepAliveTimeout 5" field; not prose ("Default: the value of --jobs.")
-_DEFAULT_FIELD = re.compile(r"^(?P<field>Default(?: value)?): `?(?P<value>[^`\n]{1,160}?)`?$")
-_NO_VALUE = re.compile(
-    r"^(?:none|n/a|-|—|unset|not set|empty|nothing|no default|the|a|an|if|when|see|depends|varies|same)"
-    r"(?![\w/-])|\.$",
-    re.IGNORECASE,
-)
-# a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
-_TABLE_ROW = re.compile(r"^\|.*\|$")
 
 
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
@@ -455,40 +464,3 @@ class Scorer:
         news = 0.1 if _NEWS.search(unit.text) else 0.0
         relevance = COVERAGE * self.coverage(unit, weights) + RANK * passage_rank
         return relevance + lead + subject + 0.1 * about - news
-
-
-def similarity(a: Quote, b: Quote) -> float:
-    return len(a.terms & b.terms) / len(a.terms | b.terms) if a.terms and b.terms else 0.0
-
-
-def mmr(
-    scored: Sequence[tuple[float, Quote]],
-    limit: int,
-    taken: Sequence[Quote] = (),
-    lam: float = 0.75,
-    new_source: float = NEW_SOURCE,
-) -> list[tuple[float, Quote]]:
-    """Pick up to ``limit`` quotes: relevance minus similarity to what is already picked (or ``taken``
-    elsewhere), minus ``new_source`` for a source nothing picked or taken comes from yet: a report that
-    rests on fewer, stronger sources cites fewer that do not answer. Near-duplicates are never picked."""
-    chosen: list[tuple[float, Quote]] = []
-    pool = list(scored)
-    while pool and len(chosen) < limit:
-        picked = [q for _, q in chosen] + list(taken)
-        sources = {q.n for q in picked}
-
-        def value(
-            item: tuple[float, Quote], picked: list[Quote] = picked, sources: set[int] = sources
-        ) -> float:
-            score, unit = item
-            redundancy = max((similarity(unit, other) for other in picked), default=0.0)
-            return lam * score - (1 - lam) * redundancy - (new_source if unit.n not in sources else 0.0)
-
-        best = max(pool, key=value)
-        pool.remove(best)
-        if any(
-            similarity(best[1], other) >= NEAR_DUPLICATE or best[1].text == other.text for other in picked
-        ):
-            continue
-        chosen.append(best)
-    return chosen

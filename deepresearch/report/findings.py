@@ -15,11 +15,12 @@ limitations of X?" is answered by a sentence about X that states a limit, not by
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from deepresearch.extractive.bm25 import term_weights
 from deepresearch.extractive.planning import asks_about_limits, question_topic, without_aspects
-from deepresearch.extractive.sentences import QueryWeights, Quote, Scorer, mmr, quotes
+from deepresearch.extractive.sentences import NEAR_DUPLICATE, NEW_SOURCE, QueryWeights, Quote, Scorer, quotes
 from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_tokens, has_cue
 
 REVIEW_LIMITS = {"fact_reviewer": 12, "implication_reviewer": 2, "risk_reviewer": 3}
@@ -281,3 +282,40 @@ def _elaborations(scored: list[tuple[float, Quote]], asked: set[str]) -> list[tu
         ),
         key=lambda pair: -pair[0],
     )
+
+
+def similarity(a: Quote, b: Quote) -> float:
+    return len(a.terms & b.terms) / len(a.terms | b.terms) if a.terms and b.terms else 0.0
+
+
+def mmr(
+    scored: Sequence[tuple[float, Quote]],
+    limit: int,
+    taken: Sequence[Quote] = (),
+    lam: float = 0.75,
+    new_source: float = NEW_SOURCE,
+) -> list[tuple[float, Quote]]:
+    """Pick up to ``limit`` quotes: relevance minus similarity to what is already picked (or ``taken``
+    elsewhere), minus ``new_source`` for a source nothing picked or taken comes from yet: a report that
+    rests on fewer, stronger sources cites fewer that do not answer. Near-duplicates are never picked."""
+    chosen: list[tuple[float, Quote]] = []
+    pool = list(scored)
+    while pool and len(chosen) < limit:
+        picked = [q for _, q in chosen] + list(taken)
+        sources = {q.n for q in picked}
+
+        def value(
+            item: tuple[float, Quote], picked: list[Quote] = picked, sources: set[int] = sources
+        ) -> float:
+            score, unit = item
+            redundancy = max((similarity(unit, other) for other in picked), default=0.0)
+            return lam * score - (1 - lam) * redundancy - (new_source if unit.n not in sources else 0.0)
+
+        best = max(pool, key=value)
+        pool.remove(best)
+        if any(
+            similarity(best[1], other) >= NEAR_DUPLICATE or best[1].text == other.text for other in picked
+        ):
+            continue
+        chosen.append(best)
+    return chosen
