@@ -212,9 +212,10 @@ def test_labels_remarks_and_list_definitions_under_a_term() -> None:
     # "the latter" stands for one of two things said before it: never quoted without them
     latter = "$ chart read /keeper\n\nor:\n\n$ chart fetch\n\nWith the latter, you read all charts.\n"
     assert _units(latter) == {}
-    # "Line 5: ..." explains a line of a sample: no quote without it (postfix-doc's "Translation" lists)
-    line = "$ lamp light\n\nLine 5: Do not accept oil from the harbour boats at night.\n"
-    assert _units(line) == {}, _units(line)
+    # a field's name ("Arguments :", "Translation:") names no entry: the quotes after it keep the section's
+    for field in ("Arguments :", "Translation:", "Examples:"):
+        units = _units(f"{field}\n\nThe wick is trimmed to the length the keeper sets at dusk.\n")
+        assert set(units) == {"Charts"}, (field, units)
     # a command of an EXAMPLES list is the term its explanation is quoted under
     assert _units("$ chart read /keeper:\n\nReads every chart kept in the keeper's folder.\n") == {
         "$ chart read /keeper": "Reads every chart kept in the keeper's folder."

@@ -11,7 +11,7 @@ import pytest
 
 from deepresearch.extractive.leaning import release_pages
 from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import split_sentences
+from deepresearch.extractive.text import section_label, split_sentences
 from deepresearch.report.lines import cite
 from deepresearch.report.render import cited_numbers, markdown_text
 from tests._report_helpers import finding, two_source_body
@@ -241,3 +241,26 @@ def test_a_header_row_is_no_sample() -> None:
     # celery: "Possible event types are: `Event: Meaning`"
     passage = "## Lamps\n\nPossible lamp states are:\n\n| State | Meaning |\n\nlit: The lamp burns.\n"
     assert not any("Meaning" in q.text for q in quotes(passage, 1, ("Lamp", "Lamps")))
+
+
+def test_an_item_of_a_long_list_is_quoted_with_what_announced_it() -> None:
+    # haproxy-doc's "HAProxy is not : - an explicit HTTP proxy, i.e. the proxy that browsers use ...": each
+    # item too long to quote the list whole, and none a sentence alone - the answer was quoted nowhere
+    horn = " to warn the ships in the bay when the fog rolls in from the sea at dusk or at dawn" * 4
+    beacon = ", so a captain finds the harbour entrance by the light of the lamp and the chart alone" * 4
+    passage = (
+        "The lamp is not :\n\n"
+        f"- a fog horn : it makes no sound{horn}.\n\n"
+        f"- a radio beacon : it sends no signal{beacon}.\n"
+    )
+    texts = [u.text for u in quotes(passage, 1, ("Lamp", "What the lamp is not"))]
+    assert any(t.startswith("The lamp is not : a fog horn : it makes no sound") for t in texts), texts
+    assert any(t.startswith("The lamp is not : a radio beacon : it sends no signal") for t in texts), texts
+
+
+def test_a_name_before_a_bracket_after_a_space_is_no_call() -> None:
+    # postconf(5)'s "smtpd_recipient_restrictions (default: see "postconf -d" output)" was labelled
+    # "smtpd_recipient_restrictions()"
+    heading = 'wick_length_restrictions (default: see "lampconf -d" output)'
+    assert section_label(heading) == heading
+    assert section_label("lamp.trim(wick, length=12, *, keeper=None, tower=None, bay=None)") == "lamp.trim()"

@@ -147,3 +147,38 @@ def test_a_named_term_over_a_long_description_heads_it() -> None:
     assert "###### wick_length (default: 12)\n\nThe keeper trims the wick, paragraph 0" in text, text
     assert "\n\noil:\n\nThe lamp burns colza oil." in text, text  # a glossary's short term stays a term
     assert "\n\nfog:\n\n" in text, text  # ... and so does one with no name of its own
+
+
+def test_a_second_form_of_a_keyword_is_a_line_under_the_first() -> None:
+    # "balance <algorithm>" then "balance url_param <param>": the description was labelled with the second
+    body = (
+        '<div class="keyword"><b>wick</b> &lt;length&gt;</div><a class="anchor" name="x"></a>'
+        '<div class="keyword"><b>wick</b> auto</div>'
+        "<pre>Trims the wick of the lamp to the given length before it is lit at dusk,\n"
+        "whatever the keeper has set for the other lamps of the tower and the bay.\n"
+        "The length is given in millimetres and may not exceed the lamp's own height.\n"
+        "Lamps without a wick ignore this keyword and keep burning as they were.\n</pre>"
+    )
+    text = extract_text(Path("lamp.html"), _html(body)).text
+    assert text.startswith("###### wick <length>\n\nwick auto\n\nTrims the wick"), text
+
+
+def test_a_sample_inside_prose_in_pre_gives_no_term_and_a_wrapped_hyphen_stays() -> None:
+    block = (
+        "The keeper writes the lamp's settings in a section of its own, like this one\n"
+        "for the north tower, and reads them again at every dusk before the lamp is lit:\n\n"
+        "    tower north\n"
+        "        wick 12\n\n"
+        "The wick is trimmed to the length set there, in millimetres, whatever the comma-\n"
+        "delimited list of the other towers says about their own lamps and their wicks.\n"
+    )
+    text = prose_text(block) or ""
+    assert "tower north:" not in text, text  # a sample's line over its indented lines is no term
+    assert "comma-delimited list" in text, text  # a hyphen the writer wrapped after is no nroff hyphenation
+
+
+def test_a_manual_page_with_examples_of_its_own_is_still_prose() -> None:
+    examples = "".join(f"           wick_length = {n}\n" for n in range(6))
+    said = "\nEXAMPLES\n       The keeper sets these in the lamp's main file, one per line:\n"
+    page = MANUAL_PAGE + said + examples
+    assert "## EXAMPLES" in (prose_text(page) or "")

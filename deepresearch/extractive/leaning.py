@@ -44,8 +44,7 @@ _POINTS_BACK = re.compile(
     r"\b(?:the|this|that) above\b|\babove (?:example|code|snippet)s?\b|\b(?:example|code|snippet)s? above\b|"
     r"\b(?:previous|preceding) (?:example|snippet|paragraph|step|section)s?\b|"
     r"\b(?:shown|described|mentioned|listed|explained|given) above\b|"
-    r"\bthe (?:former|latter)\b|"  # "With the latter, you can use ...": one of two things said before
-    r"^Lines? \d+(?:\s*(?:-|–|,|and|to)\s*\d+)*:",  # "Line 5: Do not accept mail ...": a sample's line
+    r"\bthe (?:former|latter)\b",  # "With the latter, you can use ...": one of two things said before
     re.IGNORECASE,
 )
 
@@ -243,11 +242,17 @@ def term_line(text: str) -> bool:
     existing branches:", "... is semantically equivalent to:"): a clause, not a name (git's user manual)."""
     if _DIAGRAM.search(text) or _GOES_ON.match(text) or _ANNOUNCING_END.search(text):
         return False
+    if text.rstrip(":").strip().lower() in _FIELDS:  # "Arguments :" names no entry: the section's is kept
+        return False
     return (text.endswith(":") and len(text) <= 80 and not announces(text)) or (
         text.endswith(":") and len(text.split()) <= 2
     )
 
 
+_FIELDS = frozenset(
+    ("arguments", "argument", "parameters", "parameter", "example", "examples", "translation", "usage",
+     "syntax", "description", "returns", "return value", "values", "see also")
+)  # fmt: skip
 _DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")  # an arrow, commits drawn with dashes: a diagram, no name
 # a clause's opening, lower-case: a conjunction going on from the sentence before the sample, a pronoun or
 # a verb with the subject left above ("results in this header being added to the response:")

@@ -229,8 +229,10 @@ class _Reader:
                 if definition and definition["term"].split()[0].lower() not in _NOT_NAMES:
                     # "sqlite3_prepare() → Compile SQL text into byte-code ...": a definition under its name
                     self.term, self.previous, item = definition["term"], (), definition["text"]
-                elif self.unfinished and item[:1].islower():
-                    item = f"{self.intro} {item}"  # "If, after scanning the directory, only one document ..."
+                elif item[:1].islower() and (self.unfinished or len(self.intro) + len(item) < MAX_UNIT_CHARS):
+                    # "If, after scanning the directory, only one document ..."; "HAProxy is not : an
+                    # explicit HTTP proxy, ..." (an item of a list too long to quote whole, with its intro)
+                    item = f"{self.intro} {item}"
                 shortest = TERM_MIN_WORDS if definition else STATEMENT_MIN_WORDS
                 whole = is_statement(item, shortest) and (self.intro or not list_fragment(item))
                 for sentence in split_sentences(item) if whole else ():

@@ -483,8 +483,8 @@ def code_span(sample: str) -> str:
 
 _SIGNATURE = re.compile(
     r"^(?:(?:class|exception|abstractmethod|classmethod|staticmethod|awaitable|coroutine)\s+)*"
-    r"([A-Za-z_][\w.]*)\s*(\()?"
-)  # a name opens with a letter: "2.2. Posix advisory locks canceled by ... close()" is a numbered title
+    r"([A-Za-z_][\w.]*)(\()?"
+)  # a name opens with a letter ("2.2. Posix ... close()": none), its bracket at once ("x (default: 3)": none)
 
 
 def section_label(heading: str) -> str:

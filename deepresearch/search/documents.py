@@ -17,6 +17,7 @@ from bs4 import Tag
 
 from deepresearch.cpu import CpuPool
 from deepresearch.extractive.text import DEFINITION_LEVEL, heading_passages
+from deepresearch.search.entries import ENTRY_HEADINGS, follows_entry, long_entry
 from deepresearch.search.markdown import unwrap
 from deepresearch.search.preformatted import prose_text
 from deepresearch.web.extract import soup_of
@@ -189,10 +190,6 @@ _CHROME = (
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
 _HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
-# a reference's entries that a generator marks with a class of their own, not as headings nor terms:
-# haproxy-dconv's keywords ("<div class="keyword"><b>balance</b> <algorithm></div>"), a thousand of them
-# under one heading of HAProxy's configuration manual
-_ENTRY_HEADINGS = "div.keyword"
 
 
 def _from_html(data: bytes) -> tuple[str, str]:
@@ -227,16 +224,20 @@ def _from_html(data: bytes) -> tuple[str, str]:
         # a code sample is one line; a comment at its start must not read as a Markdown heading
         code = " ".join(pre.get_text().split())
         pre.replace_with(f"\n\n\\{code}\n\n" if code.startswith("#") else f"\n\n{code}\n\n")
-    for entry in root.select(_ENTRY_HEADINGS):
-        # an entry's name and its arguments head its description, as an API entry's signature does
+    entries = root.select(ENTRY_HEADINGS)
+    stacked = [follows_entry(entry) for entry in entries]
+    for entry, second in zip(entries, stacked, strict=True):
+        # an entry's name and its arguments head its description, as an API entry's signature does; a second
+        # form of it right after ("balance url_param <param>" under "balance <algorithm>") is a line under it
         text = " ".join(entry.get_text(" ").split())
-        entry.replace_with(f"\n\n{'#' * DEFINITION_LEVEL} {text}\n\n" if text else "")
+        heading = f"{'#' * DEFINITION_LEVEL} {text}" if not second else text
+        entry.replace_with(f"\n\n{heading}\n\n" if text else "")
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
         if level is None:
             # a definition term with an id is an API entry's signature, and so is a named one over a long
             # description (postconf(5)'s thousand parameters); a plain <dt> is a glossary term
-            level = DEFINITION_LEVEL if tag.get("id") or _long_entry(tag) else None
+            level = DEFINITION_LEVEL if tag.get("id") or long_entry(tag) else None
         # a signature is split into many <span>s that must join without spaces: "subprocess.run(args, ...)"
         text = " ".join(tag.get_text("" if tag.name == "dt" and level else " ").split()).rstrip("¶").strip()
         if level is not None and text:
@@ -270,19 +271,6 @@ def _bold_headings(root: Tag) -> None:
         text = " ".join(paragraph.get_text(" ").split())
         if 3 <= len(text) <= 150 and not text.endswith((".", ":")):
             paragraph.replace_with(f"\n\n{'#' * BOLD_HEADING_LEVEL} {text}\n\n")
-
-
-ENTRY_CHARS = 800
-
-
-def _long_entry(term: Tag) -> bool:
-    """A term that holds an anchor (``<dt><b><a name="smtpd_recipient_restrictions">``) over a description of
-    several paragraphs or ENTRY_CHARS characters: the reference's entry, which a passage cut inside its
-    description must still be labelled with (a glossary's one-paragraph terms stay terms)."""
-    described = term.find_next_sibling()
-    if term.find("a", attrs={"name": True}) is None or described is None or described.name != "dd":
-        return False
-    return len(described.find_all("p")) > 1 or len(described.get_text()) > ENTRY_CHARS
 
 
 def _named_entry(item: Tag) -> bool:

@@ -16,6 +16,8 @@ PROSE_SHARE = 0.5
 """A block is prose when at least this share of its non-blank lines are lines of prose..."""
 CODE_SHARE = 0.1
 """... and at most this share look like code (a comment, an assignment, a prompt, braces)."""
+MANUAL_CODE_SHARE = 0.25
+"""... or a quarter for a manual page, whose examples are part of it."""
 MIN_PROSE_LINES = 4
 
 _HEADING = re.compile(r"^[A-Z][A-Z0-9 ,()/&'.-]{2,60}$")  # "SECURITY", "CONFIGURATION PARAMETERS"
@@ -50,14 +52,14 @@ def prose_text(block: str) -> str | None:
     manual = bool(_MAN_HEADER.match(filled[0])) and any(line.strip() == "NAME" for line in filled[:4])
     if prose < MIN_PROSE_LINES or (prose < PROSE_SHARE * len(filled) and not manual):
         return None
-    if code > CODE_SHARE * len(filled):
+    if code > (MANUAL_CODE_SHARE if manual else CODE_SHARE) * len(filled):
         return None
     out: list[str] = []
     paragraph: list[str] = []
 
     def flush() -> None:
         if paragraph:
-            out.append(_joined(paragraph))
+            out.append(_joined(paragraph, manual))
             paragraph.clear()
 
     for i, line in enumerate(lines):
@@ -83,17 +85,15 @@ def _term(line: str, following: str) -> bool:
     words = line.split()
     indent = len(line) - len(line.lstrip())
     deeper = len(following) - len(following.lstrip()) > indent and bool(following.strip())
-    return (
-        0 < len(words) <= 4
-        and deeper
-        and not line.rstrip().endswith((".", ",", ":", ";"))
-        and not _ITEM.match(line)
-    )
+    named = not line.rstrip().endswith((".", ",", ":", ";")) and not _CODE.search(line)  # not "x ="
+    # ... over prose: "frontend foo" over "    bind :80" is a sample
+    return 0 < len(words) <= 4 and deeper and _prose_line(following) and named and not _ITEM.match(line)
 
 
-def _joined(lines: list[str]) -> str:
-    """A hard-wrapped paragraph on one line: a word hyphenated at the line's end joined again ("recipi-" and
-    "ent"), an item's marker written as "- "."""
+def _joined(lines: list[str], hyphenated: bool) -> str:
+    """A hard-wrapped paragraph on one line: a word nroff hyphenated at the line's end joined again ("recipi-"
+    and "ent", ``hyphenated``), a hyphen a writer wrapped after kept ("comma-" and "delimited"), an item's
+    marker written as "- "."""
     text = ""
     for raw in lines:
         line = " ".join(raw.split())
@@ -101,7 +101,7 @@ def _joined(lines: list[str]) -> str:
             item = _ITEM.match(raw)
             text = f"- {raw[item.end() :].strip()}" if item else line
         elif re.search(r"[a-z]-$", text) and line[:1].islower():
-            text = text[:-1] + line
+            text = text[:-1] + line if hyphenated else text + line  # "comma-" "delimited" keeps its hyphen
         else:
             text = f"{text} {line}"
     return " ".join(text.split())

@@ -1,0 +1,39 @@
+"""A reference's entries that a page marks otherwise than as headings, found so that each heads its own
+description (search/documents.py writes them as an API entry's signature is written): haproxy-dconv's
+keywords (``<div class="keyword">``) and a named term over a long description (postconf(5)'s
+``<dt><b><a name="...">``). A passage cut inside such a description keeps the entry's name as its label."""
+
+from __future__ import annotations
+
+from bs4 import Tag
+
+__all__ = ["ENTRY_CHARS", "ENTRY_HEADINGS", "follows_entry", "long_entry"]
+
+# a reference's entries that a generator marks with a class of their own, not as headings nor terms:
+# haproxy-dconv's keywords ("<div class="keyword"><b>balance</b> <algorithm></div>"), a thousand of them
+# under one heading of HAProxy's configuration manual
+ENTRY_HEADINGS = "div.keyword"
+
+
+def follows_entry(entry: Tag) -> bool:
+    """The entry comes right after another (only anchors and white space between): a second form of it."""
+    for before in entry.previous_siblings:
+        if isinstance(before, Tag) and before.name == "a" and not before.get_text(strip=True):
+            continue
+        if isinstance(before, str) and not before.strip():
+            continue
+        return isinstance(before, Tag) and before.name == "div" and "keyword" in (before.get("class") or [])
+    return False
+
+
+ENTRY_CHARS = 800
+
+
+def long_entry(term: Tag) -> bool:
+    """A term that holds an anchor (``<dt><b><a name="smtpd_recipient_restrictions">``) over a description of
+    several paragraphs or ENTRY_CHARS characters: the reference's entry, which a passage cut inside its
+    description must still be labelled with (a glossary's one-paragraph terms stay terms)."""
+    described = term.find_next_sibling()
+    if term.find("a", attrs={"name": True}) is None or described is None or described.name != "dd":
+        return False
+    return len(described.find_all("p")) > 1 or len(described.get_text()) > ENTRY_CHARS
