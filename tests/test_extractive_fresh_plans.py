@@ -235,3 +235,13 @@ def test_it_after_a_scene_of_something_done_to_its_subject_is_the_happening() ->
     )
     assert not any("stop my lamp" in sub.lower() for sub in plan.sub_questions), plan.sub_questions
     assert plan.sub_questions[0].startswith("How do I stop it when my lamp keeps getting covered"), plan
+
+
+def test_them_after_a_scene_is_not_a_phrase_that_leans_back_itself() -> None:
+    # "My backend servers only see HAProxy's IP address in their logs. How do I pass the real client IP to
+    # them?" asked "How do I pass the real client IP to their logs?"
+    plan = keyword_plan(
+        "My lamp keepers only see the harbour's light in their logs. How do I send the ship's name to them?",
+        5,
+    )
+    assert plan.sub_questions[0] == "How do I send the ship's name to my lamp keepers?", plan.sub_questions

@@ -273,8 +273,17 @@ def from_scene(clause: str, statements: list[str]) -> str:
         subject = next((p for p in phrases if p.role == "object" and not (p.items or p.plural)), None)
     # "them": a coordination or a plural noun the statement names ("my username and password"), not a name
     # in capitals ("HTTPS")
+    # ... not one that leans back itself ("My backend servers only see HAProxy's IP address in their logs. How
+    # do I pass the real client IP to them?": "their logs" are the servers'; the servers are what "them" is)
     plural = next(
-        (p for p in phrases if p.role != "subject" and (p.items or (p.plural and not p.head.isupper()))), None
+        (
+            p
+            for p in phrases
+            if p.role != "subject"
+            and (p.items or (p.plural and not p.head.isupper()))
+            and p.text.split()[0].lower() not in ("their", "its")
+        ),
+        next((p for p in phrases if p.role == "subject" and p.plural and not _PERSONAL.match(p.text)), None),
     )
     # "My server keeps getting flooded with bounces ...; how do I stop it?": a subject something is done to is
     # not what "it" stands for - the happening is
