@@ -29,6 +29,10 @@ SECURITY
        The lamp daemon is moderately security-sensitive.  It talks to the
        fog horn and to the weather station over the tower's own network.
 
+COMMANDS
+       light  Light the lamp at dusk, whatever the  weather  says,  and  keep
+              it lit until the sun is up again over the bay.
+
 CONFIGURATION PARAMETERS
        wick_length (12)
               The length of the wick that the daemon trims to, in milli-
@@ -49,17 +53,22 @@ def test_a_manual_page_in_pre_reads_as_headings_paragraphs_and_terms() -> None:
     )
     assert "## SEE ALSO" in (prose_text(listed) or "")
     page = extract_text(Path("lampd.8.html"), _html(f"<pre>{MANUAL_PAGE}</pre>")).text
-    assert page.startswith("## NAME\n\nlampd - the lighthouse lamp daemon\n\n## DESCRIPTION"), page
+    opening = "# LAMPD(8)\n\n## NAME\n\nlampd - the lighthouse lamp daemon\n\n## DESCRIPTION"
+    assert page.startswith(opening), page
     blocks = text.split("\n\n")
-    assert "LAMPD(8)" not in text  # the page's header line names the page again
-    assert blocks[:3] == ["## NAME", "lampd - the lighthouse lamp daemon", "## DESCRIPTION"], blocks
-    assert blocks[3].startswith(
+    # the page's header line heads its sections, once (a quote under DESCRIPTION is labelled so)
+    assert blocks[:4] == ["# LAMPD(8)", "## NAME", "lampd - the lighthouse lamp daemon", "## DESCRIPTION"]
+    assert text.count("LAMPD(8)") == 1
+    assert blocks[4].startswith(
         "The lamp daemon lights the lamp at dusk and trims the wick when the flame smokes."
     )
     # a word hyphenated at a line's end is one word again
-    assert "with a recipient of the last log message named in the configuration file." in blocks[3]
+    assert "with a recipient of the last log message named in the configuration file." in blocks[4]
     assert "## SECURITY" in blocks and "## CONFIGURATION PARAMETERS" in blocks
     assert "wick_length (12):" in blocks  # a parameter over its indented description is its term
+    # ... and a command on the line its description starts on
+    light = blocks[blocks.index("light:") + 1]
+    assert light.startswith("Light the lamp at dusk, whatever the weather says"), blocks
     assert "The length of the wick that the daemon trims to, in millimetres, every time" in text
     # ... so that the report labels the description with the parameter
     passage = "\n\n".join(blocks[blocks.index("## CONFIGURATION PARAMETERS") :])

@@ -27,6 +27,7 @@ _CODE = re.compile(
     r"^\s*(?:#|//|/\*|--|;|\$ |% |>|<|\w+>|=>)|[{}=<>|\\\[\]→]|--|->|::|\w\((?!\d\w*\))"
     r"|[;({]\s*$|^\s*\S+\s*:\s*$"
 )
+_INLINE_TERM = re.compile(r"^\s+(?P<term>[-\w.]+(?: [-\w.<>=]+)?)\s{2,}(?P<text>[A-Z]\S*\s.*\S)$")
 _MAN_HEADER = re.compile(r"^\s*(\S+\(\d\w*\))\s+.*\1\s*$")
 _PLAIN = re.compile(r"[(\"'“]?[A-Za-z]?[a-z'’-]+[,.;:!?)\"'”]*")  # "wrapped", "Postfix", "(see", "it's"
 
@@ -62,13 +63,25 @@ def prose_text(block: str) -> str | None:
             out.append(_joined(paragraph, manual))
             paragraph.clear()
 
+    titled = False
     for i, line in enumerate(lines):
-        if not line.strip() or _MAN_HEADER.match(line):  # "SMTPD(8)  SMTPD(8)" names the page again
+        following = lines[i + 1] if i + 1 < len(lines) else ""
+        header = _MAN_HEADER.match(line)
+        inline = _INLINE_TERM.match(line) if manual else None
+        if header and manual and not titled:  # "SMTPD(8)  SMTPD(8)": the page's heading, over its sections
             flush()
+            out.append(f"# {header.group(1)}")
+            titled = True
+        elif not line.strip() or header:
+            flush()
+        elif inline and following.strip() and _indent(following) == inline.start("text"):
+            flush()  # "abort  Stop the Postfix mail system ..." over its indented lines: a term on its line
+            out.append(f"{inline['term']}:")
+            paragraph.append(" " * inline.start("text") + inline["text"])
         elif not line[:1].isspace() and _HEADING.match(line.rstrip()):
             flush()
             out.append(f"## {line.strip()}")
-        elif _term(line, lines[i + 1] if i + 1 < len(lines) else ""):
+        elif _term(line, following):
             flush()  # "symrefs" over its indented description: a definition's term, as documents.py has one
             out.append(f"{line.strip()}:")
         else:
@@ -77,6 +90,10 @@ def prose_text(block: str) -> str | None:
             paragraph.append(line)
     flush()
     return "\n\n".join(out)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _term(line: str, following: str) -> bool:
