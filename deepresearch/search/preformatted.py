@@ -100,8 +100,7 @@ def _term(line: str, following: str) -> bool:
     """A short name alone on its line, its description indented deeper on the next ("symrefs" then "    In
     addition to the object pointed by it, ...")."""
     words = line.split()
-    indent = len(line) - len(line.lstrip())
-    deeper = len(following) - len(following.lstrip()) > indent and bool(following.strip())
+    deeper = _indent(following) > _indent(line) and bool(following.strip())
     named = not line.rstrip().endswith((".", ",", ":", ";")) and not _CODE.search(line)  # not "x ="
     # ... over prose: "frontend foo" over "    bind :80" is a sample
     return 0 < len(words) <= 4 and deeper and _prose_line(following) and named and not _ITEM.match(line)
