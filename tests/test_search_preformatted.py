@@ -120,6 +120,11 @@ def test_a_menu_shown_only_on_a_click_is_no_text_of_the_page() -> None:
     )
     text = extract_text(Path("p.html"), _html(body)).text
     assert text == 'The "wick" keyword trims the lamp.', text
+    # ... but a tab's panel that waits for its click is the page's text (the other system's instructions)
+    tabs = '<div role="tabpanel"><p>Keepers light it.</p></div>' + (
+        '<div role="tabpanel" hidden><p>It glows.</p></div>'
+    )
+    assert extract_text(Path("p.html"), _html(tabs)).text == "Keepers light it.\n\nIt glows."
 
 
 def test_a_keyword_entry_marked_by_its_class_heads_its_description() -> None:

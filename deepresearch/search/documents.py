@@ -182,10 +182,11 @@ def _markdown_title(text: str) -> str:
 _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
 # ... and a menu shown only on a click (HAProxy's keyword menus: "bindThis keyword is available in sections
-# :Log forwarding..." glued into the sentence that names the keyword), or content the page hides
+# :Log forwarding..." glued into the sentence that names the keyword), or content the page hides (not a tab's
+# panel: the other system's instructions wait for their tab's click)
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .dropdown-menu, [hidden]"
+    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel])"
 )
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
