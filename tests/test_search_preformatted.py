@@ -186,6 +186,8 @@ def test_a_sample_inside_prose_in_pre_gives_no_term_and_a_wrapped_hyphen_stays()
         "The wick is trimmed to the length set there, in millimetres, whatever the comma-\n"
         "delimited list of the other towers says about their own lamps and their wicks.\n"
     )
+    bullet = "\n       o\n              The keeper trims the wick of the lamp every evening at dusk.\n"
+    assert "\n\no:\n\n" not in (prose_text(MANUAL_PAGE + bullet) or ""), "a bullet is no term"
     text = prose_text(block) or ""
     assert "tower north:" not in text, text  # a sample's line over its indented lines is no term
     assert "comma-delimited list" in text, text  # a hyphen the writer wrapped after is no nroff hyphenation
