@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.leaning import release_pages
+from deepresearch.extractive.leaning import navigation, release_pages
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import section_label, split_sentences
 from deepresearch.report.lines import cite
@@ -264,3 +264,13 @@ def test_a_name_before_a_bracket_after_a_space_is_no_call() -> None:
     heading = 'wick_length_restrictions (default: see "lampconf -d" output)'
     assert section_label(heading) == heading
     assert section_label("lamp.trim(wick, length=12, *, keeper=None, tower=None, bay=None)") == "lamp.trim()"
+
+
+def test_a_manuals_version_banner_is_no_section_to_quote() -> None:
+    # haproxy-doc: "##### version 2.6.12-1+deb12u4 (Debian)" over "Note to documentation contributors : This
+    # document is formatted with 80 columns per line ..." - quoted as the best page's opening in 11 of 12
+    note = "Note to the keepers : this handbook is written with 80 columns per line and no tabs at all."
+    assert quotes(note, 1, ("Lamp", "Starter Guide", "version 2.6.12-1+deb12u4 (Lighthouse)")) == []
+    assert navigation(["Lamp", "version 2.6.12-1+deb12u4 (Lighthouse)"])
+    # a release's section in release notes is no banner
+    assert not navigation(["Lamp", "Version 1.2.4 (2023-03-24)"]) and not navigation(["Lamp", "Versioning"])

@@ -387,7 +387,13 @@ _NAVIGATION = re.compile(
 def navigation(headings: Sequence[str]) -> bool:
     """Whether a section headed so (its heading path) is navigation or a list of references: nothing to
     quote, nor to read as an answer (screening)."""
-    return bool(headings) and _NAVIGATION.match(" ".join(headings[-1].replace("*", "").split())) is not None
+    heading = " ".join(headings[-1].replace("*", "").split()) if headings else ""
+    return bool(headings) and (_NAVIGATION.match(heading) is not None or _BANNER.match(heading) is not None)
+
+
+# a manual's version banner, "version 2.6.12-1+deb12u4 (Debian)" (haproxy-doc: over a note to the manual's
+# contributors, quoted in 11 of 12 reports) - not a release's section, "Version 1.2.4 (2023-03-24)"
+_BANNER = re.compile(r"^version v?\d[\w.+~:-]*(?: \([^)\d]*\))?$")
 
 
 # a section of release notes: "Version 1.2.4 (2023-03-24)", "Changes in version 3.45.0", "2.4.1 - 2023-01-02",
