@@ -229,7 +229,11 @@ class _Reader:
                 if definition and definition["term"].split()[0].lower() not in _NOT_NAMES:
                     # "sqlite3_prepare() → Compile SQL text into byte-code ...": a definition under its name
                     self.term, self.previous, item = definition["term"], (), definition["text"]
-                elif item[:1].islower() and (self.unfinished or len(self.intro) + len(item) < MAX_UNIT_CHARS):
+                elif (
+                    item[:1].islower()
+                    and self.intro
+                    and (self.unfinished or len(self.intro + item) < MAX_UNIT_CHARS)
+                ):
                     # "If, after scanning the directory, only one document ..."; "HAProxy is not : an
                     # explicit HTTP proxy, ..." (an item of a list too long to quote whole, with its intro)
                     item = f"{self.intro} {item}"
