@@ -274,3 +274,11 @@ def test_a_manuals_version_banner_is_no_section_to_quote() -> None:
     assert navigation(["Lamp", "version 2.6.12-1+deb12u4 (Lighthouse)"])
     # a release's section in release notes is no banner
     assert not navigation(["Lamp", "Version 1.2.4 (2023-03-24)"]) and not navigation(["Lamp", "Versioning"])
+
+
+def test_an_entry_with_a_long_default_is_labelled_with_its_name() -> None:
+    # postconf(5): "`smtpd_relay_restrictions (default: permit_mynetworks,…`" cut at 80 characters
+    long = "wick_length_restrictions (default: trim_at_dusk, trim_at_dawn, trim_when_smoking, defer_unknown)"
+    assert section_label(long) == "wick_length_restrictions"
+    short = 'wick_length (default: see "lampconf -d" output)'
+    assert section_label(short) == short  # short enough to show whole, its default with it

@@ -488,13 +488,13 @@ _SIGNATURE = re.compile(
 
 
 def section_label(heading: str) -> str:
-    """A short name for a heading: an API signature becomes its name with "()" ("subprocess.run()"), and a
-    heading that ends on a colon ("Warning:") loses it, as the report writes one after the name."""
+    """A heading's short name: an API signature's with "()" ("subprocess.run()"), no colon at its end."""
     heading = " ".join(heading.split()).rstrip(":").rstrip()
     match = _SIGNATURE.match(heading)
-    # every part of a dotted name opens with a letter: "A.1." and "v2.4.1" number an appendix or a release;
-    # a name with its bracket, or a dotted one (not "I am seeing 'A' (added) ...")
+    # each part of a dotted name opens with a letter ("A.1.", "v2.4.1"); with its bracket, or dotted
     named = match and all(part[:1].isalpha() or part[:1] == "_" for part in match.group(1).split("."))
     if match and named and (match.group(2) or "." in match.group(1)) and len(heading) > 40:
         return f"{match.group(1)}()" if match.group(2) else match.group(1)
+    if match and named and len(heading) > 80 and heading[match.end(1) :].startswith(" (default"):
+        return match.group(1)  # postconf(5)'s "smtpd_relay_restrictions (default: permit_mynetworks, ...)"
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
