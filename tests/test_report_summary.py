@@ -125,24 +125,27 @@ def test_a_weak_quote_that_repeats_the_question_does_not_lead() -> None:
 LIMITS = "What are the limitations of a lighthouse lens?"
 
 
-def limits_body(findings: dict[str, list[dict[str, Any]]]) -> str:
-    state: dict[str, Any] = {
+def limits_state(
+    findings: dict[str, list[dict[str, Any]]],
+    passage: str = "The lens bends the lamp's light into one beam of parallel rays.",
+) -> dict[str, Any]:
+    """A run on the question and its limits sub-question, both of which read ``passage``."""
+    return {
         "engine": "extractive",
         "question": QUESTION,
         "plan": {"sub_questions": [QUESTION, LIMITS]},
         "sources": [{"n": n, "url": f"corpus://{n}.html"} for n in (1, 2)],
-        # the limits sub-question read the passage the answer above is quoted from
         "evidence": [
-            {
-                "sub_question": q,
-                "sub_question_index": i,
-                "passage": "The lens bends the lamp's light into one beam of parallel rays.",
-            }
+            {"sub_question": q, "sub_question_index": i, "passage": passage}
             for i, q in enumerate((QUESTION, LIMITS))
         ],
         "findings": {name: {"findings": found} for name, found in findings.items()},
     }
-    return extractive_report_body(state).split("## Disagreements")[0]
+
+
+def limits_body(findings: dict[str, list[dict[str, Any]]]) -> str:
+    # the limits sub-question read the passage the answer above is quoted from
+    return extractive_report_body(limits_state(findings)).split("## Disagreements")[0]
 
 
 def test_a_limits_section_says_its_answers_are_above_only_when_a_limit_is() -> None:
@@ -189,16 +192,8 @@ def test_a_section_that_quotes_no_answer_is_no_open_question_of_one_source() -> 
     # postfix-doc's report: "The passages read for it quote no answer to it." above "Only one source holds
     # evidence on: ..." and "Corroborate '...' with a second independent source."
     answer = "The lens bends the lamp's light into one beam of parallel rays."
-    state: dict[str, Any] = {
-        "engine": "extractive",
-        "question": QUESTION,
-        "plan": {"sub_questions": [QUESTION, LIMITS]},
-        "sources": [{"n": n, "url": f"corpus://{n}.html"} for n in (1, 2)],
-        "evidence": [
-            {"sub_question": q, "sub_question_index": i, "passage": "The keeper polishes the brass."}
-            for i, q in enumerate((QUESTION, LIMITS))
-        ],
-        "findings": {"fact_reviewer": {"findings": [finding(answer, 1, 0.9, 0)]}},
+    found = {"fact_reviewer": [finding(answer, 1, 0.9, 0)]}
+    state = limits_state(found, passage="The keeper polishes the brass.") | {
         "critique": {
             "issues": [ONE_SOURCE.format(QUESTION), ONE_SOURCE.format(LIMITS)],
             "suggestions": [CORROBORATE.format(QUESTION), CORROBORATE.format(LIMITS)],

@@ -79,8 +79,6 @@ VERB = 0.3
 SIDE = 0.5
 """What a word of what the asker can already do counts (asked.asker_condition): "when I can edit the main
 server configuration" says when "Why avoid .htaccess files?" is asked, not what answers it."""
-NEW_SOURCE = 0.05
-"""What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 COMMON = 0.2
 """Share of a sub-question's candidate quotes that must name a topic word for it to count half."""
 NEAR_DUPLICATE = 0.7

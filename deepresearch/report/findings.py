@@ -20,7 +20,7 @@ from typing import Any
 
 from deepresearch.extractive.bm25 import term_weights
 from deepresearch.extractive.planning import asks_about_limits, question_topic, without_aspects
-from deepresearch.extractive.sentences import NEAR_DUPLICATE, NEW_SOURCE, QueryWeights, Quote, Scorer, quotes
+from deepresearch.extractive.sentences import NEAR_DUPLICATE, QueryWeights, Quote, Scorer, quotes
 from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_tokens, has_cue
 
 REVIEW_LIMITS = {"fact_reviewer": 12, "implication_reviewer": 2, "risk_reviewer": 3}
@@ -282,6 +282,10 @@ def _elaborations(scored: list[tuple[float, Quote]], asked: set[str]) -> list[tu
         ),
         key=lambda pair: -pair[0],
     )
+
+
+NEW_SOURCE = 0.05
+"""What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 
 
 def similarity(a: Quote, b: Quote) -> float:

@@ -22,7 +22,7 @@ def follows_entry(entry: Tag) -> bool:
             continue
         if isinstance(before, str) and not before.strip():
             continue
-        return isinstance(before, Tag) and before.name == "div" and "keyword" in (before.get("class") or [])
+        return isinstance(before, Tag) and before.css.match(ENTRY_HEADINGS)
     return False
 
 
