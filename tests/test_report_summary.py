@@ -11,6 +11,7 @@ from deepresearch.report.digest import (
     CORROBORATE,
     NO_ANSWER_QUOTED,
     NOT_ANSWERED,
+    NOTHING_QUOTED,
     ONE_SOURCE,
     QUOTED_ABOVE,
     READ_ABOVE,
@@ -206,3 +207,11 @@ def test_a_section_that_quotes_no_answer_is_no_open_question_of_one_source() -> 
     assert f"- {SEARCH_AGAIN.format(LIMITS)}" in rest and CORROBORATE.format(LIMITS) not in rest, rest
     # the question itself, answered by one source, is still an open question of one source
     assert f"- {ONE_SOURCE.format(QUESTION)}" in rest and f"- {CORROBORATE.format(QUESTION)}" in rest, rest
+
+
+def test_a_report_that_quotes_nothing_says_so_under_risks() -> None:
+    # a corpus that held only a code sample: "a limit stated in other words may still be quoted above" sat
+    # under a report that quoted nothing
+    body = extractive_report_body(limits_state({}))
+    risks = body.split("## Disagreements and risks")[1].split("## Open questions")[0]
+    assert NOTHING_QUOTED in risks and "quoted above" not in risks, risks

@@ -59,6 +59,7 @@ NO_RISKS = (
     "look for (warning, danger, must not, never, insecure, lost, corrupt, conflict, deprecated ...); a limit "
     "stated in other words may still be quoted above."
 )
+NOTHING_QUOTED = "- None listed: the report quotes no passage, so there is no warning of theirs to list."
 NO_OTHER_RISKS = (
     "- None listed beyond what is quoted under {} above: no other quote holds one of the warning words the "
     "extractive checks look for; a limit stated in other words may still be quoted above."
@@ -333,6 +334,8 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
         NO_OTHER_RISKS.format(listed([f"\u201c{q}\u201d" for q in quoted_under]))
         if quoted_under
         else NO_RISKS
+        if used
+        else NOTHING_QUOTED
     ]
     lines += ["", "## Open questions", ""]
     critique = _unanswered(
