@@ -446,6 +446,26 @@ def test_an_empty_token_list_and_a_corpus_file_say_what_to_do(servers: Servers, 
     assert servers.search.calls == [] and servers.site.total_hits == 0
 
 
+def test_a_run_whose_search_fails_says_why_once_and_how_to_go_on(servers: Servers, tmp_path: Path) -> None:
+    """An empty --corpus folder (said up front: the web is searched instead) and a search server that
+    refuses connections (a bound port nobody listens on): the run fails at the search, the progress says
+    why once (the stage's line, not again as the run's error), stderr says it with the resume command."""
+    (tmp_path / "empty").mkdir()
+    with socket.socket() as refusing:
+        refusing.bind(("127.0.0.1", 0))
+        port = refusing.getsockname()[1]
+        env = cli_env(servers, tmp_path) | {"DEEPRESEARCH_WEB_SEARCH_URL": f"http://127.0.0.1:{port}/search"}
+        result = cli(["run", QUESTION, "--corpus", "empty", "--plain"], env, tmp_path)
+    assert_clean_stderr(result)
+    assert result.code == 3, str(result)
+    assert "note: --corpus empty holds no .md, .txt, .html or .pdf document" in result.stderr, str(result)
+    failed = [line for line in result.stdout.splitlines() if line.startswith("✖")]
+    assert len(failed) == 1 and failed[0].startswith("✖ Search for sources: search_web:"), str(result)
+    run_id, _, _ = run_line(result.stdout)
+    assert "Run failed: search_web:" in result.stderr and f"deepresearch resume {run_id}" in result.stderr
+    assert servers.site.total_hits == 0
+
+
 def test_runs_lists_a_renamed_run_by_its_title(servers: Servers, tmp_path: Path) -> None:
     async def renamed_run() -> str:
         async with open_engine(servers.settings(tmp_path)) as engine:

@@ -369,7 +369,7 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
         {"sub_questions": sub_questions, "evidence": evidence},
     )
     covered = sum(1 for group in per_sq if group)
-    note = f"{len(evidence)} passages kept; {covered}/{len(sub_questions)} sub-questions covered"
+    note = f"{len(evidence)} passages kept; {covered}/{len(sub_questions)} sub-questions with evidence"
     message("screen_evidence", f"Screened evidence: {note}.")
     return {"evidence": evidence, "stage_notes": {"screen_evidence": note}, "model_answers": answers}
 
@@ -470,7 +470,9 @@ async def reflection(state: ReportState, runtime: Runtime[ResearchContext]) -> d
     if at_cap:
         reason = f"loop cap reached ({round_no}/{options['max_research_loops']})"
         reason += (
-            "; coverage looks sufficient" if sufficient else f"; {_counted(len(thin), 'sub-question')} thin"
+            "; coverage looks sufficient"
+            if sufficient
+            else f"; {_counted(len(thin), 'sub-question')} thin (fewer than two sources)"
         )
     elif sufficient:
         reason = "evidence sufficient"

@@ -62,8 +62,8 @@ class ProgressView:
                 info["status"], info["note"] = "done", data.get("summary", "")
                 line = f"✔ {info['title']}: {info['note']}"
             else:
-                info["status"] = "failed"
-                line = f"✖ {info['title']}: {data.get('error')}"
+                info["status"], info["note"] = "failed", str(data.get("error") or "")
+                line = f"✖ {info['title']}: {info['note']}"
         elif event.type == "tool_result" and is_sub_tool:
             reused = bool(data.get("reused"))
             self.calls += 0 if reused else 1
@@ -76,11 +76,15 @@ class ProgressView:
             line = f"    {self.recent[-1]}"
         elif event.type == "message" and data.get("text") and stage not in self.stages:
             line = f"  {data['text']}"
-        elif event.type == "error":
+        elif event.type == "error" and not self._shown(str(data.get("message"))):
+            # a stage's failure is the run's error too: the stage line has said it already
             line = f"✖ {data.get('message')}"
         if line:
             self._print(line)
         self._refresh()
+
+    def _shown(self, message: str) -> bool:
+        return any(i["status"] == "failed" and i["note"] == message for i in self.stages.values())
 
     def summary(self, run: RunRecord) -> None:
         """This execution's calls (a resume makes only the missing ones), then the whole run's totals."""
