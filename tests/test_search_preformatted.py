@@ -198,3 +198,32 @@ def test_a_manual_page_with_examples_of_its_own_is_still_prose() -> None:
     said = "\nEXAMPLES\n       The keeper sets these in the lamp's main file, one per line:\n"
     page = MANUAL_PAGE + said + examples
     assert "## EXAMPLES" in (prose_text(page) or "")
+
+
+def test_a_value_named_at_the_margin_of_a_manual_in_pre_heads_its_description() -> None:
+    """HAProxy's "mode" arguments: "tcp       The instance will work ..." over lines indented to its
+    description. Each value is a term (its sentence opens on a lower-case name otherwise, and is no sentence
+    to quote); a table's row and a list item over the same indent are none."""
+    block = (
+        "lamp      The tower works as a lighthouse. The keeper lights the lamp at dusk\n"
+        "          and trims the wick whenever the flame smokes in the night.\n\n"
+        "horn      The tower works as a fog signal. The keeper sounds the horn every\n"
+        "          thirty seconds while the next buoy cannot be seen from the gallery.\n\n"
+        "The keeper chooses the mode of the tower for each season and writes it down\n"
+        "in the log book that the harbour master reads every month of the year.\n\n"
+        "  - wick_log  Records the length of the wick after it was trimmed at dusk\n"
+        "              by the keeper of the tower, in millimetres, every night.\n"
+    )
+    text = prose_text(block) or ""
+    blocks = text.split("\n\n")
+    assert blocks[blocks.index("lamp:") + 1].startswith("The tower works as a lighthouse. The keeper lights")
+    assert blocks[blocks.index("horn:") + 1].endswith("cannot be seen from the gallery.")
+    assert "- wick_log:" not in blocks and blocks[-1].startswith("- wick_log Records the length"), blocks
+    units = quotes("\n\n".join(blocks[: blocks.index("horn:")]), 1, ("page", "Arguments"))
+    assert [u.section for u in units] == ["lamp"] * len(units) and units, units
+    # a table among enough prose for the block to be prose: its row over the indent names no term
+    prose = "".join(
+        f"The keeper of tower {n} lights the lamp at dusk and trims the wick at dawn.\n" for n in range(30)
+    )
+    table = "              | DAY | FOG\n   tower     LAMP | LAMP | HORN\n             ---+-----+----\n"
+    assert "tower:" not in (prose_text(f"{prose}\n{table}") or "tower:").split("\n\n")

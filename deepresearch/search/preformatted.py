@@ -27,7 +27,12 @@ _CODE = re.compile(
     r"^\s*(?:#|//|/\*|--|;|\$ |% |>|<|\w+>|=>)|[{}=<>|\\\[\]→]|--|->|::|\w\((?!\d\w*\))"
     r"|[;({]\s*$|^\s*\S+\s*:\s*$"
 )
-_INLINE_TERM = re.compile(r"^\s+(?P<term>[-\w.]+(?: [-\w.<>=]+)?)\s{2,}(?P<text>[A-Z]\S*\s.*\S)$")
+# a name (or one mark: mailq's "*"), then its description from two spaces on, the description's next lines
+# indented as deep ("tcp       The instance will work ..." over "          will be established ..."): a term
+# on the line its description starts on; "- name  Text" is a list item, no term "- name"
+_INLINE_TERM = re.compile(
+    r"^\s*(?P<term>[-.]*\w[-\w.]*(?: [-\w.<>=]+)?|[^\s\w-])\s{2,}(?P<text>[A-Z]\S*\s.*\S)$"
+)
 _MAN_HEADER = re.compile(r"^\s*(\S+\(\d\w*\))\s+.*\1\s*$")
 _PLAIN = re.compile(r"[(\"'“]?[A-Za-z]?[a-z'’-]+[,.;:!?)\"'”]*")  # "wrapped", "Postfix", "(see", "it's"
 
@@ -67,7 +72,7 @@ def prose_text(block: str) -> str | None:
     for i, line in enumerate(lines):
         following = lines[i + 1] if i + 1 < len(lines) else ""
         header = _MAN_HEADER.match(line)
-        inline = _INLINE_TERM.match(line) if manual else None
+        inline = _INLINE_TERM.match(line) if " | " not in line else None  # a table's row names no term
         if header and manual and not titled:  # "SMTPD(8)  SMTPD(8)": the page's heading, over its sections
             flush()
             out.append(f"# {header.group(1)}")
@@ -75,7 +80,7 @@ def prose_text(block: str) -> str | None:
         elif not line.strip() or header:
             flush()
         elif inline and following.strip() and _indent(following) == inline.start("text"):
-            flush()  # "abort  Stop the Postfix mail system ..." over its indented lines: a term on its line
+            flush()  # "abort  Stop the Postfix mail system ...", HAProxy's "tcp       The instance ..."
             out.append(f"{inline['term']}:")
             paragraph.append(" " * inline.start("text") + inline["text"])
         elif not line[:1].isspace() and _HEADING.match(line.rstrip()):
