@@ -10,6 +10,7 @@ from pathlib import Path
 
 from deepresearch.extractive.sentences import quotes
 from deepresearch.search.documents import extract_text
+from deepresearch.search.entries import shared_words
 from deepresearch.search.preformatted import prose_text
 
 MANUAL_PAGE = """LAMPD(8)                                                              LAMPD(8)
@@ -174,7 +175,16 @@ def test_a_second_form_of_a_keyword_is_a_line_under_the_first() -> None:
         "Lamps without a wick ignore this keyword and keep burning as they were.\n</pre>"
     )
     text = extract_text(Path("lamp.html"), _html(body)).text
-    assert text.startswith("###### wick <length>\n\nwick auto\n\nTrims the wick"), text
+    # the words the forms share head the text (the first form labelled the text on the others: HAProxy's
+    # "redirect location <loc> ..." over the words on "redirect scheme <sch>"), each form a line under them
+    assert text.startswith("###### wick\n\nwick <length>\n\nwick auto\n\nTrims the wick"), text
+    # ... unless they part inside a name: the first form heads them ("set-var", "set-var-fmt")
+    named = body.replace("<b>wick</b> auto", "<b>wick-fast</b> auto")
+    text = extract_text(Path("lamp.html"), _html(named)).text
+    assert text.startswith("###### wick <length>\n\nwick-fast auto\n\nTrims the wick"), text
+    assert shared_words(["no option wick", "option wick"]) == ""  # no shared opening word
+    assert shared_words(["lamp set-wick <n>", "lamp set-wick-fast <n>"]) == ""  # "lamp" names neither
+    assert shared_words(["wick <length> dusk", "wick <length> dawn"]) == "wick"  # an argument is no name
 
 
 def test_a_sample_inside_prose_in_pre_gives_no_term_and_a_wrapped_hyphen_stays() -> None:

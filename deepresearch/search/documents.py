@@ -17,7 +17,7 @@ from bs4 import Tag
 
 from deepresearch.cpu import CpuPool
 from deepresearch.extractive.text import DEFINITION_LEVEL, heading_passages
-from deepresearch.search.entries import ENTRY_HEADINGS, follows_entry, long_entry
+from deepresearch.search.entries import ENTRY_HEADINGS, follows_entry, long_entry, shared_words
 from deepresearch.search.markdown import unwrap
 from deepresearch.search.preformatted import prose_text
 from deepresearch.web.extract import soup_of
@@ -225,14 +225,24 @@ def _from_html(data: bytes) -> tuple[str, str]:
         # a code sample is one line; a comment at its start must not read as a Markdown heading
         code = " ".join(pre.get_text().split())
         pre.replace_with(f"\n\n\\{code}\n\n" if code.startswith("#") else f"\n\n{code}\n\n")
-    entries = root.select(ENTRY_HEADINGS)
-    stacked = [follows_entry(entry) for entry in entries]
-    for entry, second in zip(entries, stacked, strict=True):
-        # an entry's name and its arguments head its description, as an API entry's signature does; a second
-        # form of it right after ("balance url_param <param>" under "balance <algorithm>") is a line under it
+    forms: list[list[tuple[Tag, str]]] = []  # an entry and the forms stacked right after it
+    for entry in root.select(ENTRY_HEADINGS):
         text = " ".join(entry.get_text(" ").split())
-        heading = f"{'#' * DEFINITION_LEVEL} {text}" if not second else text
-        entry.replace_with(f"\n\n{heading}\n\n" if text else "")
+        if forms and follows_entry(entry):
+            forms[-1].append((entry, text))
+        else:
+            forms.append([(entry, text)])
+    for group in forms:
+        # an entry's name and its arguments head its description, as an API entry's signature does; with
+        # several forms ("redirect location <loc> ...", "redirect scheme <sch> ..."), the words they share
+        # head it and each form is a line under it: the first form labelled the text of every other
+        texts = [text for _, text in group]
+        shared = shared_words(texts) if len(texts) > 1 else ""
+        heading, lines = (shared, texts) if shared else (texts[0], texts[1:])
+        block = "\n\n".join([f"{'#' * DEFINITION_LEVEL} {heading}"] * bool(heading) + lines)
+        group[0][0].replace_with(f"\n\n{block}\n\n" if block else "")
+        for entry, _ in group[1:]:
+            entry.replace_with("")
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
         if level is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from bs4 import Tag
 
-__all__ = ["ENTRY_CHARS", "ENTRY_HEADINGS", "follows_entry", "long_entry"]
+__all__ = ["ENTRY_CHARS", "ENTRY_HEADINGS", "follows_entry", "long_entry", "shared_words"]
 
 # a reference's entries that a generator marks with a class of their own, not as headings nor terms:
 # haproxy-dconv's keywords ("<div class="keyword"><b>balance</b> <algorithm></div>"), a thousand of them
@@ -24,6 +24,24 @@ def follows_entry(entry: Tag) -> bool:
             continue
         return isinstance(before, Tag) and before.css.match(ENTRY_HEADINGS)
     return False
+
+
+def shared_words(forms: list[str]) -> str:
+    """The words every form of an entry opens with, when they name it: "redirect" of "redirect location <loc>"
+    and "redirect scheme <sch>"; "balance" of "balance <algorithm>" and "balance url_param <param>". Empty
+    when the forms part inside a name ("set-var", "set-var-fmt": the first form names them better) or at once
+    ("option x", "no option x")."""
+    split = [form.split() for form in forms]
+    shared: list[str] = []
+    for words in zip(*split, strict=False):
+        same = all(word == words[0] for word in words)
+        if same and words[0][:1].isalnum():
+            shared.append(words[0])
+            continue
+        if not same and len({word.split("-")[0] for word in words}) == 1:
+            return ""  # "track-sc0", "track-sc1"
+        break  # "location" against "scheme", "<algorithm>" against "url_param": arguments, not the name
+    return " ".join(shared)
 
 
 ENTRY_CHARS = 800
