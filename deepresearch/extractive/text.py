@@ -6,7 +6,7 @@ Nothing here generates prose. Extractive mode only selects and quotes text that 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 _STOPWORD_TEXT = """
@@ -359,69 +359,6 @@ def overlap(claim: str, passage: str) -> float:
         said, text = (" ".join(tokenize(t)) for t in (claim, passage))
         return 1.0 if said and f" {said} " in f" {text} " else 0.0
     return len(claim_terms & set(content_tokens(passage))) / len(claim_terms)
-
-
-RISK_CUES = (
-    "risk",
-    "however",
-    "but ",
-    "limitation",
-    "drawback",
-    "concern",
-    "fail",
-    "cannot",
-    "danger",
-    "trade-off",
-    "tradeoff",
-    "downside",
-    "caveat",
-    "unless",
-    "problem",
-    "cost",
-    # hedges and stated limits
-    "may not",
-    "might not",
-    "not guaranteed",
-    "not supported",
-    "should not",
-    "must not",
-    "beware",
-    "warning",
-    "caution",
-    "insecure",
-    "vulnerable",
-    "deprecated",
-    "at the expense",
-    "no effect",
-    "not thread-safe",
-    "will not",
-    "won't",
-    "is not possible",
-    "at most",
-    "only one",
-    "without bound",
-    "must be",
-)
-IMPLICATION_CUES = (
-    "therefore",
-    "means",
-    "so that",
-    "as a result",
-    "leads to",
-    "implies",
-    "which allows",
-    "enables",
-    "consequently",
-    "thus",
-    "because",
-    "result in",
-    "allows",
-)
-
-
-def has_cue(sentence: str, cues: Sequence[str]) -> bool:
-    lowered = f" {sentence.lower()} "
-    return any(cue in lowered for cue in cues)
 
 
 PREPOSITIONS = frozenset(("of", "to", "for", "in", "on", "at", "with", "from", "by", "as"))

@@ -21,7 +21,71 @@ from typing import Any
 from deepresearch.extractive.bm25 import term_weights
 from deepresearch.extractive.planning import asks_about_limits, question_topic, without_aspects
 from deepresearch.extractive.sentences import NEAR_DUPLICATE, QueryWeights, Quote, Scorer, quotes
-from deepresearch.extractive.text import IMPLICATION_CUES, RISK_CUES, content_tokens, has_cue
+from deepresearch.extractive.text import content_tokens
+
+# words that mark a stated limit or risk, and a consequence: what the risk and implication reviewers quote
+RISK_CUES = (
+    "risk",
+    "however",
+    "but ",
+    "limitation",
+    "drawback",
+    "concern",
+    "fail",
+    "cannot",
+    "danger",
+    "trade-off",
+    "tradeoff",
+    "downside",
+    "caveat",
+    "unless",
+    "problem",
+    "cost",
+    # hedges and stated limits
+    "may not",
+    "might not",
+    "not guaranteed",
+    "not supported",
+    "should not",
+    "must not",
+    "beware",
+    "warning",
+    "caution",
+    "insecure",
+    "vulnerable",
+    "deprecated",
+    "at the expense",
+    "no effect",
+    "not thread-safe",
+    "will not",
+    "won't",
+    "is not possible",
+    "at most",
+    "only one",
+    "without bound",
+    "must be",
+)
+IMPLICATION_CUES = (
+    "therefore",
+    "means",
+    "so that",
+    "as a result",
+    "leads to",
+    "implies",
+    "which allows",
+    "enables",
+    "consequently",
+    "thus",
+    "because",
+    "result in",
+    "allows",
+)
+
+
+def has_cue(sentence: str, cues: Sequence[str]) -> bool:
+    lowered = f" {sentence.lower()} "
+    return any(cue in lowered for cue in cues)
+
 
 REVIEW_LIMITS = {"fact_reviewer": 12, "implication_reviewer": 2, "risk_reviewer": 3}
 """Findings per sub-question for each extractive reviewer."""
