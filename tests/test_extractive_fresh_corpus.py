@@ -5,6 +5,8 @@ the shape seen there, on words of our own."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from deepresearch.extractive.asked import quoted_whole
@@ -12,7 +14,14 @@ from deepresearch.extractive.leaning import leans_back, stands_alone
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import code_span, section_label, split_sentences
+from deepresearch.extractive.text import (
+    code_span,
+    heading_passages,
+    sample_code,
+    section_label,
+    split_sentences,
+)
+from deepresearch.search.documents import extract_text
 
 
 def test_a_follow_up_that_opens_on_its_condition_is_a_question_of_its_own() -> None:
@@ -166,12 +175,47 @@ def test_a_samples_intro_quoted_alone_just_before_stays_a_quote_of_its_own() -> 
 
 
 def test_a_code_sample_is_shown_as_the_page_shows_it() -> None:
-    # the corpus text escapes a comment that opens a sample ("\# smartctl -a /dev/sda"): a code span shows
-    # the backslash, so it goes; a backtick in the sample takes a longer fence
-    assert code_span("\\# trim -a /dev/wick") == "`# trim -a /dev/wick`"
-    assert code_span("echo `date`") == "`` echo `date` ``"
-    passage = "## Checking\n\nThe keeper can check the wick of the lamp in question:\n\n\\# trim -a /dev/w\n"
-    assert any("`# trim -a /dev/w`" in q.text for q in quotes(passage, 1, ("Lamp", "Checking")))
+    # the corpus text writes a <pre> sample as one code span (a comment that opens it is no heading there);
+    # a backtick in the sample takes a longer fence, and the span reads back as the same code
+    assert (
+        code_span("echo `date`") == "`` echo `date` ``" and sample_code("`` echo `date` ``") == "echo `date`"
+    )
+    assert sample_code("`trim` and `light`") is None  # prose that names code
+    page = extract_text(Path("lamp.html"), _html(_CHECK + "<pre># trim -a /dev/w\n</pre>")).text
+    assert "\n\n`# trim -a /dev/w`" in page, page
+    (passage,) = heading_passages(page)
+    assert passage.headings == ("Checking",)  # the comment heads nothing
+    assert any("`# trim -a /dev/w`" in q.text for q in quotes(passage.text, 1, ("Lamp", "Checking")))
+
+
+_CHECK = "<h2>Checking</h2><p>The keeper can check the wick of the lamp in question:</p>"
+# a template the page shows: its sentences are the template's (postfix-doc's bounce(5): "I'm sorry to have
+# to inform you that your message could not be delivered ..." was quoted as the manual's own claim)
+_TEMPLATE = (
+    "notice_template = &lt;&lt;EOF\nSubject: Undelivered letter\n\n"
+    "This is the lighthouse of the north tower.\n\n"
+    "I'm sorry to have to inform you that your letter could not\nbe delivered to the keeper of the tower.\n"
+)
+
+
+def _html(body: str) -> bytes:
+    return f"<html><head><title>Lamp</title></head><body><main>{body}</main></body></html>".encode()
+
+
+def test_a_sample_is_quoted_with_its_intro_and_never_read_as_sentences() -> None:
+    long = _TEMPLATE + "The letter is returned below with the keeper's own notes on the tower's log.\nEOF\n"
+    after = "<p>The keeper signs every notice with the name of the tower and the date of the night.</p>"
+    units = []
+    for template in (_TEMPLATE + "EOF\n", long):
+        body = f"<h2>Notices</h2><p>The notice a ship gets reads:</p><pre>{template}</pre>{after}"
+        (passage,) = heading_passages(extract_text(Path("lamp.html"), _html(body)).text)
+        units.append([q.text for q in quotes(passage.text, 1, ("Lamp", "Notices"))])
+    short, longer = units
+    assert short[0].startswith("The notice a ship gets reads: `notice_template = <<EOF Subject:"), short
+    assert short[0].endswith("to the keeper of the tower. EOF`"), short
+    # too long to quote with its intro, the longer one is not quoted at all; neither is read as sentences
+    signed = "The keeper signs every notice with the name of the tower and the date of the night."
+    assert short[1:] == [signed] and longer == [signed], units
 
 
 @pytest.mark.parametrize(

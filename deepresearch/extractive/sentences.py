@@ -53,6 +53,7 @@ from deepresearch.extractive.text import (
     is_statement,
     list_fragment,
     logical_lines,
+    sample_code,
     section_label,
     split_sentences,
 )
@@ -111,6 +112,8 @@ _FIELD_WORDS = 3  # "Return type :", "Default value:": a field's name, not a sen
 _TYPE_VALUE = re.compile(r"^[A-Za-z_][\w.]*(?:\[[\w\[\]., …]*\])?$")  # "None", "Optional[str]", "IO"
 MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
+SAMPLE_CHARS = 200
+"""The longest sample quoted with the sentence that announces it."""
 STATEMENT_MIN_WORDS = 6
 TERM_MIN_WORDS = 4
 """A quotable sentence has STATEMENT_MIN_WORDS words, or TERM_MIN_WORDS under a definition list's term."""
@@ -287,6 +290,10 @@ class _Reader:
             return
         if self.items is not None:
             self.close_list()
+        code = sample_code(text) if not item else None
+        if code is not None:
+            self._sample(code)
+            return
         if TABLE_ROW.match(text):  # a table's row is no sample of what the sentence before announces
             self.intro = ""
             return
@@ -301,7 +308,7 @@ class _Reader:
             self.add(f"{default['field']}: {code_span(default['value'])}")
             self.intro = ""
             return
-        sample = not is_statement(text) and len(text) <= 200 and not no_sample(text)
+        sample = not is_statement(text) and len(text) <= SAMPLE_CHARS and not no_sample(text)
         if self.intro and not self.unfinished and not item and sample:
             # an API page's field and its type ("Return type : None", "Returns : Callable[[F], F]"): no sample
             if not _TYPE_VALUE.match(text.strip()) or len(self.intro.split()) > _FIELD_WORDS:
@@ -328,6 +335,20 @@ class _Reader:
         self.aside = ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
+
+    def _sample(self, code: str) -> None:
+        """A sample the corpus text marks as one (sample_code): quoted with the sentence that announces it,
+        or with a paragraph just before that names it as an example, when short; never read as sentences."""
+        short = len(code) <= SAMPLE_CHARS
+        before = self.units[-1] if self.units and self.previous and self.follows_prose else None
+        # ... the paragraph just read, not one further back
+        named = before is not None and before.text.endswith(self.previous[-1])
+        named = named and bool(NAMES_EXAMPLE.search(" ".join(self.previous)))
+        if self.intro and not self.unfinished and short:
+            self._add_list(f"{self.intro} {code_span(code)}", sample=True)
+        elif before and named and short and len(before.text) + len(code) < MAX_UNIT_CHARS:
+            self._grow(before, f"{before.text} {code_span(code)}")
+        self.intro, self.unfinished, self.aside, self.follows_prose = "", False, "", False
 
 
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:

@@ -237,6 +237,7 @@ _ABBREVIATION = re.compile(
     r"(?:vs|e\.g|i\.e|(?P<end>etc|Inc|Ltd|Corp)|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St|et al)\.$"
 )
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(\S.*)$")
+_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})[^`]*$")  # not a sample's code span that opens on three backticks
 DEFINITION_LEVEL = 6
 """The heading level of an API or option entry's signature in the corpus text (search/documents.py)."""
 
@@ -280,7 +281,7 @@ def heading_passages(
 
     fenced = False
     for line in text.splitlines():
-        if line.lstrip().startswith(("```", "~~~")):
+        if _FENCE.match(line):
             fenced = not fenced  # a "# comment" inside a Markdown code fence is not a heading
         match = None if fenced else _HEADING_LINE.match(line.strip())
         if match is None:
@@ -323,13 +324,16 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
             if current:
                 passages.append(current)
                 current = ""
-            sentences = split_sentences(paragraph)
-            piece = ""
+            code = sample_code(paragraph)
+            sentences = split_sentences(paragraph) if code is None else _code_pieces(code, target_chars)
+            # one sentence per line; a sample's pieces a paragraph each (a line that opens on code continues
+            # the line before: logical_lines)
+            piece, joint = "", "\n" if code is None else "\n\n"
             for sentence in sentences:
                 if piece and len(piece) + len(sentence) + 1 > target_chars:
                     passages.append(piece)
                     piece = ""
-                piece = f"{piece}\n{sentence}" if piece else sentence  # one sentence per line
+                piece = f"{piece}{joint}{sentence}" if piece else sentence
             if piece:
                 passages.append(piece[:max_chars])
             continue
@@ -348,6 +352,17 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
     if current:
         passages.append(current)
     return passages
+
+
+def _code_pieces(code: str, target_chars: int) -> list[str]:
+    """A long sample cut at spaces, each piece a code span of its own (a sample's "sentences" are none)."""
+    pieces, piece = [], ""
+    for word in code.split(" "):
+        if piece and len(piece) + len(word) + 1 > target_chars:
+            pieces.append(code_span(piece))
+            piece = ""
+        piece = f"{piece} {word}" if piece else word
+    return [*pieces, code_span(piece)] if piece else pieces
 
 
 def overlap(claim: str, passage: str) -> float:
@@ -405,17 +420,31 @@ _CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
 
 
 def code_like(text: str) -> bool:
-    """A flattened code sample or configuration snippet rather than prose."""
-    return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
+    """A flattened code sample or configuration snippet rather than prose (a sample the corpus text marks
+    as one, sample_code, whatever it holds)."""
+    marks = sum(1 for char in text if char in _CODE_CHARS)
+    return marks > max(3, len(text) // 40) or sample_code(text) is not None
 
 
-def code_span(sample: str) -> str:
-    """A code sample as a Markdown code span, as the page shows it: without the escape the corpus text puts
-    before a comment that opens it (search/documents.py), a backtick in it taking a longer fence."""
-    code = sample[1:] if sample.startswith("\\#") else sample
+def code_span(code: str) -> str:
+    """A code sample as a Markdown code span, as the page shows it: a backtick in it takes a longer fence."""
     fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
     padded = f" {code} " if code.startswith("`") or code.endswith("`") else code
     return f"{fence}{padded}{fence}"
+
+
+_SPAN_LINE = re.compile(r"(`+)(?!`)(.*?[^`])\1")
+
+
+def sample_code(line: str) -> str | None:
+    """The code of a line that is one code span and nothing else: a sample as the corpus text writes one
+    (search/documents.py: a page's <pre> sample, flattened to one line), which is never read as sentences
+    (a bounce message's template: "I'm sorry to have to inform you ..." is no claim of the manual's)."""
+    match = _SPAN_LINE.fullmatch(line.strip())
+    if match is None or match.group(1) in match.group(2):
+        return None  # "`a` and `b`": prose that names code
+    code = match.group(2)
+    return code[1:-1] if len(code) > 2 and code[0] == code[-1] == " " else code
 
 
 _SIGNATURE = re.compile(

@@ -16,7 +16,7 @@ from pathlib import Path
 from bs4 import Tag
 
 from deepresearch.cpu import CpuPool
-from deepresearch.extractive.text import DEFINITION_LEVEL, heading_passages
+from deepresearch.extractive.text import DEFINITION_LEVEL, code_span, heading_passages
 from deepresearch.search.entries import ENTRY_HEADINGS, follows_entry, long_entry, shared_words
 from deepresearch.search.markdown import unwrap
 from deepresearch.search.preformatted import prose_text
@@ -222,9 +222,10 @@ def _from_html(data: bytes) -> tuple[str, str]:
         if prose is not None:
             pre.replace_with(f"\n\n{prose}\n\n")
             continue
-        # a code sample is one line; a comment at its start must not read as a Markdown heading
+        # a code sample is one line, one code span: a sample to the reader, never sentences (a bounce
+        # message's template), and a comment at its start no Markdown heading
         code = " ".join(pre.get_text().split())
-        pre.replace_with(f"\n\n\\{code}\n\n" if code.startswith("#") else f"\n\n{code}\n\n")
+        pre.replace_with(f"\n\n{code_span(code)}\n\n" if code else "")
     forms: list[list[tuple[Tag, str]]] = []  # an entry and the forms stacked right after it
     for entry in root.select(ENTRY_HEADINGS):
         text = " ".join(entry.get_text(" ").split())
