@@ -18,7 +18,7 @@ from bs4 import Tag
 from deepresearch.cpu import CpuPool
 from deepresearch.extractive.text import DEFINITION_LEVEL, code_span, heading_passages
 from deepresearch.search.entries import ENTRY_HEADINGS, follows_entry, long_entry, shared_words
-from deepresearch.search.markdown import unwrap
+from deepresearch.search.markdown import rst_text, unwrap
 from deepresearch.search.preformatted import prose_text
 from deepresearch.web.extract import soup_of
 
@@ -142,7 +142,7 @@ def extract_text(path: Path, data: bytes, *, max_pages: int | None = None) -> Ex
         title = _markdown_title(text)
     elif suffix == ".txt" and path.name.lower().endswith(".rst.txt"):
         # Sphinx ships each page's reStructuredText source as name.rst.txt (the "Show Source" link)
-        text = _from_rst(_decode(data))
+        text = rst_text(_decode(data))
         title = _markdown_title(text)
     elif suffix == ".txt":
         text = _decode(data)
@@ -336,92 +336,6 @@ def _mark_lists_and_tables(root: Tag) -> None:
             elif index < len(cells) - 1:
                 text = f"{text} | "
             cell.replace_with(text)
-
-
-_RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+_:.])\1{2,}\s*$")
-_RST_DIRECTIVE = re.compile(r"^\.\.\s+(?:py:)?([\w-]+)::\s*(.*)$")
-_RST_API = frozenset(
-    {
-        "function",
-        "method",
-        "class",
-        "exception",
-        "data",
-        "attribute",
-        "decorator",
-        "module",
-        "coroutinefunction",
-    }
-)
-_RST_CODE = frozenset(
-    {"code-block", "code", "sourcecode", "literalinclude", "doctest", "testcode", "productionlist"}
-)
-_RST_ROLE = re.compile(r":[\w:+-]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
-_RST_LINK = re.compile(r"`([^`<]+?)(?:\s*<[^>]*>)?`__?")
-_RST_EMPHASIS = re.compile(r"\*{1,2}([^*\s][^*]*?)\*{1,2}")
-_RST_LITERAL = re.compile(r"``([^`]+)``")
-
-
-def _from_rst(text: str) -> str:
-    """reStructuredText as plain text with Markdown heading lines: underlined (and overlined) titles get a
-    level by the order their adornment first appears; API directives (``.. function:: sig``) become level-6
-    headings; other directive lines and comments are dropped; inline roles keep their text."""
-    lines = text.splitlines()
-    levels: dict[str, int] = {}
-    out: list[str] = []
-    literal = False  # inside a literal (code) block: its indented lines are left out
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        nxt = lines[i + 1] if i + 1 < len(lines) else ""
-        if literal and (not line.strip() or line.startswith((" ", "\t"))):
-            i += 1
-            continue
-        if literal:
-            out.append("")  # the block ended its paragraph
-        literal = False
-        over = _RST_ADORNMENT.match(line)
-        if over and i + 2 < len(lines) and _RST_ADORNMENT.match(lines[i + 2]) and lines[i + 1].strip():
-            style = "o" + line.strip()[0]
-            level = levels.setdefault(style, min(len(levels) + 1, 5))
-            out += ["", f"{'#' * level} {_rst_inline(lines[i + 1].strip())}", ""]
-            i += 3
-            continue
-        if (
-            line.strip()
-            and not line.startswith(" ")
-            and _RST_ADORNMENT.match(nxt)
-            and len(nxt.strip()) >= len(line.strip())
-        ):
-            level = levels.setdefault(nxt.strip()[0], min(len(levels) + 1, 5))
-            out += ["", f"{'#' * level} {_rst_inline(line.strip())}", ""]
-            i += 2
-            continue
-        directive = _RST_DIRECTIVE.match(line.strip())
-        if directive and not line.startswith(" "):
-            name, argument = directive.groups()
-            literal = name in _RST_CODE
-            if name in _RST_API and argument:
-                out += ["", f"{'#' * DEFINITION_LEVEL} {argument.strip()}", ""]
-            i += 1
-            continue
-        if line.startswith(".. ") or line.strip() == "..":
-            i += 1
-            continue
-        literal = line.rstrip().endswith("::")  # "Example::" introduces a literal block (shown as "Example:")
-        stripped = line.strip()[:-1] if literal else line.strip()
-        out.append(_rst_inline(stripped) if stripped else "")
-        i += 1
-    # the source is wrapped at ~80 columns: a paragraph becomes one line, as in the HTML page
-    blocks = "\n".join(out).split("\n\n")
-    return "\n\n".join(" ".join(block.split()) for block in blocks if block.strip())
-
-
-def _rst_inline(text: str) -> str:
-    text = _RST_ROLE.sub(lambda m: m.group(1).strip(), text)
-    text = _RST_LITERAL.sub(r"\1", text)
-    text = _RST_EMPHASIS.sub(r"\1", text)
-    return _RST_LINK.sub(r"\1", text).replace("\\ ", "")
 
 
 def _from_pdf(data: bytes, max_pages: int | None = None) -> tuple[str, str]:

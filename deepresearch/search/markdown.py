@@ -10,13 +10,18 @@ separated by a single line break, and must stay as they are.
 What keeps its lines: fenced and indented code, headings (and setext underlines), tables, block quotes,
 HTML blocks, thematic breaks and hard line breaks (two trailing spaces or a backslash). A list item's wrapped
 lines join the item; a new item starts its own line.
+
+A reStructuredText file (rst_text) is read the same way: its titles as Markdown heading lines, its paragraphs
+on one line each.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["unwrap"]
+from deepresearch.extractive.text import DEFINITION_LEVEL
+
+__all__ = ["rst_text", "unwrap"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
@@ -76,3 +81,89 @@ def _own_line(line: str, following: str, previous: str) -> bool:
         return True  # "Title\n=====": the title is a heading
     # indented code: four spaces after a blank line (a list item's own indented lines are not code)
     return line.startswith(("    ", "\t")) and not previous.strip()
+
+
+_RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+_:.])\1{2,}\s*$")
+_RST_DIRECTIVE = re.compile(r"^\.\.\s+(?:py:)?([\w-]+)::\s*(.*)$")
+_RST_API = frozenset(
+    {
+        "function",
+        "method",
+        "class",
+        "exception",
+        "data",
+        "attribute",
+        "decorator",
+        "module",
+        "coroutinefunction",
+    }
+)
+_RST_CODE = frozenset(
+    {"code-block", "code", "sourcecode", "literalinclude", "doctest", "testcode", "productionlist"}
+)
+_RST_ROLE = re.compile(r":[\w:+-]+:`~?([^`<]*?)(?:\s*<[^>]*>)?`")
+_RST_LINK = re.compile(r"`([^`<]+?)(?:\s*<[^>]*>)?`__?")
+_RST_EMPHASIS = re.compile(r"\*{1,2}([^*\s][^*]*?)\*{1,2}")
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+
+
+def rst_text(text: str) -> str:
+    """reStructuredText as plain text with Markdown heading lines: underlined (and overlined) titles get a
+    level by the order their adornment first appears; API directives (``.. function:: sig``) become level-6
+    headings; other directive lines and comments are dropped; inline roles keep their text."""
+    lines = text.splitlines()
+    levels: dict[str, int] = {}
+    out: list[str] = []
+    literal = False  # inside a literal (code) block: its indented lines are left out
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if literal and (not line.strip() or line.startswith((" ", "\t"))):
+            i += 1
+            continue
+        if literal:
+            out.append("")  # the block ended its paragraph
+        literal = False
+        over = _RST_ADORNMENT.match(line)
+        if over and i + 2 < len(lines) and _RST_ADORNMENT.match(lines[i + 2]) and lines[i + 1].strip():
+            style = "o" + line.strip()[0]
+            level = levels.setdefault(style, min(len(levels) + 1, 5))
+            out += ["", f"{'#' * level} {_rst_inline(lines[i + 1].strip())}", ""]
+            i += 3
+            continue
+        if (
+            line.strip()
+            and not line.startswith(" ")
+            and _RST_ADORNMENT.match(nxt)
+            and len(nxt.strip()) >= len(line.strip())
+        ):
+            level = levels.setdefault(nxt.strip()[0], min(len(levels) + 1, 5))
+            out += ["", f"{'#' * level} {_rst_inline(line.strip())}", ""]
+            i += 2
+            continue
+        directive = _RST_DIRECTIVE.match(line.strip())
+        if directive and not line.startswith(" "):
+            name, argument = directive.groups()
+            literal = name in _RST_CODE
+            if name in _RST_API and argument:
+                out += ["", f"{'#' * DEFINITION_LEVEL} {argument.strip()}", ""]
+            i += 1
+            continue
+        if line.startswith(".. ") or line.strip() == "..":
+            i += 1
+            continue
+        literal = line.rstrip().endswith("::")  # "Example::" introduces a literal block (shown as "Example:")
+        stripped = line.strip()[:-1] if literal else line.strip()
+        out.append(_rst_inline(stripped) if stripped else "")
+        i += 1
+    # the source is wrapped at ~80 columns: a paragraph becomes one line, as in the HTML page
+    blocks = "\n".join(out).split("\n\n")
+    return "\n\n".join(" ".join(block.split()) for block in blocks if block.strip())
+
+
+def _rst_inline(text: str) -> str:
+    text = _RST_ROLE.sub(lambda m: m.group(1).strip(), text)
+    text = _RST_LITERAL.sub(r"\1", text)
+    text = _RST_EMPHASIS.sub(r"\1", text)
+    return _RST_LINK.sub(r"\1", text).replace("\\ ", "")
