@@ -218,6 +218,25 @@ def test_a_sample_is_quoted_with_its_intro_and_never_read_as_sentences() -> None
     assert short[1:] == [signed] and longer == [signed], units
 
 
+def test_a_name_in_code_that_opens_a_sentence_is_quoted_with_it() -> None:
+    # the Debian handbook's "<code>anacron</code> is the daemon that completes cron ..." opened in lower case:
+    # never quoted (the gold answer), or glued to the sentence before ("... within the project. apt is ...")
+    body = (
+        "<h2>Lamps</h2><p><code>lampd</code> is the daemon that lights the lamp of the tower at dusk. The "
+        "keeper starts it once a night. <code>wickd</code> trims the wick whenever the flame smokes.</p>"
+        "<p>The keeper runs <code>lampd</code> by hand. Use <code>wickd --once</code> for one trim.</p>"
+        "<ul><li><code>hornd</code> sounds the horn in the fog.</li></ul>"
+    )
+    page = extract_text(Path("lamp.html"), _html(body)).text
+    assert "`lampd` is the daemon" in page and "night. `wickd` trims" in page, page
+    assert "runs lampd by hand" in page and "Use wickd --once for" in page  # inside a sentence: as it was
+    assert "- hornd sounds" in page  # a list item's name stays its own (its term)
+    (passage,) = heading_passages(page)
+    units = [q.text for q in quotes(passage.text, 1, ("Lamp", "Lamps"))]
+    assert "`lampd` is the daemon that lights the lamp of the tower at dusk." in units, units
+    assert "`wickd` trims the wick whenever the flame smokes." in units, units
+
+
 @pytest.mark.parametrize(
     "sentence",
     [

@@ -213,6 +213,13 @@ def test_an_xml_feed_is_read_without_beautifulsoups_warning(tmp_path: Path) -> N
         fetched = _soup_text(_FEED)
         corpus = extract_text(tmp_path / "feed.html", _FEED.encode())
         page = _soup_text(xhtml)
+        # ... and the Debian handbook's XHTML: a DOCTYPE and a namespace, which BeautifulSoup warned about
+        strict = "http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd"
+        doctype = f'<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.0 Strict//EN" "{strict}">'
+        # (BeautifulSoup looks at the first 500 characters: no "</html" in them)
+        head = "<head>" + '<link rel="stylesheet" href="default.css" />' * 12 + "</head>"
+        handbook = xhtml.replace("\n<html>", f'\n{doctype}<html xmlns="http://www.w3.org/1999/xhtml">{head}')
+        assert "Kept as HTML." in extract_text(tmp_path / "handbook.html", handbook.encode()).text
     assert [w for w in caught if issubclass(w.category, XMLParsedAsHTMLWarning)] == []
     assert "Measured data from three winters." in fetched
     assert corpus.title == "Heat pump notes" and "Measured data from three winters." in corpus.text

@@ -259,12 +259,37 @@ def _from_html(data: bytes) -> tuple[str, str]:
             tag.replace_with(f"\n\n{text if text.endswith(':') else text + ':'}\n\n")
     _bold_headings(root)
     _mark_lists_and_tables(root)
+    _code_subjects(root)
     # mark block boundaries so inline markup (<b>, <a>) stays inside its sentence
     for block in root.find_all(_BLOCK_TAGS):
         block.insert_before("\n\n")
         block.insert_after("\n\n")
     lines = (" ".join(line.split()) for line in root.get_text().split("\n\n"))
     return title, "\n\n".join(line for line in lines if line)
+
+
+_INLINE_CODE = ("code", "tt", "kbd", "samp")
+_OPENS = re.compile(r"(?:^|[.!?][)\]\"'’”]?\s)\s*$")  # nothing before, or a sentence's end
+
+
+def _code_subjects(root: Tag) -> None:
+    """A name in code that opens a sentence ("<code>anacron</code> is the daemon that completes cron ...",
+    Apache's "mod_alias is designed to handle ...") written as a code span: a sentence that opens in lower
+    case is none to the sentence splitter (never quoted, or glued to the sentence before it)."""
+    for code in root.find_all(_INLINE_CODE):
+        text = " ".join(code.get_text().split())
+        if not text[:1].islower() or code.find_parent(_INLINE_CODE) is not None:
+            continue
+        before: list[str] = []  # the text of its block before it, back to a block's start
+        for element in code.previous_elements:
+            if isinstance(element, Tag) and element.name in _BLOCK_TAGS:
+                break
+            if isinstance(element, str) and element.find_parent(_INLINE_CODE) is not code:
+                before.append(element)
+                if "\n\n" in element or sum(map(len, before)) > 20:
+                    break
+        if _OPENS.search("".join(reversed(before)).rsplit("\n\n", 1)[-1]):
+            code.replace_with(code_span(text))
 
 
 BOLD_HEADING_LEVEL = 5

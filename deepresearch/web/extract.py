@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import re
+import warnings
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -246,11 +247,14 @@ _XML_DOCUMENT = re.compile(
 
 def soup_of(markup: str | bytes) -> BeautifulSoup:
     """BeautifulSoup of a page: lxml's HTML parser, or its XML parser for an XML document."""
-    from bs4 import BeautifulSoup
+    from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 
     head = markup[:8192]
     xml = _XML_DOCUMENT.match(head.decode("utf-8", "replace") if isinstance(head, bytes) else head)
-    return BeautifulSoup(markup, "xml" if xml else "lxml")
+    with warnings.catch_warnings():
+        # XHTML (an XML declaration over <html>: the Debian handbook's pages) is HTML, for the HTML parser
+        warnings.simplefilter("ignore", XMLParsedAsHTMLWarning)
+        return BeautifulSoup(markup, "xml" if xml else "lxml")
 
 
 def _readability(html: str, url: str) -> str:
