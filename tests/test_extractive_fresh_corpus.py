@@ -237,6 +237,31 @@ def test_a_name_in_code_that_opens_a_sentence_is_quoted_with_it() -> None:
     assert "`wickd` trims the wick whenever the flame smokes." in units, units
 
 
+def test_the_text_after_a_titled_box_is_its_sections_again() -> None:
+    # the Debian handbook's sidebars and example captions (DocBook) and Apache's examples: the box's title is
+    # a heading in the text, and the section's text after the box was labelled with it
+    body = (
+        '<ul class="docnav"><li><a accesskey="p" href="a.html"><strong>Prev</strong></a></li></ul>'
+        "<h2>9.8. Lighting the lamp</h2><p>The keeper lights the lamp of the tower every night at dusk.</p>"
+        '<div class="sidebar"><div class="titlepage"><p class="title"><strong>BACK TO BASICS Wicks</strong>'
+        "</p></div><p>A wick draws the oil up to the flame of the lamp all night long.</p></div>"
+        "<p>Installation of the new lens deactivates the old one at the next dusk.</p>"
+        '<div class="example"><p class="title"><strong>Example 9.1. Lighting by hand</strong></p>'
+        "<pre>lampd --light</pre></div><p>If the lamp does not light, the keeper trims the wick first.</p>"
+    )
+    page = extract_text(Path("lamp.html"), _html(body)).text
+    assert "Prev" not in page, page  # DocBook's navigation bar
+    labels = {}
+    for passage in heading_passages(page, target_chars=60):
+        for unit in quotes(passage.text, 1, ("Lamp", *passage.headings)):
+            labels[unit.text] = unit.section
+    boxed = "A wick draws the oil up to the flame of the lamp all night long."
+    assert labels[boxed] == "BACK TO BASICS Wicks"
+    after = ["Installation of the new lens deactivates the old one at the next dusk."]
+    after += ["If the lamp does not light, the keeper trims the wick first."]
+    assert [labels[text] for text in after] == ["9.8. Lighting the lamp"] * 2, labels
+
+
 @pytest.mark.parametrize(
     "sentence",
     [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import io
 import logging
 import re
@@ -183,10 +184,10 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
 # ... and a menu shown only on a click (HAProxy's keyword menus: "bindThis keyword is available in sections
 # :Log forwarding..." glued into the sentence that names the keyword), or content the page hides (not a tab's
-# panel: the other system's instructions wait for their tab's click)
+# panel: the other system's instructions wait for their tab's click); DocBook's "Prev | Up | Next" bars
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel])"
+    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .navheader, .navfooter, .docnav"
 )
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
@@ -244,6 +245,7 @@ def _from_html(data: bytes) -> tuple[str, str]:
         group[0][0].replace_with(f"\n\n{block}\n\n" if block else "")
         for entry, _ in group[1:]:
             entry.replace_with("")
+    _close_boxes(root)
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
         if level is None:
@@ -300,14 +302,52 @@ def _bold_headings(root: Tag) -> None:
     """A paragraph that is one bold phrase and no sentence ("<p><b>(19) INSERT is really slow</b></p>", a
     FAQ's question) heads what follows, as a heading would: a level-5 heading, under the page's own."""
     for paragraph in root.find_all("p"):
-        children = [c for c in paragraph.children if not (isinstance(c, str) and not c.strip())]
-        if len(children) != 1 or getattr(children[0], "name", None) not in _BOLD:
-            continue
-        if paragraph.find_parent(["th", "td"]) is not None:
-            continue  # a table's bold header cell ("Application", "Logger Name") stays in its row
-        text = " ".join(paragraph.get_text(" ").split())
-        if 3 <= len(text) <= 150 and not text.endswith((".", ":")):
+        if _bold_heading(paragraph):
+            text = " ".join(paragraph.get_text(" ").split())
             paragraph.replace_with(f"\n\n{'#' * BOLD_HEADING_LEVEL} {text}\n\n")
+
+
+def _bold_heading(paragraph: Tag) -> bool:
+    children = [c for c in paragraph.children if not (isinstance(c, str) and not c.strip())]
+    if len(children) != 1 or getattr(children[0], "name", None) not in _BOLD:
+        return False
+    if paragraph.find_parent(["th", "td"]) is not None:
+        return False  # a table's bold header cell ("Application", "Logger Name") stays in its row
+    text = " ".join(paragraph.get_text(" ").split())
+    return 3 <= len(text) <= 150 and not text.endswith((".", ":"))
+
+
+# a box set off from the text, with a title of its own: DocBook's sidebars, examples, figures, tables and
+# admonitions (the Debian handbook, PostgreSQL), Apache's examples and notes, AsciiDoc's blocks
+_BOXES = (
+    "div.sidebar, div.example, div.figure, div.table, div.note, div.tip, div.warning, div.caution, "
+    "div.important, div.admonitionblock, div.exampleblock, div.sidebarblock"
+)
+
+
+def _close_boxes(root: Tag) -> None:
+    """The section a titled box stands in goes on after it: its heading is written again after the box.
+    The box's title is a heading in the text, and headings only open sections - the text after a sidebar
+    ("BACK TO BASICS Priorities and nice") or under an example's caption ("Example 6.4. Installation of
+    ...") was labelled with it."""
+
+    def boxed(tag: Tag) -> bool:
+        for parent in tag.parents:
+            if parent is root:
+                return False
+            if parent.css.match(_BOXES):
+                return True
+        return False
+
+    for box in root.select(_BOXES):
+        titled = box.find(list(_HEADING_TAGS)) or any(_bold_heading(p) for p in box.find_all("p"))
+        if not titled or boxed(box):
+            continue
+        section = box.find_previous(list(_HEADING_TAGS))
+        while section is not None and boxed(section):
+            section = section.find_previous(list(_HEADING_TAGS))
+        if section is not None and root in section.parents:
+            box.insert_after(copy.copy(section))
 
 
 def _named_entry(item: Tag) -> bool:
