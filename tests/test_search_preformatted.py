@@ -237,3 +237,23 @@ def test_a_value_named_at_the_margin_of_a_manual_in_pre_heads_its_description() 
     )
     table = "              | DAY | FOG\n   tower     LAMP | LAMP | HORN\n             ---+-----+----\n"
     assert "tower:" not in (prose_text(f"{prose}\n{table}") or "tower:").split("\n\n")
+
+
+def test_an_option_named_by_a_one_row_table_heads_its_description() -> None:
+    # the Exim specification: "forbid_filter_reply | Use: redirect | Type: boolean | Default: false", then
+    # "If this option is true, this router may not generate an automatic reply ..." under no name at all
+    row = (
+        "<table><tr><td><span>wick_trim</span></td><td>Use: <em>lamp</em></td><td>Type: <em>boolean</em></td>"
+        "<td>Default: <em>false</em></td></tr></table>"
+    )
+    body = (
+        "<h2>10. Private options for the lamp</h2>" + row + "<p>If this option is true, the keeper trims the "
+        "wick of the lamp at dusk. This option is forced to be true if the lamp smokes.</p>"
+        "<table><tr><td>wick</td><td>Use: oil</td></tr><tr><td>lens</td><td>Use: glass</td></tr></table>"
+    )
+    text = extract_text(Path("lamp.html"), _html(body)).text
+    assert "###### wick_trim\n\nUse: lamp\n\nType: boolean\n\nDefault: false\n\nIf this option" in text, text
+    assert "wick: Use: oil\n\nlens: Use: glass" in text  # a table of two rows is a table
+    passage = text.split("\n\n", 1)[1]
+    units = quotes(passage, 1, ("Lamp", "10. Private options for the lamp", "wick_trim"))
+    assert [u.section for u in units] == ["wick_trim"] * 2 and units[0].text == "Default: `false`", units

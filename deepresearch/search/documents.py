@@ -18,7 +18,7 @@ from bs4 import Tag
 
 from deepresearch.cpu import CpuPool
 from deepresearch.extractive.text import DEFINITION_LEVEL, code_span, heading_passages
-from deepresearch.search.entries import ENTRY_HEADINGS, follows_entry, long_entry, shared_words
+from deepresearch.search.entries import ENTRY_HEADINGS, entry_row, follows_entry, long_entry, shared_words
 from deepresearch.search.markdown import rst_text, unwrap
 from deepresearch.search.preformatted import prose_text
 from deepresearch.web.extract import soup_of
@@ -245,6 +245,9 @@ def _from_html(data: bytes) -> tuple[str, str]:
         group[0][0].replace_with(f"\n\n{block}\n\n" if block else "")
         for entry, _ in group[1:]:
             entry.replace_with("")
+    for table in root.find_all("table"):
+        if (entry := entry_row(table)) is not None:  # an option's name over its description, its fields
+            table.replace_with("\n\n".join(["", f"{'#' * DEFINITION_LEVEL} {entry[0]}", *entry[1], ""]))
     _close_boxes(root)
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)

@@ -1,13 +1,16 @@
 """A reference's entries that a page marks otherwise than as headings, found so that each heads its own
 description (search/documents.py writes them as an API entry's signature is written): haproxy-dconv's
 keywords (``<div class="keyword">``) and a named term over a long description (postconf(5)'s
-``<dt><b><a name="...">``). A passage cut inside such a description keeps the entry's name as its label."""
+``<dt><b><a name="...">``), and a table of one row that names an entry and its fields (the Exim
+specification's options). A passage cut inside such a description keeps the entry's name as its label."""
 
 from __future__ import annotations
 
+import re
+
 from bs4 import Tag
 
-__all__ = ["ENTRY_CHARS", "ENTRY_HEADINGS", "follows_entry", "long_entry", "shared_words"]
+__all__ = ["ENTRY_CHARS", "ENTRY_HEADINGS", "entry_row", "follows_entry", "long_entry", "shared_words"]
 
 # a reference's entries that a generator marks with a class of their own, not as headings nor terms:
 # haproxy-dconv's keywords ("<div class="keyword"><b>balance</b> <algorithm></div>"), a thousand of them
@@ -55,3 +58,20 @@ def long_entry(term: Tag) -> bool:
     if term.find("a", attrs={"name": True}) is None or described is None or described.name != "dd":
         return False
     return len(described.find_all("p")) > 1 or len(described.get_text()) > ENTRY_CHARS
+
+
+_NAME = re.compile(r"[^\s|:]{1,60}")  # "forbid_filter_reply", "$local_part", "tls_advertise_hosts"
+_FIELD = re.compile(r"[A-Z][\w ]{0,20}: \S")  # "Use: redirect", "Default: false"
+
+
+def entry_row(table: Tag) -> tuple[str, list[str]] | None:
+    """A table of one row that names an entry, then its fields ("forbid_filter_reply | Use: redirect | Type:
+    boolean | Default: false": each option of the Exim specification, its description in the paragraphs
+    after): the name and the fields. Its description said "If this option is true, ..." under no name."""
+    rows = table.find_all("tr")
+    if len(rows) != 1:
+        return None
+    cells = [" ".join(c.get_text(" ").split()) for c in rows[0].find_all(["td", "th"], recursive=False)]
+    if len(cells) < 2 or not _NAME.fullmatch(cells[0]) or not all(_FIELD.match(c) for c in cells[1:]):
+        return None
+    return cells[0], cells[1:]
