@@ -255,7 +255,8 @@ def test_an_item_of_a_long_list_is_quoted_with_what_announced_it() -> None:
     )
     texts = [u.text for u in quotes(passage, 1, ("Lamp", "What the lamp is not"))]
     assert any(t.startswith("The lamp is not : a fog horn : it makes no sound") for t in texts), texts
-    assert any(t.startswith("The lamp is not : a radio beacon : it sends no signal") for t in texts), texts
+    # (the items before it left out, it says so: "… a radio beacon")
+    assert any(t.startswith("The lamp is not : … a radio beacon : it sends no signal") for t in texts), texts
 
 
 def test_a_name_before_a_bracket_after_a_space_is_no_call() -> None:
@@ -274,6 +275,17 @@ def test_a_manuals_version_banner_is_no_section_to_quote() -> None:
     assert navigation(["Lamp", "version 2.6.12-1+deb12u4 (Lighthouse)"])
     # a release's section in release notes is no banner
     assert not navigation(["Lamp", "Version 1.2.4 (2023-03-24)"]) and not navigation(["Lamp", "Versioning"])
+
+
+def test_a_books_index_is_navigation() -> None:
+    # the Exim specification's Concept Index: "Kaspersky:" over "Content scanning at ACL time [Scanning for
+    # viruses]", under the letter K, quoted as 23 findings of one report
+    entry = "Sophos and Sophie:\n\nContent scanning at the lamp [Scanning for smoke]. It names the tower."
+    assert quotes(entry, 1, ("Lamp", "Chapter 63 - Concept Index", "S")) == []
+    assert navigation(["Lamp", "Option Index", "A"]) and navigation(["Index"])
+    # ... not a list of modules with what each does, nor a section on an index
+    assert not navigation(["Lamp", "Module Index"]) and not navigation(["Lamp", "CREATE INDEX"])
+    assert not navigation(["Lamp", "Reading the index"])
 
 
 def test_an_entry_with_a_long_default_is_labelled_with_its_name() -> None:

@@ -446,6 +446,22 @@ def test_the_buttons_of_tabbed_content_are_no_text() -> None:
     assert "lighting the lamp:\n\n`$ export WICK=2`" in text, text
 
 
+def test_a_sites_banner_and_menu_are_no_text() -> None:
+    # the Exim specification: '<h1 id="header"><a href="http://www.exim.org">Exim Internet Mailer</a></h1>'
+    # over every chapter labelled its quotes, and its menu ("Home", "Download", ...) read as a list
+    page = (
+        "<html><head><title>Lamps</title></head><body>"
+        '<h1 id="header"><a href="http://lamps.example">Lighthouse Lamps</a></h1>'
+        '<ul class="nav"><li><a href="/">Home</a></li><li><a href="/dl">Download</a></li></ul>'
+        "<h2>Chapter 3 - Wicks</h2><p>The keeper trims the wick at dusk.</p>"
+        '<h1><a href="http://lamps.example">Lamps</a> of the north tower</h1><p>They burn oil.</p>'
+        "</body></html>"
+    )
+    text = extract_text(Path("lamps.html"), page.encode()).text
+    assert text.startswith("## Chapter 3 - Wicks\n\nThe keeper trims the wick at dusk."), text
+    assert "# Lamps of the north tower" in text  # a title that only names a link is still a title
+
+
 def test_a_bold_header_cell_is_no_heading() -> None:
     # celery's changelog labelled ten quotes "Application: ##### Logger Name": a table's bold header cells
     # were taken for headings

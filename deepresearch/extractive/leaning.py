@@ -384,11 +384,23 @@ _NAVIGATION = re.compile(
 )
 
 
+# a book's index, under its letters ("Chapter 63 - Concept Index" > "K": "Kaspersky:" over the chapters that
+# name it, quoted in the Exim specification's reports as findings); not a list of modules with what they do
+_INDEX = re.compile(
+    r"^(?:(?:chapter\s+)?\d+(?:\.\d+)*\.?\s*(?:[-–—:]\s*)?)?"
+    r"(?:(?:general|concept|option|variable|subject|keyword|command|program)\s+)?index$",
+    re.IGNORECASE,
+)
+
+
 def navigation(headings: Sequence[str]) -> bool:
     """Whether a section headed so (its heading path) is navigation or a list of references: nothing to
     quote, nor to read as an answer (screening)."""
     heading = " ".join(headings[-1].replace("*", "").split()) if headings else ""
-    return bool(headings) and (_NAVIGATION.match(heading) is not None or _BANNER.match(heading) is not None)
+    indexed = any(_INDEX.match(" ".join(h.replace("*", "").split())) for h in headings)
+    return bool(headings) and (
+        _NAVIGATION.match(heading) is not None or _BANNER.match(heading) is not None or indexed
+    )
 
 
 # a manual's version banner, "version 2.6.12-1+deb12u4 (Debian)" (haproxy-doc: over a note to the manual's

@@ -225,7 +225,7 @@ class _Reader:
             if stated and _prose(stated) and stands_alone(stated) and not self._needs_subject(stated):
                 self.add(stated)
             term = self.term
-            for item in items:
+            for index, item in enumerate(items):
                 definition = _DEFINITION_ITEM.match(item)
                 if definition and definition["term"].split()[0].lower() not in _NOT_NAMES:
                     # "sqlite3_prepare() → Compile SQL text into byte-code ...": a definition under its name
@@ -236,8 +236,9 @@ class _Reader:
                     and (self.unfinished or len(self.intro + item) < MAX_UNIT_CHARS)
                 ):
                     # "If, after scanning the directory, only one document ..."; "HAProxy is not : an
-                    # explicit HTTP proxy, ..." (an item of a list too long to quote whole, with its intro)
-                    item = f"{self.intro} {item}"
+                    # explicit HTTP proxy, ..." (an item of a list too long to quote whole, with its intro;
+                    # after "…" when items before it are left out: "... fields: … the command to execute")
+                    item = f"{self.intro} {'… ' if index else ''}{item}"
                 shortest = TERM_MIN_WORDS if definition else STATEMENT_MIN_WORDS
                 whole = is_statement(item, shortest) and (self.intro or not list_fragment(item))
                 for sentence in split_sentences(item) if whole else ():

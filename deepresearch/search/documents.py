@@ -184,10 +184,12 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
 # ... and a menu shown only on a click (HAProxy's keyword menus: "bindThis keyword is available in sections
 # :Log forwarding..." glued into the sentence that names the keyword), or content the page hides (not a tab's
-# panel: the other system's instructions wait for their tab's click); DocBook's "Prev | Up | Next" bars
+# panel: the other system's instructions wait for their tab's click); DocBook's "Prev | Up | Next" bars, a
+# site's menu (ul.nav: "Home, Download, Documentation, ...")
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .navheader, .navfooter, .docnav"
+    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .navheader, .navfooter, .docnav, "
+    "ul.nav"
 )
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
@@ -211,6 +213,10 @@ def _from_html(data: bytes) -> tuple[str, str]:
     root = root or soup.body or soup
     for tag in root.select(_CHROME):
         tag.decompose()
+    for banner in root.select("h1:has(> a[href^='http'])"):
+        # a title that is a link to a site: its banner ("Exim Internet Mailer" labelled quotes of every page)
+        if banner.get_text(strip=True) == banner.a.get_text(strip=True):
+            banner.decompose()
     for mark in root.select(_FOOTNOTE_MARKS):
         before, after = mark.previous_sibling, mark.next_sibling
         if isinstance(before, str) and isinstance(after, str) and after[:1] in ",.;:!?)":
