@@ -215,6 +215,11 @@ def test_they_after_how_do_is_still_the_topic() -> None:
         ("I'm running the lamp in a tower with no keeper", ["the lamp", "a tower", "no keeper"]),
         ("the keeper spends most of his time in the tower rather than in the lamp room", None),
         ("the wick goes out after about a minute of wind", ["the wick", "wind"]),
+        # "how much" asks the amount of a noun ("much space", not "much" then the verb "space"); a plural
+        # subject "keep"s as one does ("Users keep filling up the /home disk": "Users keep" was a thing)
+        ("Keepers keep filling up the oil store", ["Keepers", "the oil store"]),
+        ("how can I limit how much oil each lamp can burn", ["much oil", "each lamp", "burn"]),
+        ("how much does a new wick cost", ["a new wick"]),
     ],
 )
 def test_words_of_a_scene_that_name_no_thing_are_no_phrase(clause: str, expected: list[str] | None) -> None:
@@ -245,3 +250,17 @@ def test_them_after_a_scene_is_not_a_phrase_that_leans_back_itself() -> None:
         5,
     )
     assert plan.sub_questions[0] == "How do I send the ship's name to my lamp keepers?", plan.sub_questions
+
+
+def test_how_much_is_no_topic() -> None:
+    # the Debian handbook: "Users keep filling up the /home disk; how can I limit how much space each user can
+    # use?" took "much" for its topic, searched "much" and filled the report with "much more"
+    question = "Keepers keep filling up the oil store; how can I limit how much oil each lamp can burn?"
+    plan = keyword_plan(question, 5, rarity={"much": 0.29, "oil": 0.3, "oil store": 0.01, "lamp": 0.2})
+    assert "much" not in plan.queries and plan.topic != "much", plan
+    assert not any(sub.startswith("What is much") for sub in plan.sub_questions), plan.sub_questions
+    # ... nor part of one ("How much memory does the cache use?" asked "What is much memory?")
+    plan = keyword_plan(
+        "How much oil does a lamp burn?", 5, rarity={"oil": 0.01, "much oil": 0.01, "lamp": 0.3}
+    )
+    assert not any("much oil" in sub for sub in plan.sub_questions[1:]), plan.sub_questions

@@ -226,6 +226,8 @@ def _verbs(words: list[str]) -> set[int]:
     if closing:
         verbs = (verbs - {opening}) | closing  # the subject's word taken for the verb was the subject's
     verbs.discard(-1)
+    # "how much space each user can use": what "how much" asks the amount of is a noun, not a verb
+    verbs -= {i for i in verbs if i > 1 and lower[i - 2] == "how" and lower[i - 1] in ("much", "many")}
     return verbs - _subjects(verbs, guessed, lower)
 
 

@@ -126,7 +126,7 @@ _CONFIG_WORDS = re.compile(
     re.IGNORECASE,
 )
 _FAILURE = re.compile(r"(?:error|exception|warning|failure|crash)e?s?$", re.IGNORECASE)
-_LEADING = re.compile(r"^(?:my|your|our|their|his|its|another|two|three|many|several|multiple)\s+", re.I)
+_LEADING = re.compile(r"^(?:my|your|our|their|his|its|another|two|three|many|much|several|multiple)\s+", re.I)
 _RELATION_OF = re.compile(
     r"\b(the (?:pitfalls|drawbacks|downsides|risks|limitations|limits|caveats|disadvantages|advantages|"
     r"benefits|trade-?offs|pros and cons) of .+)$",

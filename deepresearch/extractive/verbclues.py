@@ -105,7 +105,9 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     # "My server keeps getting flooded", "the queue keeps growing": a verb in -s after its subject, then the
     # verb in -ing it takes (not "keeps" as a noun)
     gerund = following.endswith("ing") and following not in _NOT_GERUNDS
-    if i > 0 and content[i - 1] and lower[i] in _CATENATIVE_S and gerund:
+    # ... or without its -s after a plural subject ("Users keep filling up the disk")
+    plural = i > 0 and ends_in_s(lower[i - 1]) and f"{lower[i]}s" in _CATENATIVE_S
+    if i > 0 and content[i - 1] and (lower[i] in _CATENATIVE_S or plural) and gerund:
         found |= {i, nxt}
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:

@@ -57,7 +57,7 @@ CAUSATIVES = _set("make let help")
 # "has been made", "should be used": a participle after one of them is a verb
 PERFECT = _set("be been being has have had")
 PARTICIPLES = _set("made done built written kept found lost held sent left given taken seen known shown")
-QUANTIFIERS = frozenset(["two", "three", "four", "many", "several", "multiple", "same", "other"])
+QUANTIFIERS = frozenset(["two", "three", "four", "many", "much", "several", "multiple", "same", "other"])
 # "thousands of sites", "a couple of directories", "a week of daily backups": a quantity, the noun after "of"
 # is what is asked about
 QUANTITY_NOUNS = _set(
