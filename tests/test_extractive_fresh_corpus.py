@@ -203,19 +203,27 @@ def _html(body: str) -> bytes:
 
 
 def test_a_sample_is_quoted_with_its_intro_and_never_read_as_sentences() -> None:
-    long = _TEMPLATE + "The letter is returned below with the keeper's own notes on the tower's log.\nEOF\n"
+    notes = "Returned with the keeper's notes.\n"  # (short lines: a sample, not prose set in <pre>)
     after = "<p>The keeper signs every notice with the name of the tower and the date of the night.</p>"
     units = []
-    for template in (_TEMPLATE + "EOF\n", long):
+    # a short template; a longer message, which its intro announces (git-tag(1): "... making a very public
+    # announcement saying:"); one too long to quote with its intro
+    for template in (_TEMPLATE + "EOF\n", _TEMPLATE + notes + "EOF\n", _TEMPLATE + notes * 15 + "EOF\n"):
         body = f"<h2>Notices</h2><p>The notice a ship gets reads:</p><pre>{template}</pre>{after}"
-        (passage,) = heading_passages(extract_text(Path("lamp.html"), _html(body)).text)
-        units.append([q.text for q in quotes(passage.text, 1, ("Lamp", "Notices"))])
-    short, longer = units
+        passages = heading_passages(extract_text(Path("lamp.html"), _html(body)).text)
+        units.append([q.text for p in passages for q in quotes(p.text, 1, ("Lamp", "Notices"))])
+    short, message, longest = units
     assert short[0].startswith("The notice a ship gets reads: `notice_template = <<EOF Subject:"), short
     assert short[0].endswith("to the keeper of the tower. EOF`"), short
-    # too long to quote with its intro, the longer one is not quoted at all; neither is read as sentences
+    assert message[0].endswith("Returned with the keeper's notes. EOF`"), message
+    # neither is read as sentences, the longest not quoted at all
     signed = "The keeper signs every notice with the name of the tower and the date of the night."
-    assert short[1:] == [signed] and longer == [signed], units
+    assert short[1:] == message[1:] == longest == [signed], units
+    # ... nor is code announced so quoted past a sample's length
+    code = "".join(f"lamp{n} = {{wick: {n}, oil: [{n}, {n}]}}\n" for n in range(10))
+    body = f"<h2>Notices</h2><p>The lamps are set so:</p><pre>{code}</pre>{after}"
+    (passage,) = heading_passages(extract_text(Path("lamp.html"), _html(body)).text)
+    assert [q.text for q in quotes(passage.text, 1, ("Lamp", "Notices"))] == [signed]
 
 
 def test_a_name_in_code_that_opens_a_sentence_is_quoted_with_it() -> None:

@@ -345,7 +345,10 @@ class _Reader:
         # ... the paragraph just read, not one further back
         named = before is not None and before.text.endswith(self.previous[-1])
         named = named and bool(NAMES_EXAMPLE.search(" ".join(self.previous)))
-        if self.intro and not self.unfinished and short:
+        # ... a message the page announces quoted whole with it ("... making a very public announcement
+        # saying:" then the announcement, git-tag(1)), as a sample still: no claim of the page's
+        message = not code_like(code) and len(self.intro) + len(code) < MAX_UNIT_CHARS
+        if self.intro and not self.unfinished and (short or message):
             self._add_list(f"{self.intro} {code_span(code)}", sample=True)
         elif before and named and short and len(before.text) + len(code) < MAX_UNIT_CHARS:
             self._grow(before, f"{before.text} {code_span(code)}")
