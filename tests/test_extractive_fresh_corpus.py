@@ -226,6 +226,23 @@ def test_a_sample_is_quoted_with_its_intro_and_never_read_as_sentences() -> None
     assert [q.text for q in quotes(passage.text, 1, ("Lamp", "Notices"))] == [signed]
 
 
+def test_a_paragraph_on_the_sample_before_it_takes_no_sample_after_it() -> None:
+    # the Exim specification: "These commented-out lines are examples of how you could ... The first
+    # statement rejects messages from blacklisted hosts ..." (on the sample above it) was quoted with the
+    # next, unrelated sample "`# require verify = csa`"
+    passage = (
+        "## Lamp rules\n\n`# deny wick = short # warn oil = low`\n\n"
+        "These commented-out lines are examples of how you could check the lamp before dusk. The first rule "
+        "refuses a short wick, whereas the second just warns the keeper.\n\n`# require lens = clean`\n\n"
+        "In this example the keeper lights the lamp of the north tower at dusk every night.\n\n"
+        "`light north_tower at = dusk`\n"
+    )
+    texts = [q.text for q in quotes(passage, 1, ("Lamp", "Lamp rules"))]
+    assert not any("require lens" in text for text in texts), texts
+    # ... while a paragraph that names the sample after it as an example is still quoted with it
+    assert any(t.endswith("every night. `light north_tower at = dusk`") for t in texts), texts
+
+
 def test_a_name_in_code_that_opens_a_sentence_is_quoted_with_it() -> None:
     # the Debian handbook's "<code>anacron</code> is the daemon that completes cron ..." opened in lower case:
     # never quoted (the gold answer), or glued to the sentence before ("... within the project. apt is ...")

@@ -133,7 +133,8 @@ class _Reader:
     items: list[str] | None = None
     previous: tuple[str, ...] = ()  # the last two sentences read, for one that opens with "It", "This"
     aside: str = ""  # an intro whose sample waits past an admonition's title and its body
-    follows_prose: bool = False  # the last line read was a paragraph of prose
+    follows_prose: bool = False  # the last line read was prose, and not on the sample before it
+    after_sample: bool = False  # the last line read was a sample ("These lines are examples of ...": of it)
 
     def add(self, text: str, label: str = "") -> None:
         label = label or self.term or self.label
@@ -329,7 +330,8 @@ class _Reader:
                 self._grow(before, f"{before.text} {code_span(text)}")
                 self.follows_prose = False
                 return
-        self.follows_prose = not sample
+        on_sample = self.after_sample and leans_back((split_sentences(text) or [text])[0])  # "These ..."
+        self.follows_prose, self.after_sample = not sample and not on_sample, False
         last = split_sentences(text)[-1] if text.strip() else ""
         self.unfinished = not announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
         self.intro = text if announces(text) else last if self.unfinished else self.aside
@@ -352,7 +354,8 @@ class _Reader:
             self._add_list(f"{self.intro} {code_span(code)}", sample=True)
         elif before and named and short and len(before.text) + len(code) < MAX_UNIT_CHARS:
             self._grow(before, f"{before.text} {code_span(code)}")
-        self.intro, self.unfinished, self.aside, self.follows_prose = "", False, "", False
+        self.intro, self.unfinished, self.aside = "", False, ""
+        self.follows_prose, self.after_sample = False, True
 
 
 def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
