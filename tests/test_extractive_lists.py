@@ -79,6 +79,18 @@ def test_a_list_of_fragments_stays_in_the_passage_of_the_sentence_that_announces
     assert not any("in one of two ways:" in p and "free the cable by hand" in p for p in cut), cut
 
 
+def test_a_sample_stays_in_the_passage_of_the_sentence_that_announces_it() -> None:
+    # git-tag(1): "... by making a very public announcement saying:" at a passage's end, its sample the next
+    # passage's start - quoted nowhere
+    sample = "`" + "Ok, I wound the winch back by hand and the load is on the quay again. " * 6 + "`"
+    called = f"Tell the crew by calling out:\n\n{sample}"
+    section = f"## Announcing a stuck winch\n\n{FILLER}\n\n{called}\n\n{FILLER}"
+    passages = [p.text for p in heading_passages(section)]
+    assert any("calling out:" in p and "on the quay again." in p for p in passages), passages
+    cut = [p.text for p in heading_passages(section, whole_lists=False)]
+    assert not any("calling out:" in p and "on the quay again." in p for p in cut), cut
+
+
 def test_a_list_of_sentences_is_cut_like_prose() -> None:
     # items that are sentences of their own read as well on their own: the section is cut as before
     section = f"## Why the quay floods\n\n{FILLER}\n\nThe quay floods for these reasons:\n\n" + "".join(
