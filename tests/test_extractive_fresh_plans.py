@@ -11,6 +11,7 @@ import pytest
 from deepresearch.extractive.asked import inline
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.text import content_tokens
 
 _RARITY = {"error": 0.46, "lantern": 0.02, "wick": 0.01, "oil": 0.2, "lantern wick": 0.01}
 
@@ -258,6 +259,8 @@ def test_how_much_is_no_topic() -> None:
     question = "Keepers keep filling up the oil store; how can I limit how much oil each lamp can burn?"
     plan = keyword_plan(question, 5, rarity={"much": 0.29, "oil": 0.3, "oil store": 0.01, "lamp": 0.2})
     assert "much" not in plan.queries and plan.topic != "much", plan
+    # ... nor a word a passage is ranked by (the installer's "much more" outranked the quota page)
+    assert "much" not in content_tokens(question) and "oil" in content_tokens(question)
     assert not any(sub.startswith("What is much") for sub in plan.sub_questions), plan.sub_questions
     # ... nor part of one ("How much memory does the cache use?" asked "What is much memory?")
     plan = keyword_plan(
