@@ -212,8 +212,8 @@ def test_labels_remarks_and_list_definitions_under_a_term() -> None:
     # "the latter" stands for one of two things said before it: never quoted without them
     latter = "$ chart read /keeper\n\nor:\n\n$ chart fetch\n\nWith the latter, you read all charts.\n"
     assert _units(latter) == {}
-    # a field's name ("Arguments :", "Translation:") names no entry: the quotes after it keep the section's
-    for field in ("Arguments :", "Translation:", "Examples:"):
+    # a field's name ("Arguments :", "Translation:", Exim's "For example:") names no entry: the section labels
+    for field in ("Arguments :", "Translation:", "Examples:", "For example:", "Note:"):
         units = _units(f"{field}\n\nThe wick is trimmed to the length the keeper sets at dusk.\n")
         assert set(units) == {"Charts"}, (field, units)
     # a command of an EXAMPLES list is the term its explanation is quoted under

@@ -251,7 +251,8 @@ def term_line(text: str) -> bool:
 
 _FIELDS = frozenset(
     ("arguments", "argument", "parameters", "parameter", "example", "examples", "translation", "usage",
-     "syntax", "description", "returns", "return value", "values", "see also")
+     "syntax", "description", "returns", "return value", "values", "see also", "for example", "for instance",
+     "e.g.", "note", "notes")
 )  # fmt: skip
 _DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")  # an arrow, commits drawn with dashes: a diagram, no name
 # a clause's opening, lower-case: a conjunction going on from the sentence before the sample, a pronoun or
