@@ -202,7 +202,7 @@ def _html(body: str) -> bytes:
     return f"<html><head><title>Lamp</title></head><body><main>{body}</main></body></html>".encode()
 
 
-def test_a_sample_is_quoted_with_its_intro_and_never_read_as_sentences() -> None:
+def test_a_sample_is_quoted_with_the_sentence_that_announces_it() -> None:
     notes = "Returned with the keeper's notes.\n"  # (short lines: a sample, not prose set in <pre>)
     after = "<p>The keeper signs every notice with the name of the tower and the date of the night.</p>"
     units = []
@@ -216,9 +216,11 @@ def test_a_sample_is_quoted_with_its_intro_and_never_read_as_sentences() -> None
     assert short[0].startswith("The notice a ship gets reads: `notice_template = <<EOF Subject:"), short
     assert short[0].endswith("to the keeper of the tower. EOF`"), short
     assert message[0].endswith("Returned with the keeper's notes. EOF`"), message
-    # neither is read as sentences, the longest not quoted at all
     signed = "The keeper signs every notice with the name of the tower and the date of the night."
-    assert short[1:] == message[1:] == longest == [signed], units
+    assert short[1:] == message[1:] == [signed], units
+    # the longest is read as the page's lines, as it was before samples were marked: never reading a sample
+    # as sentences cost held-out Git a gold page (bench/quality/JOURNAL.md, session 36)
+    assert "I'm sorry to have to inform you that your letter could not be delivered" in " ".join(longest)
     # ... nor is code announced so quoted past a sample's length
     code = "".join(f"lamp{n} = {{wick: {n}, oil: [{n}, {n}]}}\n" for n in range(10))
     body = f"<h2>Notices</h2><p>The lamps are set so:</p><pre>{code}</pre>{after}"
