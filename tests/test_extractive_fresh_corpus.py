@@ -175,14 +175,13 @@ def test_a_samples_intro_quoted_alone_just_before_stays_a_quote_of_its_own() -> 
 
 
 def test_a_code_sample_is_shown_as_the_page_shows_it() -> None:
-    # the corpus text writes a <pre> sample as one code span (a comment that opens it is no heading there);
-    # a backtick in the sample takes a longer fence, and the span reads back as the same code
-    assert (
-        code_span("echo `date`") == "`` echo `date` ``" and sample_code("`` echo `date` ``") == "echo `date`"
-    )
+    # the corpus text escapes a comment that opens a sample ("\\# smartctl -a /dev/sda"): a code span shows
+    # the backslash, so it goes; a backtick in the sample takes a longer fence (and reads back as the code)
+    assert code_span("\\# trim -a /dev/wick") == "`# trim -a /dev/wick`"
+    assert code_span("echo `date`") == "`` echo `date` ``"
+    assert sample_code("`` echo `date` ``") == "echo `date`"
     assert sample_code("`trim` and `light`") is None  # prose that names code
     page = extract_text(Path("lamp.html"), _html(_CHECK + "<pre># trim -a /dev/w\n</pre>")).text
-    assert "\n\n`# trim -a /dev/w`" in page, page
     (passage,) = heading_passages(page)
     assert passage.headings == ("Checking",)  # the comment heads nothing
     assert any("`# trim -a /dev/w`" in q.text for q in quotes(passage.text, 1, ("Lamp", "Checking")))
@@ -203,29 +202,28 @@ def _html(body: str) -> bytes:
 
 
 def test_a_sample_is_quoted_with_the_sentence_that_announces_it() -> None:
-    notes = "Returned with the keeper's notes.\n"  # (short lines: a sample, not prose set in <pre>)
-    after = "<p>The keeper signs every notice with the name of the tower and the date of the night.</p>"
+    # a paragraph that is one code span is a sample (a Markdown file's; a page's <pre> stays a plain line:
+    # as a code span it cost held-out Git a gold page, bench/quality/JOURNAL.md, session 36)
+    template = " ".join(_TEMPLATE.replace("&lt;", "<").split())
+    notes = " Returned with the keeper's notes."
+    signed = "The keeper signs every notice with the name of the tower and the date of the night."
     units = []
     # a short template; a longer message, which its intro announces (git-tag(1): "... making a very public
     # announcement saying:"); one too long to quote with its intro
-    for template in (_TEMPLATE + "EOF\n", _TEMPLATE + notes + "EOF\n", _TEMPLATE + notes * 15 + "EOF\n"):
-        body = f"<h2>Notices</h2><p>The notice a ship gets reads:</p><pre>{template}</pre>{after}"
-        passages = heading_passages(extract_text(Path("lamp.html"), _html(body)).text)
-        units.append([q.text for p in passages for q in quotes(p.text, 1, ("Lamp", "Notices"))])
+    for sample in (template, template + notes, template + notes * 15):
+        passage = f"## Notices\n\nThe notice a ship gets reads:\n\n`{sample}`\n\n{signed}\n"
+        units.append([q.text for q in quotes(passage, 1, ("Lamp", "Notices"))])
     short, message, longest = units
     assert short[0].startswith("The notice a ship gets reads: `notice_template = <<EOF Subject:"), short
-    assert short[0].endswith("to the keeper of the tower. EOF`"), short
-    assert message[0].endswith("Returned with the keeper's notes. EOF`"), message
-    signed = "The keeper signs every notice with the name of the tower and the date of the night."
+    assert short[0].endswith("to the keeper of the tower.`"), short
+    assert message[0].endswith("Returned with the keeper's notes.`"), message
     assert short[1:] == message[1:] == [signed], units
-    # the longest is read as the page's lines, as it was before samples were marked: never reading a sample
-    # as sentences cost held-out Git a gold page (bench/quality/JOURNAL.md, session 36)
+    # the longest is read as the page's lines, as a sample not so marked is
     assert "I'm sorry to have to inform you that your letter could not be delivered" in " ".join(longest)
     # ... nor is code announced so quoted past a sample's length
-    code = "".join(f"lamp{n} = {{wick: {n}, oil: [{n}, {n}]}}\n" for n in range(10))
-    body = f"<h2>Notices</h2><p>The lamps are set so:</p><pre>{code}</pre>{after}"
-    (passage,) = heading_passages(extract_text(Path("lamp.html"), _html(body)).text)
-    assert [q.text for q in quotes(passage.text, 1, ("Lamp", "Notices"))] == [signed]
+    code = " ".join(f"lamp{n} = {{wick: {n}, oil: [{n}, {n}]}}" for n in range(10))
+    passage = f"## Notices\n\nThe lamps are set so:\n\n`{code}`\n\n{signed}\n"
+    assert [q.text for q in quotes(passage, 1, ("Lamp", "Notices"))] == [signed]
 
 
 def test_a_paragraph_on_the_sample_before_it_takes_no_sample_after_it() -> None:
@@ -264,29 +262,18 @@ def test_a_name_in_code_that_opens_a_sentence_is_quoted_with_it() -> None:
     assert "`wickd` trims the wick whenever the flame smokes." in units, units
 
 
-def test_the_text_after_a_titled_box_is_its_sections_again() -> None:
-    # the Debian handbook's sidebars and example captions (DocBook) and Apache's examples: the box's title is
-    # a heading in the text, and the section's text after the box was labelled with it
+def test_docbooks_navigation_bars_are_no_text() -> None:
+    # the Debian handbook's "Prev | The Debian Administrator's Handbook | Next" (ul.docnav), PostgreSQL's
+    # navheader and navfooter
     body = (
         '<ul class="docnav"><li><a accesskey="p" href="a.html"><strong>Prev</strong></a></li></ul>'
+        '<div class="navheader"><table><tr><td><a href="b.html">Prev</a></td><td>Up</td></tr></table></div>'
         "<h2>9.8. Lighting the lamp</h2><p>The keeper lights the lamp of the tower every night at dusk.</p>"
-        '<div class="sidebar"><div class="titlepage"><p class="title"><strong>BACK TO BASICS Wicks</strong>'
-        "</p></div><p>A wick draws the oil up to the flame of the lamp all night long.</p></div>"
-        "<p>Installation of the new lens deactivates the old one at the next dusk.</p>"
-        '<div class="example"><p class="title"><strong>Example 9.1. Lighting by hand</strong></p>'
-        "<pre>lampd --light</pre></div><p>If the lamp does not light, the keeper trims the wick first.</p>"
+        '<div class="navfooter"><a href="c.html">Next</a></div>'
     )
     page = extract_text(Path("lamp.html"), _html(body)).text
-    assert "Prev" not in page, page  # DocBook's navigation bar
-    labels = {}
-    for passage in heading_passages(page, target_chars=60):
-        for unit in quotes(passage.text, 1, ("Lamp", *passage.headings)):
-            labels[unit.text] = unit.section
-    boxed = "A wick draws the oil up to the flame of the lamp all night long."
-    assert labels[boxed] == "BACK TO BASICS Wicks"
-    after = ["Installation of the new lens deactivates the old one at the next dusk."]
-    after += ["If the lamp does not light, the keeper trims the wick first."]
-    assert [labels[text] for text in after] == ["9.8. Lighting the lamp"] * 2, labels
+    lit = "The keeper lights the lamp of the tower every night at dusk."
+    assert page == f"## 9.8. Lighting the lamp\n\n{lit}", page
 
 
 @pytest.mark.parametrize(

@@ -443,7 +443,7 @@ def test_the_buttons_of_tabbed_content_are_no_text() -> None:
     )
     text = extract_text(Path("lamps.html"), page.encode()).text
     assert "Bash" not in text and "Fish" not in text, text
-    assert "lighting the lamp:\n\n`$ export WICK=2`" in text, text
+    assert "lighting the lamp:\n\n$ export WICK=2" in text, text
 
 
 def test_a_sites_banner_and_menu_are_no_text() -> None:

@@ -428,8 +428,10 @@ def code_like(text: str) -> bool:
     return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
 
 
-def code_span(code: str) -> str:
-    """A code sample as a Markdown code span, as the page shows it: a backtick in it takes a longer fence."""
+def code_span(sample: str) -> str:
+    """A code sample as a Markdown code span, as the page shows it: without the escape the corpus text puts
+    before a comment that opens it (search/documents.py), a backtick in it taking a longer fence."""
+    code = sample[1:] if sample.startswith("\\#") else sample
     fence = "`" * (1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
     padded = f" {code} " if code.startswith("`") or code.endswith("`") else code
     return f"{fence}{padded}{fence}"
