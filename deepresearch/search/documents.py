@@ -183,11 +183,12 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
 # ... and a menu shown only on a click (HAProxy's keyword menus: "bindThis keyword is available in sections
 # :Log forwarding..." glued into the sentence that names the keyword), or content the page hides (not a tab's
-# panel: the other system's instructions wait for their tab's click); DocBook's "Prev | Up | Next" bars, a
-# site's menu (ul.nav: "Home, Download, Documentation, ...")
+# panel: the other system's instructions wait for their tab's click); Publican's "Prev | Next" bars
+# (.docnav; not DocBook's .navheader: PostgreSQL's names the chapter, and precision fell 0.82 -> 0.75
+# without it), a site's menu (ul.nav: "Home, Download, Documentation, ...")
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .navheader, .navfooter, .docnav, "
+    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, "
     "ul.nav"
 )
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
