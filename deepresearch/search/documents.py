@@ -188,8 +188,7 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # without it), a site's menu (ul.nav: "Home, Download, Documentation, ...")
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, "
-    "ul.nav"
+    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav"
 )
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
@@ -311,19 +310,14 @@ def _bold_headings(root: Tag) -> None:
     """A paragraph that is one bold phrase and no sentence ("<p><b>(19) INSERT is really slow</b></p>", a
     FAQ's question) heads what follows, as a heading would: a level-5 heading, under the page's own."""
     for paragraph in root.find_all("p"):
-        if _bold_heading(paragraph):
-            text = " ".join(paragraph.get_text(" ").split())
+        children = [c for c in paragraph.children if not (isinstance(c, str) and not c.strip())]
+        if len(children) != 1 or getattr(children[0], "name", None) not in _BOLD:
+            continue
+        if paragraph.find_parent(["th", "td"]) is not None:
+            continue  # a table's bold header cell ("Application", "Logger Name") stays in its row
+        text = " ".join(paragraph.get_text(" ").split())
+        if 3 <= len(text) <= 150 and not text.endswith((".", ":")):
             paragraph.replace_with(f"\n\n{'#' * BOLD_HEADING_LEVEL} {text}\n\n")
-
-
-def _bold_heading(paragraph: Tag) -> bool:
-    children = [c for c in paragraph.children if not (isinstance(c, str) and not c.strip())]
-    if len(children) != 1 or getattr(children[0], "name", None) not in _BOLD:
-        return False
-    if paragraph.find_parent(["th", "td"]) is not None:
-        return False  # a table's bold header cell ("Application", "Logger Name") stays in its row
-    text = " ".join(paragraph.get_text(" ").split())
-    return 3 <= len(text) <= 150 and not text.endswith((".", ":"))
 
 
 def _named_entry(item: Tag) -> bool:
