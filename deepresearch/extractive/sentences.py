@@ -353,7 +353,7 @@ class _Reader:
         elif before and named and short and len(before.text) + len(code) < MAX_UNIT_CHARS:
             self._grow(before, f"{before.text} {code_span(code)}")
         else:
-            self.line(code)  # a session's output, a message set in <pre>
+            self.line(code)  # a long message, a session's output: the page's lines
             self.after_sample = True
             return
         self.intro, self.unfinished, self.aside = "", False, ""
