@@ -262,6 +262,37 @@ def test_a_name_in_code_that_opens_a_sentence_is_quoted_with_it() -> None:
     assert "`wickd` trims the wick whenever the flame smokes." in units, units
 
 
+def test_the_text_after_a_sidebar_or_an_example_is_its_sections_again() -> None:
+    # the Debian handbook's sidebars and example captions (DocBook): the box's bold title is a heading in the
+    # text, and the section's text after the box was labelled with it
+    body = (
+        "<h2>9.8. Lighting the lamp</h2><p>The keeper lights the lamp of the tower every night at dusk.</p>"
+        '<div class="sidebar"><div class="titlepage"><p class="title"><strong>BACK TO BASICS Wicks</strong>'
+        "</p></div><p>A wick draws the oil up to the flame of the lamp all night long.</p></div>"
+        "<p>Installation of the new lens deactivates the old one at the next dusk.</p>"
+        '<div class="example"><p class="title"><strong>Example 9.1. Lighting by hand</strong></p>'
+        "<pre>lampd --light</pre></div><p>If the lamp does not light, the keeper trims the wick first.</p>"
+        '<div class="table"><p class="title"><strong>Table 9.2. Wick lengths</strong></p><table><tr>'
+        "<td>short</td><td>12</td></tr></table></div><p>A long wick smokes in the wind of the gallery.</p>"
+    )
+    page = extract_text(Path("lamp.html"), _html(body)).text
+    labels = {}
+    for passage in heading_passages(page, target_chars=60):
+        for unit in quotes(passage.text, 1, ("Lamp", *passage.headings)):
+            labels[unit.text] = unit.section
+    boxed = "A wick draws the oil up to the flame of the lamp all night long."
+    assert labels[boxed] == "BACK TO BASICS Wicks"
+    after = ["Installation of the new lens deactivates the old one at the next dusk."]
+    after += ["If the lamp does not light, the keeper trims the wick first."]
+    assert [labels[text] for text in after] == ["9.8. Lighting the lamp"] * 2, labels
+    # ... but not after a table's (nor an admonition's, nor a box under a heading of its own, Apache's
+    # "Example"): PostgreSQL's and Apache's recall fell with those
+    assert labels["A long wick smokes in the wind of the gallery."] == "Table 9.2. Wick lengths", labels
+    caption = '<p class="title"><strong>Example 9.1. Lighting by hand</strong></p>'
+    apache = extract_text(Path("lamp.html"), _html(body.replace(caption, "<h3>Example</h3>"))).text
+    assert "9.8. Lighting the lamp" not in apache.split("### Example")[-1], apache
+
+
 def test_a_handbooks_navigation_bar_is_no_text() -> None:
     # the Debian handbook's "Prev | The Debian Administrator's Handbook | Next" (Publican's ul.docnav); not
     # PostgreSQL's navheader, which names the page's chapter (its citation precision fell without it)

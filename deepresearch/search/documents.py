@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import io
 import logging
 import re
@@ -254,6 +255,7 @@ def _from_html(data: bytes) -> tuple[str, str]:
     for table in root.find_all("table"):
         if (entry := entry_row(table)) is not None:  # an option's name over its description, its fields
             table.replace_with("\n\n".join(["", f"{'#' * DEFINITION_LEVEL} {entry[0]}", *entry[1], ""]))
+    _close_boxes(root)
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
         if level is None:
@@ -310,14 +312,51 @@ def _bold_headings(root: Tag) -> None:
     """A paragraph that is one bold phrase and no sentence ("<p><b>(19) INSERT is really slow</b></p>", a
     FAQ's question) heads what follows, as a heading would: a level-5 heading, under the page's own."""
     for paragraph in root.find_all("p"):
-        children = [c for c in paragraph.children if not (isinstance(c, str) and not c.strip())]
-        if len(children) != 1 or getattr(children[0], "name", None) not in _BOLD:
-            continue
-        if paragraph.find_parent(["th", "td"]) is not None:
-            continue  # a table's bold header cell ("Application", "Logger Name") stays in its row
-        text = " ".join(paragraph.get_text(" ").split())
-        if 3 <= len(text) <= 150 and not text.endswith((".", ":")):
+        if _bold_heading(paragraph):
+            text = " ".join(paragraph.get_text(" ").split())
             paragraph.replace_with(f"\n\n{'#' * BOLD_HEADING_LEVEL} {text}\n\n")
+
+
+def _bold_heading(paragraph: Tag) -> bool:
+    children = [c for c in paragraph.children if not (isinstance(c, str) and not c.strip())]
+    if len(children) != 1 or getattr(children[0], "name", None) not in _BOLD:
+        return False
+    if paragraph.find_parent(["th", "td"]) is not None:
+        return False  # a table's bold header cell ("Application", "Logger Name") stays in its row
+    text = " ".join(paragraph.get_text(" ").split())
+    return 3 <= len(text) <= 150 and not text.endswith((".", ":"))
+
+
+# a box set off from the text with a bold title of its own: DocBook's sidebars, examples and figures (the
+# Debian handbook's "BACK TO BASICS ...", "Example 6.4. ..."). Not tables nor admonitions, nor a box titled
+# by a heading (Apache's "Example"): written again after those, the sections cost PostgreSQL 0.95 -> 0.89
+# and the Apache dev set 0.94 -> 0.88 fact recall (bench/quality/JOURNAL.md, session 36)
+_BOXES = "div.sidebar, div.example, div.figure"
+
+
+def _close_boxes(root: Tag) -> None:
+    """The section a titled box stands in goes on after it: its heading is written again after the box.
+    The box's title is a heading in the text, and headings only open sections - the text after a sidebar
+    ("BACK TO BASICS Priorities and nice") or under an example's caption ("Example 6.4. Installation of
+    ...") was labelled with it."""
+
+    def boxed(tag: Tag) -> bool:
+        for parent in tag.parents:
+            if parent is root:
+                return False
+            if parent.css.match(_BOXES):
+                return True
+        return False
+
+    for box in root.select(_BOXES):
+        titled = any(_bold_heading(p) for p in box.find_all("p"))
+        if not titled or boxed(box):
+            continue
+        section = box.find_previous(list(_HEADING_TAGS))
+        while section is not None and boxed(section):
+            section = section.find_previous(list(_HEADING_TAGS))
+        if section is not None and root in section.parents:
+            box.insert_after(copy.copy(section))
 
 
 def _named_entry(item: Tag) -> bool:
