@@ -357,7 +357,8 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
 
 
 def _code_pieces(code: str, target_chars: int) -> list[str]:
-    """A long sample cut at spaces, each piece a code span of its own (a sample's "sentences" are none)."""
+    """A long sample cut at spaces, each piece a code span of its own (cut at its "sentences", the span would
+    open in one piece and close in another)."""
     pieces, piece = [], ""
     for word in code.split(" "):
         if piece and len(piece) + len(word) + 1 > target_chars:
@@ -422,9 +423,8 @@ _CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
 
 
 def code_like(text: str) -> bool:
-    """A flattened code sample or configuration snippet rather than prose. (Not every sample the corpus text
-    marks as one, sample_code: a session's output names what a question quotes from it, "v1.0.4-14-g2414721",
-    and ranks its page - bench/quality/JOURNAL.md, session 36.)"""
+    """A flattened code sample or configuration snippet rather than prose. (Not every sample: a session's
+    output names what a question quotes from it, "v1.0.4-14-g2414721", and ranks its page - JOURNAL, 36.)"""
     return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
 
 
@@ -441,9 +441,9 @@ _SPAN_LINE = re.compile(r"(`+)(?!`)(.*?[^`])\1")
 
 
 def sample_code(line: str) -> str | None:
-    """The code of a line that is one code span and nothing else: a sample as the corpus text writes one
-    (search/documents.py: a page's <pre> sample, flattened to one line), which is never read as sentences
-    (a bounce message's template: "I'm sorry to have to inform you ..." is no claim of the manual's)."""
+    """The code of a line that is one code span and nothing else: a sample, as a Markdown or plain-text
+    file writes one on a paragraph of its own (a page's <pre> sample stays a plain line: as a code span it
+    cost held-out Git a gold page, bench/quality/JOURNAL.md, session 36)."""
     match = _SPAN_LINE.fullmatch(line.strip())
     if match is None or match.group(1) in match.group(2):
         return None  # "`a` and `b`": prose that names code
