@@ -191,6 +191,9 @@ def _options_patch(args: argparse.Namespace, settings: Settings) -> Patch:
                 f"--corpus {args.corpus}: is a file, not a folder; name the folder that holds the documents"
             )
         raise InvalidInput(f"--corpus {args.corpus}: no such folder; name an existing folder of documents")
+    if args.corpus_only and not args.corpus and settings.corpus_dir is None:
+        # said in the flags' words here (the service names its fields: "options: corpus_only needs ...")
+        raise InvalidInput("--corpus-only needs --corpus DIR: name the folder of documents to research")
     web = not (args.corpus_only or settings.corpus_only)  # corpus-only: the service refuses such a folder
     if args.corpus and web and not has_documents(args.corpus):
         # not an error (the web is searched), but the folder was meant to be read: say it is not

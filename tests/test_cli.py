@@ -310,6 +310,7 @@ def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: P
         "missing corpus": (["run", QUESTION, "--corpus", "no-such-folder"], env),
         "invalid setting": (["run", QUESTION], env | {"DEEPRESEARCH_MAX_RESEARCH_LOOPS": "0"}),
         "invalid flag": (["run", QUESTION, "--loops", "0"], env),
+        "corpus-only alone": (["run", QUESTION, "--corpus-only"], env),
     }
     results = dict(zip(cases, cli_parallel(list(cases.values()), tmp_path), strict=True))
     for name, result in results.items():
@@ -324,6 +325,7 @@ def test_bad_input_gets_a_clear_message_and_exit_2(servers: Servers, tmp_path: P
     assert "invalid settings" in results["invalid setting"].stderr
     assert "max_research_loops" in results["invalid setting"].stderr
     assert "error: --loops: Input should be greater than or equal to 1" in results["invalid flag"].stderr
+    assert "error: --corpus-only needs --corpus DIR" in results["corpus-only alone"].stderr
     # nothing was researched
     assert servers.search.calls == [] and servers.site.total_hits == 0
     assert not (tmp_path / "workspace").exists()
