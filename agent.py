@@ -23,7 +23,7 @@ import socket
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import ValidationError
 
@@ -70,8 +70,37 @@ async def _check_database(settings: Settings) -> None:
         await persistence.store.ping()
 
 
+_NUMBER = re.compile(r"-\d+(?:\.\d*)?")  # a negative value, not an option
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that a stray option beside a missing argument is named first: `deepresearch
+    run --bogus` said "the following arguments are required: question", as if the option had been read."""
+
+    _given: list[str]
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        # a command's parser is given what follows its name on the command line
+        self._given = list(sys.argv[1:] if args is None else args)
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        if message.startswith("the following arguments are required"):
+            known = self._option_string_actions
+            stray = [
+                a
+                for a in getattr(self, "_given", [])
+                if a.startswith("-") and not _NUMBER.fullmatch(a) and a.split("=")[0] not in known
+            ]
+            if stray:
+                message = f"unrecognized arguments: {' '.join(stray)} (see `{self.prog} --help`)"
+        super().error(message)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="deepresearch", description="Self-hosted deep-research agent.")
+    parser = _Parser(prog="deepresearch", description="Self-hosted deep-research agent.")
     parser.add_argument("--env-file", default=".env", help="read settings from this file if it exists")
     # not required=True: argparse would then answer a mistyped option (`deepresearch --bogus`) with
     # "arguments are required: command"; _arguments() names the stray option or the missing command instead

@@ -199,3 +199,26 @@ def test_a_citation_preview_stays_on_screen_and_shows_the_cited_sentence(
                 checked += 1
         assert checked >= 4
         bench.assert_clean()
+
+
+def test_a_web_search_that_failed_beside_the_documents_is_said_on_its_line(
+    browser: Any, servers: Servers, tmp_path: Path
+) -> None:
+    """The documents answered and the web provider did not: each search line read "1 result · 12 ms", as if
+    the web had been searched; it names the source that failed (the message is in the call's details)."""
+    folder = server_documents(tmp_path)
+    servers.search.fail_next(503, times=1000)  # every web search of the run
+    with workbench(browser, servers, tmp_path, stage_delay_seconds=0.0, corpus_dir=folder) as bench:
+        page = bench.page
+        bench.goto("#new")
+        page.get_by_label("Research question").fill(QUESTION)
+        page.get_by_role("button", name="Start research").click()
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=RUN_MS)
+        assert servers.search.calls_for("generic"), "the web provider was asked"
+        searches = bench.stage("search_web").locator('.call[data-kind="search"]')
+        expect(searches.first).to_be_visible()
+        for index in range(searches.count()):
+            expect(searches.nth(index)).to_contain_text("generic failed")
+        searches.first.click()
+        expect(bench.stage("search_web").locator(".call-problem").first).to_contain_text("503")
+        bench.assert_clean()

@@ -10,6 +10,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from deepresearch.search.health import is_unreachable
 from deepresearch.store import EventRecord, RunRecord
 from stages import REPORT_STAGES
 
@@ -124,12 +125,25 @@ class ProgressView:
         return Group(*parts)
 
 
+def _source_failure(name: str, message: str) -> str:
+    if is_unreachable(message):
+        return f"{name} unreachable"
+    first = message.splitlines()[0] if message else "failed"
+    return f"{name} failed: {first[:80]}{'…' if len(first) > 80 else ''}"
+
+
 def _detail(data: dict[str, Any]) -> str:
     output = data.get("output") or {}
     if data.get("error"):
         return f": {data['error']}"
     if "results" in output:
-        return f", {output['results']} results"
+        # a source that failed beside one that answered is no failed call, but "ok, 0 results" alone would
+        # hide that the web was never searched (no network): each failed source is named
+        failed = "".join(
+            f"; {_source_failure(name, str(text))}" for name, text in (output.get("failures") or {}).items()
+        )
+        count = output["results"]
+        return f", {count} result{'' if count == 1 else 's'}{failed}"
     if "bytes" in output:
         return f", {output['bytes'] // 1024} KB"
     if output.get("ok") is False:

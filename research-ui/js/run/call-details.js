@@ -57,9 +57,7 @@ function searchDetails(call, files) {
       ),
     );
   }
-  const failures = Array.isArray(call.failures)
-    ? call.failures
-    : Object.entries(call.failures || {}).map(([provider, error]) => `${provider}: ${error}`);
+  const failures = Object.entries(call.failures || {}).map(([provider, error]) => `${provider}: ${error}`);
   for (const failure of failures) {
     out.push(h("p", { class: "call-problem" }, "A search provider failed: ", technical(describe(failure))));
   }

@@ -431,7 +431,13 @@ function callDetail(call) {
     );
   }
   const parts = [];
-  if (call.kind === "search") parts.push(`${call.results ?? 0} result${call.results === 1 ? "" : "s"}`);
+  if (call.kind === "search") {
+    parts.push(`${call.results ?? 0} result${call.results === 1 ? "" : "s"}`);
+    // a source that failed beside one that answered (the web unreachable, the documents read): said on the
+    // line, not only in its details, or "3 results" reads as if the web had been searched
+    const failed = Object.keys(call.failures || {});
+    if (failed.length) parts.push(`${failed.join(", ")} failed`);
+  }
   if (call.kind === "fetch" || call.kind === "write") parts.push(bytes(call.bytes));
   if (call.kind === "llm") parts.push(`${compact(call.tokens)} tokens${call.reused ? " saved" : ""}`);
   if (call.fallback) parts.push("extractive instead");

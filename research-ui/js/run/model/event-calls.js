@@ -16,8 +16,8 @@ const PROMPT_NAMES = {
 /**
  * @typedef {{id: string, stage: string, tool: string, kind: string, label: string, target: string,
  *   status: string, reused: boolean, tokens?: number, costUsd?: number, durationMs?: number, error?: string,
- *   reason?: string, results?: number, failures?: any[], bytes?: number, title?: string, ts: string,
- *   rev: number}} Call
+ *   reason?: string, results?: number, failures?: Record<string, string>, bytes?: number, title?: string,
+ *   ts: string, rev: number}} Call
  */
 
 export function kindOf(tool) {
@@ -95,7 +95,7 @@ export function onSubResult(model, ev) {
   call.error = ev.error || undefined;
   if (call.kind === "search") {
     call.results = out.results;
-    call.failures = out.failures || [];
+    call.failures = out.failures || {}; // by source: its message
   } else if (call.kind === "fetch") {
     if (out.ok === false) {
       call.status = "failed";

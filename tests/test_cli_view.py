@@ -1,0 +1,66 @@
+"""The terminal progress view (deepresearch/service/cli_view.py) fed the events of real runs: the engine
+against the scripted search server on 127.0.0.1 and a real corpus folder."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from rich.console import Console
+
+from deepresearch.engine.core import open_engine
+from deepresearch.service.cli_view import ProgressView
+from deepresearch.store import EventRecord
+from tests.conftest import Servers
+
+QUESTION = "How does the keeper keep the lamp lit through the night?"
+
+
+def _corpus(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "lamp.md").write_text(
+        "# The lamp\n\nThe keeper lights the lamp at dusk and trims its wick at midnight, so the lamp "
+        "stays lit through the night.\n\nThe keeper refills the oil before dawn.\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+async def test_a_web_provider_that_failed_beside_the_corpus_is_named_on_its_search_line(
+    servers: Servers, tmp_path: Path
+) -> None:
+    """The corpus answered and the web provider did not: the search call is no failure (the run goes on
+    with the corpus's results), but "ok, 1 results" alone hid that the web was never searched."""
+    servers.search.fail_next(503, times=1000)  # every request of this run
+    settings = servers.settings(tmp_path, corpus_dir=_corpus(tmp_path))
+    events: list[EventRecord] = []
+    async with open_engine(settings) as engine:
+        run = await engine.create_run(QUESTION)
+        final = await engine.execute(run.run_id, on_event=events.append)
+    assert final.status == "completed", final.error
+    assert servers.search.calls_for("generic"), "the web provider was asked"
+    out = io.StringIO()
+    view = ProgressView(final, live=False, console=Console(file=out, width=300, soft_wrap=True))
+    for event in events:
+        view.on_event(event)
+    searches = [line for line in out.getvalue().splitlines() if line.strip().startswith("search:")]
+    assert searches and all("— ok, 1 result; generic failed: " in line for line in searches), searches
+    assert all("503" in line for line in searches), searches
+
+
+async def test_a_search_line_names_no_failure_when_every_source_answered(
+    servers: Servers, tmp_path: Path
+) -> None:
+    settings = servers.settings(tmp_path, corpus_dir=_corpus(tmp_path))
+    events: list[EventRecord] = []
+    async with open_engine(settings) as engine:
+        run = await engine.create_run(QUESTION)
+        final = await engine.execute(run.run_id, on_event=events.append)
+    assert final.status == "completed", final.error
+    out = io.StringIO()
+    view = ProgressView(final, live=False, console=Console(file=out, width=300, soft_wrap=True))
+    for event in events:
+        view.on_event(event)
+    searches = [line for line in out.getvalue().splitlines() if line.strip().startswith("search:")]
+    assert searches and not any("failed" in line for line in searches), searches
