@@ -4,6 +4,7 @@ against the scripted search server on 127.0.0.1 and a real corpus folder."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 from rich.console import Console
@@ -64,3 +65,7 @@ async def test_a_search_line_names_no_failure_when_every_source_answered(
         view.on_event(event)
     searches = [line for line in out.getvalue().splitlines() if line.strip().startswith("search:")]
     assert searches and not any("failed" in line for line in searches), searches
+    # the corpus page is shorter than a KB: its size, not "0 KB" (read as an empty page)
+    (fetched,) = [line for line in out.getvalue().splitlines() if "fetch: corpus://lamp.md" in line]
+    said = re.search(r"— ok, (\d+) bytes$", fetched)
+    assert said and 100 < int(said[1]) <= len((tmp_path / "notes" / "lamp.md").read_bytes()), fetched

@@ -306,6 +306,64 @@ def test_a_handbooks_navigation_bar_is_no_text() -> None:
     assert page == f"Chapter 9. Lamps\n\n## 9.8. Lighting the lamp\n\n{lit}", page
 
 
+def test_a_manuals_links_to_the_pages_around_it_are_no_text() -> None:
+    # DocBook's footer (aptitude's "What is a package manager? | | How can I get aptitude?" quoted) and
+    # Texinfo's header line (diffutils' "Next: ..., Up: ... [Contents][Index]" quoted as a code span)
+    lit = "The keeper lights the lamp of the tower every night at dusk."
+    footer = (
+        '<div class="navfooter"><table><tr><td><a accesskey="p" href="a.html">Prev</a></td></tr>'
+        "<tr><td>What is a lamp?</td><td></td><td>How can I get a wick?</td></tr></table></div>"
+    )
+    texinfo = (
+        '<div class="header"><p>Next: <a href="b.html" rel="next">Wicks</a>, Up: '
+        '<a href="index.html" rel="up">Lamps</a> [<a href="index.html#SEC_Contents">Contents</a>]</p></div>'
+    )
+    for chrome in (footer, texinfo, texinfo.replace('class="header"', 'class="nav-panel"')):
+        page = extract_text(Path("lamp.html"), _html(f"<h2>Lighting</h2><p>{lit}</p>{chrome}")).text
+        assert page == f"## Lighting\n\n{lit}", page
+    # a header that links nowhere around it is the page's own
+    own = '<div class="header"><p>Lamps of the northern coast</p></div>'
+    page = extract_text(Path("lamp.html"), _html(f"{own}<p>{lit}</p>")).text
+    assert page.startswith("Lamps of the northern coast"), page
+
+
+def test_a_list_inside_a_terms_description_labels_nothing_after_it() -> None:
+    # diffutils: --palette's description lists its capabilities under anchors ("ln=36"), which became
+    # headings and labelled every option after them ("*ln=36*: Strip any trailing carriage return ...")
+    nested = (
+        "<dl><dt><samp>--palette=colours</samp></dt><dd><p>Choose the colours of the lamp's glass.</p>"
+        '<dl><dt id="index-red"><code>red=31</code></dt><dd><p>The colour of the harbour light.</p></dd>'
+        '<dt id="index-green"><code>green=32</code></dt><dd><p>The colour of the river light.</p></dd></dl>'
+        "</dd><dt><samp>--trim</samp></dt><dd><p>Trim the wick of the lamp before it is lit at dusk.</p></dd>"
+        "</dl>"
+    )
+    page = extract_text(Path("lamp.html"), _html(f"<h2>Options</h2>{nested}")).text
+    assert "#" not in page.split("## Options", 1)[1], page
+    labels = {q.text: q.section for p in heading_passages(page) for q in quotes(p.text, 1, p.headings)}
+    assert labels["Trim the wick of the lamp before it is lit at dusk."] == "--trim", labels
+    # ... but an API entry's methods inside its class's description head their own (Sphinx)
+    api = nested.replace("<dt><samp>--palette", '<dt id="lamp.Palette"><samp>--palette')
+    page = extract_text(Path("lamp.html"), _html(f"<h2>Options</h2>{api}")).text
+    assert "###### red=31" in page and "###### --palette=colours" in page, page
+
+
+def test_a_page_that_only_sends_the_browser_elsewhere_is_no_document() -> None:
+    # 89 of diffutils' 112 pages are Texinfo's "The node you are looking for is at Binary." (listed as read)
+    stub = (
+        '<html><head><title>Binary</title><meta http-equiv="Refresh" content="0; url=Comparison.html#Binary">'
+        '</head><body><p>The node you are looking for is at <a href="Comparison.html#Binary">Binary</a>.</p>'
+        "</body></html>"
+    )
+    assert extract_text(Path("Binary.html"), stub.encode()).text == ""
+    # ... but a page with a text of its own is read, whatever its head says
+    lit = "The keeper lights the lamp of the tower every night at dusk, and trims the wick at midnight. " * 4
+    whole = stub.replace("<p>The node", f"<p>{lit}</p><p>The node")
+    assert extract_text(Path("Binary.html"), whole.encode()).text.startswith(lit.strip())
+    # ... and so is one that reloads itself (no url=)
+    again = stub.replace("0; url=Comparison.html#Binary", "30")
+    assert "The node you are looking for" in extract_text(Path("Binary.html"), again.encode()).text
+
+
 @pytest.mark.parametrize(
     "sentence",
     [
@@ -322,6 +380,9 @@ def test_a_handbooks_navigation_bar_is_no_text() -> None:
         "E.g. a wick of two inches burns through the night.",
         # haproxy-doc (session 35): "Currently, these protocols are proxy-protocol and SSL."
         "Currently, these lamps are the oil lamp and the gas lamp.",
+        # diffutils (session 37): a Summary opened on "In these cases, you should probably look at ..."
+        "In these cases, you should probably look at the wick before you light the lamp.",
+        "In those situations the keeper lights the second lamp.",
     ],
 )
 def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str) -> None:

@@ -174,3 +174,25 @@ def test_an_announcing_sentence_that_links_or_opens_its_section_is_quoted_with_w
     assert texts == [
         "This module defines the following tools: a trimmer for the wick; a brush for the glass."
     ], texts
+
+
+def test_a_term_never_ends_a_passage_without_its_description() -> None:
+    # aptitude(8): "--allow-untrusted:" closed one passage and full-upgrade's description opened the next
+    # without its term, quoted under the question about safe-upgrade
+    terms = {
+        f"--{name}:": f"Lower the {name} crane's hook onto the quay slowly and release the load there. " * 3
+        for name in ("harbour", "river", "dock", "basin", "pier", "jetty")
+    }
+    described = (f"{term}\n\n{text.strip()}" for term, text in terms.items())
+    section = "## Crane options\n\n" + "\n\n".join(described)
+    passages = [p.text for p in heading_passages(section)]
+    assert len(passages) >= 2, passages  # cut between terms
+    for passage in passages:
+        assert not passage.rstrip().endswith(":"), passage
+        body = passage.split("\n\n")[1]  # after the heading line: a term, then its description
+        assert body in terms, passage
+    quoted = {q.section for p in passages for q in quotes(p, 1, ["Crane options"])}
+    assert quoted == {term.rstrip(":") for term in terms}, quoted
+    # the search index cuts its own way (part of INDEX_VERSION)
+    index = heading_passages(section, max_chars=500, whole_lists=False)
+    assert any(p.text.rstrip().endswith(":") for p in index)

@@ -297,6 +297,11 @@ def heading_passages(
     return passages
 
 
+CARRIED_CHARS = 200
+"""A paragraph this short that ends with a colon (a term, an announcement) goes on to the next passage (with
+``whole_lists``: the passages screening reads; the search index cuts its own, INDEX_VERSION)."""
+
+
 def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[str]:
     """The texts of ``heading_passages``: what screening ranks and the citation check compares against."""
     return [p.text for p in heading_passages(text, target_chars, max_chars)]
@@ -348,8 +353,13 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
         announced = (announced and item) or paragraph.endswith(":") or bool(UNFINISHED.search(paragraph))
         limit = max_chars if listed else target_chars
         if current and len(current) + len(paragraph) + 1 > limit:
-            passages.append(current)
-            current = ""
+            # a term or an announcement never ends a passage: its description or list would open the next
+            # one without it ("--allow-untrusted:" closing one, full-upgrade's "Upgrades installed
+            # packages ..." opening the next under safe-upgrade's heading)
+            head, _, last = current.rpartition("\n\n")
+            carried = whole_lists and head and last.endswith(":") and len(last) <= CARRIED_CHARS
+            passages.append(head if carried else current)
+            current = last if carried else ""
         current = f"{current}\n\n{paragraph}" if current else paragraph
     if current:
         passages.append(current)

@@ -18,7 +18,13 @@ from bs4 import Tag
 
 from deepresearch.cpu import CpuPool
 from deepresearch.extractive.text import DEFINITION_LEVEL, code_span, heading_passages
-from deepresearch.search.entries import ENTRY_HEADINGS, entry_row, follows_entry, long_entry, shared_words
+from deepresearch.search.entries import (
+    ENTRY_HEADINGS,
+    entry_row,
+    entry_terms,
+    follows_entry,
+    shared_words,
+)
 from deepresearch.search.markdown import rst_text, unwrap
 from deepresearch.search.preformatted import prose_text
 from deepresearch.web.extract import soup_of
@@ -186,11 +192,18 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # :Log forwarding..." glued into the sentence that names the keyword), or content the page hides (not a tab's
 # panel: the other system's instructions wait for their tab's click); Publican's "Prev | Next" bars
 # (.docnav; not DocBook's .navheader: PostgreSQL's names the chapter, and precision fell 0.82 -> 0.75
-# without it), a site's menu (ul.nav: "Home, Download, Documentation, ...")
+# without it), a site's menu (ul.nav: "Home, Download, Documentation, ..."); DocBook's footer ("What is a
+# package manager? | | How can I get aptitude?" quoted: the titles of the pages before and after) and
+# Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x div.header, 7.x div.nav-panel)
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav"
+    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, .navfooter, "
+    "div.header:has(a[rel=next], a[rel=prev], a[rel=up]), div.nav-panel"
 )
+REDIRECT_CHARS = 300
+"""A page that sends the browser elsewhere (<meta http-equiv="refresh" content="0; url=...">) and holds at
+most this much text is no document: Texinfo's stubs ("The node you are looking for is at Binary.", 70 of
+diffutils' 112 pages) were listed as sources read."""
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
 _HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
@@ -207,6 +220,8 @@ def _from_html(data: bytes) -> tuple[str, str]:
         heading = soup.find(["h1", "h2", "h3"])
         if heading is not None:
             title = heading.get_text(" ", strip=True)
+    redirect = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.IGNORECASE)})
+    redirects = redirect is not None and "url=" in str(redirect.get("content") or "").lower()
     for tag in soup.find_all(_DROP_TAGS):
         tag.decompose()
     root = next((found for sel in _MAIN_SELECTORS if (found := soup.select_one(sel)) is not None), None)
@@ -256,12 +271,15 @@ def _from_html(data: bytes) -> tuple[str, str]:
         if (entry := entry_row(table)) is not None:  # an option's name over its description, its fields
             table.replace_with("\n\n".join(["", f"{'#' * DEFINITION_LEVEL} {entry[0]}", *entry[1], ""]))
     _close_boxes(root)
+    entries = entry_terms(root)
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
         if level is None:
             # a definition term with an id is an API entry's signature, and so is a named one over a long
-            # description (postconf(5)'s thousand parameters); a plain <dt> is a glossary term
-            level = DEFINITION_LEVEL if tag.get("id") or long_entry(tag) else None
+            # description (postconf(5)'s thousand parameters); a plain <dt> is a glossary term - and so is
+            # one inside a plain term's description: a heading there would label the terms after its list
+            # (diffutils' "ln=36" under --palette, over every option after it)
+            level = DEFINITION_LEVEL if id(tag) in entries else None
         # a signature is split into many <span>s that must join without spaces: "subprocess.run(args, ...)"
         text = " ".join(tag.get_text("" if tag.name == "dt" and level else " ").split()).rstrip("¶").strip()
         if level is not None and text:
@@ -277,7 +295,8 @@ def _from_html(data: bytes) -> tuple[str, str]:
         block.insert_before("\n\n")
         block.insert_after("\n\n")
     lines = (" ".join(line.split()) for line in root.get_text().split("\n\n"))
-    return title, "\n\n".join(line for line in lines if line)
+    text = "\n\n".join(line for line in lines if line)
+    return title, "" if redirects and len(text) <= REDIRECT_CHARS else text
 
 
 _INLINE_CODE = ("code", "tt", "kbd", "samp")

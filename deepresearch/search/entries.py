@@ -10,7 +10,15 @@ import re
 
 from bs4 import Tag
 
-__all__ = ["ENTRY_CHARS", "ENTRY_HEADINGS", "entry_row", "follows_entry", "long_entry", "shared_words"]
+__all__ = [
+    "ENTRY_CHARS",
+    "ENTRY_HEADINGS",
+    "entry_row",
+    "entry_terms",
+    "follows_entry",
+    "long_entry",
+    "shared_words",
+]
 
 # a reference's entries that a generator marks with a class of their own, not as headings nor terms:
 # haproxy-dconv's keywords ("<div class="keyword"><b>balance</b> <algorithm></div>"), a thousand of them
@@ -58,6 +66,20 @@ def long_entry(term: Tag) -> bool:
     if term.find("a", attrs={"name": True}) is None or described is None or described.name != "dd":
         return False
     return len(described.find_all("p")) > 1 or len(described.get_text()) > ENTRY_CHARS
+
+
+def entry_terms(root: Tag) -> set[int]:
+    """The ids (``id()``) of the definition terms that head their descriptions: those with an id (an API
+    entry's signature) or over a long description (long_entry), unless inside the description of a term
+    that does not - a heading there would label the terms after its list (diffutils' "ln=36" in --palette's
+    description, over every option after it)."""
+    entries = {id(dt) for dt in root.find_all("dt") if dt.get("id") or long_entry(dt)}
+    for dt in root.find_all("dt"):
+        inside = dt.find_parent("dd")
+        outer = inside.find_previous_sibling("dt") if inside is not None else None
+        if outer is not None and id(outer) not in entries:
+            entries.discard(id(dt))
+    return entries
 
 
 _NAME = re.compile(r"[^\s|:]{1,60}")  # "forbid_filter_reply", "$local_part", "tls_advertise_hosts"

@@ -144,8 +144,9 @@ def _detail(data: dict[str, Any]) -> str:
         )
         count = output["results"]
         return f", {count} result{'' if count == 1 else 's'}{failed}"
-    if "bytes" in output:
-        return f", {output['bytes'] // 1024} KB"
+    if "bytes" in output:  # a short page is no "0 KB" (read as empty)
+        size = int(output["bytes"])
+        return f", {size} bytes" if size < 1024 else f", {size // 1024} KB"
     if output.get("ok") is False:
         return f": {output.get('error')}"
     if isinstance(data.get("fallback"), dict):
