@@ -67,5 +67,9 @@ async def test_a_search_line_names_no_failure_when_every_source_answered(
     assert searches and not any("failed" in line for line in searches), searches
     # the corpus page is shorter than a KB: its size, not "0 KB" (read as an empty page)
     (fetched,) = [line for line in out.getvalue().splitlines() if "fetch: corpus://lamp.md" in line]
+    # no model was called: the totals name no tokens ("0 tokens (saved by receipts: 0)")
+    view.summary(final)
+    (status,) = [line for line in out.getvalue().splitlines() if line.startswith("Status: completed")]
+    assert "whole run:" in status and "token" not in status, status
     said = re.search(r"— ok, (\d+) bytes$", fetched)
     assert said and 100 < int(said[1]) <= len((tmp_path / "notes" / "lamp.md").read_bytes()), fetched

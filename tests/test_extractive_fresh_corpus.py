@@ -307,18 +307,14 @@ def test_a_handbooks_navigation_bar_is_no_text() -> None:
 
 
 def test_a_manuals_links_to_the_pages_around_it_are_no_text() -> None:
-    # DocBook's footer (aptitude's "What is a package manager? | | How can I get aptitude?" quoted) and
-    # Texinfo's header line (diffutils' "Next: ..., Up: ... [Contents][Index]" quoted as a code span)
+    # Texinfo's header line (diffutils' "Next: ..., Up: ... [Contents][Index]" quoted as a code span); not
+    # DocBook's footer, which names the chapter (PostgreSQL's precision fell 0.82 -> 0.77 without it)
     lit = "The keeper lights the lamp of the tower every night at dusk."
-    footer = (
-        '<div class="navfooter"><table><tr><td><a accesskey="p" href="a.html">Prev</a></td></tr>'
-        "<tr><td>What is a lamp?</td><td></td><td>How can I get a wick?</td></tr></table></div>"
-    )
     texinfo = (
         '<div class="header"><p>Next: <a href="b.html" rel="next">Wicks</a>, Up: '
         '<a href="index.html" rel="up">Lamps</a> [<a href="index.html#SEC_Contents">Contents</a>]</p></div>'
     )
-    for chrome in (footer, texinfo, texinfo.replace('class="header"', 'class="nav-panel"')):
+    for chrome in (texinfo, texinfo.replace('class="header"', 'class="nav-panel"')):
         page = extract_text(Path("lamp.html"), _html(f"<h2>Lighting</h2><p>{lit}</p>{chrome}")).text
         assert page == f"## Lighting\n\n{lit}", page
     # a header that links nowhere around it is the page's own

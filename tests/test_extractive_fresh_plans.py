@@ -219,7 +219,8 @@ def test_they_after_how_do_is_still_the_topic() -> None:
         # "how much" asks the amount of a noun ("much space", not "much" then the verb "space"); a plural
         # subject "keep"s as one does ("Users keep filling up the /home disk": "Users keep" was a thing)
         ("Keepers keep filling up the oil store", ["Keepers", "the oil store"]),
-        ("how can I limit how much oil each lamp can burn", ["much oil", "each lamp", "burn"]),
+        # ... and a verb after its modal is no thing ("what a patch would change" searched "change")
+        ("how can I limit how much oil each lamp can burn", ["much oil", "each lamp"]),
         ("how much does a new wick cost", ["a new wick"]),
     ],
 )
@@ -267,3 +268,24 @@ def test_how_much_is_no_topic() -> None:
         "How much oil does a lamp burn?", 5, rarity={"oil": 0.01, "much oil": 0.01, "lamp": 0.3}
     )
     assert not any("much oil" in sub for sub in plan.sub_questions[1:]), plan.sub_questions
+
+
+@pytest.mark.parametrize(
+    ("question", "word"),
+    [
+        # aptitude and diffutils (session 37): the topics "else" and "change" were searched on their own
+        ("How do I keep one lamp dark while still lighting everything else?", "else"),
+        ("How can I see what a lantern would change before it touches my lamp?", "change"),
+    ],
+)
+def test_else_after_everything_and_a_verb_after_its_modal_are_no_topic(question: str, word: str) -> None:
+    rarity = {**_RARITY, "else": 0.001, "change": 0.001, "lamp": 0.4, "dark": 0.4}
+    plan = keyword_plan(question, 5, rarity=rarity)
+    assert word not in plan.topic.split() and word not in plan.queries, plan
+
+
+def test_which_things_an_auxiliary_asks_about_keep_their_verb() -> None:
+    # "which proxies does mod_remoteip trust": the auxiliary comes before its subject (no "trust with X")
+    assert [p.text for p in noun_phrases("Which lamps does lampctl trim")] == ["lampctl"]
+    words = [w for p in noun_phrases("What does the else clause of a loop do") for w in p.text.split()]
+    assert "else" in words  # Python's "else clause" is a thing

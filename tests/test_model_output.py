@@ -249,6 +249,8 @@ async def test_placeholder_plan_falls_back_with_its_reason_and_the_report_keeps_
     plan_line = next(line for line in out.getvalue().splitlines() if "llm: plan" in line)
     assert "— fell back" in plan_line and "extractive instead" in plan_line
     assert any("— ok" in line for line in out.getvalue().splitlines() if "llm:" in line)
+    view.summary(final)  # a model run's totals name its tokens
+    assert re.search(r"whole run: \d+ calls, [1-9]\d* tokens \(saved by receipts: 0\)", out.getvalue())
 
 
 # --- 3. a per-endpoint concurrency limit -------------------------------------------------------------

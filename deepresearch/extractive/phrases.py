@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
 from deepresearch.extractive.text import content_tokens
-from deepresearch.extractive.verbclues import chained_verbs, closing_verb, passing_times, placed_verbs
+from deepresearch.extractive.verbclues import (
+    chained_verbs,
+    closing_verb,
+    passing_times,
+    placed_verbs,
+    verb_after_subject,
+)
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
     ARTICLES,
@@ -33,6 +39,7 @@ from deepresearch.extractive.wordclasses import (
     COORDINATORS,
     DETERMINERS,
     FUNCTION_WORDS,
+    INDEFINITES,
     KEYWORD_KIND,
     NOUN_ER,
     NUMBERS,
@@ -107,6 +114,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         after = following.lower()
         if not after or after in _CLAUSE_ENDS or previous.lower() in SUBJECT_PRONOUNS:
             return False
+    if lower == "else" and previous.lower() in INDEFINITES:
+        return False  # "upgrading everything else": no topic "else" (Python's "else clause" is one)
     if following.lower() == "than" and (
         lower in COMPARATIVES or (lower.endswith("er") and lower not in NOUN_ER)
     ):
@@ -177,6 +186,7 @@ def _verbs(words: list[str]) -> set[int]:
         if content[i] and nxt < len(words) and lower[nxt] in OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"
         verbs |= _spoken_verbs(words, lower, content, i, after)
+        verbs |= verb_after_subject(lower, content, i, after)
         if i > 0 and (word in AUX_DO or (word in AUX_BE and (i < 2 or lower[i - 1] in WH | SUBORDINATORS))):
             chosen, end = _after_auxiliary(words, lower, content, i)
             verbs.add(chosen)

@@ -31,7 +31,7 @@ from deepresearch.extractive.wordclasses import (
     lowered,
 )
 
-__all__ = ["chained_verbs", "closing_verb", "passing_times", "placed_verbs"]
+__all__ = ["chained_verbs", "closing_verb", "passing_times", "placed_verbs", "verb_after_subject"]
 
 _NEXT_CLAUSE = frozenset(("and", "or", "but", "what", "how", "why", "when", "where", "which", "who"))
 _WHEN_WORDS = frozenset(
@@ -194,3 +194,14 @@ def passing_times(words: list[str]) -> set[int]:
         ):
             found |= set(range(i, end))
     return found
+
+
+def verb_after_subject(lower: list[str], content: list[bool], i: int, after: int) -> set[int]:
+    """The verb at ``after`` when the auxiliary at ``i`` follows its subject ("what a patch would change
+    before ...": no topic "change"); not in "which proxies does it trust", where the auxiliary comes first."""
+    if lower[i] not in AUX_DO or i < 2 or not content[i - 1] or after >= len(lower) or not content[after]:
+        return set()
+    start = i - 1
+    while start > 0 and content[start - 1]:
+        start -= 1
+    return {after} if start == 0 or lower[start - 1] not in WH else set()

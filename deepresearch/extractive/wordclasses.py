@@ -143,3 +143,13 @@ def manner_adverb(word: str) -> bool:
     """A manner adverb in -ly ("cleanly", "accidentally"; lower case), not a noun or a verb that ends so
     ("assembly", "apply")."""
     return _ADVERB_LY.match(word) is not None and word not in NOUNS_LY | VERBS_LY
+
+
+INDEFINITES = frozenset(
+    (
+        "everything", "anything", "something", "nothing", "everyone", "anyone", "someone", "nobody",
+        "anybody", "somebody", "everybody", "everywhere", "anywhere", "somewhere", "nowhere", "or", "what",
+        "who", "where", "how",
+    )
+)  # fmt: skip
+"""Words after which "else" is no thing: "everything else", "or else", "what else"."""

@@ -191,13 +191,13 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # ... and a menu shown only on a click (HAProxy's keyword menus: "bindThis keyword is available in sections
 # :Log forwarding..." glued into the sentence that names the keyword), or content the page hides (not a tab's
 # panel: the other system's instructions wait for their tab's click); Publican's "Prev | Next" bars
-# (.docnav; not DocBook's .navheader: PostgreSQL's names the chapter, and precision fell 0.82 -> 0.75
-# without it), a site's menu (ul.nav: "Home, Download, Documentation, ..."); DocBook's footer ("What is a
-# package manager? | | How can I get aptitude?" quoted: the titles of the pages before and after) and
-# Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x div.header, 7.x div.nav-panel)
+# (.docnav; not DocBook's .navheader nor .navfooter: PostgreSQL's name the chapter, and its precision fell
+# 0.82 -> 0.75 without the header, 0.82 -> 0.77 without the footer), a site's menu (ul.nav: "Home, Download,
+# Documentation, ..."), Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x
+# div.header, 7.x div.nav-panel)
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, .navfooter, "
+    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, "
     "div.header:has(a[rel=next], a[rel=prev], a[rel=up]), div.nav-panel"
 )
 REDIRECT_CHARS = 300

@@ -90,11 +90,20 @@ class ProgressView:
     def summary(self, run: RunRecord) -> None:
         """This execution's calls (a resume makes only the missing ones), then the whole run's totals."""
         usage = run.usage or {}
+        # an extractive run calls no model: "0 tokens (saved by receipts: 0)" would say nothing
+        tokens = (
+            f", {usage.get('tokens', 0)} tokens (saved by receipts: {usage.get('tokens_saved', 0)})"
+            if self._model_run(run)
+            else ""
+        )
         self.console.print(
             f"Status: {run.status} · this time: {self.calls} tool calls made, {self.reused} answered from "
-            f"receipts · whole run: {usage.get('calls', 0)} calls, {usage.get('tokens', 0)} tokens"
-            f" (saved by receipts: {usage.get('tokens_saved', 0)})"
+            f"receipts · whole run: {usage.get('calls', 0)} calls{tokens}"
         )
+
+    @staticmethod
+    def _model_run(run: RunRecord) -> bool:
+        return run.engine != "extractive" or bool((run.usage or {}).get("tokens"))
 
     # --- rendering ---------------------------------------------------------------------------------
     def _print(self, line: str) -> None:
@@ -115,9 +124,10 @@ class ProgressView:
                 Text(info["note"], style="dim"),
             )
         recent = Text("\n".join(f"  {line}" for line in self.recent) or "  (no tool calls yet)", style="dim")
+        tokens = f"tokens: {self.tokens} · " if self._model_run(self.run) else ""
         footer = Text(
             f"engine: {self.run.engine} · calls: {self.calls} · reused: {self.reused} · "
-            f"tokens: {self.tokens} · Ctrl-C pauses at the nearest checkpoint",
+            f"{tokens}Ctrl-C pauses at the nearest checkpoint",
             style="italic",
         )
         parts: list[Any] = [table, recent, footer]
