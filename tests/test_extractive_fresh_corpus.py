@@ -343,6 +343,17 @@ def test_a_list_inside_a_terms_description_labels_nothing_after_it() -> None:
     assert "###### red=31" in page and "###### --palette=colours" in page, page
 
 
+def test_a_table_cells_inline_markup_reads_as_the_page_shows_it() -> None:
+    # aptitude: a DocBook note laid out in a table quoted "(such as “ ~N edit ” )" for "(such as “~N edit”)"
+    note = (
+        '<div class="note"><table><tr><td><img alt="[Note]" src="note.png"/></td><td><p>A pattern (such as '
+        '<span class="quote">“<span class="quote"><code class="literal">~N edit</code></span>”</span>) '
+        "matches only new lamps.</p><p>The keeper trims the wick.</p></td></tr></table></div>"
+    )
+    page = extract_text(Path("lamp.html"), _html(note)).text
+    assert "A pattern (such as “~N edit”) matches only new lamps. The keeper trims the wick." in page, page
+
+
 def test_a_page_that_only_sends_the_browser_elsewhere_is_no_document() -> None:
     # 89 of diffutils' 112 pages are Texinfo's "The node you are looking for is at Binary." (listed as read)
     stub = (

@@ -4,8 +4,11 @@ split into passages. Invented domains, so nothing here is tuned on the quality s
 
 from __future__ import annotations
 
+from deepresearch.extractive.screening import passages_of
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import heading_passages
+from deepresearch.graph.gather import _evidence
+from deepresearch.report.findings import extractive_review
 
 FILLER = "The harbour office keeps a copy of every chart that the pilots use on their daily rounds. " * 7
 
@@ -176,23 +179,43 @@ def test_an_announcing_sentence_that_links_or_opens_its_section_is_quoted_with_w
     ], texts
 
 
-def test_a_term_never_ends_a_passage_without_its_description() -> None:
-    # aptitude(8): "--allow-untrusted:" closed one passage and full-upgrade's description opened the next
-    # without its term, quoted under the question about safe-upgrade
+def test_a_description_cut_from_its_term_is_quoted_under_it() -> None:
+    # aptitude(8): "--allow-untrusted:" ended one passage and full-upgrade's description opened the next
+    # under no term, quoted under the question about safe-upgrade. The passages stay cut as they were (moving
+    # the term on cost a dev gold page: bench/quality/JOURNAL.md, session 37); the term goes on as a label.
     terms = {
         f"--{name}:": f"Lower the {name} crane's hook onto the quay slowly and release the load there. " * 3
         for name in ("harbour", "river", "dock", "basin", "pier", "jetty")
     }
     described = (f"{term}\n\n{text.strip()}" for term, text in terms.items())
     section = "## Crane options\n\n" + "\n\n".join(described)
-    passages = [p.text for p in heading_passages(section)]
-    assert len(passages) >= 2, passages  # cut between terms
-    for passage in passages:
-        assert not passage.rstrip().endswith(":"), passage
-        body = passage.split("\n\n")[1]  # after the heading line: a term, then its description
-        assert body in terms, passage
-    quoted = {q.section for p in passages for q in quotes(p, 1, ["Crane options"])}
-    assert quoted == {term.rstrip(":") for term in terms}, quoted
-    # the search index cuts its own way (part of INDEX_VERSION)
-    index = heading_passages(section, max_chars=500, whole_lists=False)
-    assert any(p.text.rstrip().endswith(":") for p in index)
+    passages = heading_passages(section)
+    cut = [p for p in passages if p.term]
+    assert cut and all(p.term in terms and p.text.split("\n\n")[1] == terms[p.term].strip() for p in cut)
+    quoted = {q.text: q.section for p in passages for q in quotes(p.text, 1, p.headings, p.term)}
+    assert set(quoted.values()) == {term.rstrip(":") for term in terms}, quoted
+    for passage in cut:  # without its term, the description opening the passage was no term's
+        opening = terms[passage.term].split(". ")[0]
+        alone = [q.section for q in quotes(passage.text, 1, passage.headings) if q.text.startswith(opening)]
+        assert passage.term.rstrip(":") not in alone, alone
+    # an announcement that ends a passage is no term of the next ("... in one of two ways:")
+    announced = "When the winch stops in the middle, you can recover from this in one of two ways:"
+    after = quotes(
+        "The winch turns again once the keeper frees its cable by hand.", 1, ["Winch", "Stops"], announced
+    )
+    assert [q.section for q in after] == ["Stops"]
+
+
+def test_the_term_goes_from_the_passages_read_to_the_evidence_and_the_reviewers_label() -> None:
+    question = "How do I lower the basin crane's hook onto the quay?"
+    terms = {
+        f"--{name}:": f"Lower the {name} crane's hook onto the quay slowly and release the load there. " * 3
+        for name in ("harbour", "river", "dock", "basin", "pier", "jetty")
+    }
+    text = "## Crane options\n\n" + "\n\n".join(f"{t}\n\n{d.strip()}" for t, d in terms.items())
+    records = passages_of([{"id": "S1", "n": 1, "title": "Cranes", "text": text}])
+    assert any(r.get("term") == "--basin:" for r in records), records
+    evidence = [_evidence(0, question, record, 1.0, None, "BM25 rank") for record in records]
+    findings = extractive_review("fact_reviewer", [question], evidence, question)["findings"]
+    basin = [f for f in findings if f["statement"].startswith("Lower the basin crane's hook")]
+    assert basin and all(f["section"] == "--basin" for f in basin), findings

@@ -62,8 +62,7 @@ LITERAL_PRIOR = 0.5
 holds (extractive/literals.py: "v2.1-14-g2414721" is git-describe's example, one word among the question's
 others; telling: held by at most a third of the fetched pages)."""
 RELEASE_WEIGHT = 0.5  # a page of release notes is this much as relevant: it names everything in passing
-CONTINUED = 3
-CONTINUATIONS = 2
+CONTINUED, CONTINUATIONS = 3, 2
 """The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
 INTRO_SECTIONS = 4
 """... and the first INTRO_SECTIONS sections of the best page the ranking did not take, whatever words they
@@ -82,10 +81,9 @@ answers further down than its best four sections - the HTTP/2 guide's "MPM Confi
 that stall - once a second page quoted there is not dropped for it, report/digest.py's STRONG_ANSWERS; dev
 fact recall 0.760 -> 0.807; bench/quality/JOURNAL.md, session 25.) A table of contents is no answering
 section: it names every section of a manual and says nothing (leaning.navigation)."""
-LEAD_PAGES = 0.8
-LEAD_SECTIONS = 6
-"""On the question itself, the openings of up to LEAD_SECTIONS sections of the pages whose relevance is at
-least LEAD_PAGES of the best page's are evidence too."""
+LEAD_PAGES, LEAD_SECTIONS = 0.8, 6
+"""On the question itself, the openings of up to LEAD_SECTIONS sections of the pages at least LEAD_PAGES as
+relevant as the best one are evidence too."""
 
 
 @functools.lru_cache(maxsize=8192)
@@ -106,6 +104,7 @@ class PassageRecord(TypedDict):
     lead: NotRequired[bool]  # evidence as a section opening of the best page, not by its own rank
     page: NotRequired[float]  # its page's relevance to the question (0..1 of the best page's)
     answer: NotRequired[int]  # in one of the question's answering sections: that section's rank, from 1
+    term: NotRequired[str]  # the term line that ended the passage before it (Passage.term)
 
 
 def passages_of(sources: Sequence[dict[str, Any]]) -> list[PassageRecord]:
@@ -124,6 +123,7 @@ def passages_of(sources: Sequence[dict[str, Any]]) -> list[PassageRecord]:
                     text=p.text,
                     opening=p.headings != previous,
                 )
+                | ({"term": p.term} if p.term else {})
             )
             previous = p.headings
     return records

@@ -360,11 +360,10 @@ class _Reader:
         self.follows_prose, self.after_sample = False, True
 
 
-def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
-    """The passage's quotable units, in order: its sentences (one that leans on the sentence before is
-    quoted with it), a definition's sentences under their term, a list of fragments with the sentence that
-    announces it, a short code sample with the sentence that introduces it. A section of navigation (table
-    of contents, "See also") has none, nor has an FAQ's index."""
+def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -> list[Quote]:
+    """The passage's quotable units, in order: sentences (one leaning on the one before quoted with it), a
+    definition's under its term (``term``: one that ended the passage before), a list of fragments or a short
+    sample with the sentence announcing it. Navigation (contents, "See also") has none, nor an FAQ's index."""
     if navigation(headings) or question_index(passage):
         return []
     lines = passage.split("\n", 1)
@@ -377,6 +376,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = ()) -> list[Quote]:
     if label and heading and len(lines[0].strip()) - len(lines[0].strip().lstrip("#")) == DEFINITION_LEVEL:
         subject = label  # an entry's "This option is used with -a ..." is about the entry ("-t chrootdir")
     reader = _Reader(n, label, [], subject=subject)
+    reader.term = term.rstrip(":").strip() if term and term_line(term) else ""
     for paragraph in re.split(r"\n\s*\n", passage):
         for line in logical_lines(paragraph):
             reader.line(line)

@@ -250,6 +250,9 @@ class Passage:
 
     headings: tuple[str, ...]
     text: str
+    term: str = ""
+    """The term line ("--allow-untrusted:") that ended the passage before it in its section: the label of the
+    description this one opens with (the reader takes it for one only if it reads as a term)."""
 
     @property
     def heading(self) -> str:
@@ -275,8 +278,12 @@ def heading_passages(
         section = "\n".join(body).strip()
         if section:
             headings = tuple(title for _, title in path)
+            term = ""
             for chunk in _chunk_paragraphs(section, target_chars, max_chars, whole_lists):
-                passages.append(Passage(headings, f"{heading_line}\n\n{chunk}" if heading_line else chunk))
+                text = f"{heading_line}\n\n{chunk}" if heading_line else chunk
+                passages.append(Passage(headings, text, term))
+                last = chunk.rpartition("\n\n")[2]
+                term = last if last.endswith(":") and len(last) <= TERM_CHARS and "\n" not in last else ""
         body.clear()
 
     fenced = False
@@ -297,9 +304,8 @@ def heading_passages(
     return passages
 
 
-CARRIED_CHARS = 200
-"""A paragraph this short that ends with a colon (a term, an announcement) goes on to the next passage (with
-``whole_lists``: the passages screening reads; the search index cuts its own, INDEX_VERSION)."""
+TERM_CHARS = 80
+"""The longest line that ends a passage and is handed to the next as its term (Passage.term)."""
 
 
 def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[str]:
@@ -353,13 +359,8 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
         announced = (announced and item) or paragraph.endswith(":") or bool(UNFINISHED.search(paragraph))
         limit = max_chars if listed else target_chars
         if current and len(current) + len(paragraph) + 1 > limit:
-            # a term or an announcement never ends a passage: its description or list would open the next
-            # one without it ("--allow-untrusted:" closing one, full-upgrade's "Upgrades installed
-            # packages ..." opening the next under safe-upgrade's heading)
-            head, _, last = current.rpartition("\n\n")
-            carried = whole_lists and head and last.endswith(":") and len(last) <= CARRIED_CHARS
-            passages.append(head if carried else current)
-            current = last if carried else ""
+            passages.append(current)
+            current = ""
         current = f"{current}\n\n{paragraph}" if current else paragraph
     if current:
         passages.append(current)

@@ -414,7 +414,7 @@ def _evidence(
         "lead": bool(passage.get("lead")),
         "page": passage.get("page"),
         "answer": passage.get("answer"),
-    }
+    } | ({"term": passage["term"]} if passage.get("term") else {})
 
 
 # --- reflection (not a business stage: decides whether to loop) -----------------------------------

@@ -140,7 +140,8 @@ def extractive_review(
         top = max((e["bm25"] for e in items), default=0.0) or 1.0
         for place, item in enumerate(items):
             about = bool(topic_terms & set(content_tokens(item.get("title") or "")))
-            for unit in quotes(item["passage"], item["n"], item.get("headings") or ()):
+            term = item.get("term") or ""  # the term that ended the passage before (Passage.term)
+            for unit in quotes(item["passage"], item["n"], item.get("headings") or (), term):
                 # a section opening of the best page counts as an answering section for its first sentences
                 rank = max(item["bm25"] / top, ANSWERING_SECTION if item.get("lead") else 0.0)
                 units.append((index, rank, about, unit, [place, unit.position]))

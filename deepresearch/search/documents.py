@@ -23,6 +23,7 @@ from deepresearch.search.entries import (
     entry_row,
     entry_terms,
     follows_entry,
+    named_entry,
     shared_words,
 )
 from deepresearch.search.markdown import rst_text, unwrap
@@ -378,29 +379,19 @@ def _close_boxes(root: Tag) -> None:
             box.insert_after(copy.copy(section))
 
 
-def _named_entry(item: Tag) -> bool:
-    """A list item that is a name in code, then its description ("<li><p><code>CELERYD_USER</code></p>
-    <blockquote>User to run the worker as.</blockquote>"): one item, "- CELERYD_USER: User to run the worker
-    as.", so the name labels its description as a definition list's term does - and nothing after the list."""
-    blocks = [c for c in item.children if isinstance(c, Tag)]
-    if len(blocks) != 2 or blocks[0].name != "p":
-        return False
-    parts = [c for c in blocks[0].children if not (isinstance(c, str) and not c.strip())]
-    if len(parts) != 1 or getattr(parts[0], "name", None) != "code":
-        return False
-    name = " ".join(blocks[0].get_text(" ").split())
-    described = " ".join(blocks[1].get_text(" ").split())
-    if not name or len(name) > 60 or not described:
-        return False
-    item.clear()
-    item.append(f"- {name}: {described}")
-    return True
-
-
 def _bold_only(cell: Tag) -> bool:
     """A cell whose text is all bold: a header row written with <td><strong> ("Sign | Argument | Meaning")."""
     bold = cell.find(_BOLD)
     return bold is not None and " ".join(bold.get_text().split()) == " ".join(cell.get_text().split())
+
+
+def _cell_text(cell: Tag) -> str:
+    """A cell's text on one line, its blocks apart and its inline markup as it reads: a DocBook note laid
+    out in a table read "(such as “ ~N edit ” )" for "(such as “~N edit”)" with a space at every tag."""
+    for block in cell.find_all(_BLOCK_TAGS):
+        block.insert_before(" ")
+        block.insert_after(" ")
+    return " ".join(cell.get_text().split())
 
 
 def _mark_lists_and_tables(root: Tag) -> None:
@@ -408,7 +399,7 @@ def _mark_lists_and_tables(root: Tag) -> None:
     table's cells are kept apart: "Default: 3600" for a row of a name and a value, "a | b | c" otherwise; its
     header row is a Markdown table's row ("| Event | Meaning |")."""
     for item in root.find_all("li"):
-        if _named_entry(item):
+        if named_entry(item):
             continue
         first = next((t for t in item.find_all(string=True) if t.strip()), None)
         if first is not None:
@@ -420,10 +411,10 @@ def _mark_lists_and_tables(root: Tag) -> None:
         if len(cells) > 1 and all(cell.name == "th" or (first and _bold_only(cell)) for cell in cells):
             # a header row names the columns ("Event | Meaning"): written as a Markdown table's row, which is
             # never quoted nor taken for the sample a sentence before it announces
-            row.replace_with("| " + " | ".join(" ".join(c.get_text(" ").split()) for c in cells) + " |")
+            row.replace_with("| " + " | ".join(_cell_text(c) for c in cells) + " |")
             continue
         for index, cell in enumerate(cells):
-            text = " ".join(cell.get_text(" ").split())
+            text = _cell_text(cell)
             if len(cells) == 2 and index == 0:
                 text = f"{text}{'' if text.endswith(':') else ':'} "
             elif index < len(cells) - 1:

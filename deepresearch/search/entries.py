@@ -17,6 +17,7 @@ __all__ = [
     "entry_terms",
     "follows_entry",
     "long_entry",
+    "named_entry",
     "shared_words",
 ]
 
@@ -97,3 +98,22 @@ def entry_row(table: Tag) -> tuple[str, list[str]] | None:
     if len(cells) < 2 or not _NAME.fullmatch(cells[0]) or not all(_FIELD.match(c) for c in cells[1:]):
         return None
     return cells[0], cells[1:]
+
+
+def named_entry(item: Tag) -> bool:
+    """A list item that is a name in code, then its description ("<li><p><code>CELERYD_USER</code></p>
+    <blockquote>User to run the worker as.</blockquote>"): one item, "- CELERYD_USER: User to run the worker
+    as.", so the name labels its description as a definition list's term does - and nothing after the list."""
+    blocks = [c for c in item.children if isinstance(c, Tag)]
+    if len(blocks) != 2 or blocks[0].name != "p":
+        return False
+    parts = [c for c in blocks[0].children if not (isinstance(c, str) and not c.strip())]
+    if len(parts) != 1 or getattr(parts[0], "name", None) != "code":
+        return False
+    name = " ".join(blocks[0].get_text(" ").split())
+    described = " ".join(blocks[1].get_text(" ").split())
+    if not name or len(name) > 60 or not described:
+        return False
+    item.clear()
+    item.append(f"- {name}: {described}")
+    return True
