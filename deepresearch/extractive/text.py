@@ -213,7 +213,10 @@ def split_sentences(text: str) -> list[str]:
             # "name-based vs. IP-based", "e.g. Apache": an abbreviation's full stop ends no sentence - but
             # "etc." or "Ltd." before a capital does ("... on the g object etc. This however ...")
             abbreviation = _ABBREVIATION.search(sentences[-1]) if sentences else None
-            if abbreviation and not (abbreviation.group("end") and part[:1].isupper()):
+            # ... nor does a name's initial before the rest of the name ("by Eugene W. Myers in ...")
+            named = bool(sentences and _INITIAL.search(sentences[-1]))
+            initial = named and part.split()[0].lower() not in STOPWORDS  # "W. The ..." ends one
+            if initial or (abbreviation and not (abbreviation.group("end") and part[:1].isupper())):
                 joined = f"{sentences[-1]} {part}"
                 if joined in line:
                     sentences[-1] = joined
@@ -235,6 +238,12 @@ def _split_line(line: str) -> list[str]:
 _ABBREVIATION = re.compile(
     r"(?i)(?:^|[\s(\[\"'\u201c])"
     r"(?:vs|e\.g|i\.e|(?P<end>etc|Inc|Ltd|Corp)|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St|et al)\.$"
+)
+# a first name and an initial ("Eugene W."), not a thing and its letter ("Appendix A.", "Option B.")
+_INITIAL = re.compile(
+    r"(?:^|\s)(?!(?:Appendix|Annex|Figure|Table|Section|Chapter|Part|Step|Option|Type|Class|Level|Plan|Case|"
+    r"Phase|Group|Form|Note|Example|Item|Model|Version|Exhibit|Schedule|Grade|Row|Column|Field|List)\b)"
+    r"[A-Z][a-z]+ [A-Z]\.$"
 )
 _HEADING_LINE = re.compile(r"^(#{1,6})\s+(\S.*)$")
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})[^`]*$")  # not a sample's code span that opens on three backticks
