@@ -12,7 +12,7 @@ from deepresearch.extractive.inflection import gerund, plural_word
 from deepresearch.extractive.phrases import noun_phrases, verbs
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.screening import passages_of, rank_passages
-from deepresearch.extractive.text import content_tokens, plain_words, split_sentences
+from deepresearch.extractive.text import content_tokens, plain_words
 from tests._planning_helpers import planned as _plan
 
 
@@ -486,20 +486,3 @@ def test_how_does_a_name_do_things(question: str, limits: str) -> None:
 )
 def test_a_subordinate_clause_ends_on_its_verb(clause: str, expected: list[str]) -> None:
     assert [p.text for p in noun_phrases(clause)] == expected
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        # diffutils: "The basic algorithm is described by Eugene W [6]." (the page: "Eugene W. Myers in ...")
-        (
-            "The lamp was designed by Augustin J. Fresnel in 1822. It is still made.",
-            ["The lamp was designed by Augustin J. Fresnel in 1822.", "It is still made."],
-        ),
-        # a thing and its letter, or a sentence after the initial, end the sentence
-        ("See Appendix A. Fresnel lenses are listed.", ["See Appendix A.", "Fresnel lenses are listed."]),
-        ("The keeper was Anna B. The lamp was hers.", ["The keeper was Anna B.", "The lamp was hers."]),
-    ],
-)
-def test_a_names_initial_ends_no_sentence(text: str, expected: list[str]) -> None:
-    assert split_sentences(text) == expected

@@ -449,3 +449,20 @@ def test_a_topic_is_widened_to_a_quotation_only_when_its_words_are_in_it() -> No
     assert quoted_whole(question, noun_phrases("lamp")[0]).text == "lamp"  # not the "lamp" of "lampshade"
     widened = quoted_whole(question, noun_phrases("lampshade")[0])
     assert widened.text == "'Burning outside of lampshade context'"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # diffutils: "The basic algorithm is described by Eugene W [6]." (the page: "Eugene W. Myers in ...")
+        (
+            "The lamp was designed by Augustin J. Fresnel in 1822. It is still made.",
+            ["The lamp was designed by Augustin J. Fresnel in 1822.", "It is still made."],
+        ),
+        # a thing and its letter, or a sentence after the initial, end the sentence
+        ("See Appendix A. Fresnel lenses are listed.", ["See Appendix A.", "Fresnel lenses are listed."]),
+        ("The keeper was Anna B. The lamp was hers.", ["The keeper was Anna B.", "The lamp was hers."]),
+    ],
+)
+def test_a_names_initial_ends_no_sentence(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
