@@ -203,7 +203,7 @@ _CHROME = (
 )
 REDIRECT_CHARS = 300
 """A page that sends the browser elsewhere (<meta http-equiv="refresh" content="0; url=...">) and holds at
-most this much text is no document: Texinfo's stubs ("The node you are looking for is at Binary.", 70 of
+most this much text is no document: Texinfo's stubs ("The node you are looking for is at Binary.", 89 of
 diffutils' 112 pages) were listed as sources read."""
 # footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
 _FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
