@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from deepresearch.report.digest import (
     CORROBORATE,
     NO_ANSWER_QUOTED,
@@ -15,6 +17,7 @@ from deepresearch.report.digest import (
     ONE_SOURCE,
     QUOTED_ABOVE,
     READ_ABOVE,
+    RISK,
     SEARCH_AGAIN,
     SUMMARY_CHARS,
     SUMMARY_CLAIMS,
@@ -215,3 +218,21 @@ def test_a_report_that_quotes_nothing_says_so_under_risks() -> None:
     body = extractive_report_body(limits_state({}))
     risks = body.split("## Disagreements and risks")[1].split("## Open questions")[0]
     assert NOTHING_QUOTED in risks and "quoted above" not in risks, risks
+
+
+@pytest.mark.parametrize(
+    "risk",
+    [
+        # diffutils (session 37): "a larger fuzz factor increases the odds of making a faulty patch" was
+        # quoted above a risks section that said no quote held a warning word
+        "A longer wick increases the odds of a faulty flame on a windy night.",
+        "An open hatch lets the rain damage the lens on stormy nights.",
+        "A program crash while the lamp is lit leaves the shutter open all night.",
+        "A cracked chimney can leak fumes into the lamp room.",
+    ],
+)
+def test_a_stated_harm_is_a_risk_the_risks_section_points_at(risk: str) -> None:
+    assert RISK.search(risk)
+    body = extractive_report_body(limits_state({"fact_reviewer": [finding(risk, 1, 0.9, 0)]}))
+    risks = body.split("## Disagreements and risks")[1].split("## Open questions")[0]
+    assert "None listed beyond what is quoted under" in risks, body

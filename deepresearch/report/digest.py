@@ -76,7 +76,7 @@ and "corroborate it" would contradict the section above: the report says no answ
 RISK = re.compile(
     r"\b(?:warning|caution|danger\w*|must not|never|insecure|unsafe|not safe|vulnerab\w*|security|attack\w*|"
     r"lose|loses|lost|loss|corrupt\w*|deadlock\w*|irreversibl\w*|cannot be undone|risk\w*|conflict\w*|"
-    r"contradict\w*|deprecated|denial of service)\b",
+    r"contradict\w*|deprecated|denial of service|faulty|damag\w*|crash\w*|exploit\w*|leak\w*)\b",
     re.IGNORECASE,
 )
 """What makes a quote a risk worth its own section (not a hedge such as "however" or "at most")."""
