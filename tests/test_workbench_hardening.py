@@ -221,4 +221,5 @@ def test_a_web_search_that_failed_beside_the_documents_is_said_on_its_line(
             expect(searches.nth(index)).to_contain_text("generic failed")
         searches.first.click()
         expect(bench.stage("search_web").locator(".call-problem").first).to_contain_text("503")
+        bench.shot("search-source-failed")
         bench.assert_clean()
