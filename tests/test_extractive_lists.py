@@ -219,3 +219,16 @@ def test_the_term_goes_from_the_passages_read_to_the_evidence_and_the_reviewers_
     findings = extractive_review("fact_reviewer", [question], evidence, question)["findings"]
     basin = [f for f in findings if f["statement"].startswith("Lower the basin crane's hook")]
     assert basin and all(f["section"] == "--basin" for f in basin), findings
+
+
+def test_a_description_over_several_passages_keeps_its_term_in_each() -> None:
+    # aptitude(8): safe-upgrade's description ran on into a third passage, quoted under no term there
+    paragraphs = [
+        f"The harbour crane lowers load number {i} onto the quay slowly and releases it there at dusk. " * 4
+        for i in range(6)
+    ]
+    text = "## Crane options\n\n--harbour:\n\n" + "\n\n".join(p.strip() for p in paragraphs)
+    passages = heading_passages(text)
+    assert len(passages) >= 3, passages
+    labels = {q.section for p in passages for q in quotes(p.text, 1, p.headings, p.term)}
+    assert labels == {"--harbour"}, labels

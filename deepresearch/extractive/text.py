@@ -260,8 +260,9 @@ class Passage:
     headings: tuple[str, ...]
     text: str
     term: str = ""
-    """The term line ("--allow-untrusted:") that ended the passage before it in its section: the label of the
-    description this one opens with (the reader takes it for one only if it reads as a term)."""
+    """The last term line ("--allow-untrusted:") of its section before it: the label of the description this
+    passage opens with, cut from its term by a passage's end (the reader takes it only if it reads as a
+    term)."""
 
     @property
     def heading(self) -> str:
@@ -291,8 +292,10 @@ def heading_passages(
             for chunk in _chunk_paragraphs(section, target_chars, max_chars, whole_lists):
                 text = f"{heading_line}\n\n{chunk}" if heading_line else chunk
                 passages.append(Passage(headings, text, term))
-                last = chunk.rpartition("\n\n")[2]
-                term = last if last.endswith(":") and len(last) <= TERM_CHARS and "\n" not in last else ""
+                # the section's last term so far labels what the next passage opens with, as it would
+                # have in one passage (a description may run over several)
+                terms = [p for p in chunk.split("\n\n") if p.endswith(":") and len(p) <= TERM_CHARS]
+                term = next((p for p in reversed(terms) if "\n" not in p), term)
         body.clear()
 
     fenced = False
@@ -314,7 +317,7 @@ def heading_passages(
 
 
 TERM_CHARS = 80
-"""The longest line that ends a passage and is handed to the next as its term (Passage.term)."""
+"""The longest line a section's passages hand on as their term (Passage.term)."""
 
 
 def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[str]:
