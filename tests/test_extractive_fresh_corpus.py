@@ -291,6 +291,14 @@ def test_the_text_after_a_sidebar_or_an_example_is_its_sections_again() -> None:
     caption = '<p class="title"><strong>Example 9.1. Lighting by hand</strong></p>'
     apache = extract_text(Path("lamp.html"), _html(body.replace(caption, "<h3>Example</h3>"))).text
     assert "9.8. Lighting the lamp" not in apache.split("### Example")[-1], apache
+    # ... and a note's title before the box is not the section the box stands in (mutt: "### Note" after it)
+    note = '<div class="note"><h3 class="title">Note</h3><p>Never light a wet wick.</p></div>'
+    mutt = extract_text(
+        Path("lamp.html"), _html(body.replace('<div class="example">', f'{note}<div class="example">'))
+    )
+    assert mutt.text.split("lampd --light", 1)[1].lstrip().startswith("## 9.8. Lighting the lamp\n"), (
+        mutt.text
+    )
 
 
 def test_a_handbooks_navigation_bar_is_no_text() -> None:
@@ -354,6 +362,25 @@ def test_a_table_cells_inline_markup_reads_as_the_page_shows_it() -> None:
     assert "A pattern (such as “~N edit”) matches only new lamps. The keeper trims the wick." in page, page
 
 
+def test_a_plain_terms_inline_markup_reads_as_the_page_shows_it() -> None:
+    # diffutils' "*--fuzz= lines*" and aptitude's "*-r , --with-recommends*" for "--fuzz=lines" and "-r,
+    # --with-recommends": a plain <dt>'s (and a heading's) inline parts were joined with spaces; Django's
+    # "Limiting QuerySet s", and its entries labelled "clean_savepoints(using=None)[source]"
+    terms = (
+        "<dl><dt><code>--fuzz=<var>lines</var></code></dt><dd><p>Trim the wick by this many lines.</p></dd>"
+        "<dt><code>-r</code>, <code>--with-reeds</code></dt><dd><p>Light the reeds with the lamp.</p></dd>"
+        "<dt>Lamp<br/>oil</dt><dd><p>The oil that the keeper pours into the lamp.</p></dd></dl>"
+        '<h3>Limiting <code class="literal"><span class="pre">Lamp</span></code>s</h3><dl><dt id="lamp.dim">'
+        '<code>dim</code>(<em>wick</em>)<a href="_modules/lamp.html">'
+        '<span class="viewcode-link">[source]</span></a></dt><dd><p>Dim the lamp.</p></dd></dl>'
+    )
+    page = extract_text(Path("lamp.html"), _html(f"<h2>Options</h2>{terms}")).text
+    assert "--fuzz=lines:" in page and "-r, --with-reeds:" in page and "Lamp oil:" in page, page
+    assert "### Limiting Lamps\n" in page and "###### dim(wick)\n" in page, page
+    labels = {q.text: q.section for p in heading_passages(page) for q in quotes(p.text, 1, p.headings)}
+    assert labels["Light the reeds with the lamp."] == "-r, --with-reeds", labels
+
+
 def test_a_page_that_only_sends_the_browser_elsewhere_is_no_document() -> None:
     # 89 of diffutils' 112 pages are Texinfo's "The node you are looking for is at Binary." (listed as read)
     stub = (
@@ -390,6 +417,10 @@ def test_a_page_that_only_sends_the_browser_elsewhere_is_no_document() -> None:
         # diffutils (session 37): a Summary opened on "In these cases, you should probably look at ..."
         "In these cases, you should probably look at the wick before you light the lamp.",
         "In those situations the keeper lights the second lamp.",
+        # django (session 38): the example, the error, the step before it were not quoted
+        "In this example, a.trim() will not be undone in the case where b.light() raises an exception.",
+        "After such an error, the lamp is broken and the keeper cannot light it.",
+        "Once that’s done, we can light the lamp with the new wick.",
     ],
 )
 def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str) -> None:

@@ -276,12 +276,15 @@ def test_how_much_is_no_topic() -> None:
         # aptitude and diffutils (session 37): the topics "else" and "change" were searched on their own
         ("How do I keep one lamp dark while still lighting everything else?", "else"),
         ("How can I see what a lantern would change before it touches my lamp?", "change"),
+        # mutt (session 38): "settings such as the sort order" asked "How is settings such configured?"
+        ("How do I change settings such as the wick length for each lamp I light?", "such"),
     ],
 )
 def test_else_after_everything_and_a_verb_after_its_modal_are_no_topic(question: str, word: str) -> None:
-    rarity = {**_RARITY, "else": 0.001, "change": 0.001, "lamp": 0.4, "dark": 0.4}
+    rarity = {**_RARITY, "else": 0.001, "change": 0.001, "such": 0.001, "lamp": 0.4, "dark": 0.4}
     plan = keyword_plan(question, 5, rarity=rarity)
     assert word not in plan.topic.split() and word not in plan.queries, plan
+    assert not any(f" {word} configured" in sub for sub in plan.sub_questions), plan
 
 
 def test_which_things_an_auxiliary_asks_about_keep_their_verb() -> None:
@@ -289,3 +292,11 @@ def test_which_things_an_auxiliary_asks_about_keep_their_verb() -> None:
     assert [p.text for p in noun_phrases("Which lamps does lampctl trim")] == ["lampctl"]
     words = [w for p in noun_phrases("What does the else clause of a loop do") for w in p.text.split()]
     assert "else" in words  # Python's "else clause" is a thing
+
+
+def test_an_aside_between_dashes_is_read_as_one_in_brackets() -> None:
+    # django (session 38): "Which session backend should I choose — database, cache, or signed cookies —?"
+    plan = keyword_plan("Which lamp should I light — oil, gas, or candle — and what are the costs?", 5)
+    assert plan.sub_questions[0] == "Which lamp should I light (oil, gas, or candle)?", plan.sub_questions
+    plan = keyword_plan("How do I trim a wick – and why does it smoke?", 5)
+    assert not any("–" in sub for sub in plan.sub_questions), plan.sub_questions

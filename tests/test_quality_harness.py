@@ -335,6 +335,11 @@ def test_score_counts_the_facts_the_summary_holds() -> None:
     assert summary([result])["summary_fact_recall"] == 0.5
     # a report without a Summary section summarises nothing
     assert score(spec, markdown.replace("## Summary", "## Overview"), [], {}).summary_recall == 0.0
+    # facts are read as the rendered report shows them: a quote's Markdown escapes are no text
+    spec["facts"] = [{"fact": "dunder", "any": [r"__enter__ is called"]}, {"fact": "code", "any": [r"a\\_b"]}]
+    escaped = markdown.replace("The first fact", r"\_\_enter\_\_ is called").replace("second fact", r"`a\_b`")
+    assert score(spec, escaped, [], {}).fact_recall == 1.0
+    assert score(spec, escaped.replace("`a", "a").replace("b`", "b"), [], {}).fact_recall == 0.5
 
 
 def test_an_abbreviation_ends_no_sentence_when_repeats_are_counted() -> None:

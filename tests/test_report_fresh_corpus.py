@@ -7,13 +7,19 @@ shape seen there, on words of our own."""
 
 from __future__ import annotations
 
+import html
+import re
+from pathlib import Path
+
 import pytest
+from markdown_it import MarkdownIt
 
 from deepresearch.extractive.leaning import navigation, release_pages
 from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import section_label, split_sentences
+from deepresearch.extractive.text import heading_passages, section_label, split_sentences
 from deepresearch.report.lines import cite
 from deepresearch.report.render import cited_numbers, markdown_text
+from deepresearch.search.documents import extract_text
 from tests._report_helpers import finding, two_source_body
 
 
@@ -35,6 +41,22 @@ from tests._report_helpers import finding, two_source_body
 def test_a_pages_footnote_mark_is_not_quoted(quote: str, shown: str) -> None:
     assert markdown_text(quote) == shown.replace("*", "\\*")
     assert cited_numbers(markdown_text(quote)) == set()
+
+
+@pytest.mark.parametrize(
+    "quote",
+    [
+        # mutt: "These may include ^C, ^\\, ^Q" was quoted "^C, ^, ^Q" (a backslash before punctuation is an
+        # escape in Markdown)
+        "These may include ^C, ^\\, ^Q and ^Z.",
+        "Match \\. and \\( literally, or a*b and *.lamp.example.net, and \\* too.",
+        "Set _PATH_ to C:\\lamps\\ or C:\\oil\\_wick, and snake_case stays, and so does \\[1] and wick[2].",
+        "The pattern `a\\.b_` is code, and so is `*_x_*`.",
+    ],
+)
+def test_a_quote_reads_in_the_report_as_its_source_wrote_it(quote: str) -> None:
+    shown = MarkdownIt("js-default").render(markdown_text(quote))
+    assert html.unescape(re.sub(r"<[^>]+>", "", shown)).strip() == quote.replace("`", ""), shown
 
 
 def test_an_index_in_brackets_is_shown_and_cites_nothing() -> None:
@@ -294,3 +316,51 @@ def test_an_entry_with_a_long_default_is_labelled_with_its_name() -> None:
     assert section_label(long) == "wick_length_restrictions"
     short = 'wick_length (default: see "lampconf -d" output)'
     assert section_label(short) == short  # short enough to show whole, its default with it
+
+
+def test_a_clause_before_a_sample_labels_nothing() -> None:
+    # django: "*- In your settings file, define STATIC_URL, for example*: This method is grossly inefficient
+    # and probably insecure" told a reader that defining STATIC_URL is insecure (the item, cut from the
+    # passages after it, labelled them); "*`raw()` supports indexing, so if you need only the first result
+    # you can write*:" labelled the sentence after its sample
+    page = (
+        "<h1>Lamps</h1><h2>Serving the lamps</h2><ul><li><p>Make sure that the oil is listed in your store."
+        "</p></li><li><p>In your lamp file, define LAMP_URL, for example:</p><div class='highlight'><pre>"
+        "LAMP_URL = 'lamps'</pre></div></li><li><p>Store your lamps in a folder called lamps in your tower."
+        "</p></li></ul>"
+        "<p>Serving lamps from a file is slow and smoky, so it is unsuited to a harbour.</p>"
+        "<h2>Wick lookups</h2><p><code>wick()</code> supports the indexing of the wicks in a lamp:</p>"
+        "<pre>wick()[0]</pre><p>The indexing of the wicks is not done by the lamp itself.</p>"
+        "<h2>Options</h2><dl><dt><code>--trim</code></dt><dd><p>Trim the wick of the lamp at dusk.</p></dd>"
+        "</dl>"
+    )
+    text = extract_text(Path("lamp.html"), f"<html><body>{page}</body></html>".encode()).text
+    passages = heading_passages(text, target_chars=100)
+    labels = {q.text: q.section for p in passages for q in quotes(p.text, 1, p.headings, p.term)}
+    assert labels["Serving lamps from a file is slow and smoky, so it is unsuited to a harbour."] == (
+        "Serving the lamps"
+    ), labels
+    assert labels["The indexing of the wicks is not done by the lamp itself."] == "Wick lookups", labels
+    assert labels["Trim the wick of the lamp at dusk."] == "--trim", labels  # a name is a term still
+
+
+def test_a_pages_navigation_row_is_no_quote() -> None:
+    # mutt (DocBook): "*3. Searching and Limiting*: Security Considerations | Home | Chapter 9 [1]." - the
+    # page's navigation footer, quoted as a finding (it stays in the text: PostgreSQL's names the chapter)
+    page = (
+        "<h1>Chapter 8. Lamps</h1><h2>3. Lighting</h2><p>The keeper lights the lamp of the tower at dusk.</p>"
+        '<div class="navfooter"><table summary="Navigation footer"><tr><td><a href="a.html">Prev</a></td><td>'
+        '</td><td><a href="c.html">Next</a></td></tr><tr><td>Chapter 7. Wicks of the tower </td><td><a href="'
+        'index.html">Home</a></td><td> Chapter 9. Oil and its keepers</td></tr></table></div>'
+    )
+    text = extract_text(Path("lamp.html"), f"<html><body>{page}</body></html>".encode()).text
+    assert "Chapter 7. Wicks of the tower | Home | Chapter 9. Oil and its keepers" in text, text
+    found = [q.text for p in heading_passages(text) for q in quotes(p.text, 1, p.headings, p.term)]
+    assert found == ["The keeper lights the lamp of the tower at dusk."], found
+    # ... while a table's row of data is quoted
+    row = "<tr><td>D</td><td>Dim</td><td>The lamp burns low all night.</td></tr>"
+    page = f"<html><body><h1>Lamps</h1><h2>Flags</h2><table>{row}</table></body></html>"
+    text = extract_text(Path("lamp.html"), page.encode()).text
+    assert [q.text for p in heading_passages(text) for q in quotes(p.text, 1, p.headings)] == [
+        "D | Dim | The lamp burns low all night."
+    ]

@@ -110,6 +110,16 @@ def failed(spec: dict[str, Any], status: str) -> Score:
     )
 
 
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def shown(markdown: str) -> str:
+    """The text as a reader of the rendered report sees it: without Markdown's backslash escapes (a quote's
+    "__enter__" is written "\\_\\_enter\\_\\_" so that it is not bold; report/render.py markdown_text)."""
+    parts = re.split(r"(`+[^`]*`+)", markdown)  # a code span's backslashes are its text
+    return "".join(part if part.startswith("`") else _ESCAPE.sub(r"\1", part) for part in parts)
+
+
 def fact_found(fact: dict[str, Any], text: str) -> bool:
     """A gold fact is in a text when one of its patterns matches it (case-insensitive)."""
     return any(re.search(pattern, text, re.IGNORECASE) for pattern in fact["any"])
@@ -132,9 +142,9 @@ def score(
     root: Path | None = None,
 ) -> Score:
     body = report_body(markdown)
-    flat = " ".join(body.split())
+    flat = " ".join(shown(body).split())
     missing = [fact["fact"] for fact in spec["facts"] if not fact_found(fact, flat)]
-    summarised = " ".join(summary_section(markdown).split())
+    summarised = " ".join(shown(summary_section(markdown)).split())
     in_summary = sum(fact_found(fact, summarised) for fact in spec["facts"]) / len(spec["facts"])
     cited = sorted({page_of(s["url"], root) for s in sources if s.get("cited")})
     gold, relevant = set(spec["gold"]), set(spec["relevant"]) | set(spec["gold"])

@@ -33,7 +33,11 @@ _CONNECTIVE = re.compile(
     r"(?:yes|no)(?=[,.;!])|"
     r"instead(?!\s+of\s+(?!(?:this|that|these|those|it|them|doing so)\b))|furthermore|"
     r"moreover|additionally|then|so|in (?:this|that|these|those|such a|such|either|both|other) "
-    r"(?:case|cases|way|ways|words|situations?)|"
+    r"(?:case|cases|way|ways|words|situations?|scenarios?)|"
+    # "In this example, a.save() will not be undone ...": the example before it ("In this example we
+    # assume ..." and its sample after it are quoted together: postfix's null client)
+    r"in (?:this|that|these|those|the above) examples?(?=,)|"
+    r"after such|once (?:this|that)(?:[’']s| is| has been)? done|"
     r"as a result|this way|that way|for (?:example|instance)|on the other hand|conversely|nevertheless|"
     r"nonetheless|alternatively|accordingly|by contrast|in contrast|in addition(?=,)|as such(?=,)|e\.g(?=\.)|"
     r"because of (?:this|that|these|those|it)|"
@@ -245,9 +249,27 @@ def term_line(text: str) -> bool:
         return False
     if text.rstrip(":").strip().lower() in _FIELDS:  # "Arguments :" names no entry: the section's is kept
         return False
-    return (text.endswith(":") and len(text) <= 80 and not announces(text)) or (
+    return (text.endswith(":") and len(text) <= 80 and not _clause(text)) or (
         text.endswith(":") and len(text.split()) <= 2
     )
+
+
+def _clause(text: str) -> bool:
+    """A line that announces what follows rather than naming it: a sentence, one that opens on a name in code
+    ("`raw()` supports indexing, so if you need only the first result you can write:") or one that speaks to
+    the reader ("- In your settings file, define STATIC_URL, for example:"). As labels of the quotes after
+    them, they told a reader that defining STATIC_URL "is grossly inefficient and probably insecure"."""
+    item = text[2:] if text.startswith("- ") else text
+    after_code = item.split("`", 2)[2] if item.startswith("`") and item.count("`") >= 2 else ""
+    return (
+        announces(text)
+        or len(after_code.split()) >= _CLAUSE_WORDS
+        or (len(item.split()) > _CLAUSE_WORDS and _ADDRESSED.search(item) is not None)
+    )
+
+
+_CLAUSE_WORDS = 4
+_ADDRESSED = re.compile(r"\b(?:you|your|we|our)\b", re.IGNORECASE)
 
 
 _FIELDS = frozenset(
@@ -453,4 +475,16 @@ SAMPLE_MARKS = tuple('=$/<>{}[]"')  # a sample's marks: a line of prose in lower
 # a paragraph that names the sample after it as an example ("As usual, the examples show only ...")
 NAMES_EXAMPLE = re.compile(r"\b(?:examples?|sample)\b", re.IGNORECASE)
 # a Markdown table's row ("| field | effect |", "|---|---|"): never quoted, nor added to the sentence before
-TABLE_ROW = re.compile(r"^\|.*\|$")
+_TABLE_ROW = re.compile(r"^\|.*\|$")
+_NAVIGATION_CELLS = frozenset(("prev", "previous", "up", "next", "home"))
+
+
+def table_row(text: str) -> bool:
+    """A table's header row, or a page's navigation row (DocBook's "Prev | Up | Next" and "Chapter 7.
+    Security Considerations | Home | Chapter 9. Reference", quoted as a finding): never quoted. The rows
+    stay in the corpus text: PostgreSQL's name the page's chapter (bench/quality/JOURNAL.md, session 37)."""
+    if _TABLE_ROW.match(text):
+        return True
+    cells = [cell.strip().lower() for cell in text.split("|")]
+    links = sum(cell in _NAVIGATION_CELLS for cell in cells)
+    return 2 <= len(cells) <= 6 and (links >= 2 or (len(cells) == 3 and cells[1] == "home"))

@@ -116,6 +116,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
             return False
     if lower == "else" and previous.lower() in INDEFINITES:
         return False  # "upgrading everything else": no topic "else" (Python's "else clause" is one)
+    if lower == "such" and following.lower() == "as":
+        return False  # "settings such as the sort order": the settings, then an example of them
     if following.lower() == "than" and (
         lower in COMPARATIVES or (lower.endswith("er") and lower not in NOUN_ER)
     ):

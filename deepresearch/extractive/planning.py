@@ -161,7 +161,13 @@ class KeywordPlan:
 def _clauses(question: str, why: bool = True) -> list[str]:
     question = as_asked(" ".join(question.split()).strip(), why)
     clauses = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
+    clauses = [_ASIDE.sub(r" (\1)", clause).strip(" —–") for clause in clauses]
     return [_FOLLOW_UP.sub("", clause) for clause in clauses] or [question.strip(" ?.")]
+
+
+# an aside between dashes, or one a dash opens at the clause's end: "Which session backend should I choose
+# — database, cache, or signed cookies — and ...?" asked "Which session backend should I choose — ... —?"
+_ASIDE = re.compile(r"\s+[—–]\s*([^—–]+?)\s*(?:[—–]|$)")
 
 
 # "Can I use flask run in production? If not, what should I use instead?": the condition is the answer to

@@ -23,7 +23,6 @@ from deepresearch.extractive.leaning import (
     NAMES_EXAMPLE,
     NO_VALUE,
     SAMPLE_MARKS,
-    TABLE_ROW,
     VERSION_NOTE,
     announces,
     apparatus,
@@ -39,6 +38,7 @@ from deepresearch.extractive.leaning import (
     points_elsewhere,
     question_index,
     stands_alone,
+    table_row,
     term_line,
 )
 from deepresearch.extractive.phrases import verb_terms
@@ -295,7 +295,7 @@ class _Reader:
         if code is not None:
             self._sample(code)
             return
-        if TABLE_ROW.match(text):  # a table's row is no sample of what the sentence before announces
+        if table_row(text):  # a table's row is no sample of what the sentence before announces
             self.intro = ""
             return
         if apparatus(text) and (self.intro or VERSION_NOTE.match(text)):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -90,15 +91,29 @@ def _markers(text: str) -> list[re.Match[str]]:
 
 
 def markdown_text(quote: str) -> str:
-    """A quote as Markdown that shows it as written: an asterisk outside its code spans is emphasis there
-    ("*.example.net" would lose its wildcard), so it is escaped; and a bracketed number is not the report's
-    citation (see _page_marks)."""
+    """A quote as Markdown that shows it as written, outside its code spans: a backslash before punctuation
+    is an escape there (mutt's "^C, ^\\, ^Q" read "^C, ^, ^Q"), an asterisk is emphasis ("*.example.net"
+    would lose its wildcard) and so is an underscore at a word's edge ("_PATH_" read "PATH"): each is
+    escaped; and a bracketed number is not the report's citation (see _page_marks)."""
+    in_code = _in_code(quote)
+    quote = "".join(
+        "\\\\" if char == "\\" and not in_code(i) and quote[i + 1 : i + 2] in _PUNCTUATION else char
+        for i, char in enumerate(quote)
+    )
     quote = _page_marks(quote)
     in_code = _in_code(quote)
     return "".join(
-        "\\*" if char == "*" and not in_code(i) and quote[i - 1 : i] != "\\" else char
+        "\\" + char if not in_code(i) and (char == "*" or (char == "_" and _edge(quote, i))) else char
         for i, char in enumerate(quote)
     )
+
+
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+def _edge(text: str, i: int) -> bool:
+    """Whether an underscore can open or close emphasis: not between two letters or digits ("snake_case")."""
+    return not (text[i - 1 : i].isalnum() and text[i + 1 : i + 2].isalnum())
 
 
 # a page's footnote mark after a space, where a clause ends ("known as an RRSIG [5].", "inherently insecure

@@ -195,10 +195,11 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # (.docnav; not DocBook's .navheader nor .navfooter: PostgreSQL's name the chapter, and its precision fell
 # 0.82 -> 0.75 without the header, 0.82 -> 0.77 without the footer), a site's menu (ul.nav: "Home, Download,
 # Documentation, ..."), Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x
-# div.header, 7.x div.nav-panel)
+# div.header, 7.x div.nav-panel), Sphinx's "[source]" link after an entry's signature (its label read
+# "clean_savepoints(using=None)[source]")
 _CHROME = (
-    "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .toctree-wrapper, "
-    "[role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, "
+    "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .viewcode-link, "
+    ".toctree-wrapper, [role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, "
     "div.header:has(a[rel=next], a[rel=prev], a[rel=up]), div.nav-panel"
 )
 REDIRECT_CHARS = 300
@@ -281,8 +282,11 @@ def _from_html(data: bytes) -> tuple[str, str]:
             # one inside a plain term's description: a heading there would label the terms after its list
             # (diffutils' "ln=36" under --palette, over every option after it)
             level = DEFINITION_LEVEL if id(tag) in entries else None
-        # a signature is split into many <span>s that must join without spaces: "subprocess.run(args, ...)"
-        text = " ".join(tag.get_text("" if tag.name == "dt" and level else " ").split()).rstrip("¶").strip()
+        # a signature is split into many <span>s that must join without spaces: "subprocess.run(args, ...)";
+        # a heading or a plain term reads as the page shows it ("Limiting QuerySets", "--fuzz=lines", "-r,
+        # --with-recommends", not "Limiting QuerySet s", "-r , ...")
+        signature = tag.name == "dt" and level is not None
+        text = (" ".join(tag.get_text("").split()) if signature else _cell_text(tag)).rstrip("¶").strip()
         if level is not None and text:
             tag.replace_with(f"\n\n{'#' * level} {text}\n\n")
         elif text:
@@ -352,6 +356,8 @@ def _bold_heading(paragraph: Tag) -> bool:
 # by a heading (Apache's "Example"): written again after those, the sections cost PostgreSQL 0.95 -> 0.89
 # and the Apache dev set 0.94 -> 0.88 fact recall (bench/quality/JOURNAL.md, session 36)
 _BOXES = "div.sidebar, div.example, div.figure"
+# DocBook's admonitions: a box whose title is an h3 ("Note"), never the section a box after it stands in
+_ADMONITIONS = "div.note, div.warning, div.caution, div.important, div.tip"
 
 
 def _close_boxes(root: Tag) -> None:
@@ -360,11 +366,11 @@ def _close_boxes(root: Tag) -> None:
     ("BACK TO BASICS Priorities and nice") or under an example's caption ("Example 6.4. Installation of
     ...") was labelled with it."""
 
-    def boxed(tag: Tag) -> bool:
+    def boxed(tag: Tag, boxes: str = _BOXES) -> bool:
         for parent in tag.parents:
             if parent is root:
                 return False
-            if parent.css.match(_BOXES):
+            if parent.css.match(boxes):
                 return True
         return False
 
@@ -373,7 +379,8 @@ def _close_boxes(root: Tag) -> None:
         if not titled or boxed(box):
             continue
         section = box.find_previous(list(_HEADING_TAGS))
-        while section is not None and boxed(section):
+        # mutt's "### Note" written again after an example: the title of a note before it, not its section
+        while section is not None and boxed(section, f"{_BOXES}, {_ADMONITIONS}"):
             section = section.find_previous(list(_HEADING_TAGS))
         if section is not None and root in section.parents:
             box.insert_after(copy.copy(section))
