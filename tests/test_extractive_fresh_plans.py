@@ -300,3 +300,15 @@ def test_an_aside_between_dashes_is_read_as_one_in_brackets() -> None:
     assert plan.sub_questions[0] == "Which lamp should I light (oil, gas, or candle)?", plan.sub_questions
     plan = keyword_plan("How do I trim a wick – and why does it smoke?", 5)
     assert not any("–" in sub for sub in plan.sub_questions), plan.sub_questions
+
+
+def test_why_after_a_scene_asks_why_of_it_and_then_the_rest() -> None:
+    # django (session 38): "My Django list page runs hundreds of SQL queries. Why, and how do I cut the number
+    # of queries?" lost its "why" ("runs" was read as a noun of the subject, and "Why," ended no statement)
+    plan = keyword_plan("My harbour lamp burns hundreds of wicks. Why?", 5)
+    assert plan.sub_questions[0] == "Why does my harbour lamp burn hundreds of wicks?", plan.sub_questions
+    plan = keyword_plan("My harbour lamp burns hundreds of wicks. Why, and how do I stop it?", 5)
+    assert plan.sub_questions[:2] == [
+        "Why does my harbour lamp burn hundreds of wicks?",
+        "How do I stop my harbour lamp?",
+    ], plan.sub_questions

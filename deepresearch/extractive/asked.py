@@ -21,8 +21,10 @@ from dataclasses import replace
 from deepresearch.extractive.inflection import ends_in_s, plural_word
 from deepresearch.extractive.phrases import Phrase, noun_phrases, verbs
 from deepresearch.extractive.wordclasses import (
+    DETERMINERS,
     FUNCTION_WORDS,
     PARTICIPLES,
+    POSSESSIVES,
     PREPOSITIONS,
     SUBORDINATORS,
     tokens,
@@ -79,6 +81,9 @@ _WHAT = re.compile(
 
 
 _WHY_AFTER = re.compile(r"^(?P<said>.+?)[.!]\s+(?:why|how\s+come)\s*[?!.]*$", re.IGNORECASE)
+_WHY_AND = re.compile(
+    r"^(?P<said>.+?)[.!]\s+why\s*,?\s+and\s+(?P<rest>(?:how|what|which)\b.+)$", re.IGNORECASE
+)
 _VERBS_IN_SUBJECT = frozenset(["goes", "does", "has", "is", "are", "was", "were"])
 
 
@@ -87,6 +92,9 @@ def as_asked(question: str, why: bool = True) -> str:
     or (``why``) a statement followed by "Why?" (see ``why_of``); a question as it is."""
     if why and (match := _WHY_AFTER.match(question)) and (asked := why_of(match.group("said"))):
         return asked
+    # "My list page runs hundreds of queries. Why, and how do I cut them?": the why asked, then the rest
+    if why and (match := _WHY_AND.match(question)) and (asked := why_of(match.group("said"))):
+        return f"{asked.rstrip('?')}, and {_it_named(match.group('said'), match.group('rest'))}"
     if match := _LABELLED.match(question):
         return _labelled(match["a"], match["b"], match["rest"], question)
     if match := _COMPARE.match(question):
@@ -103,6 +111,19 @@ def as_asked(question: str, why: bool = True) -> str:
         plural = plural_word(what)
         return f"What {'are' if plural else 'is'} {what}, and how {'do they' if plural else 'does it'} work?"
     return question
+
+
+def _it_named(said: str, rest: str) -> str:
+    """ "... how do I stop it?" after "My lamp smokes every night. Why": "it" is the statement's subject, as
+    the statement names it ("my lamp", not the bare topic "lamp")."""
+    last = said.rpartition(". ")[2]
+    subject = next((p for p in noun_phrases(last) if p.role == "subject"), None)
+    if subject is None or subject.plural or not last.startswith(subject.text):
+        return rest
+    first, _, others = subject.text.partition(" ")
+    owner = others and first.lower() in POSSESSIVES | DETERMINERS
+    named = f"{first.lower()} {others}" if owner else subject.text
+    return re.sub(r"\bit\b", named, rest, count=1)
 
 
 _AUXILIARIES = frozenset(

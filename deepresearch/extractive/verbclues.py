@@ -22,6 +22,8 @@ from deepresearch.extractive.wordclasses import (
     POSSESSIVES,
     PREPOSITIONS,
     PRONOUNS,
+    QUANTIFIERS,
+    QUANTITY_NOUNS,
     SUBJECT_PRONOUNS,
     SUBORDINATORS,
     TIME_OPENERS,
@@ -109,6 +111,12 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     plural = i > 0 and ends_in_s(lower[i - 1]) and f"{lower[i]}s" in _CATENATIVE_S
     if i > 0 and content[i - 1] and (lower[i] in _CATENATIVE_S or plural) and gerund:
         found |= {i, nxt}
+    # "My Django list page runs hundreds of SQL queries": after a subject its possessive opens, a word in -s
+    # before a quantity or a determiner is its verb (the chunker read "My Django list page runs hundreds")
+    owned = i > 1 and lower[0] in POSSESSIVES and all(content[1 : i + 1]) and words[i].islower()
+    counted = following in DETERMINERS | NUMBERS | QUANTIFIERS | QUANTITY_NOUNS or following.isdigit()
+    if owned and ends_in_s(lower[i]) and counted:
+        found.add(i)
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:
         # ... or before a question word (the tokens drop a dash: "mail drains slowly — how do I ...")
