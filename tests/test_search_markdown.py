@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+
 from deepresearch.extractive.sentences import quotes
+from deepresearch.report.render import markdown_text
 from deepresearch.search.documents import extract_text
 from deepresearch.search.markdown import unwrap
 
@@ -77,3 +80,18 @@ def test_blocks_keep_their_lines_and_list_items_join_their_own() -> None:
         "",
     ]
     assert unwrap("\n".join([*wrapped, *kept])).split("\n") == [*unwrapped, *kept]
+
+
+def test_markdowns_escapes_are_read_as_the_page_shows_them() -> None:
+    # a Markdown note's "snake\_case" and "\*.example.net" are "snake_case" and "*.example.net" to a reader;
+    # the report escapes what its own Markdown would read as markup (report/render.py), so the escape kept in
+    # the text showed in the report ("snake\_case")
+    source = (
+        "# The lamp\\_keeper\n\nTrim \\*.wick files and the lamp\\_oil, but `lamp\\_x` is code,\n"
+        "and a hard break\\\nstays.\n\n    indented\\_code\n\n| a \\| b | c |\n|---|---|\n"
+    )
+    text = unwrap(source)
+    assert text.startswith("# The lamp_keeper\n\nTrim *.wick files and the lamp_oil, but `lamp\\_x` is code,")
+    assert "a hard break\\\nstays." in text and "    indented\\_code" in text and "| a \\| b | c |" in text
+    shown = MarkdownIt("js-default").render(markdown_text("Trim *.wick files and the lamp_oil."))
+    assert "Trim *.wick files and the lamp_oil." in shown

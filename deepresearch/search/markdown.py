@@ -60,15 +60,29 @@ def unwrap(text: str) -> str:
         following = lines[index + 1] if index + 1 < len(lines) else ""
         table = table or bool(_TABLE_DELIMITER.match(line))
         if table or _own_line(line, following, out[-1] if out else ""):
-            out.append(line)
+            out.append(_unescaped(line) if _HEADING.match(line) else line)
             joinable = False
             continue
         if joinable and not _LIST_ITEM.match(line):
-            out[-1] = f"{out[-1].rstrip()} {line.strip()}"
+            out[-1] = f"{out[-1].rstrip()} {_unescaped(line.strip())}"
         else:
-            out.append(line)
+            out.append(_unescaped(line))
         joinable = not _HARD_BREAK.search(line)
     return "\n".join(out)
+
+
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+def _unescaped(line: str) -> str:
+    """A prose line as a reader sees it: "snake\\_case" is "snake_case", outside the line's code spans (the
+    report escapes what Markdown would read as markup: report/render.py markdown_text)."""
+    out, last = [], 0
+    for code in _CODE.finditer(line):
+        out += [_ESCAPE.sub(r"\1", line[last : code.start()]), code.group(0)]
+        last = code.end()
+    return "".join([*out, _ESCAPE.sub(r"\1", line[last:])])
 
 
 def _own_line(line: str, following: str, previous: str) -> bool:
