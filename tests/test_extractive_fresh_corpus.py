@@ -417,10 +417,6 @@ def test_a_page_that_only_sends_the_browser_elsewhere_is_no_document() -> None:
         # diffutils (session 37): a Summary opened on "In these cases, you should probably look at ..."
         "In these cases, you should probably look at the wick before you light the lamp.",
         "In those situations the keeper lights the second lamp.",
-        # django (session 38): the example, the error, the step before it were not quoted
-        "In this example, a.trim() will not be undone in the case where b.light() raises an exception.",
-        "After such an error, the lamp is broken and the keeper cannot light it.",
-        "Once that’s done, we can light the lamp with the new wick.",
     ],
 )
 def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str) -> None:

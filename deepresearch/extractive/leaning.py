@@ -33,11 +33,7 @@ _CONNECTIVE = re.compile(
     r"(?:yes|no)(?=[,.;!])|"
     r"instead(?!\s+of\s+(?!(?:this|that|these|those|it|them|doing so)\b))|furthermore|"
     r"moreover|additionally|then|so|in (?:this|that|these|those|such a|such|either|both|other) "
-    r"(?:case|cases|way|ways|words|situations?|scenarios?)|"
-    # "In this example, a.save() will not be undone ...": the example before it ("In this example we
-    # assume ..." and its sample after it are quoted together: postfix's null client)
-    r"in (?:this|that|these|those|the above) examples?(?=,)|"
-    r"after such|once (?:this|that)(?:[’']s| is| has been)? done|"
+    r"(?:case|cases|way|ways|words|situations?)|"
     r"as a result|this way|that way|for (?:example|instance)|on the other hand|conversely|nevertheless|"
     r"nonetheless|alternatively|accordingly|by contrast|in contrast|in addition(?=,)|as such(?=,)|e\.g(?=\.)|"
     r"because of (?:this|that|these|those|it)|"

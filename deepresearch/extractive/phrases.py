@@ -94,6 +94,11 @@ class Phrase:
 _CLAUSE_ENDS = CLOSES | PREPOSITIONS | SUBORDINATORS | CONJUNCTIONS | DETERMINERS
 
 
+_PREPOSITIONAL = frozenset(
+    [("such", "as"), ("depending", "on"), ("depending", "upon"), ("according", "to"), ("based", "on")]
+)
+
+
 def _is_content(word: str, following: str, previous: str = "") -> bool:
     lower = word.lower()
     if named_am(word, previous, following):
@@ -116,8 +121,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
             return False
     if lower == "else" and previous.lower() in INDEFINITES:
         return False  # "upgrading everything else": no topic "else" (Python's "else clause" is one)
-    if lower == "such" and following.lower() == "as":
-        return False  # "settings such as the sort order": the settings, then an example of them
+    if (lower, following.lower()) in _PREPOSITIONAL:
+        return False  # "settings such as the sort order depending on the mailbox": the settings
     if following.lower() == "than" and (
         lower in COMPARATIVES or (lower.endswith("er") and lower not in NOUN_ER)
     ):
