@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.quality.grammar import grammar_problems
+from deepresearch.search.markdown import unescaped
 
 _MARKERS = re.compile(r"\s*\[\d{1,3}\]|\s*\*\(unverified\)\*")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+")
@@ -110,14 +111,10 @@ def failed(spec: dict[str, Any], status: str) -> Score:
     )
 
 
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-
-
 def shown(markdown: str) -> str:
     """The text as a reader of the rendered report sees it: without Markdown's backslash escapes (a quote's
     "__enter__" is written "\\_\\_enter\\_\\_" so that it is not bold; report/render.py markdown_text)."""
-    parts = re.split(r"(`+[^`]*`+)", markdown)  # a code span's backslashes are its text
-    return "".join(part if part.startswith("`") else _ESCAPE.sub(r"\1", part) for part in parts)
+    return "\n".join(unescaped(line) for line in markdown.split("\n"))
 
 
 def fact_found(fact: dict[str, Any], text: str) -> bool:

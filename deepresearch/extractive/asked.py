@@ -123,7 +123,7 @@ def _it_named(said: str, rest: str) -> str:
     first, _, others = subject.text.partition(" ")
     owner = others and first.lower() in POSSESSIVES | DETERMINERS
     named = f"{first.lower()} {others}" if owner else subject.text
-    return re.sub(r"\bit\b", named, rest, count=1)
+    return re.sub(r"\bit\b", lambda _: named, rest, count=1)  # (a backslash in it is its text)
 
 
 _AUXILIARIES = frozenset(

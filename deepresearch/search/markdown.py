@@ -21,7 +21,7 @@ import re
 
 from deepresearch.extractive.text import DEFINITION_LEVEL
 
-__all__ = ["rst_text", "unwrap"]
+__all__ = ["rst_text", "unescaped", "unwrap"]
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
@@ -60,13 +60,13 @@ def unwrap(text: str) -> str:
         following = lines[index + 1] if index + 1 < len(lines) else ""
         table = table or bool(_TABLE_DELIMITER.match(line))
         if table or _own_line(line, following, out[-1] if out else ""):
-            out.append(_unescaped(line) if _HEADING.match(line) else line)
+            out.append(unescaped(line) if _HEADING.match(line) else line)
             joinable = False
             continue
         if joinable and not _LIST_ITEM.match(line):
-            out[-1] = f"{out[-1].rstrip()} {_unescaped(line.strip())}"
+            out[-1] = f"{out[-1].rstrip()} {unescaped(line.strip())}"
         else:
-            out.append(_unescaped(line))
+            out.append(unescaped(line))
         joinable = not _HARD_BREAK.search(line)
     return "\n".join(out)
 
@@ -75,9 +75,9 @@ _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 _CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
-def _unescaped(line: str) -> str:
-    """A prose line as a reader sees it: "snake\\_case" is "snake_case", outside the line's code spans (the
-    report escapes what Markdown would read as markup: report/render.py markdown_text)."""
+def unescaped(line: str) -> str:
+    """A line of Markdown as its reader sees it: "snake\\_case" is "snake_case", outside the line's code spans
+    (the report escapes what Markdown would read as markup: report/render.py markdown_text)."""
     out, last = [], 0
     for code in _CODE.finditer(line):
         out += [_ESCAPE.sub(r"\1", line[last : code.start()]), code.group(0)]
