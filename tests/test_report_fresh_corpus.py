@@ -364,3 +364,28 @@ def test_a_pages_navigation_row_is_no_quote() -> None:
     assert [q.text for p in heading_passages(text) for q in quotes(p.text, 1, p.headings)] == [
         "D | Dim | The lamp burns low all night."
     ]
+
+
+def test_an_admonitions_title_labels_no_quote() -> None:
+    # mutt (DocBook): "*Note*: Perhaps you wish to use lynx to view text/html files ..." - the text after a
+    # note's box (titled by an h3) was labelled "Note", and the Recommendations said "(section Note)"
+    page = (
+        "<h1>Chapter 3. Lamps</h1><h2>9. Lighting the lamp</h2><p>The keeper lights the lamp at dusk.</p>"
+        '<div class="note"><h3 class="title">Note</h3><p>A wet wick never lights at the first try.</p></div>'
+        "<p>The keeper trims the wick before he lights the lamp.</p>"
+    )
+    text = extract_text(Path("lamp.html"), f"<html><body>{page}</body></html>".encode()).text
+    labels = {
+        q.text: q.section for p in heading_passages(text) for q in quotes(p.text, 1, p.headings, p.term)
+    }
+    assert set(labels.values()) == {"9. Lighting the lamp"}, labels
+    assert "The keeper trims the wick before he lights the lamp." in labels, labels
+    # ... nor one right under the page's title: the page is the source, so its quotes have no label
+    text = extract_text(
+        Path("lamp.html"),
+        f"<html><body>{page.replace('<h2>9. Lighting the lamp</h2>', '')}</body></html>".encode(),
+    ).text
+    labels = {
+        q.text: q.section for p in heading_passages(text) for q in quotes(p.text, 1, p.headings, p.term)
+    }
+    assert set(labels.values()) == {""} and len(labels) == 3, labels

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from deepresearch.extractive.text import LIST_ITEM, STOPWORDS, UNFINISHED, split_sentences
+from deepresearch.extractive.text import LIST_ITEM, STOPWORDS, UNFINISHED, section_label, split_sentences
 
 _DANGLING = frozenset(
     (
@@ -484,3 +484,13 @@ def table_row(text: str) -> bool:
     cells = [cell.strip().lower() for cell in text.split("|")]
     links = sum(cell in _NAVIGATION_CELLS for cell in cells)
     return 2 <= len(cells) <= 6 and (links >= 2 or (len(cells) == 3 and cells[1] == "home"))
+
+
+def section_name(headings: Sequence[str]) -> str:
+    """The label of a passage's quotes: its section's short name - not the page's own title, which names
+    nothing the source list does not, nor an admonition's ("Note", "Tip": DocBook titles its box with a
+    heading, and the text after the box was labelled "Note" in mutt's and PostgreSQL's reports; ending the
+    box's section in the corpus text instead cost PostgreSQL a fact: bench/quality/JOURNAL.md, session 38)."""
+    if len(headings) > 1 and section_label(headings[-1]).lower() in ADMONITIONS:
+        headings = headings[:-1]
+    return section_label(headings[-1]).replace("*", "").replace("`", "") if len(headings) > 1 else ""

@@ -37,6 +37,7 @@ from deepresearch.extractive.leaning import (
     points_at_subject,
     points_elsewhere,
     question_index,
+    section_name,
     stands_alone,
     table_row,
     term_line,
@@ -370,8 +371,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
     heading = _HEADING_LINE.match(lines[0].strip())
     if heading:
         passage = lines[1] if len(lines) > 1 else ""
-    # the page's own title names nothing the source list does not: only a sub-section is a label
-    label = section_label(headings[-1]).replace("*", "").replace("`", "") if len(headings) > 1 else ""
+    label = section_name(headings)  # a sub-section's name, not the page's nor an admonition's title
     subject = section_label(headings[0]).replace("*", "").replace("`", "") if headings else ""
     if label and heading and len(lines[0].strip()) - len(lines[0].strip().lstrip("#")) == DEFINITION_LEVEL:
         subject = label  # an entry's "This option is used with -a ..." is about the entry ("-t chrootdir")
