@@ -451,6 +451,10 @@ def code_like(text: str) -> bool:
     return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
 
 
+CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
+"""A Markdown code span, fenced by a run of backticks and closed by a run of the same length."""
+
+
 def code_span(sample: str) -> str:
     """A code sample as a Markdown code span, as the page shows it: without the escape the corpus text puts
     before a comment that opens it (search/documents.py), a backtick in it taking a longer fence."""

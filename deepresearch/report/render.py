@@ -12,7 +12,7 @@ from typing import Any
 import nh3
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.text import overlap, split_sentences
+from deepresearch.extractive.text import CODE_SPAN, overlap, split_sentences
 from deepresearch.report.links import allowed_link, as_written, sanitize_links
 
 __all__ = [
@@ -27,8 +27,6 @@ __all__ = [
 ]
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)
-"""An inline code span: what it holds is the source's code ("Flask(__name__.split('.')[0])"), no citation."""
 SUPPORT_THRESHOLD = 0.35
 """Share of a sentence's content words that must appear in one passage of a cited source."""
 
@@ -80,7 +78,7 @@ def check_citations(
 
 def _in_code(text: str) -> Callable[[int], bool]:
     """Whether a position of the text is inside one of its code spans (the source's code, quoted as is)."""
-    spans = [m.span() for m in _CODE_SPAN.finditer(text)]
+    spans = [m.span() for m in CODE_SPAN.finditer(text)]  # the source's code ("split('.')[0]"): no citation
     return lambda i: any(a <= i < b for a, b in spans)
 
 

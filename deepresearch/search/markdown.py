@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.extractive.text import DEFINITION_LEVEL
+from deepresearch.extractive.text import CODE_SPAN, DEFINITION_LEVEL
 
 __all__ = ["rst_text", "unescaped", "unwrap"]
 
@@ -72,14 +72,13 @@ def unwrap(text: str) -> str:
 
 
 _ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_CODE = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
 def unescaped(line: str) -> str:
     """A line of Markdown as its reader sees it: "snake\\_case" is "snake_case", outside the line's code spans
     (the report escapes what Markdown would read as markup: report/render.py markdown_text)."""
     out, last = [], 0
-    for code in _CODE.finditer(line):
+    for code in CODE_SPAN.finditer(line):
         out += [_ESCAPE.sub(r"\1", line[last : code.start()]), code.group(0)]
         last = code.end()
     return "".join([*out, _ESCAPE.sub(r"\1", line[last:])])
