@@ -91,6 +91,10 @@ def test_a_companys_abbreviation_ends_no_sentence(text: str) -> None:
         ("north | lamp | Bright", None),  # celery: a table's row ("+ | latitude | North")
         ("make clean.", "`make clean.`"),
         ("lamp --trim=2 --wick", "`lamp --trim=2 --wick`"),  # a sample still is one
+        # Apache's mod_filter: a term's description before its sample, shown as the term's code
+        ("A simple case of replacing TrimWicks", None),
+        ("To trim the wick of a new or smoky lamp, use", None),  # git's user manual, before its command
+        ("lamp trim all Wicks", "`lamp trim all Wicks`"),  # plain words, none that prose is made of
     ],
 )
 def test_only_a_sample_is_quoted_as_the_sample_a_sentence_announces(line: str, shown: str | None) -> None:

@@ -193,6 +193,7 @@ FORWARD = re.compile(
 
 _STATED_WORDS = 8
 """An announcing sentence says something whole alone only when long enough ("Use it like this:" does not)."""
+_PROSE_WORDS = frozenset(("the", "a", "an", "of", "to", "with", "is", "are", "for", "and"))  # no_sample
 # where an announcing sentence stops short of a statement: "The values are:", "... such as:", "... from:",
 # "... set:", "... namely:"; or it names the list it announces ("The following settings are read ...")
 _ANNOUNCES_ONLY = re.compile(
@@ -316,13 +317,16 @@ def apparatus(text: str) -> bool:
 
 
 def no_sample(text: str) -> bool:
-    """A line after a sentence that announces a sample, and no sample of it: the page's apparatus, a
-    sentence that announces in its turn ("... is logged as follows:"), a capitalised word or two ending on
-    a full stop ("Disabled."; not a command, "make clean."), or a table's row of three cells or more, as the
-    corpus text writes one ("+ | latitude | North"; a pipeline of two commands is a sample)."""
-    words = text.split()
-    plain = len(words) <= 3 and text.endswith(".") and all(w.strip(".,").isalpha() for w in words)
-    return apparatus(text) or announces(text) or (plain and text[:1].isupper()) or text.count(" | ") >= 2
+    """A line after a sentence that announces a sample, and no sample of it: apparatus, a sentence announcing
+    in its turn ("... is logged as follows:"), a capitalised word or two ending on a full stop ("Disabled.";
+    not "make clean."), a table's row of three cells or more ("+ | latitude | North"), or prose: four plain
+    words or more, one of them a word no code is made of ("A simple case of replacing AddOutputFilterByType"
+    under a term, "To update the index ..., use" were shown as code)."""
+    words = [w.strip(".,;") for w in text.split()]
+    plain = all(w.isalpha() for w in words)
+    short = len(words) <= 3 and text.endswith(".") and plain and text[:1].isupper()
+    prose = len(words) >= 4 and plain and any(w.lower() in _PROSE_WORDS for w in words)
+    return apparatus(text) or announces(text) or short or prose or text.count(" | ") >= 2
 
 
 # a sentence that sends the reader elsewhere says nothing about the subject itself (nor does one that says
