@@ -1,6 +1,7 @@
-"""A section's consecutive quotes read as one paragraph under its name (report/lines.py `paragraphs`), and
-the citation check still reads every sentence of that line with its own citation; a sentence is quoted once
-(report/lines.py `Ledger`), with or without its code sample."""
+"""A section's consecutive quotes read as one paragraph under its name (report/lines.py `paragraphs`), lines
+of one section of one source in a row are items under its name, and the citation check still reads every
+sentence of that line with its own citation; a sentence is quoted once (report/lines.py `Ledger`), with or
+without its code sample."""
 
 from __future__ import annotations
 
@@ -68,9 +69,9 @@ def body(findings: list[dict[str, Any]], passages: dict[int, str]) -> str:
 
 
 def findings_lines(text: str) -> list[str]:
-    """The lines under the question's own heading in Findings."""
+    """The lines under the question's own heading in Findings (an item under a section's name indented)."""
     section = text.split(f"### {QUESTION}", 1)[1].split("\n## ", 1)[0]
-    return [line for line in section.splitlines() if line.startswith("- ")]
+    return [line for line in section.splitlines() if line.lstrip().startswith("- ")]
 
 
 def cited(sentence: str, n: int = 1) -> str:
@@ -86,9 +87,11 @@ def test_a_quote_with_text_between_it_and_the_last_starts_its_own_line() -> None
     # the source says something between the second and third quotes that the report does not quote
     text = PASSAGE.replace(SENTENCES[2], "Not on Windows, though. " + SENTENCES[2])
     report = body([quote(s, 1, 3, i) for i, s in enumerate(SENTENCES)], {3: text})
+    # ... under the section's name, said once: two items of it
     assert findings_lines(report) == [
-        f"- *{LOCK}*: {cited(SENTENCES[0])} {cited(SENTENCES[1])}",
-        f"- *{LOCK}*: {cited(SENTENCES[2])} {cited(SENTENCES[3])}",
+        f"- *{LOCK}*:",
+        f"  - {cited(SENTENCES[0])} {cited(SENTENCES[1])}",
+        f"  - {cited(SENTENCES[2])} {cited(SENTENCES[3])}",
     ]
 
 
@@ -103,6 +106,7 @@ def test_only_quotes_of_one_section_and_one_source_share_a_line() -> None:
         ],
         {3: PASSAGE, 4: PASSAGE},
     )
+    # a section of another source is another section: its name is said again
     assert findings_lines(report) == [
         f"- *{LOCK}*: {cited(first)}",
         f"- *{LOCK}*: {cited(second, 2)}",
@@ -118,8 +122,9 @@ def test_the_text_of_the_first_quotes_passage_tells_what_follows_it() -> None:
         [quote(first, 1, 3, 0), quote(second, 1, 4, 1), quote(fourth, 1, 5, 0)], {3: PASSAGE, 4: PASSAGE}
     )
     assert findings_lines(report) == [
-        f"- *{LOCK}*: {cited(first)} {cited(second)}",
-        f"- *{LOCK}*: {cited(fourth)}",
+        f"- *{LOCK}*:",
+        f"  - {cited(first)} {cited(second)}",
+        f"  - {cited(fourth)}",
     ]
 
 
@@ -130,8 +135,9 @@ def test_a_quote_that_ends_no_sentence_is_not_continued() -> None:
         [quote(SENTENCES[0], 1, 3, 0), quote(default, 1, 3, 1), quote(SENTENCES[2], 1, 3, 2)], {3: text}
     )
     assert findings_lines(report) == [
-        f"- *{LOCK}*: {cited(SENTENCES[0])} {default} [1]",
-        f"- *{LOCK}*: {cited(SENTENCES[2])}",
+        f"- *{LOCK}*:",
+        f"  - {cited(SENTENCES[0])} {default} [1]",
+        f"  - {cited(SENTENCES[2])}",
     ]
 
 
@@ -140,14 +146,14 @@ def test_a_line_the_citation_check_would_read_as_one_sentence_is_not_joined() ->
     odd = "The old form of command substitution uses the backquote (`) around the command."
     after = "The new form nests without any escaping of the inner quotes."
     report = body([quote(odd, 1, 3, 0), quote(after, 1, 3, 1)], {3: f"## {LOCK}\n\n{odd} {after}"})
-    assert findings_lines(report) == [f"- *{LOCK}*: {cited(odd)}", f"- *{LOCK}*: {cited(after)}"]
+    assert findings_lines(report) == [f"- *{LOCK}*:", f"  - {cited(odd)}", f"  - {cited(after)}"]
 
 
 def test_the_citation_check_reads_each_sentence_of_a_paragraph_on_its_own() -> None:
     report = body([quote(s, 1, 3, i) for i, s in enumerate(SENTENCES)], {3: PASSAGE})
     checked, result = check_citations(report, {1: [PASSAGE], 2: [LENS]}, set())
     assert result.unverified_sentences == 0 and not result.removed
-    (line,) = findings_lines(checked)
+    (line,) = findings_lines(checked)  # one line, its section named on it
     # a citation before each full stop: no sentence was merged into its neighbour by the check
     assert line.count(" [1].") == 4 and line.endswith("directory [1].")
 
@@ -190,3 +196,23 @@ def test_a_sentence_that_opens_with_code_is_cited_on_its_own() -> None:
     assert line.count("[1]") == 2 and "reconnects [1]. `tests/" in line
     checked, result = check_citations(f"- {line}", {1: [text]}, set())
     assert result.supported == 2 and checked.count("[1]") == 2
+
+
+def test_lines_of_one_section_in_a_row_are_items_under_its_name_said_once() -> None:
+    # a tutorial's section quoted in three places in a row: its name once, each place an item under it;
+    # the citation check still reads each item's sentences with their citations
+    first, second, third, fourth = SENTENCES
+    text = f"## {LOCK}\n\n{first} Not on Windows. {second} Nor on a Mac. {third}"
+    report = body([quote(first, 1, 3, 0), quote(second, 1, 3, 1), quote(third, 1, 3, 2)], {3: text})
+    lines = [f"- *{LOCK}*:", f"  - {cited(first)}", f"  - {cited(second)}", f"  - {cited(third)}"]
+    assert findings_lines(report) == lines
+    checked, result = check_citations(report, {1: [text], 2: [LENS]}, set())
+    assert result.unverified_sentences == 0 and not result.removed
+    assert findings_lines(checked) == lines
+    # a quote of another section between them: each line is named again
+    report = body([quote(first, 1, 3, 0), quote(fourth, 1, 3, 1, "HIT"), quote(third, 1, 3, 2)], {3: text})
+    assert findings_lines(report) == [
+        f"- *{LOCK}*: {cited(first)}",
+        f"- *HIT*: {cited(fourth)}",
+        f"- *{LOCK}*: {cited(third)}",
+    ]

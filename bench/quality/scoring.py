@@ -44,8 +44,9 @@ def report_body(markdown: str) -> str:
 _SENTENCE_END = re.compile(r"[.!?][\"”’)]?\s+(?=[A-Z0-9`\"(])")
 # ... not after an abbreviation ("E.g. ...", "See Fig. 3"), nor inside inline code ("git log v2.5.. Makefile")
 _ABBREVIATION = re.compile(r"(?:\b(?:e\.g|i\.e|etc|vs|cf|no|fig|approx)\.)$", re.IGNORECASE)
-# a bullet's section name in italics (Markdown's own characters escaped within) or as code
-_LABEL = re.compile(r"^(?:\*(?:[^*\\]|\\.)+\*|`[^`]+`):\s+")
+# a bullet's section name in italics (Markdown's own characters escaped within) or as code; alone on its
+# line over the quotes of that section (report/lines.py paragraphs)
+_LABEL = re.compile(r"^(?:\*(?:[^*\\]|\\.)+\*|`[^`]+`):(?:\s+|$)")
 
 
 def _sentences(text: str) -> list[str]:

@@ -93,25 +93,34 @@ def paragraphs(findings: list[dict[str, Any]], passages: dict[tuple[str, int], s
     place (a finding's ``order`` is [place, position]). Only a quote that comes right after the other in
     that one's passage, nothing between them, continues a line, and only where the citation check will
     still read the line sentence by sentence, each with its citation (not after "Default: `off`", nor
-    after a lone backtick)."""
-    lines: list[str] = []
-    body = ""  # the current line's quotes, without its section name
+    after a lone backtick). Lines of one section of one source in a row are items under its name, named
+    once (a tutorial's "*Using Git for collaboration*:" opened ten lines in a row)."""
+    lines: list[tuple[str, str, str]] = []  # (section, citations, quotes) per line
     previous: dict[str, Any] | None = None
     for finding in findings:
-        quoted = _cited(finding)
-        joined = f"{body} {quoted}"
+        quoted, section = _cited(finding), finding.get("section") or ""
+        marks = "".join(f"[{n}]" for n in finding["citations"])
+        joined = f"{lines[-1][2]} {quoted}" if lines else quoted
         if (
             previous is not None
             and _follows(previous, finding, passages)
-            and split_sentences(joined) == [*split_sentences(body), *split_sentences(quoted)]
+            and split_sentences(joined) == [*split_sentences(lines[-1][2]), *split_sentences(quoted)]
         ):
-            lines[-1] += " " + quoted
-            body = joined
+            lines[-1] = (section, marks, joined)
         else:
-            lines.append(f"- {cite(finding)}")
-            body = quoted
+            lines.append((section, marks, quoted))
         previous = finding
-    return lines
+    out: list[str] = []
+    for i, (section, marks, quoted) in enumerate(lines):
+        before = lines[i - 1][:2] if i else None
+        after = lines[i + 1][:2] if i + 1 < len(lines) else None
+        if section and (section, marks) in (before, after):
+            if before != (section, marks):
+                out.append(f"- {_label(section)}:")
+            out.append(f"  - {quoted}")
+        else:
+            out.append(f"- {_label(section)}: {quoted}" if section else f"- {quoted}")
+    return out
 
 
 def _follows(before: dict[str, Any], after: dict[str, Any], passages: dict[tuple[str, int], str]) -> bool:
