@@ -236,3 +236,16 @@ def test_a_stated_harm_is_a_risk_the_risks_section_points_at(risk: str) -> None:
     body = extractive_report_body(limits_state({"fact_reviewer": [finding(risk, 1, 0.9, 0)]}))
     risks = body.split("## Disagreements and risks")[1].split("## Open questions")[0]
     assert "None listed beyond what is quoted under" in risks, body
+
+
+def test_a_tutorials_narration_does_not_lead_the_summary() -> None:
+    # the Rust book's Summaries opened "In this section, we'll talk about ..." and "Let's try calling panic!
+    # ..." over the answers its Findings quoted: narration says what the page does next
+    findings = [
+        finding("In this section, we'll look at how the lens and the lamp light the sea.", 1, 0.9, 0),
+        finding("Let's try lighting the lamp behind the lens on a calm night.", 1, 0.85, 0),
+        finding("The lens concentrates the lamp's light into one beam.", 1, 0.75, 1),
+    ]
+    summary = summary_of(findings, [QUESTION])
+    first = next(line for line in summary.splitlines() if line.startswith("- "))
+    assert "concentrates the lamp's light" in first, summary

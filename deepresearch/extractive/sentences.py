@@ -369,12 +369,12 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
         return []
     lines = passage.split("\n", 1)
     heading = _HEADING_LINE.match(lines[0].strip())
-    if heading:
-        passage = lines[1] if len(lines) > 1 else ""
+    passage = (lines[1] if len(lines) > 1 else "") if heading else passage
     label = section_name(headings)  # a sub-section's name, not the page's nor an admonition's title
     subject = section_label(headings[0]).replace("*", "").replace("`", "") if headings else ""
-    if label and heading and len(lines[0].strip()) - len(lines[0].strip().lstrip("#")) == DEFINITION_LEVEL:
-        subject = label  # an entry's "This option is used with -a ..." is about the entry ("-t chrootdir")
+    # "This option ..." names its entry, "This example ..." in a sub-section that sub-section, not the page
+    entry = heading and len(lines[0].strip()) - len(lines[0].strip().lstrip("#")) == DEFINITION_LEVEL
+    subject = label if label and (entry or len(headings) > 2) else subject
     reader = _Reader(n, label, [], subject=subject)
     reader.term = term.rstrip(":").strip() if term and term_line(term) else ""
     for paragraph in re.split(r"\n\s*\n", passage):

@@ -237,7 +237,7 @@ def _split_line(line: str) -> list[str]:
 
 _ABBREVIATION = re.compile(
     r"(?i)(?:^|[\s(\[\"'\u201c])"
-    r"(?:vs|e\.g|i\.e|(?P<end>etc|Inc|Ltd|Corp)|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St|et al)\.$"
+    r"(?:vs|e\.g|i\.e|a\.k\.a|(?P<end>etc|Inc|Ltd|Corp)|cf|approx|incl|resp|Fig|No|Nr|Mr|Mrs|Dr|St|et al)\.$"
 )
 # a first name and an initial ("Eugene W."), not a thing and its letter ("Appendix A.", "Option B.")
 _INITIAL = re.compile(
@@ -443,12 +443,15 @@ _FULL_SENTENCE = re.compile(
 
 
 _CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
+_BRACKETED_NAME = re.compile(r"<[A-Za-z&][\w:.&-]*>")  # "Arc<T>", "<VirtualHost>": not "</Directory>"
 
 
 def code_like(text: str) -> bool:
     """A flattened code sample or configuration snippet rather than prose. (Not every sample: a session's
-    output names what a question quotes from it, "v1.0.4-14-g2414721", and ranks its page - JOURNAL, 36.)"""
-    return sum(1 for char in text if char in _CODE_CHARS) > max(3, len(text) // 40)
+    output names what a question quotes from it, "v1.0.4-14-g2414721", and ranks its page - JOURNAL, 36.)
+    A name in angle brackets counts once: prose names "Arc<T>" or "<forward>" twice in a sentence."""
+    named = _BRACKETED_NAME.sub("<", text)
+    return sum(1 for char in named if char in _CODE_CHARS) > max(3, len(text) // 40)
 
 
 CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)", re.DOTALL)

@@ -35,6 +35,16 @@ SUMMARY_CHARS = 400
 SUMMARY_FLOOR = 0.5
 """The summary quotes at most SUMMARY_CLAIMS sentences, stops once they hold SUMMARY_CHARS characters, and
 takes none scoring under SUMMARY_FLOOR of the best one's (the question's words it names count twice)."""
+NARRATION = 0.5
+"""A tutorial's narration ("In this section, we'll ...", "Let's try calling panic! ...") is worth this much
+less to the summary: it says what the page does next, not the answer (the Rust book's Summaries led with it)
+- "In this section" alone is no narration: "In this section, ServerName is inherited ..." answers."""
+_NARRATES = re.compile(
+    r"(?:(?:in|for) this (?:section|chapter|tutorial|part|example),? )?(?:let[’']s|let us|we[’']ll|we will|"
+    r"we[’']re going to|we are going to|now,? we|next,? we|first,? we|here,? we)\b"
+    r"(?! (?:recap|review|summari[sz]e|sum up)\b)",  # "Let's recap what we've discussed ...:" answers
+    re.IGNORECASE,
+)
 SOURCE_FOCUS = 0.3
 STRONG_QUOTE = 0.85
 """A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
@@ -181,7 +191,8 @@ def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> li
 
     def value(finding: dict[str, Any]) -> float:
         named = len(words & set(content_tokens(finding["statement"]))) / max(len(words), 1)
-        return finding.get("score", 0.0) / best + named + 1 - _place(finding) / last
+        told = 1 - NARRATION if _NARRATES.match(finding["statement"]) else 1  # "Let's try ...": no answer
+        return told * (finding.get("score", 0.0) / best + named + 1 - _place(finding) / last)
 
     strong = [f for f in mine if f.get("score", 0.0) >= SUMMARY_FLOOR * best]
     return sorted(strong, key=value, reverse=True)

@@ -20,9 +20,11 @@ from deepresearch.cpu import CpuPool
 from deepresearch.extractive.text import DEFINITION_LEVEL, code_span, heading_passages
 from deepresearch.search.entries import (
     ENTRY_HEADINGS,
+    code_terms,
     entry_row,
     entry_terms,
     follows_entry,
+    inline_code,
     named_entry,
     shared_words,
 )
@@ -292,6 +294,7 @@ def _from_html(data: bytes) -> tuple[str, str]:
         elif text:
             # a term line ends with a colon: the definition that follows is quoted under its term
             tag.replace_with(f"\n\n{text if text.endswith(':') else text + ':'}\n\n")
+    code_terms(root)
     _bold_headings(root)
     _mark_lists_and_tables(root)
     _code_subjects(root)
@@ -304,7 +307,6 @@ def _from_html(data: bytes) -> tuple[str, str]:
     return title, "" if redirects and len(text) <= REDIRECT_CHARS else text
 
 
-_INLINE_CODE = ("code", "tt", "kbd", "samp")
 _OPENS = re.compile(r"(?:^|[.!?][)\]\"'’”]?\s)\s*$")  # nothing before, or a sentence's end
 
 
@@ -312,15 +314,15 @@ def _code_subjects(root: Tag) -> None:
     """A name in code that opens a sentence ("<code>anacron</code> is the daemon that completes cron ...",
     Apache's "mod_alias is designed to handle ...") written as a code span: a sentence that opens in lower
     case is none to the sentence splitter (never quoted, or glued to the sentence before it)."""
-    for code in root.find_all(_INLINE_CODE):
+    for code in root.find_all(inline_code):
         text = " ".join(code.get_text().split())
-        if not text[:1].islower() or code.find_parent(_INLINE_CODE) is not None:
+        if not text[:1].islower() or code.find_parent(inline_code) is not None:
             continue
         before: list[str] = []  # the text of its block before it, back to a block's start
         for element in code.previous_elements:
             if isinstance(element, Tag) and element.name in _BLOCK_TAGS:
                 break
-            if isinstance(element, str) and element.find_parent(_INLINE_CODE) is not code:
+            if isinstance(element, str) and element.find_parent(inline_code) is not code:
                 before.append(element)
                 if "\n\n" in element or sum(map(len, before)) > 20:
                     break

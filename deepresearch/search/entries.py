@@ -7,15 +7,18 @@ specification's options). A passage cut inside such a description keeps the entr
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from bs4 import Tag
+from bs4 import PageElement, Tag
 
 __all__ = [
     "ENTRY_CHARS",
     "ENTRY_HEADINGS",
+    "code_terms",
     "entry_row",
     "entry_terms",
     "follows_entry",
+    "inline_code",
     "long_entry",
     "named_entry",
     "shared_words",
@@ -108,7 +111,7 @@ def named_entry(item: Tag) -> bool:
     if len(blocks) != 2 or blocks[0].name != "p":
         return False
     parts = [c for c in blocks[0].children if not (isinstance(c, str) and not c.strip())]
-    if len(parts) != 1 or getattr(parts[0], "name", None) != "code":
+    if len(parts) != 1 or not (isinstance(parts[0], Tag) and inline_code(parts[0])):
         return False
     name = " ".join(blocks[0].get_text(" ").split())
     described = " ".join(blocks[1].get_text(" ").split())
@@ -117,3 +120,44 @@ def named_entry(item: Tag) -> bool:
     item.clear()
     item.append(f"- {name}: {described}")
     return True
+
+
+def inline_code(tag: Tag) -> bool:
+    """Inline code: ``<code>``, ``<tt>``, ``<kbd>``, ``<samp>``, and plain docutils' (rst2html) ``<span
+    class="docutils literal">``."""
+    return tag.name in ("code", "tt", "kbd", "samp") or "literal" in (tag.get("class") or ())
+
+
+def code_terms(root: Tag) -> None:
+    """A paragraph of names in code over a paragraph that describes them (plain docutils' options, libvirt's
+    "<p>-d, --daemon</p><p>Run as a daemon ...</p>", an XML element over its block quote) is one item, "- -d,
+    --daemon: Run as a daemon ...", as named_entry makes of a list's: the names label their description and
+    nothing after it (as a term line they labelled every paragraph after the block quote). Not in a table's
+    cell (PostgreSQL's column name and type over its meaning), a list or a term, not a sample a sentence
+    announces ("... run:"), nor over the rest of a sentence (a description opens with a capital)."""
+    for paragraph in root.find_all("p"):
+        if paragraph.find_parent(["td", "th", "li", "dt"]) is not None or not _names_only(paragraph):
+            continue
+        before, after = _next_block(paragraph.previous_siblings), _next_block(paragraph.next_siblings)
+        described = " ".join(after.get_text(" ").split()) if after is not None else ""
+        if after is None or after.name not in ("p", "blockquote") or not described[:1].isupper():
+            continue
+        if before is None or not before.get_text(strip=True).endswith(":"):
+            after.replace_with(f"\n\n- {' '.join(paragraph.get_text('').split())}: {described}\n\n")
+            paragraph.replace_with("")
+
+
+def _names_only(paragraph: Tag) -> bool:
+    codes = [tag for tag in paragraph.find_all(inline_code) if tag.find_parent(inline_code) is None]
+    rest = "".join(t for t in paragraph.find_all(string=True) if t.find_parent(inline_code) is None)
+    return bool(codes) and re.fullmatch(r"[\s,/|]*", rest) is not None and len(paragraph.get_text()) <= 80
+
+
+def _next_block(siblings: Iterable[PageElement]) -> Tag | None:
+    """The first element among the siblings, if no text comes before it."""
+    for sibling in siblings:
+        if isinstance(sibling, Tag):
+            return sibling
+        if str(sibling).strip():
+            return None
+    return None
