@@ -139,7 +139,9 @@ def code_terms(root: Tag) -> None:
         if paragraph.find_parent(["td", "th", "li", "dt"]) is not None or not _names_only(paragraph):
             continue
         before, after = _next_block(paragraph.previous_siblings), _next_block(paragraph.next_siblings)
-        described = " ".join(after.get_text(" ").split()) if after is not None else ""
+        # its paragraphs apart, its inline markup as it reads ("Use <code>-f</code>." is not "Use -f .")
+        parts = (after.find_all("p") or [after]) if after is not None else []
+        described = " ".join(" ".join(part.get_text().split()) for part in parts)
         if after is None or after.name not in ("p", "blockquote") or not described[:1].isupper():
             continue
         if before is None or not before.get_text(strip=True).endswith(":"):
