@@ -103,3 +103,15 @@ def test_a_paragraph_of_names_in_code_over_their_description_is_one_item_with_it
     assert labelled["Light every lamp of the tower at dusk and keep them lit."] == "-l, --light", labelled
     assert labelled["This element sets how long the wick of each lamp is trimmed."] == "wick", labelled
     assert labelled["The keeper locks the lamp room before every night."] == "Options", labelled
+
+
+def test_a_samples_hidden_lines_are_no_text() -> None:
+    # mdBook hides a sample's scaffolding ("fn main() {") behind a toggle; the Rust book's quotes showed it
+    body = (
+        "<h2>Lamps</h2><p>The keeper lights the lamp with this call:</p><pre><code>"
+        '<span class="boring">fn main() {\n</span>let lamp = Lamp::light();\n<span class="boring">}</span>'
+        "</code></pre>"
+    )
+    html = f"<html><head><title>Lamp</title></head><body><main>{body}</main></body></html>".encode()
+    page = extract_text(Path("lamp.html"), html).text
+    assert "let lamp = Lamp::light();" in page and "fn main" not in page, page

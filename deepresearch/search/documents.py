@@ -202,8 +202,8 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .viewcode-link, "
     ".toctree-wrapper, [role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, "
-    "div.header:has(a[rel=next], a[rel=prev], a[rel=up]), div.nav-panel"
-)
+    "div.header:has(a[rel=next], a[rel=prev], a[rel=up]), div.nav-panel, pre span.boring"
+)  # mdBook's hidden lines of a sample ("# fn main() {"): the page shows the sample without them
 REDIRECT_CHARS = 300
 """A page that sends the browser elsewhere (<meta http-equiv="refresh" content="0; url=...">) and holds at
 most this much text is no document: Texinfo's stubs ("The node you are looking for is at Binary.", 89 of
