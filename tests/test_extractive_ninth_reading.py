@@ -13,6 +13,12 @@ from deepresearch.extractive.text import code_like, heading_passages, split_sent
 from deepresearch.search.documents import extract_text
 
 
+def _page(body: str) -> str:
+    """The text the corpus reads from a page of this body."""
+    html = f"<html><head><title>Lamp</title></head><body><main>{body}</main></body></html>".encode()
+    return extract_text(Path("lamp.html"), html).text
+
+
 @pytest.mark.parametrize(
     "sentence",
     [
@@ -58,8 +64,7 @@ def test_docutils_inline_code_that_opens_a_sentence_is_a_code_span() -> None:
         '<h2>Lamps</h2><p><span class="docutils literal">wickd</span> trims the wick whenever the flame '
         'smokes at night. The keeper runs <span class="docutils literal">lampd</span> by hand.</p>'
     )
-    html = f"<html><head><title>Lamp</title></head><body><main>{body}</main></body></html>".encode()
-    page = extract_text(Path("lamp.html"), html).text
+    page = _page(body)
     assert "`wickd` trims the wick" in page and "runs lampd by hand" in page, page
     (passage,) = heading_passages(page)
     units = [q.text for q in quotes(passage.text, 1, ("Lamp", "Lamps"))]
@@ -93,8 +98,7 @@ def test_a_paragraph_of_names_in_code_over_their_description_is_one_item_with_it
         "<p><code>lampctl trim</code></p><p>and then the wicks are cut.</p>"
         "<table><tr><td><p><code>flame_id</code></p><p>Identifier of the flame</p></td></tr></table>"
     )
-    html = f"<html><head><title>Lamp</title></head><body><main>{body}</main></body></html>".encode()
-    page = extract_text(Path("lamp.html"), html).text
+    page = _page(body)
     assert "\n\n- -l, --light: Light every lamp of the tower at dusk and keep them lit.\n\n" in page, page
     assert "\n\n- wick: This element sets how long" in page, page
     assert "lampctl light:" not in page and "lampctl trim:" not in page and "flame_id:" not in page, page
@@ -112,6 +116,5 @@ def test_a_samples_hidden_lines_are_no_text() -> None:
         '<span class="boring">fn main() {\n</span>let lamp = Lamp::light();\n<span class="boring">}</span>'
         "</code></pre>"
     )
-    html = f"<html><head><title>Lamp</title></head><body><main>{body}</main></body></html>".encode()
-    page = extract_text(Path("lamp.html"), html).text
+    page = _page(body)
     assert "let lamp = Lamp::light();" in page and "fn main" not in page, page

@@ -50,8 +50,11 @@ def _words(sentence: str) -> set[str]:
 def cite(finding: dict[str, Any]) -> str:
     """A finding as a report line: its section (when it names the subject), then the quote with the citation
     before each sentence's closing punctuation, so every quoted sentence is checked on its own."""
-    section = finding.get("section") or ""
-    return (_label(section) + ": " if section else "") + _cited(finding)
+    return _line(finding.get("section") or "", _cited(finding))
+
+
+def _line(section: str, quoted: str) -> str:
+    return (_label(section) + ": " if section else "") + quoted
 
 
 def _cited(finding: dict[str, Any]) -> str:
@@ -119,7 +122,7 @@ def paragraphs(findings: list[dict[str, Any]], passages: dict[tuple[str, int], s
                 out.append(f"- {_label(section)}:")
             out.append(f"  - {quoted}")
         else:
-            out.append(f"- {_label(section)}: {quoted}" if section else f"- {quoted}")
+            out.append(f"- {_line(section, quoted)}")
     return out
 
 

@@ -118,8 +118,13 @@ def named_entry(item: Tag) -> bool:
     if not name or len(name) > 60 or not described:
         return False
     item.clear()
-    item.append(f"- {name}: {described}")
+    item.append(_item(name, described))
     return True
+
+
+def _item(name: str, described: str) -> str:
+    """A name and its description as one list item, the name labelling the description (sentences.py)."""
+    return f"- {name}: {described}"
 
 
 def inline_code(tag: Tag) -> bool:
@@ -145,7 +150,7 @@ def code_terms(root: Tag) -> None:
         if after is None or after.name not in ("p", "blockquote") or not described[:1].isupper():
             continue
         if before is None or not before.get_text(strip=True).endswith(":"):
-            after.replace_with(f"\n\n- {' '.join(paragraph.get_text('').split())}: {described}\n\n")
+            after.replace_with(f"\n\n{_item(' '.join(paragraph.get_text('').split()), described)}\n\n")
             paragraph.replace_with("")
 
 
