@@ -9,6 +9,7 @@ and plain errors are in test_workbench_daily_tools.py.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -240,6 +241,18 @@ def test_passages_citations_sources_and_calls_can_be_read(
 
         # a source view with the fetched text and its passages
         page.locator("#side-tabs").get_by_role("tab", name="Sources").click()
+        # "cited N× in the report" counts the text's citations, not the Sources list's own "[n]"
+        markdown = bench.api.get(f"/api/runs/{run_id}/artifacts/deepresearch-report.md").text
+        cited = Counter(int(m) for m in re.findall(r"\[(\d{1,3})\]", markdown.split("\n## Sources")[0]))
+        rows = page.locator("#sources .source[id^='src-']")
+        expect(rows.first).to_be_visible()
+        for row in rows.all():
+            number = int((row.get_attribute("id") or "src-0").removeprefix("src-"))
+            tag = row.locator(".tag.is-cited")
+            if cited[number]:
+                expect(tag).to_have_text(f"cited {cited[number]}× in the report")
+            else:
+                expect(tag).to_have_count(0)
         # a local document's date is when its file changed, in words (never "published" and raw ISO)
         local = page.locator("#sources .source", has_text="Durable checkpoints").first
         expect(local.locator(".source-meta")).to_contain_text(

@@ -49,12 +49,13 @@ const KEEP_ATTRS = new Set(["href", "id", "title", "start", "class"]);
 
 /**
  * Copy the report body into `target`, allow-listed element by element.
- * @returns {Map<number, number>} how often each source number is cited
+ * @returns {Map<number, number>} how often each source number is cited in the text (not in the Sources list)
  */
 export function insertReport(html, target) {
   insertHtml(html, target);
   const citations = new Map();
   for (const link of target.querySelectorAll("a.cite")) {
+    if (link.closest('[id^="source-"]')) continue; // the Sources list's own "[n]" cites nothing
     const n = Number(link.dataset.source);
     citations.set(n, (citations.get(n) || 0) + 1);
   }
