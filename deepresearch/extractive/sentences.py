@@ -135,6 +135,7 @@ class _Reader:
     aside: str = ""  # an intro whose sample waits past an admonition's title and its body
     follows_prose: bool = False  # the last line read was prose, and not on the sample before it
     after_sample: bool = False  # the last line read was a sample ("These lines are examples of ...": of it)
+    term_list: bool = False  # the list read is a term's whole description: what follows the list is not
 
     def add(self, text: str, label: str = "") -> None:
         label = label or self.term or self.label
@@ -197,13 +198,8 @@ class _Reader:
         """Quote a sentence that leans on the ones before it. When the unit just read ends with the sentence
         it leans on, that unit grows by it: the explanation ("X does Y. Thus, Z. Also, W.") stays one quote,
         rather than a short unit and longer copies of it, of which a report could quote only the first."""
-        last = self.units[-1] if self.units else None
-        sentence = chain[-1]
-        if (
-            last is not None
-            and last.text.endswith(chain[-2])
-            and len(last.text) + len(sentence) < MAX_UNIT_CHARS
-        ):
+        last, sentence = self.units[-1] if self.units else None, chain[-1]
+        if last and last.text.endswith(chain[-2]) and len(last.text) + len(sentence) < MAX_UNIT_CHARS:
             self._grow(last, f"{last.text} {sentence}")
             return
         self.add(" ".join(chain))
@@ -245,7 +241,9 @@ class _Reader:
                 for sentence in split_sentences(item) if whole else ():
                     self.sentence(sentence)
                 self.term = term
-        self.intro, self.unfinished = "", False
+        if self.term_list:  # "qemuDomainObjExitMonitor():" over its list, then "These functions must not ..."
+            self.term, self.previous = "", tuple(items[-1:])
+        self.intro, self.unfinished, self.term_list = "", False, False
 
     def _add_list(self, text: str, sample: bool = False) -> None:
         """Quote an announced list or sample; when the unit just read ends with the announcing sentence (it
@@ -288,6 +286,8 @@ class _Reader:
         if item and not self.intro and self.items is None and (list_fragment(text) or asks(text)):
             return  # "In CHECK constraints of a table." after "... may not be used:"; a question alone
         if item and (self.intro or self.items is not None or not is_statement(text)):
+            if self.items is None:
+                self.term_list = bool(self.term and not self.previous)
             self.items = [*(self.items or []), text]
             return
         if self.items is not None:
@@ -425,11 +425,7 @@ class Scorer:
 
     def __init__(self, units: Iterable[Quote]) -> None:
         units = list(units)
-        df: Counter[str] = Counter()
-        for unit in units:
-            df.update(unit.terms)
-        self._n = max(len(units), 1)
-        self._df = df
+        self._n, self._df = max(len(units), 1), Counter(t for unit in units for t in unit.terms)
 
     def idf(self, term: str) -> float:
         return math.log(1 + (self._n - self._df.get(term, 0) + 0.5) / (self._df.get(term, 0) + 0.5))
