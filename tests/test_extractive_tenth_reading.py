@@ -1,12 +1,20 @@
 """What the readings of sessions 39-40 left and session 40 mended (issue [quality] part 2; libvirt's docutils
-pages, bench/quality/JOURNAL.md session 40): labels that outlived what they name. Invented inputs."""
+pages, the zsh manual and its FAQ, Node's API pages; bench/quality/JOURNAL.md session 40): labels that
+outlived what they name, and a page's own backquotes as the report shows them. Invented inputs."""
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+
+from deepresearch.extractive.leaning import term_line
 from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import heading_passages
+from deepresearch.extractive.text import code_span, heading_passages
+from deepresearch.report.lines import cite
+from deepresearch.report.render import markdown_text
+from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
 
 
@@ -31,7 +39,8 @@ def test_a_definition_lists_last_term_does_not_label_the_paragraph_after_the_lis
         "<dt><code>trimLamp()</code></dt><dd><ul><li><p>Cuts the charred wick</p></li>"
         "<li><p>Releases the wick lock</p></li></ul></dd></dl>"
         "<p>The keeper must never call either method while the beacon turns at night.</p>"
-        "<dl><dt><code>dimLamp()</code></dt><dd><p>Lowers the flame of the lamp to half its height.</p></dd></dl>"
+        "<dl><dt><code>dimLamp()</code></dt>"
+        "<dd><p>Lowers the flame of the lamp to half its height.</p></dd></dl>"
         "</section>"
     )
     labels = _labelled(text)
@@ -40,3 +49,103 @@ def test_a_definition_lists_last_term_does_not_label_the_paragraph_after_the_lis
     )
     # a term's own description is still labelled with it
     assert labels["Lowers the flame of the lamp to half its height."] == "dimLamp()"
+
+
+def test_the_last_of_a_run_of_code_paragraphs_is_no_term_over_the_paragraph_after_it() -> None:
+    # libvirt's java.html: two C signatures, "become", two Java names, then prose that was quoted under
+    # "virDomain.setMaxMemory(long memory)"; Python's descriptor HOWTO's "descr.__delete__(self, obj) -> None"
+    text = _page(
+        "<h1>Lamp bindings</h1><p>The C functions:</p>"
+        '<p><span class="docutils literal">int lampLight (lampPtr lamp);</span></p>'
+        '<p><span class="docutils literal">int lampTrim (lampPtr lamp, unsigned long wick);</span></p>'
+        "<p>become</p>"
+        '<p><span class="docutils literal">Lamp.light()</span></p>'
+        '<p><span class="docutils literal">Lamp.trim(long wick)</span></p>'
+        "<p>Some functions map less directly and take extra classes for their complex arguments.</p>"
+    )
+    assert "- Lamp.light(): Lamp.trim" not in text and "- Lamp.trim(long wick): Some" not in text
+    labels = _labelled(text)
+    assert (
+        labels["Some functions map less directly and take extra classes for their complex arguments."] == ""
+    )
+
+
+def _shown(markdown: str) -> str:
+    """The HTML a reader's viewer makes of a report line."""
+    return MarkdownIt("js-default").renderInline(markdown)
+
+
+def test_a_tex_style_quote_in_a_page_opens_no_code_span_in_the_report() -> None:
+    # the zsh FAQ (YODL) writes `ksh' for 'ksh': as Markdown fences the quote read "names ksh' or sh'"
+    quote = "It is set when the lamp is lit with the names `wick' or `flame', or an alias to them."
+    shown = _shown(markdown_text(quote))
+    assert "<code>" not in shown and "names `wick' or `flame', or" in html.unescape(shown)
+    # ... and a page's backquote before the report's own code span leaves that span code
+    sample = "Make judicious use of `trim': " + code_span('wick="long" trim "wick=($wick)"')
+    shown = html.unescape(_shown(markdown_text(sample)))
+    assert shown == 'Make judicious use of `trim\': <code>wick="long" trim "wick=($wick)"</code>'
+    # the label a FAQ's question gives its quotes
+    label = cite({"statement": "It lights.", "citations": [2], "section": "3.3: Why `trim' and LAMP_OIL?"})
+    assert html.unescape(_shown(label)) == "<em>3.3: Why `trim' and LAMP_OIL?</em>: It lights [2]."
+
+
+async def test_a_short_term_on_many_pages_is_structure_not_boilerplate(tmp_path: Path) -> None:
+    # the zsh manual's builtins share "-r:" over a different description each: left out as boilerplate,
+    # each description was quoted under the term before it ("-R [ n ]:" labelled typeset's -U)
+    root = tmp_path / "docs"
+    root.mkdir()
+    tools = ["wick", "lens", "flint", "bell"]
+    for tool in tools:
+        entries = (
+            f"<dt><code>-k</code></dt><dd><p>Keeps the {tool} lit through the storm until the keeper"
+            f" returns.</p></dd><dt><code>-r</code></dt>"
+            f"<dd><p>Removes the {tool} from its bracket before the winter.</p></dd>"
+        )
+        body = f"<h1>The {tool} command</h1><p>The {tool} command tends the {tool}.</p><dl>{entries}</dl>"
+        page = f"<html><head><title>{tool}</title></head><body>{body}<p>Home | Index</p></body></html>"
+        (root / f"{tool}.html").write_text(page)
+    index = CorpusIndex(tmp_path / "index.db", root)
+    await index.reindex()
+    text = (await index.read("corpus://lens.html")).text
+    assert "Home | Index" not in text  # on every page: boilerplate, still left out
+    labels = _labelled(text)
+    assert labels["Removes the lens from its bracket before the winter."] == "-r"
+    assert labels["Keeps the lens lit through the storm until the keeper returns."] == "-k"
+
+
+def test_an_option_named_in_capitals_with_its_flags_is_a_term_not_a_sentence() -> None:
+    # zsh's Options page: "CLOBBER (+C, ksh: +C) <D>" read as a sentence announcing a list, so CLOBBER's
+    # description was quoted under the option before it ("ALIASES <D>")
+    entries = [
+        ("<code>LAMPS</code> &lt;D&gt;", "Light the lamps at dusk."),
+        (
+            "<code>WICK_TRIM</code> (<code>+W</code>, ksh: <code>+W</code>) &lt;D&gt;",
+            "Trims the wick of a lamp.",
+        ),
+        ("<code>BEAM_TURN</code> &lt;K&gt; &lt;S&gt;", "If set, the beam turns once a minute at night."),
+        ("Rotating Lens Assembly (rla)", "The lens turns on a bath of mercury."),
+    ]
+    terms = "".join(f"<dt>{term}</dt><dd><p>{described}</p></dd>" for term, described in entries)
+    labels = _labelled(_page(f"<h1>Lamp options</h1><h2>Lighting</h2><dl>{terms}</dl>"))
+    assert labels["Trims the wick of a lamp."] == "WICK_TRIM (+W, ksh: +W) <D>"
+    assert labels["If set, the beam turns once a minute at night."] == "BEAM_TURN <K> <S>"
+    assert labels["The lens turns on a bath of mercury."] == "Rotating Lens Assembly (rla)"
+    # a sentence that announces what follows is still no term
+    for announcing in ("The order of lighting is:", "In these Cases:", "Lamps Are Lit As Follows:"):
+        assert not term_line(announcing), announcing
+
+
+def test_a_list_item_that_ends_in_a_colon_labels_no_passage_after_it() -> None:
+    # Node's net.html: "- options <Object> Required. Supports the following properties:" was handed to the
+    # next passage as its term and labelled ten quotes of server.listen()
+    items = "".join(
+        f"<li>Keeper {i} trims the wick of lamp {i} every evening at dusk and dawn.</li>" for i in range(12)
+    )
+    text = _page(
+        "<h1>Lamp</h1><h2>lamp.light(options)</h2><ul><li><code>options</code> &lt;Object&gt; Required. "
+        f"Supports the following properties:<ul>{items}</ul></li></ul>"
+        "<p>The lamp stays lit until the keeper puts it out with the snuffer.</p>"
+    )
+    passages = heading_passages(text, 300, 500)
+    assert len(passages) > 1
+    assert not any(p.term.startswith("- ") for p in passages), [p.term for p in passages]

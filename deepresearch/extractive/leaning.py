@@ -246,9 +246,7 @@ def term_line(text: str) -> bool:
         return False
     if text.rstrip(":").strip().lower() in _FIELDS:  # "Arguments :" names no entry: the section's is kept
         return False
-    return (text.endswith(":") and len(text) <= 80 and not _clause(text)) or (
-        text.endswith(":") and len(text.split()) <= 2
-    )
+    return text.endswith(":") and ((len(text) <= 80 and not _clause(text)) or len(text.split()) <= 2)
 
 
 def _clause(text: str) -> bool:
@@ -258,16 +256,18 @@ def _clause(text: str) -> bool:
     them, they told a reader that defining STATIC_URL "is grossly inefficient and probably insecure"."""
     item = text[2:] if text.startswith("- ") else text
     after_code = item.split("`", 2)[2] if item.startswith("`") and item.count("`") >= 2 else ""
+    # zsh's "CLOBBER (+C, ksh: +C) <D>:", "Concurrent Versioning System (cvs):": names, one plain word at most
+    plain = sum(_PLAIN_LOWER.fullmatch(word) is not None for word in item.split())
     return (
-        announces(text)
+        (announces(text) and (plain > 1 or item.split()[0].lower() in STOPWORDS))
         or len(after_code.split()) >= _CLAUSE_WORDS
         or (len(item.split()) > _CLAUSE_WORDS and _ADDRESSED.search(item) is not None)
     )
 
 
 _CLAUSE_WORDS = 4
+_PLAIN_LOWER = re.compile(r"[a-z][a-z'’-]*[,.;:]?")
 _ADDRESSED = re.compile(r"\b(?:you|your|we|our)\b", re.IGNORECASE)
-
 
 _FIELDS = frozenset(
     ("arguments", "argument", "parameters", "parameter", "example", "examples", "translation", "usage",

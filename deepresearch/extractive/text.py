@@ -295,7 +295,7 @@ def heading_passages(
                 # the section's last term so far labels what the next passage opens with, as it would
                 # have in one passage (a description may run over several)
                 terms = [p for p in chunk.split("\n\n") if p.endswith(":") and len(p) <= TERM_CHARS]
-                term = next((p for p in reversed(terms) if "\n" not in p), term)
+                term = next((p for p in reversed(terms) if "\n" not in p and not LIST_ITEM.match(p)), term)
         body.clear()
 
     fenced = False

@@ -20,10 +20,12 @@ __all__ = [
     "allowed_link",
     "check_citations",
     "cited_numbers",
+    "code_spans",
     "markdown_text",
     "render_fragment",
     "render_html",
     "sources_markdown",
+    "stray_backticks",
 ]
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
@@ -76,10 +78,34 @@ def check_citations(
     return checked, result
 
 
+def code_spans(text: str) -> list[tuple[int, int]]:
+    """The text's code spans (the source's code, quoted as is: "split('.')[0]" holds no citation): fences
+    around code padded on both sides or on neither, as extractive/text.py code_span writes them. A backtick
+    that opens no such span is the page's own character - a TeX-style quote ("names `ksh' or `sh'", the zsh
+    FAQ), which as a fence would show "ksh' or " as code and the quote altered."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while (found := CODE_SPAN.search(text, start)) is not None:
+        fence = len(found.group(1))
+        code = found.group()[fence:-fence]
+        if code.strip() and code[0].isspace() == code[-1].isspace():
+            spans.append(found.span())
+            start = found.end()
+        else:
+            start = found.start() + fence  # its closing backtick may open the next span
+    return spans
+
+
 def _in_code(text: str) -> Callable[[int], bool]:
-    """Whether a position of the text is inside one of its code spans (the source's code, quoted as is)."""
-    spans = [m.span() for m in CODE_SPAN.finditer(text)]  # the source's code ("split('.')[0]"): no citation
+    """Whether a position of the text is inside one of its code spans (code_spans)."""
+    spans = code_spans(text)
     return lambda i: any(a <= i < b for a, b in spans)
+
+
+def stray_backticks(text: str) -> str:
+    """The text with each backtick that opens no code span (code_spans) escaped: shown as written."""
+    in_code = _in_code(text)
+    return "".join("\\`" if char == "`" and not in_code(i) else char for i, char in enumerate(text))
 
 
 def _markers(text: str) -> list[re.Match[str]]:
@@ -92,7 +118,8 @@ def markdown_text(quote: str) -> str:
     """A quote as Markdown that shows it as written, outside its code spans: a backslash before punctuation
     is an escape there (mutt's "^C, ^\\, ^Q" read "^C, ^, ^Q"), an asterisk is emphasis ("*.example.net"
     would lose its wildcard) and so is an underscore at a word's edge ("_PATH_" read "PATH"): each is
-    escaped; and a bracketed number is not the report's citation (see _page_marks)."""
+    escaped, as is a backtick that opens no code span (code_spans); and a bracketed number is not the
+    report's citation (see _page_marks)."""
     in_code = _in_code(quote)
     quote = "".join(
         "\\\\" if char == "\\" and not in_code(i) and quote[i + 1 : i + 2] in _PUNCTUATION else char
@@ -101,7 +128,7 @@ def markdown_text(quote: str) -> str:
     quote = _page_marks(quote)
     in_code = _in_code(quote)
     return "".join(
-        "\\" + char if not in_code(i) and (char == "*" or (char == "_" and _edge(quote, i))) else char
+        "\\" + char if not in_code(i) and (char in "*`" or (char == "_" and _edge(quote, i))) else char
         for i, char in enumerate(quote)
     )
 

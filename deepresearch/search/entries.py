@@ -149,6 +149,9 @@ def code_terms(root: Tag) -> None:
         described = " ".join(" ".join(part.get_text().split()) for part in parts)
         if after is None or after.name not in ("p", "blockquote") or not described[:1].isupper():
             continue
+        # ... nor one of a run of code paragraphs (libvirt's Java names of "int virDomainSetMaxMemory (...);")
+        if any(block is not None and block.name == "p" and _names_only(block) for block in (before, after)):
+            continue
         if before is None or not before.get_text(strip=True).endswith(":"):
             after.replace_with(f"\n\n{_item(' '.join(paragraph.get_text('').split()), described)}\n\n")
             paragraph.replace_with("")

@@ -4,9 +4,9 @@ A documentation set repeats its navigation, footer and licence notice on every p
 page twice (a rendered page next to its markup source) or a fragment that other pages include. Quoted as
 findings or cited as sources of their own, they make a report say nothing or cite one page twice.
 
-- **Boilerplate**: a text block (a paragraph of the extracted text, not a heading) that stands in at least
-  ``BOILERPLATE_SHARE`` of the corpus's documents, or that reads as a copyright, licence or "last updated"
-  notice. The corpus index leaves these blocks out of the text it serves.
+- **Boilerplate**: a text block (a paragraph of the extracted text, not a heading nor a term) that stands in
+  at least ``BOILERPLATE_SHARE`` of the corpus's documents, or that reads as a copyright, licence or "last
+  updated" notice. The corpus index leaves these blocks out of the text it serves.
 - **Duplicates**: a document whose sampled word 5-grams (shingles) lie for ``NEAR_COPY`` or more in one
   other document that holds as much of it in return (the same page twice), or for ``FRAGMENT`` or more in
   one document of a richer format (a page's Markdown or AsciiDoc source next to its HTML, whose markup breaks
@@ -83,6 +83,16 @@ def _is_heading(block: str) -> bool:
     return block.startswith("#")
 
 
+_TERM_CHARS = 40
+
+
+def _is_term(block: str) -> bool:
+    """A definition list's short term ("-r:", "command:"): structure, as a heading is - the zsh manual's
+    builtins share "-r:" over a different description each, and with the term left out each description
+    read as the term's before it ("-R [ n ]:" labelled typeset's -U)."""
+    return block.endswith(":") and len(block) <= _TERM_CHARS and "\n" not in block
+
+
 def _is_notice(block: str) -> bool:
     return len(block) <= _NOTICE_CHARS and bool(_NOTICE.match(block))
 
@@ -122,11 +132,13 @@ def boilerplate(blocks_per_document: Sequence[bytes | None]) -> set[int]:
 
 
 def strip_boilerplate(text: str, keys: set[int] | frozenset[int]) -> str:
-    """The text without its boilerplate blocks and notices (headings always stay: they carry structure)."""
+    """The text without its boilerplate blocks and notices (headings and terms always stay: structure)."""
     kept = [
         block
         for block in _blocks(text)
-        if _is_heading(block) or not (_is_notice(block) or (keys and block_key(block) in keys))
+        if _is_heading(block)
+        or _is_term(block)
+        or not (_is_notice(block) or (keys and block_key(block) in keys))
     ]
     return "\n\n".join(kept)
 
