@@ -10,6 +10,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 
 from deepresearch.extractive.leaning import term_line
+from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import code_span, heading_passages
 from deepresearch.report.lines import cite
@@ -149,3 +150,64 @@ def test_a_list_item_that_ends_in_a_colon_labels_no_passage_after_it() -> None:
     passages = heading_passages(text, 300, 500)
     assert len(passages) > 1
     assert not any(p.term.startswith("- ") for p in passages), [p.term for p in passages]
+
+
+def test_a_headings_permalink_mark_is_no_text_and_a_class_section_is_what_this_object_names() -> None:
+    # Node's "<h3>Class: <code>Immediate</code><span><a class="mark" href="#class-immediate">#</a></span>":
+    # the "#" ended 92 labels ("Timers#"), and "This object is created internally ..." at the class's
+    # section start was labelled with the page, which has two such objects
+    text = _page(
+        '<h2>Lamps<span><a class="mark" href="#lamps">#</a></span></h2>'
+        "<p>The lamp module lights the lamps of the tower at dusk and puts them out at dawn.</p>"
+        '<h3>Class: <code>Wick</code><span><a class="mark" href="#class-wick">#</a></span></h3>'
+        "<p>This object is created internally and is returned from lightLamp() each evening.</p>"
+        '<h3>lamp.trim(length)<a href="#trim">&#167;</a></h3>'
+        "<p>This method cuts the wick to the given length.</p>"
+    )
+    assert "#" not in text.replace("## Lamps", "").replace("### ", "") and "§" not in text
+    labels = _labelled(text)
+    assert labels["This object is created internally and is returned from lightLamp() each evening."] == (
+        "Class: Wick"
+    )
+    assert labels["This method cuts the wick to the given length."] == "lamp.trim(length)"
+
+
+def test_a_term_after_a_sentence_announcing_the_list_takes_no_sample_of_it() -> None:
+    # zsh's glob qualifiers: "A qualifier may be any one of the following:" then the term "/" and its
+    # description "directories": quoted "A qualifier may be any one of the following: `directories`"
+    passage = (
+        "A lamp may be any one of the following:\n\n/:\n\ndirectories\n\nF:\n\n"
+        "The full lamps, lit from the inside. Note that the opposite sense lights the empty lamps too."
+    )
+    found = {q.text: q.section for q in quotes(passage, 1, ("Lamp", "Kinds"))}
+    assert not any("`directories`" in text for text in found), found
+    assert found["Note that the opposite sense lights the empty lamps too."] == "F"
+
+
+def test_a_context_said_before_the_question_goes_to_its_first_clause() -> None:
+    # "Inside a zsh function, what's the difference between local and typeset, and how do I ...?" planned
+    # only its second clause: the comparison asked was never a sub-question
+    plan = keyword_plan(
+        "Inside a lighthouse, what's the difference between a wick and a mantle, and how do I trim the wick?",
+        4,
+    )
+    assert plan.sub_questions[:2] == [
+        "What's the difference between a wick and a mantle inside a lighthouse?",
+        "How do I trim the wick?",
+    ]
+    assert keyword_plan("In the tower, how do I trim a wick?", 4).sub_questions[0] == (
+        "How do I trim a wick in the tower?"
+    )
+    # a discourse marker is no context
+    assert keyword_plan("For example, how do I trim a wick?", 4).sub_questions[0] == (
+        "For example, how do I trim a wick?"
+    )
+
+
+def test_a_second_question_opening_on_and_asks_what_it_asks() -> None:
+    # "... pushed commit? And what happens to others?" read as a condition: "... when And what happens ...?"
+    plan = keyword_plan("How do I relight a lamp at sea? And what happens to the other lamps?", 4)
+    assert plan.sub_questions[:2] == [
+        "How do I relight a lamp at sea?",
+        "What happens to the other lamps?",
+    ]

@@ -80,6 +80,17 @@ _WHAT = re.compile(
 )
 
 
+# a context said before what is asked: "In Django, how do I ...?", "When using Node, why does ...?"
+_CONTEXT_FIRST = re.compile(
+    r"^(?P<context>(?:in|inside|within|on|under|for|from|with|using|when using)\s[^,?.;:]{2,60}?),\s+"
+    r"(?P<asked>(?:what|what's|how|why|which|when|where|who|is|are|can|could|should|do|does|did)\b.+)$",
+    re.IGNORECASE,
+)
+_DISCOURSE = frozenset(
+    ("for example", "for instance", "in general", "in short", "in practice", "in other words", "in fact",
+     "on the other hand", "in this case", "in that case", "in particular", "with that said", "in summary")
+)  # fmt: skip
+_FIRST_CLAUSE_END = re.compile(r",\s+(?:and|or|but)\s|\?\s|;\s|\s[-—–]\s")
 _WHY_AFTER = re.compile(r"^(?P<said>.+?)[.!]\s+(?:why|how\s+come)\s*[?!.]*$", re.IGNORECASE)
 _WHY_AND = re.compile(
     r"^(?P<said>.+?)[.!]\s+why\s*,?\s+and\s+(?P<rest>(?:how|what|which)\b.+)$", re.IGNORECASE
@@ -97,6 +108,13 @@ def as_asked(question: str, why: bool = True) -> str:
         return f"{asked.rstrip('?')}, and {_it_named(match.group('said'), match.group('rest'))}"
     if match := _LABELLED.match(question):
         return _labelled(match["a"], match["b"], match["rest"], question)
+    if (match := _CONTEXT_FIRST.match(question)) and match["context"].lower() not in _DISCOURSE:
+        # "Inside a zsh function, what's the difference between local and typeset, and how ...?" lost its
+        # first clause to the context before it: the context goes to that clause's end, where it is said
+        asked, context = match["asked"], match["context"][:1].lower() + match["context"][1:]
+        end = _FIRST_CLAUSE_END.search(asked)
+        at = end.start() if end else len(asked.rstrip(" ?.!"))
+        return f"{asked[:1].upper()}{asked[1:at]} {context}{asked[at:]}"
     if match := _COMPARE.match(question):
         if "," in match.group(1):  # "Compare A, B and C"
             return f"How do {match.group(1)} and {match.group(2)} compare?"

@@ -172,7 +172,11 @@ _ASIDE = re.compile(r"\s+[—–]\s*([^—–]+?)\s*(?:[—–]|$)")
 
 # "Can I use flask run in production? If not, what should I use instead?": the condition is the answer to
 # the clause before; what the clause asks comes after it
-_FOLLOW_UP = re.compile(rf"^(?:if\s+(?:not|so|yes|no)|otherwise|and\s+if\s+not)\s*,\s*(?=(?:{_WH})\b)", re.I)
+# ... and "And what happens to the others?" after "?" asks what it asks (it read as a condition, "... when And
+# what happens to the others?")
+_FOLLOW_UP = re.compile(
+    rf"^(?:(?:if\s+(?:not|so|yes|no)|otherwise|and\s+if\s+not)\s*,|and|but|also|plus)\s*(?=(?:{_WH})\b)", re.I
+)
 
 
 def _display(phrase: Phrase) -> str:

@@ -60,6 +60,7 @@ from deepresearch.extractive.text import (
 )
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
+_API_HEADING = re.compile(r"(?:class|event|interface)\s*:\s|[\w.$]+\(", re.IGNORECASE)  # or "fs.mkdir("
 
 
 def _words(text: str) -> frozenset[str]:
@@ -302,8 +303,8 @@ class _Reader:
         if apparatus(text) and (self.intro or VERSION_NOTE.match(text)):
             self.aside = self.intro if not VERSION_NOTE.match(text) else self.aside
             return  # "Warning", "New in version 3.0.18.": the sample after it is still the intro's
-        if term_line(text):
-            self.term, self.previous = text.rstrip(":").strip(), ()
+        if term_line(text):  # what a sentence announced is the list of terms: no sample of it ("/:" then
+            self.term, self.previous, self.intro = text.rstrip(":").strip(), (), ""  # "directories", zsh)
             return
         default = DEFAULT_FIELD.match(text)
         if default and self.label and not item and not NO_VALUE.match(default["value"]):  # under its name
@@ -374,6 +375,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
     subject = section_label(headings[0]).replace("*", "").replace("`", "") if headings else ""
     # "This option ..." names its entry, "This example ..." in a sub-section that sub-section, not the page
     entry = heading and len(lines[0].strip()) - len(lines[0].strip().lstrip("#")) == DEFINITION_LEVEL
+    entry = entry or bool(_API_HEADING.match(label))  # Node's "Class: Immediate": "This object ..." is one
     subject = label if label and (entry or len(headings) > 2) else subject
     reader = _Reader(n, label, [], subject=subject)
     reader.term = term.rstrip(":").strip() if term and term_line(term) else ""

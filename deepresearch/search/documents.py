@@ -275,6 +275,9 @@ def _from_html(data: bytes) -> tuple[str, str]:
         if (entry := entry_row(table)) is not None:  # an option's name over its description, its fields
             table.replace_with("\n\n".join(["", f"{'#' * DEFINITION_LEVEL} {entry[0]}", *entry[1], ""]))
     _close_boxes(root)
+    for link in root.select(":is(h1, h2, h3, h4, h5, h6, dt) a[href^='#']"):  # a permalink: Node's "#", "§"
+        if len(mark := link.get_text(strip=True)) == 1 and not mark.isalnum():
+            link.decompose()
     entries = entry_terms(root)
     for tag in root.find_all([*_HEADING_TAGS, "dt"]):
         level = _HEADING_TAGS.get(tag.name)
