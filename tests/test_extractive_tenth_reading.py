@@ -211,3 +211,18 @@ def test_a_second_question_opening_on_and_asks_what_it_asks() -> None:
         "How do I relight a lamp at sea?",
         "What happens to the other lamps?",
     ]
+
+
+def test_a_term_over_a_list_of_forms_labels_nothing_after_the_list_in_any_passage() -> None:
+    # Node's net.html: "Possible signatures:" over a list of call forms labelled the rest of server.listen()'s
+    # section, the EADDRINUSE answer in the Summary with it - in this passage and the ones after it
+    forms = "".join(f"<li>lamp.light(wick{i}[, callback])</li>" for i in range(4))
+    paragraphs = "".join(
+        f"<p>Lighting step {i} turns the lens a little further so the beam sweeps the whole bay at night.</p>"
+        for i in range(12)
+    )
+    text = _page(f"<h1>Lamp</h1><h2>lamp.light()</h2><p>Possible forms:</p><ul>{forms}</ul>{paragraphs}")
+    passages = heading_passages(text, 300, 500)
+    assert len(passages) > 2
+    units = [q for p in passages for q in quotes(p.text, 1, p.headings, p.term)]
+    assert units and all(q.section == "lamp.light()" for q in units), {q.section for q in units}

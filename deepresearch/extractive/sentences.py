@@ -136,7 +136,7 @@ class _Reader:
     aside: str = ""  # an intro whose sample waits past an admonition's title and its body
     follows_prose: bool = False  # the last line read was prose, and not on the sample before it
     after_sample: bool = False  # the last line read was a sample ("These lines are examples of ...": of it)
-    term_list: bool = False  # the list read is a term's whole description: what follows the list is not
+    term_list: tuple[str, ...] = ()  # the last item of a list that is all of a term's description so far
 
     def add(self, text: str, label: str = "") -> None:
         label = label or self.term or self.label
@@ -242,9 +242,7 @@ class _Reader:
                 for sentence in split_sentences(item) if whole else ():
                     self.sentence(sentence)
                 self.term = term
-        if self.term_list:  # "qemuDomainObjExitMonitor():" over its list, then "These functions must not ..."
-            self.term, self.previous = "", tuple(items[-1:])
-        self.intro, self.unfinished, self.term_list = "", False, False
+        self.intro, self.unfinished = "", False
 
     def _add_list(self, text: str, sample: bool = False) -> None:
         """Quote an announced list or sample; when the unit just read ends with the announcing sentence (it
@@ -284,15 +282,17 @@ class _Reader:
     def line(self, line: str) -> None:
         item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
+        if item and self.term and (self.term_list or not self.previous):
+            self.term_list = (text,)  # "qemuDomainObjExitMonitor():" over its list of steps
         if item and not self.intro and self.items is None and (list_fragment(text) or asks(text)):
             return  # "In CHECK constraints of a table." after "... may not be used:"; a question alone
         if item and (self.intro or self.items is not None or not is_statement(text)):
-            if self.items is None:
-                self.term_list = bool(self.term and not self.previous)
             self.items = [*(self.items or []), text]
             return
         if self.items is not None:
             self.close_list()
+        if self.term_list and not item:  # ... then "These functions must not be used ...": not the term's
+            self.term, self.previous, self.term_list = "", self.term_list, ()
         code = sample_code(text) if not item else None
         if code is not None:
             self._sample(code)

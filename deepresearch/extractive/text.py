@@ -288,14 +288,14 @@ def heading_passages(
         section = "\n".join(body).strip()
         if section:
             headings = tuple(title for _, title in path)
-            term = ""
+            term, listed = "", False
             for chunk in _chunk_paragraphs(section, target_chars, max_chars, whole_lists):
                 text = f"{heading_line}\n\n{chunk}" if heading_line else chunk
+                # the section's last term labels what the next passage opens with (a description may run on),
+                # not past a list that was all of it (Node's "Possible signatures:" over server.listen())
+                term = "" if listed and not LIST_ITEM.match(chunk) else term
                 passages.append(Passage(headings, text, term))
-                # the section's last term so far labels what the next passage opens with, as it would
-                # have in one passage (a description may run over several)
-                terms = [p for p in chunk.split("\n\n") if p.endswith(":") and len(p) <= TERM_CHARS]
-                term = next((p for p in reversed(terms) if "\n" not in p and not LIST_ITEM.match(p)), term)
+                term, listed = _handed_on(chunk, term, listed)
         body.clear()
 
     fenced = False
@@ -318,6 +318,17 @@ def heading_passages(
 
 TERM_CHARS = 80
 """The longest line a section's passages hand on as their term (Passage.term)."""
+
+
+def _handed_on(chunk: str, term: str, listed: bool) -> tuple[str, bool]:
+    """The term a passage hands on, none past a list that was its description, and whether it is a list."""
+    blocks = chunk.split("\n\n")
+    terms = [i for i, b in enumerate(blocks) if len(b) <= TERM_CHARS and b.endswith(":") and "\n" not in b]
+    at = next((i for i in reversed(terms) if not LIST_ITEM.match(blocks[i])), -1)
+    items = [LIST_ITEM.match(b) is not None for b in blocks[at + 1 :]]
+    going = at >= 0 or listed  # a term's description goes on in this passage
+    ended = going and items[:1] == [True] and not all(items)
+    return ("" if ended else blocks[at] if at >= 0 else term), going and bool(items) and all(items)
 
 
 def chunk_passages(text: str, target_chars: int = 800, max_chars: int = 1400) -> list[str]:
@@ -389,17 +400,6 @@ def _code_pieces(code: str, target_chars: int) -> list[str]:
             piece = ""
         piece = f"{piece} {word}" if piece else word
     return [*pieces, code_span(piece)] if piece else pieces
-
-
-def overlap(claim: str, passage: str) -> float:
-    """Share of the claim's content words found in the passage (0..1). Citation support check. A claim of
-    function words only ("Because that is what it does.", quoted after the sentence it answers) is
-    supported when the passage says it word for word."""
-    claim_terms = set(content_tokens(claim))
-    if not claim_terms:
-        said, text = (" ".join(tokenize(t)) for t in (claim, passage))
-        return 1.0 if said and f" {said} " in f" {text} " else 0.0
-    return len(claim_terms & set(content_tokens(passage))) / len(claim_terms)
 
 
 PREPOSITIONS = frozenset(("of", "to", "for", "in", "on", "at", "with", "from", "by", "as"))

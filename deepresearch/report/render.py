@@ -12,7 +12,7 @@ from typing import Any
 import nh3
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.text import CODE_SPAN, overlap, split_sentences
+from deepresearch.extractive.text import CODE_SPAN, content_tokens, split_sentences, tokenize
 from deepresearch.report.links import allowed_link, as_written, sanitize_links
 
 __all__ = [
@@ -76,6 +76,17 @@ def check_citations(
     # last: what the checks above wrote is read as Markdown too
     checked, result.unknown_urls_removed = sanitize_links("\n".join(out_lines), seen_urls)
     return checked, result
+
+
+def overlap(claim: str, passage: str) -> float:
+    """Share of the claim's content words found in the passage (0..1): what supports a citation. A claim of
+    function words only ("Because that is what it does.", quoted after the sentence it answers) is
+    supported when the passage says it word for word."""
+    claim_terms = set(content_tokens(claim))
+    if not claim_terms:
+        said, text = (" ".join(tokenize(t)) for t in (claim, passage))
+        return 1.0 if said and f" {said} " in f" {text} " else 0.0
+    return len(claim_terms & set(content_tokens(passage))) / len(claim_terms)
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:
