@@ -226,3 +226,43 @@ def test_a_term_over_a_list_of_forms_labels_nothing_after_the_list_in_any_passag
     assert len(passages) > 2
     units = [q for p in passages for q in quotes(p.text, 1, p.headings, p.term)]
     assert units and all(q.section == "lamp.light()" for q in units), {q.section for q in units}
+
+
+def test_a_numbered_term_is_still_handed_to_the_next_passage() -> None:
+    # zsh's "Rules" of parameter expansion: "1. Nested substitution:" over a description that runs past the
+    # passage's end (a bullet item ending in a colon is no term, a numbered term is)
+    description = " ".join(
+        f"The keeper trims wick number {i} before the beam turns at dusk." for i in range(30)
+    )
+    text = _page(
+        "<h1>Lamp</h1><h2>Rules</h2><dl><dt>1. <em>Nested trimming</em></dt>"
+        f"<dd><p>{description}</p></dd></dl>"
+    )
+    passages = heading_passages(text, 300, 500)
+    assert len(passages) > 1 and all(p.term == "1. Nested trimming:" for p in passages[1:]), passages
+
+
+def test_a_label_with_brackets_is_no_link_in_the_report() -> None:
+    # Node's "timeout[Symbol.toPrimitive]()": as Markdown "[Symbol.toPrimitive]()" is a link, and the
+    # report's link check replaced it ("[link removed: not a fetched source]")
+    shown = html.unescape(
+        _shown(cite({"statement": "It lights.", "citations": [1], "section": "wick[Symbol.x]()"}))
+    )
+    assert "wick[Symbol.x]()" in shown and "href" not in shown
+    words = cite({"statement": "It lights.", "citations": [1], "section": "The lamp [ n ] and the wick"})
+    assert "The lamp [ n ] and the wick" in html.unescape(_shown(words))
+
+
+def test_an_index_anchor_on_a_few_terms_of_a_long_list_makes_no_heading() -> None:
+    # zsh's builtins: Texinfo put an index anchor id on read's term (and autoload's), which made each a
+    # heading over every builtin after it: typeset's flags were quoted in "read [...]"'s section
+    names = [f"tool{i}" for i in range(25)]
+    terms = "".join(
+        f"<dt{' id=idx-' + name if name in ('tool3', 'tool7') else ''}><code>{name}</code> [ -abc ]</dt>"
+        f"<dd><p>The {name} builtin tends the {name} of the lamp at dusk.</p></dd>"
+        for name in names
+    )
+    text = _page(f"<h1>Lamp builtins</h1><dl>{terms}</dl>")
+    assert "###### " not in text
+    labels = _labelled(text)
+    assert labels["The tool9 builtin tends the tool9 of the lamp at dusk."] == "tool9 [ -abc ]"

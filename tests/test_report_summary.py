@@ -249,3 +249,16 @@ def test_a_tutorials_narration_does_not_lead_the_summary() -> None:
     summary = summary_of(findings, [QUESTION])
     first = next(line for line in summary.splitlines() if line.startswith("- "))
     assert "concentrates the lamp's light" in first, summary
+
+
+def test_a_quote_under_a_label_that_names_the_question_leads() -> None:
+    # zsh's "How do I make zsh share command history ...?": the Summary quoted how to turn SHARE_HISTORY off
+    # while "This option both imports new commands from the history file ..." sat in Findings under the
+    # label SHARE_HISTORY - the label names what the sentence is about
+    findings = [
+        finding("Keepers may wish to turn the clockwork off and wind it by hand on calm nights.", 2, 0.8, 0),
+        finding("This option both turns the drum and grinds the rings around it.", 1, 0.7, 0)
+        | {"section": "LENS_CONCENTRATE"},
+    ]
+    first = next(line for line in summary_of(findings, [QUESTION]).splitlines() if line.startswith("- "))
+    assert "This option both turns the drum" in first, first

@@ -154,12 +154,10 @@ def named_share(
     """The (weighted) share of ``terms`` that ``names`` holds, a compound counting PART_OF_WORD."""
     terms, names = list(dict.fromkeys(terms)), set(names)
     total = sum((weights or {}).get(t, 1.0) for t in terms)
-    if not total:
-        return 0.0
     found = sum(
         (weights or {}).get(t, 1.0) * max((word_match(t, n) for n in names), default=0.0) for t in terms
     )
-    return found / total
+    return found / total if total else 0.0
 
 
 def keywords(text: str, limit: int = 8) -> list[str]:
@@ -173,6 +171,7 @@ def keywords(text: str, limit: int = 8) -> list[str]:
 
 
 LIST_ITEM = re.compile(r"^(?:[-*+•]|\d{1,2}[.)])\s+")
+_BULLET = re.compile(r"^[-*+•]\s+")
 """A list item's marker, as the corpus extractor writes it ("- ", "* ", "1. ")."""
 UNFINISHED = re.compile(
     r"(?:,|\b(?:that|if|when|whether|where|which|because|to|by|of|with|for|and|or|the|a|an|is|are|then))$"
@@ -293,7 +292,7 @@ def heading_passages(
                 text = f"{heading_line}\n\n{chunk}" if heading_line else chunk
                 # the section's last term labels what the next passage opens with (a description may run on),
                 # not past a list that was all of it (Node's "Possible signatures:" over server.listen())
-                term = "" if listed and not LIST_ITEM.match(chunk) else term
+                term = "" if listed and not _BULLET.match(chunk) else term
                 passages.append(Passage(headings, text, term))
                 term, listed = _handed_on(chunk, term, listed)
         body.clear()
@@ -324,8 +323,8 @@ def _handed_on(chunk: str, term: str, listed: bool) -> tuple[str, bool]:
     """The term a passage hands on, none past a list that was its description, and whether it is a list."""
     blocks = chunk.split("\n\n")
     terms = [i for i, b in enumerate(blocks) if len(b) <= TERM_CHARS and b.endswith(":") and "\n" not in b]
-    at = next((i for i in reversed(terms) if not LIST_ITEM.match(blocks[i])), -1)
-    items = [LIST_ITEM.match(b) is not None for b in blocks[at + 1 :]]
+    at = next((i for i in reversed(terms) if not _BULLET.match(blocks[i])), -1)  # "1. Nested ...:" is one
+    items = [_BULLET.match(b) is not None for b in blocks[at + 1 :]]
     going = at >= 0 or listed  # a term's description goes on in this passage
     ended = going and items[:1] == [True] and not all(items)
     return ("" if ended else blocks[at] if at >= 0 else term), going and bool(items) and all(items)

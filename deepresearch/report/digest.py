@@ -190,7 +190,9 @@ def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> li
     words = set(content_tokens(question))
 
     def value(finding: dict[str, Any]) -> float:
-        named = len(words & set(content_tokens(finding["statement"]))) / max(len(words), 1)
+        # in its text or its label ("SHARE_HISTORY" over "This option both imports new commands ...")
+        said = f"{finding['statement']} {finding.get('section') or ''}"
+        named = len(words & set(content_tokens(said))) / max(len(words), 1)
         told = 1 - NARRATION if _NARRATES.match(finding["statement"]) else 1  # "Let's try ...": no answer
         return told * (finding.get("score", 0.0) / best + named + 1 - _place(finding) / last)
 

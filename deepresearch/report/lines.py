@@ -158,10 +158,10 @@ def _label(section: str) -> str:
     """A quote's section in italics; a name with Markdown's own characters in it ("__init__(self, *args)",
     "dataclass(*, init=True)") as code, where they read as written rather than as emphasis. A heading in
     words that holds such a name ("Apache Module mod_cache") is prose: in italics, the characters escaped."""
-    if not re.search(r"[*_\\`]", section):
+    if not re.search(r"[*_\\`\[\]]", section):
         return f"*{section}*"
     words = section.split()
     if "`" in section or 2 * sum(_PLAIN_WORD.fullmatch(w) is not None for w in words) >= len(words) > 1:
-        # its code spans as code, a TeX-style "`export'" as written (the zsh FAQ's)
-        return "*" + stray_backticks(re.sub(r"([*_\\])", r"\\\1", section)) + "*"
+        # its code spans as code, a TeX-style "`export'" as written (the zsh FAQ's), brackets no link
+        return "*" + stray_backticks(re.sub(r"([*_\\\[\]])", r"\\\1", section)) + "*"
     return f"`{section}`"

@@ -74,10 +74,15 @@ def long_entry(term: Tag) -> bool:
 
 def entry_terms(root: Tag) -> set[int]:
     """The ids (``id()``) of the definition terms that head their descriptions: those with an id (an API
-    entry's signature) or over a long description (long_entry), unless inside the description of a term
-    that does not - a heading there would label the terms after its list (diffutils' "ln=36" in --palette's
-    description, over every option after it)."""
+    entry's signature; not one of the few of a long list) or over a long description (long_entry), unless
+    inside the description of a term that does not - a heading there would label the terms after its list
+    (diffutils' "ln=36" in --palette's description, over every option after it)."""
     entries = {id(dt) for dt in root.find_all("dt") if dt.get("id") or long_entry(dt)}
+    for listed in root.find_all("dl"):
+        terms = listed.find_all("dt", recursive=False)
+        with_id = [dt for dt in terms if dt.get("id") and not long_entry(dt)]
+        if len(with_id) * 10 < len(terms):  # Texinfo's index anchor on a few of a list's terms (zsh's "read")
+            entries -= {id(dt) for dt in with_id}
     for dt in root.find_all("dt"):
         inside = dt.find_parent("dd")
         outer = inside.find_previous_sibling("dt") if inside is not None else None
