@@ -266,3 +266,18 @@ def test_an_index_anchor_on_a_few_terms_of_a_long_list_makes_no_heading() -> Non
     assert "###### " not in text
     labels = _labelled(text)
     assert labels["The tool9 builtin tends the tool9 of the lamp at dusk."] == "tool9 [ -abc ]"
+
+
+def test_a_flags_term_inside_a_commands_description_names_the_command() -> None:
+    # zsh's read: "<dt>read [ -rszpqAclneE ] ...</dt><dt>[ -u n ] ...</dt><dd>...<dl><dt>-r</dt>": a bare
+    # "-r" label under a question on typeset read as typeset's -r (readonly); git-reset's modes the same
+    flags = "<dl><dt><code>-r</code></dt><dd><p>Raw mode keeps every backslash of the line.</p></dd></dl>"
+    text = _page(
+        "<h1>Builtins</h1><dl><dt><code>light</code> [ <code>-rs</code> ] [ <code>-t</code> num ]</dt>"
+        f"<dt>[ <code>-u</code> n ] [ name ... ]</dt><dd><p>Lights the lamp.</p>{flags}</dd>"
+        "<dt><code>git lamp</code> [&lt;mode&gt;]</dt><dd><dl><dt>--soft</dt>"
+        "<dd><p>Leaves the wick untouched but trims the lamp glass.</p></dd></dl></dd></dl>"
+    )
+    labels = _labelled(text)
+    assert labels["Raw mode keeps every backslash of the line."] == "light -r"
+    assert labels["Leaves the wick untouched but trims the lamp glass."] == "git lamp --soft"

@@ -23,6 +23,7 @@ from deepresearch.search.entries import (
     code_terms,
     entry_row,
     entry_terms,
+    flag_terms,
     follows_entry,
     inline_code,
     named_entry,
@@ -217,13 +218,9 @@ def _from_html(data: bytes) -> tuple[str, str]:
     """Title and text of the page's main content. Headings become Markdown heading lines (``## Title``) and
     an API entry's signature a level-6 heading, so passages can be cut by section and keep their path."""
     soup = soup_of(data)
-    title = ""
-    if soup.title is not None and soup.title.get_text(strip=True):
-        title = soup.title.get_text(" ", strip=True)
-    else:
-        heading = soup.find(["h1", "h2", "h3"])
-        if heading is not None:
-            title = heading.get_text(" ", strip=True)
+    named = soup.title if soup.title is not None and soup.title.get_text(strip=True) else None
+    named = named or soup.find(["h1", "h2", "h3"])  # no <title>: its first heading
+    title = named.get_text(" ", strip=True) if named is not None else ""
     redirect = soup.find("meta", attrs={"http-equiv": re.compile("^refresh$", re.IGNORECASE)})
     redirects = redirect is not None and "url=" in str(redirect.get("content") or "").lower()
     for tag in soup.find_all(_DROP_TAGS):
@@ -275,6 +272,7 @@ def _from_html(data: bytes) -> tuple[str, str]:
         if (entry := entry_row(table)) is not None:  # an option's name over its description, its fields
             table.replace_with("\n\n".join(["", f"{'#' * DEFINITION_LEVEL} {entry[0]}", *entry[1], ""]))
     _close_boxes(root)
+    flag_terms(root)
     for link in root.select(":is(h1, h2, h3, h4, h5, h6, dt) a[href^='#']"):  # a permalink: Node's "#", "§"
         if len(mark := link.get_text(strip=True)) == 1 and not mark.isalnum():
             link.decompose()

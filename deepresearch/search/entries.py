@@ -6,6 +6,7 @@ specification's options). A passage cut inside such a description keeps the entr
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 
@@ -17,6 +18,7 @@ __all__ = [
     "code_terms",
     "entry_row",
     "entry_terms",
+    "flag_terms",
     "follows_entry",
     "inline_code",
     "long_entry",
@@ -91,6 +93,28 @@ def entry_terms(root: Tag) -> set[int]:
     return entries
 
 
+def flag_terms(root: Tag) -> None:
+    """A flag's term in a command's description names the command too: "read -r", not "-r", which a reader
+    takes for another command's (zsh's builtins: read's -r and -A under a question on typeset, whose -r and
+    -A mean other things): the plain words its command's term opens with ("git reset", not "[<mode>]")."""
+    for term in root.find_all("dt"):
+        inside, flag = term.find_parent("dd"), term.get_text(" ", strip=True)
+        if inside is None or not _FLAG.match(flag):
+            continue
+        # the command's terms stand right before its description ("read [ -rszpqAclneE ] ...", "[ -u n ] ...")
+        command = ""
+        for outer in inside.find_previous_siblings(True):
+            if outer.name != "dt":
+                break
+            words = outer.get_text(" ", strip=True).split()
+            command = " ".join(itertools.takewhile(_COMMAND.fullmatch, words[:_COMMAND_WORDS]))
+        if command and not flag.startswith(command):  # "git reset --soft", "read -r"
+            term.insert(0, f"{command} ")
+
+
+_FLAG = re.compile(r"[-+][\w-]")
+_COMMAND = re.compile(r"[a-z][\w-]*")
+_COMMAND_WORDS = 3
 _NAME = re.compile(r"[^\s|:]{1,60}")  # "forbid_filter_reply", "$local_part", "tls_advertise_hosts"
 _FIELD = re.compile(r"[A-Z][\w ]{0,20}: \S")  # "Use: redirect", "Default: false"
 
