@@ -171,8 +171,8 @@ def keywords(text: str, limit: int = 8) -> list[str]:
 
 
 LIST_ITEM = re.compile(r"^(?:[-*+•]|\d{1,2}[.)])\s+")
-_BULLET = re.compile(r"^[-*+•]\s+")
 """A list item's marker, as the corpus extractor writes it ("- ", "* ", "1. ")."""
+_BULLET = re.compile(r"^[-*+•]\s+")  # not a numbered one: "1. Nested substitution:" is zsh's term
 UNFINISHED = re.compile(
     r"(?:,|\b(?:that|if|when|whether|where|which|because|to|by|of|with|for|and|or|the|a|an|is|are|then))$"
 )
