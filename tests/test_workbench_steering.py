@@ -195,6 +195,9 @@ def test_a_fork_with_one_more_query_from_a_checkpoint(browser: Any, servers: Ser
         expect(page.locator("#run-status")).to_have_text("Completed")
         page.get_by_role("tab", name="Checkpoints").click()
         page.locator(f'#resume label[for="cp-{screen["checkpoint_id"]}"]').click()
+        # the preview first: when it does not come, the failure shows what the box says instead (one CI
+        # run of session 40 timed out waiting for the button below; cause not found)
+        expect(page.locator("#resume .cp-preview")).to_contain_text("Receipts reused")
         opener = page.get_by_role("button", name="Continue from here with changes…")
         opener.click()
         dialog = page.locator("#fork-dialog")
