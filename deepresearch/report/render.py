@@ -138,10 +138,11 @@ def markdown_text(quote: str) -> str:
     )
     quote = _page_marks(quote)
     in_code = _in_code(quote)
-    return "".join(
-        "\\" + char if not in_code(i) and (char in "*`" or (char == "_" and _edge(quote, i))) else char
+    quote = "".join(
+        "\\" + char if not in_code(i) and (char == "*" or (char == "_" and _edge(quote, i))) else char
         for i, char in enumerate(quote)
     )
+    return stray_backticks(quote)
 
 
 _PUNCTUATION = frozenset(string.punctuation)
