@@ -9,6 +9,9 @@ items, and leaves every other block (a sample, a configuration file, a session) 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+
+from deepresearch.extractive.text import DEFINITION_LEVEL
 
 __all__ = ["prose_text"]
 
@@ -19,6 +22,16 @@ CODE_SHARE = 0.1
 MANUAL_CODE_SHARE = 0.25
 """... or a quarter for a manual page, whose examples are part of it."""
 MIN_PROSE_LINES = 4
+DOCUMENT_LINES = 150
+DOCUMENT_PROSE = 0.35
+"""A block of at least DOCUMENT_LINES lines, DOCUMENT_PROSE of them prose, is a whole manual set in <pre>
+whatever its share of code: Vim's help files (makehtml.awk puts each in one <pre>) hold examples, key
+tables and their |link|, {arg} and <Key> notation on a third of their lines, and were read as one sample -
+options.html as one line of 391,745 characters. Such a block is read paragraph by paragraph, a sample
+among them one line of its own. (The longest <pre> of the bench corpora with that much prose has 120
+lines: Python's license.) A block with MIN_ANCHORS lines of anchors is read so too: its anchors and
+rules are its structure."""
+MIN_ANCHORS = 3
 
 _HEADING = re.compile(r"^[A-Z][A-Z0-9 ,()/&'.-]{2,60}$")  # "SECURITY", "CONFIGURATION PARAMETERS"
 _ITEM = re.compile(r"^(\s*)[-*o+] +(?=\S)")  # "  - a TCP proxy : it can accept ..."
@@ -34,6 +47,12 @@ _INLINE_TERM = re.compile(
     r"^\s*(?P<term>[-.]*\w[-\w.]*(?: [-\w.<>=]+)?|[^\s\w-])\s{2,}(?P<text>[A-Z]\S*\s.*\S)$"
 )
 _MAN_HEADER = re.compile(r"^\s*(\S+\(\d\w*\))\s+.*\1\s*$")
+# a document's section rule ("=====..."), its anchors ("*'expandtab'* *'et'*": Vim's tags), on a line of
+# their own, after a section's title ("2. Abbreviations    *abbreviations*") or before it ("*07.1*  Edit")
+_RULE = re.compile(r"^\s*([=*_~-])\1{9,}\s*$")
+_ANCHORS = re.compile(r"^\s*(?P<first>\*[^*\s]+\*)(?:\s+\*[^*\s]+\*)*\s*$")
+_ANCHORED = re.compile(r"\s{2,}(?:\*[^*\s]+\*\s*)+$")
+_ANCHOR_FIRST = re.compile(r"^\*(?P<anchor>[^*\s]+)\*\s+(?P<title>\S.*)$")
 _PLAIN = re.compile(r"[(\"'“]?[A-Za-z]?[a-z'’-]+[,.;:!?)\"'”]*")  # "wrapped", "Postfix", "(see", "it's"
 
 
@@ -56,10 +75,15 @@ def prose_text(block: str) -> str | None:
     code = sum(bool(_CODE.search(line)) for line in filled)
     # a manual page says so in its first line ("SMTPD(8)   SMTPD(8)"); its lists of parameters are short lines
     manual = bool(_MAN_HEADER.match(filled[0])) and any(line.strip() == "NAME" for line in filled[:4])
-    if prose < MIN_PROSE_LINES or (prose < PROSE_SHARE * len(filled) and not manual):
+    ordinary = prose >= MIN_PROSE_LINES and (prose >= PROSE_SHARE * len(filled) or manual)
+    ordinary = ordinary and code <= (MANUAL_CODE_SHARE if manual else CODE_SHARE) * len(filled)
+    anchored = sum(bool(_ANCHORS.match(line) or _ANCHORED.search(line)) for line in filled) >= MIN_ANCHORS
+    document = len(filled) >= DOCUMENT_LINES and prose >= DOCUMENT_PROSE * len(filled)
+    document = document and (anchored or not ordinary)
+    if not ordinary and not document:
         return None
-    if code > (MANUAL_CODE_SHARE if manual else CODE_SHARE) * len(filled):
-        return None
+    if document:
+        lines = list(_document_lines(lines, anchored))
     out: list[str] = []
     paragraph: list[str] = []
 
@@ -71,6 +95,16 @@ def prose_text(block: str) -> str | None:
     titled = False
     for i, line in enumerate(lines):
         following = lines[i + 1] if i + 1 < len(lines) else ""
+        if line.startswith("#"):  # a document's heading (_document_lines)
+            flush()
+            out.append(line)
+            continue
+        if document and paragraph and line.strip() and _indent(line) != _indent(paragraph[-1]):
+            # a document's header line, its example, its table row: each indented otherwise than its prose;
+            # not a paragraph's hanging indent ("-f <cfgfile> : adds ..." over "    loaded. If ...")
+            hanging = len(paragraph) == 1 and _indent(line) > _indent(paragraph[0]) and _prose_line(line)
+            if not (hanging and not paragraph[0].rstrip().endswith(":")):
+                flush()
         header = _MAN_HEADER.match(line)
         inline = _INLINE_TERM.match(line) if " | " not in line else None  # a table's row names no term
         if header and manual and not titled:  # "SMTPD(8)  SMTPD(8)": the page's heading, over its sections
@@ -95,6 +129,37 @@ def prose_text(block: str) -> str | None:
             paragraph.append(line)
     flush()
     return "\n\n".join(out)
+
+
+def _document_lines(lines: list[str], anchored: bool) -> Iterator[str]:
+    """A document's lines with its rules and anchors read: a rule ends a paragraph; in an ``anchored`` one
+    (Vim's help) the line after a rule, and the first, is a section's title, a line of anchors heads the
+    entry it stands over, by its first ("'expandtab'"), and an anchor before a title or anchors after one
+    are no text of it. A line that would read as a Markdown heading is escaped: only these are headings."""
+    titling = anchored  # the page's first line is its title
+    for line in lines:
+        if _RULE.match(line):
+            titling = anchored
+            yield ""
+            continue
+        if not line.strip():
+            yield line
+            continue
+        if anchors := _ANCHORS.match(line):
+            yield ""
+            yield f"{'#' * DEFINITION_LEVEL} {anchors['first'].strip('*')}"
+            yield ""
+            continue
+        stripped = _ANCHORED.sub("", line)
+        if first := _ANCHOR_FIRST.match(stripped.strip()):
+            stripped = f"{first['anchor']} {first['title']}"
+        if titling:
+            titling = False
+            yield ""
+            yield f"## {' '.join(stripped.split())}"
+            yield ""
+            continue
+        yield f"\\{stripped}" if stripped.startswith("#") else stripped
 
 
 def _indent(line: str) -> int:

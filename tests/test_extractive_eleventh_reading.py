@@ -1,0 +1,96 @@
+"""What the eleventh reading found and session 41 mended (issue [quality] part 2; Vim's help pages, set by
+makehtml.awk in one <pre> each, and libcurl's man pages by roffit; bench/quality/JOURNAL.md session 41).
+Invented inputs in the shapes of those pages."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import heading_passages
+from deepresearch.search.documents import extract_text
+from deepresearch.search.preformatted import DOCUMENT_LINES, prose_text
+
+
+def _page(body: str) -> str:
+    """The text the corpus reads from a page of this body."""
+    page = f"<html><head><title>Lamp</title></head><body><main>{body}</main></body></html>".encode()
+    return extract_text(Path("lamp.html"), page).text
+
+
+def _labelled(text: str) -> dict[str, str]:
+    """Each quote of the page's passages, with the label the report prints before it."""
+    return {q.text: q.section for p in heading_passages(text) for q in quotes(p.text, 1, p.headings, p.term)}
+
+
+_RULE = "=" * 78
+_ENTRY = """
+\t\t\t\t *'{name}'* *'{short}'* *'no{name}'*
+'{name}' '{short}'\tboolean\t(default off)
+\t\t\tlocal to lamp
+\tWhen on, the keeper trims the {name} wick before the lamp is lit at
+\tdusk.  The trimmed wick burns with a steadier flame through the
+\tnight.  See also |'flame'| and |trim-{short}|.  Example:
+\t    :set {short} fl=<Tab>{{len}}
+
+\tThe {name} wick is never trimmed while the lamp burns, because the
+\tkeeper would put out the flame and lose the light for the ships.
+"""
+_WORDS = ("amber", "brass", "cedar", "dune", "ember", "flint", "gale", "harbor", "iris", "jetty", "kelp")
+_WORDS += ("lantern", "moss", "north", "ocean", "pier")
+VIM_PAGE = (
+    "\n*lamp.txt*\tFor Lamp version 9.0.  Last change: 2026 Dec 07\n\n"
+    "\t\t  LAMP REFERENCE MANUAL    by the keepers\n\n"
+    "Options of the lighthouse lamp, set with |:set|.\n\n"
+    f"{_RULE}\n1. Wick options\t\t\t\t\t*lamp-wick-options*\n\n"
+    "The wick options say how the keeper trims the wick.  Each has a short name\n"
+    "and a long one, and is off until it is set in the keeper's lamprc file.\n"
+    + "".join(_ENTRY.format(name=f"{word}wick", short=word[:2] + "w") for word in _WORDS)
+    + f"\n{_RULE}\n*2.1*\tThe fog horn\n\n"
+    "The fog horn sounds every minute while the fog lies over the bay and the\n"
+    "lamp cannot be seen from the ships that pass the point at night.\n"
+)
+
+
+def test_a_manual_set_in_pre_with_its_notation_is_read_as_sections_entries_and_paragraphs() -> None:
+    # vim-doc's options.html: one <pre> whose |link|, {arg} and <Key> notation and examples are a fifth to a
+    # third of its lines; it was read as one sample - the whole page one line, every quote glued to the next
+    # entry's anchors and header, no label (1 of 392 quotes)
+    lines = [line for line in VIM_PAGE.splitlines() if line.strip()]
+    assert len(lines) >= DOCUMENT_LINES
+    assert prose_text(VIM_PAGE) is not None
+    text = _page(f"<pre>{html.escape(VIM_PAGE)}</pre>")
+    assert max(len(line) for line in text.splitlines()) < 400, "a line of its own per paragraph"
+    assert "\n## 1. Wick options\n" in text, text[:600]  # the title after a rule, its anchors no text
+    assert "\n## 2.1 The fog horn\n" in text  # an anchor before a title
+    assert "\n###### 'cedarwick'\n\n'cedarwick' 'cew' boolean (default off)\n\nlocal to lamp\n\n" in text
+    assert "\n\n:set cew fl=<Tab>{len}\n\n" in text  # the example, a line of its own
+    assert "*'" not in text  # the anchors head the entries, they are not quoted
+    labelled = _labelled(text)
+    steadier = "The trimmed wick burns with a steadier flame through the night."
+    assert labelled[steadier].startswith("'") and labelled[steadier] != "'amberwick'", labelled[steadier]
+    because = next(q for q in labelled if q.startswith("The cedarwick wick is never trimmed"))
+    assert labelled[because] == "'cedarwick'"
+
+
+def test_a_long_block_of_prose_with_samples_in_it_is_read_as_paragraphs_without_headings_of_its_own() -> None:
+    # haproxy's management.html: 368 lines of options described with hanging indents, with their samples;
+    # a sixth of the lines read as code, so the block was one sample line; without anchors it gains no title
+    option = (
+        "  -f{n} <cfgfile> : adds <cfgfile> to the list of configuration files to be\n"
+        "        loaded by the keeper.  If <cfgfile> is a directory, all the files\n"
+        "        it contains are loaded in the order of their names.  Example:\n\n"
+        "          $ lampd -f{n} /etc/lamp.cfg\n\n"
+    )
+    block = "The lamp daemon takes these options on its command line :\n\n" + "".join(
+        option.format(n=n) for n in range(40)
+    )
+    text = prose_text(block)
+    assert text is not None and "#" not in text, (text or "")[:300]
+    assert (
+        "-f3 <cfgfile> : adds <cfgfile> to the list of configuration files to be loaded by the keeper."
+    ) in text
+    assert "\n\n$ lampd -f3 /etc/lamp.cfg\n\n" in text
+    # a short block of the same lines is still a sample, as before
+    assert prose_text(option.format(n=1) * 3) is None
