@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import heading_passages
 from deepresearch.search.documents import extract_text
@@ -94,3 +95,27 @@ def test_a_long_block_of_prose_with_samples_in_it_is_read_as_paragraphs_without_
     assert "\n\n$ lampd -f3 /etc/lamp.cfg\n\n" in text
     # a short block of the same lines is still a sample, as before
     assert prose_text(option.format(n=1) * 3) is None
+
+
+def test_a_plans_topic_is_no_filler_the_question_wraps_its_subject_in() -> None:
+    # vim and libcurl questions planned on "a series", "the middle", "confused", "some time": the rarest
+    # phrase in an API's pages is often the asker's filler, and the sub-questions and queries followed it
+    question = "How can I record a series of keystrokes in the lampctl shell and replay them?"
+    assert keyword_plan(question, 4).topic == "keystrokes"
+    rare = {"lamp": 0.3, "dark": 0.2, "watch": 0.2, "middle": 0.01, "the middle": 0.001}
+    assert (
+        keyword_plan("Why does the lamp go dark in the middle of my watch?", 4, rarity=rare).topic
+        != "the middle"
+    )
+    rare = {"confused": 0.001, "wicks": 0.2, "flames": 0.2, "chimneys": 0.2, "lamp": 0.3}
+    question = (
+        "I'm confused by wicks, flames and chimneys in a lamp. How are they different and how do they relate?"
+    )
+    confused = keyword_plan(question, 4, rarity=rare)
+    assert not any("confused" in sq for sq in confused.sub_questions), confused.sub_questions
+    hangs = keyword_plan(
+        "My lamp hangs forever when the oil runs out. How do I make it give up after some time?", 4
+    )
+    assert hangs.sub_questions[0] == "How do I make my lamp give up after some time?", hangs.sub_questions
+    rare = {"wick": 0.2, "burn": 0.3, "time": 0.01, "some time": 0.002}  # "some time" rare in an API's pages
+    assert keyword_plan("Why does the wick burn out after some time?", 4, rarity=rare).topic == "the wick"

@@ -119,6 +119,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         after = following.lower()
         if not after or after in _CLAUSE_ENDS or previous.lower() in SUBJECT_PRONOUNS:
             return False
+    if lower.endswith("ed") and previous.lower() in BE_CONTRACTED | {"am"}:
+        return False  # "I'm confused by buffers, windows and tabs": how the asker is, no thing asked about
     if lower == "else" and previous.lower() in INDEFINITES:
         return False  # "upgrading everything else": no topic "else" (Python's "else clause" is one)
     if (lower, following.lower()) in _PREPOSITIONAL:

@@ -248,7 +248,9 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
-            weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or aside(clause, phrase) else 1.0
+            # "give up after some time": a vague phrase is no topic either
+            vague = _NO_TOPIC.match(phrase.text) or _VAGUE.match(phrase.text) or aside(clause, phrase)
+            weight *= _NO_TOPIC_WEIGHT if vague else 1.0
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)

@@ -52,7 +52,9 @@ _NOT_GERUNDS = frozenset(
 )
 _LINKING = frozenset(("get", "gets", "got", "become", "becomes", "stay", "stays", "remain", "remains"))
 _CATENATIVE_S = frozenset(("keeps", "stops", "starts", "avoids", "quits", "finishes"))
-_MANNER = frozenset(("fine", "well", "ok", "okay", "smoothly", "properly", "correctly", "slowly", "normally"))
+_MANNER = frozenset(
+    ("fine", "well", "ok", "okay", "smoothly", "properly", "correctly", "slowly", "normally", "forever")
+)  # "rsyslog runs fine", "my program hangs forever when ..."
 
 
 def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int) -> set[int]:

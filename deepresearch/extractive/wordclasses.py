@@ -63,6 +63,8 @@ QUANTIFIERS = frozenset(["two", "three", "four", "many", "much", "several", "mul
 QUANTITY_NOUNS = _set(
     "couple lot lots bunch handful dozen dozens hundreds thousands millions billions tons plenty hour hours "
     "day days week weeks month months year years minute minutes second seconds"
+    # "a series of keystrokes", "in the middle of my typing": the keystrokes, the typing are the phrase
+    " series sequence number kind sort middle beginning"
 )
 ARTICLES = _set("a an the")
 RELATING = ("compar", "differ", "relat", "interact", "correspond")  # verbs of "how does X ... to Y"
