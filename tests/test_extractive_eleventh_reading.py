@@ -119,3 +119,26 @@ def test_a_plans_topic_is_no_filler_the_question_wraps_its_subject_in() -> None:
     assert hangs.sub_questions[0] == "How do I make my lamp give up after some time?", hangs.sub_questions
     rare = {"wick": 0.2, "burn": 0.3, "time": 0.01, "some time": 0.002}  # "some time" rare in an API's pages
     assert keyword_plan("Why does the wick burn out after some time?", 4, rarity=rare).topic == "the wick"
+
+
+def test_a_tagged_paragraphs_tag_in_a_roffit_page_heads_its_description() -> None:
+    # curl's man pages by roffit: ".IP CURL_GLOBAL_SSL" is <p class="level0"><span class="nroffip">, and its
+    # description's "if this bit is not set, ..." was quoted without the flag it is about
+    body = (
+        '<h2 class="nroffsh">FLAGS</h2><p class="level0">'
+        '<p class="level0"><a name="LAMPWICK"></a><span class="nroffip">LAMP_WICK</span> '
+        '<p class="level1">Trim the wick. '
+        '<p class="level1">The implication here is that if this bit is not set, the keeper trims it by hand. '
+        '<p class="level0"><a name="LAMPOIL"></a><span class="nroffip">LAMP_OIL</span> '
+        '<p class="level1">Fill the lamp with oil before the keeper lights it at dusk. '
+        '<p class="level0">Both flags are set by <span class="nroffip">LAMP_ALL</span> as well. '
+    )
+    text = _page(body)
+    assert "###### LAMP_WICK\n\nTrim the wick." in text, text
+    labelled = _labelled(text)
+    assert (
+        labelled["The implication here is that if this bit is not set, the keeper trims it by hand."]
+        == "LAMP_WICK"
+    )
+    assert next(v for k, v in labelled.items() if k.startswith("Fill the lamp with oil")) == "LAMP_OIL"
+    assert "LAMP_ALL as well" in text  # a tag inside a sentence is no term

@@ -28,6 +28,7 @@ from deepresearch.search.entries import (
     inline_code,
     named_entry,
     shared_words,
+    tagged_terms,
 )
 from deepresearch.search.markdown import rst_text, unwrap
 from deepresearch.search.preformatted import prose_text
@@ -273,6 +274,7 @@ def _from_html(data: bytes) -> tuple[str, str]:
             table.replace_with("\n\n".join(["", f"{'#' * DEFINITION_LEVEL} {entry[0]}", *entry[1], ""]))
     _close_boxes(root)
     flag_terms(root)
+    tagged_terms(root)
     for link in root.select(":is(h1, h2, h3, h4, h5, h6, dt) a[href^='#']"):  # a permalink: Node's "#", "§"
         if len(mark := link.get_text(strip=True)) == 1 and not mark.isalnum():
             link.decompose()

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 
 from bs4 import PageElement, Tag
 
+from deepresearch.extractive.text import DEFINITION_LEVEL
+
 __all__ = [
     "ENTRY_CHARS",
     "ENTRY_HEADINGS",
@@ -24,6 +26,7 @@ __all__ = [
     "long_entry",
     "named_entry",
     "shared_words",
+    "tagged_terms",
 ]
 
 # a reference's entries that a generator marks with a class of their own, not as headings nor terms:
@@ -110,6 +113,17 @@ def flag_terms(root: Tag) -> None:
             command = " ".join(itertools.takewhile(_COMMAND.fullmatch, words[:_COMMAND_WORDS]))
         if command and not flag.startswith(command):  # "git reset --soft", "read -r"
             term.insert(0, f"{command} ")
+
+
+def tagged_terms(root: Tag) -> None:
+    """roffit's manual pages (curl's): a tagged paragraph's tag (nroff's ``.IP CURL_GLOBAL_SSL``) is a
+    ``span.nroffip`` alone in its paragraph, over the paragraphs of its description; it heads them as a
+    definition's term does ("The implication here is that if this bit is not set ..." was quoted without
+    the flag it is about, and "CURLE_REMOTE_FILE_NOT_FOUND" without its error's description)."""
+    for tag in root.select("p > span.nroffip"):
+        name = " ".join(tag.get_text(" ").split())
+        if name and " ".join(tag.parent.get_text(" ").split()) == name:
+            tag.parent.replace_with(f"\n\n{'#' * DEFINITION_LEVEL} {name}\n\n")
 
 
 _FLAG = re.compile(r"[-+][\w-]")
