@@ -7,9 +7,12 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import heading_passages
+from deepresearch.report.links import _VIEWERS, REMOVED, sanitize_links
 from deepresearch.search.documents import extract_text
 from deepresearch.search.preformatted import DOCUMENT_LINES, prose_text
 
@@ -142,3 +145,18 @@ def test_a_tagged_paragraphs_tag_in_a_roffit_page_heads_its_description() -> Non
     )
     assert next(v for k, v in labelled.items() if k.startswith("Fill the lamp with oil")) == "LAMP_OIL"
     assert "LAMP_ALL as well" in text  # a tag inside a sentence is no term
+
+
+def test_an_address_a_quote_holds_is_shown_as_its_page_wrote_it_and_is_no_link() -> None:
+    # libcurl-security.html: "A redirect such as ftp://some-internal-server/private-file would then return
+    # data ..." - the address is the point; the extractive report showed "[link removed: not a fetched
+    # source]"
+    line = "- A redirect such as ftp://lamp-room/private-file would then return the oil log [1]."
+    shown, removed = sanitize_links(line, {"https://lamp.example/"}, quoted=True)
+    reader = MarkdownIt("js-default", {"linkify": True}).enable("linkify")
+    assert "ftp://lamp-room/private-file would then" in reader.render(shown)
+    assert removed == ["ftp://lamp-room/private-file"]
+    for viewer in _VIEWERS:  # no viewer links it
+        assert not [t for block in viewer.parse(shown) for t in block.children or [] if t.type == "link_open"]
+    # a model's words are no quote: an address it writes that the run never fetched is still removed
+    assert REMOVED in sanitize_links(line, {"https://lamp.example/"})[0]

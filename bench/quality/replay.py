@@ -92,7 +92,7 @@ def recomposed(run: Run, root: Path, exact: bool = False) -> tuple[str, list[dic
     fetched = {u for s in sources for u in (s["url"], s.get("final_url")) if u}
     body = extractive_report_body(state).strip()
     if exact:
-        body, _ = check_citations(body, _texts(sources, root), fetched)
+        body, _ = check_citations(body, _texts(sources, root), fetched, quoted=True)
     cited = cited_numbers(body)
     marked = [source | {"cited": source["n"] in cited} for source in sources]
     markdown, _ = sanitize_links(f"# {plan['question']}\n\n{body}\n\n## Sources\n", fetched)

@@ -75,8 +75,12 @@ def as_written(fetched: Iterable[str]) -> set[str]:
     return urls | {_READER.normalizeLink(url) for url in urls}
 
 
-def sanitize_links(markdown: str, fetched: set[str]) -> tuple[str, list[str]]:
-    """The Markdown with every link outside `allowed_link` turned into text; and the targets removed."""
+def sanitize_links(markdown: str, fetched: set[str], *, quoted: bool = False) -> tuple[str, list[str]]:
+    """The Markdown with every link outside `allowed_link` turned into text; and the targets removed.
+    ``quoted``: its text is the fetched pages' own (the extractive engine quotes, it writes no address), so a
+    bare address with a scheme is shown as the page wrote it, escaped so that no viewer links it, instead of
+    the marker ("A redirect such as ftp://some-internal-server/private-file would then return data ..." is
+    libcurl's point, and was quoted as "A redirect such as [link removed: not a fetched source] ...")."""
     allowed = as_written(fetched)
     removed: list[str] = []
     for attempt in range(_PASSES + 2):
@@ -87,7 +91,7 @@ def sanitize_links(markdown: str, fetched: set[str]) -> tuple[str, list[str]]:
         env: dict[str, object] = {}
         tree = SyntaxTreeNode(_READER.parse(markdown, env))
         removed += [str(ref["href"]) for ref in _references(env) if not allowed_link(ref["href"], allowed)]
-        markdown = _Rebuild(allowed, removed, escape_all=attempt == _PASSES).document(tree)
+        markdown = _Rebuild(allowed, removed, escape_all=attempt == _PASSES, quoted=quoted).document(tree)
     # not reached by any input we know of; should one get here, its text is shown, never followed
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", markdown)), default=0))
     return f"{fence}text\n{markdown}\n{fence}", list(dict.fromkeys(removed))
@@ -119,10 +123,11 @@ def _violates(viewer: MarkdownIt, markdown: str, allowed: set[str]) -> bool:
 class _Rebuild:
     """Markdown from markdown-it's syntax tree, every text escaped so that it reads as the same text."""
 
-    def __init__(self, allowed: set[str], removed: list[str], *, escape_all: bool) -> None:
+    def __init__(self, allowed: set[str], removed: list[str], *, escape_all: bool, quoted: bool) -> None:
         self.allowed = allowed
         self.removed = removed
         self.escape_all = escape_all
+        self.quoted = quoted  # sanitize_links
 
     def document(self, tree: SyntaxTreeNode) -> str:
         return "\n".join(self._blocks(tree.children, tight=False)).strip("\n")
@@ -271,7 +276,9 @@ class _Rebuild:
                 shown = text[start:end]
                 out.append(f"<{href}>" if shown == href else f"[{_escape(shown)}]({_destination(href)})")
             else:
-                out.append(_escape(REMOVED) if kind == _MARKER else _escape_every_mark(text[start:end]))
+                out.append(
+                    self._bare(text[start:end]) if kind == _MARKER else _escape_every_mark(text[start:end])
+                )
             last = end
         out.append(_escape(text[last:]))
         # a "]" before "(" or ":" would make a marker's brackets a link or a definition
@@ -307,7 +314,7 @@ class _Rebuild:
     def _bare(self, text: str) -> str:
         """A bare URL outside the rule: with a scheme, the marker; without one (www.x.com, x@y.com, y.com:
         a name the text mentions), its text, escaped so that no viewer links it."""
-        return _escape(REMOVED) if _SCHEME.match(text) else _escape_every_mark(text)
+        return _escape(REMOVED) if _SCHEME.match(text) and not self.quoted else _escape_every_mark(text)
 
 
 def _escaped(text: str) -> set[int]:

@@ -53,12 +53,13 @@ class CitationCheck:
 
 
 def check_citations(
-    markdown: str, passages_by_number: dict[int, list[str]], seen_urls: set[str]
+    markdown: str, passages_by_number: dict[int, list[str]], seen_urls: set[str], *, quoted: bool = False
 ) -> tuple[str, CitationCheck]:
     """Verify every [n] against its source's passages; drop unsupported ones and flag orphaned sentences.
 
     Then every link to a URL the run did not fetch (`seen_urls`) becomes text, in any Markdown spelling a
-    viewer follows (report/links.py), and raw HTML is shown as text.
+    viewer follows (report/links.py), and raw HTML is shown as text; ``quoted``: the body is quotes
+    (sanitize_links).
     """
     result = CitationCheck()
     out_lines: list[str] = []
@@ -74,7 +75,7 @@ def check_citations(
             new_sentences.append(_check_sentence(sentence, passages_by_number, result))
         out_lines.append(prefix + " ".join(new_sentences))
     # last: what the checks above wrote is read as Markdown too
-    checked, result.unknown_urls_removed = sanitize_links("\n".join(out_lines), seen_urls)
+    checked, result.unknown_urls_removed = sanitize_links("\n".join(out_lines), seen_urls, quoted=quoted)
     return checked, result
 
 
