@@ -160,3 +160,22 @@ def test_an_address_a_quote_holds_is_shown_as_its_page_wrote_it_and_is_no_link()
         assert not [t for block in viewer.parse(shown) for t in block.children or [] if t.type == "link_open"]
     # a model's words are no quote: an address it writes that the run never fetched is still removed
     assert REMOVED in sanitize_links(line, {"https://lamp.example/"})[0]
+
+
+def test_a_roffit_pages_footnote_marks_are_no_text_and_its_notes_head_nothing() -> None:
+    # libcurl-tutorial.html: "... after being set[4]." read as a citation of the report's fourth source; its
+    # notes are tagged paragraphs "[1]" ... "[4]", which would have labelled each note "[4]"
+    body = (
+        "<p class=\"level0\">Set the wick with the 'trim-tool'[1] before the lamp is lit, or the keeper "
+        "finds it charred after being set[2]. The lamp holds oil for a night (see list[3] in the code).</p>"
+        '<h2 class="nroffsh">Footnotes</h2>'
+        '<p class="level0"><a name="1"></a><span class="nroffip">[1]</span> '
+        '<p class="level1">The trim tool is kept in the lamp room. '
+        '<p class="level0"><a name="2"></a><span class="nroffip">[2]</span> '
+        '<p class="level1">Before version 2 the wick was trimmed by hand. '
+    )
+    text = _page(body)
+    assert "'trim-tool' before the lamp is lit" in text and "after being set. The lamp" in text, text
+    assert "list[3]" in text  # no note of the page's: an index, kept
+    assert "[1]" not in text and "[2]" not in text
+    assert "#" not in text.split("## Footnotes", 1)[1], text

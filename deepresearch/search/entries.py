@@ -119,11 +119,24 @@ def tagged_terms(root: Tag) -> None:
     """roffit's manual pages (curl's): a tagged paragraph's tag (nroff's ``.IP CURL_GLOBAL_SSL``) is a
     ``span.nroffip`` alone in its paragraph, over the paragraphs of its description; it heads them as a
     definition's term does ("The implication here is that if this bit is not set ..." was quoted without
-    the flag it is about, and "CURLE_REMOTE_FILE_NOT_FOUND" without its error's description)."""
+    the flag it is about, and "CURLE_REMOTE_FILE_NOT_FOUND" without its error's description). A tag that
+    is a footnote's number ("[4]") heads nothing, and its marks in the text go, as a marked-up footnote's
+    do: "being set[4]" read as a citation of the report's fourth source."""
+    notes: set[str] = set()
     for tag in root.select("p > span.nroffip"):
         name = " ".join(tag.get_text(" ").split())
-        if name and " ".join(tag.parent.get_text(" ").split()) == name:
+        if _NOTE.fullmatch(name):
+            notes.add(name)
+            tag.decompose()
+        elif name and " ".join(tag.parent.get_text(" ").split()) == name:
             tag.parent.replace_with(f"\n\n{'#' * DEFINITION_LEVEL} {name}\n\n")
+    for text in root.find_all(string=_NOTE_MARK) if notes else []:
+        if text.find_parent(("pre", "code")) is None:
+            text.replace_with(_NOTE_MARK.sub(lambda m: "" if m[0] in notes else m[0], str(text)))
+
+
+_NOTE = re.compile(r"\[\d{1,2}\]")
+_NOTE_MARK = re.compile(r"(?<=[\w.,;:)'\"’”])\[\d{1,2}\](?=[\s.,;:!?)]|$)")
 
 
 _FLAG = re.compile(r"[-+][\w-]")
