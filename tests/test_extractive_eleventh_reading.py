@@ -9,6 +9,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
+from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import heading_passages
@@ -52,8 +53,19 @@ VIM_PAGE = (
     "and a long one, and is off until it is set in the keeper's lamprc file.\n"
     + "".join(_ENTRY.format(name=f"{word}wick", short=word[:2] + "w") for word in _WORDS)
     + f"\n{_RULE}\n*2.1*\tThe fog horn\n\n"
-    "The fog horn sounds every minute while the fog lies over the bay and the\n"
-    "lamp cannot be seen from the ships that pass the point at night.\n"
+    "   The fog horn sounds every minute while the fog lies over the bay and the\n"
+    "lamp cannot be seen from the ships that pass the point at night.\n\n"
+    "SOUNDING THE HORN\n\n"
+    ":horn[!] [count]\t\t\t\t\t*:horn* *:ho*\n"
+    "\t\tSound the horn [count] times, or until the fog lifts with [!].\n\n"
+    "\t# a comment of the horn's script, no heading\n"
+    "\t:horn 3\n\n"
+    "The horn may fail for a few reasons:\n"
+    "*E901*\tThe horn cannot sound, because the keeper has not filled its air tank.\n"
+    "-----------------------------------------\n"
+    "This line after a table's last rule is no title.\n"
+    f"\n{_RULE}\n*2.2*\tThe bell\n\n"
+    "The bell rings when the horn is broken and the fog is too thick for the lamp.\n"
 )
 
 
@@ -64,10 +76,18 @@ def test_a_manual_set_in_pre_with_its_notation_is_read_as_sections_entries_and_p
     lines = [line for line in VIM_PAGE.splitlines() if line.strip()]
     assert len(lines) >= DOCUMENT_LINES
     assert prose_text(VIM_PAGE) is not None
-    text = _page(f"<pre>{html.escape(VIM_PAGE)}</pre>")
+    text = _page(f"<h1>Lamp options</h1><pre>{html.escape(VIM_PAGE)}</pre>")
     assert max(len(line) for line in text.splitlines()) < 400, "a line of its own per paragraph"
     assert "\n## 1. Wick options\n" in text, text[:600]  # the title after a rule, its anchors no text
     assert "\n## 2.1 The fog horn\n" in text  # an anchor before a title
+    # the first line of a paragraph indented otherwise than the rest is one paragraph with it
+    assert "The fog horn sounds every minute while the fog lies over the bay and the lamp cannot" in text
+    assert "\n### SOUNDING THE HORN\n" in text  # a heading in capitals is under its section's title
+    assert "\n## 2.2 The bell\n" in text and "## This line" not in text  # a "-" rule closes a table
+    # anchors after a line's text head it, and so do those before it ("*E822*  It cannot be opened ...")
+    assert "\n###### :horn\n\n:horn[!] [count] Sound the horn [count] times" in text, text[-900:]
+    assert "\n###### E901\n\nThe horn cannot sound, because the keeper has not filled its air tank." in text
+    assert "\\# a comment of the horn's script" in text  # an example's comment is no heading
     assert "\n###### 'cedarwick'\n\n'cedarwick' 'cew' boolean (default off)\n\nlocal to lamp\n\n" in text
     assert "\n\n:set cew fl=<Tab>{len}\n\n" in text  # the example, a line of its own
     assert "*'" not in text  # the anchors head the entries, they are not quoted
@@ -76,6 +96,9 @@ def test_a_manual_set_in_pre_with_its_notation_is_read_as_sections_entries_and_p
     assert labelled[steadier].startswith("'") and labelled[steadier] != "'amberwick'", labelled[steadier]
     because = next(q for q in labelled if q.startswith("The cedarwick wick is never trimmed"))
     assert labelled[because] == "'cedarwick'"
+    assert next(v for k, v in labelled.items() if k.startswith("The horn cannot sound, because")) == "E901"
+    rings = "The bell rings when the horn is broken and the fog is too thick for the lamp."
+    assert labelled[rings] == "2.2 The bell", labelled[rings]
 
 
 def test_a_long_block_of_prose_with_samples_in_it_is_read_as_paragraphs_without_headings_of_its_own() -> None:
@@ -120,6 +143,9 @@ def test_a_plans_topic_is_no_filler_the_question_wraps_its_subject_in() -> None:
         "My lamp hangs forever when the oil runs out. How do I make it give up after some time?", 4
     )
     assert hangs.sub_questions[0] == "How do I make my lamp give up after some time?", hangs.sub_questions
+    # "Why does vim suddenly jump to a new line ...": the verb after a manner adverb was the topic "jump"
+    phrases = noun_phrases("Why does the lamp suddenly flicker in the middle of my watch")
+    assert [p.text for p in phrases] == ["the lamp", "my watch"]
     rare = {"wick": 0.2, "burn": 0.3, "time": 0.01, "some time": 0.002}  # "some time" rare in an API's pages
     assert keyword_plan("Why does the wick burn out after some time?", 4, rarity=rare).topic == "the wick"
 
@@ -179,3 +205,13 @@ def test_a_roffit_pages_footnote_marks_are_no_text_and_its_notes_head_nothing() 
     assert "list[3]" in text  # no note of the page's: an index, kept
     assert "[1]" not in text and "[2]" not in text
     assert "#" not in text.split("## Footnotes", 1)[1], text
+
+
+def test_a_page_in_utf8_that_declares_a_one_byte_charset_reads_as_utf8() -> None:
+    # Debian's Vim help pages declare ISO-8859-1 over UTF-8 bytes: options.html's "ΑA,ΒB" read "ÎA,ÎB"
+    head = '<html><head><meta http-equiv="Content-type" content="text/html; charset=ISO-8859-1">'
+    utf8 = f"{head}<title>Lamp</title></head><body><p>The keeper maps ΑA and ΒB, café.</p></body></html>"
+    assert "maps ΑA and ΒB, café." in extract_text(Path("lamp.html"), utf8.encode()).text
+    # a page really in that charset is not valid UTF-8: it reads as it declares
+    latin = f"{head}<title>Lamp</title></head><body><p>The keeper's café.</p></body></html>"
+    assert "The keeper's café." in extract_text(Path("lamp.html"), latin.encode("latin-1")).text

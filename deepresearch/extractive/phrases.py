@@ -20,10 +20,12 @@ from dataclasses import dataclass
 from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
 from deepresearch.extractive.text import content_tokens
 from deepresearch.extractive.verbclues import (
+    CAPITALS,
     chained_verbs,
     closing_verb,
     passing_times,
     placed_verbs,
+    spoken_verbs,
     verb_after_subject,
 )
 from deepresearch.extractive.wordclasses import (
@@ -67,7 +69,6 @@ __all__ = ["Phrase", "noun_phrases", "verb_terms", "verbs"]
 
 
 _IDENTIFIER = re.compile(r"[._()\[\]]|[a-z][A-Z]")
-_CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")
 _PLAIN_VERB = re.compile(r"[a-z]*[aeiouy][a-z]*")
 _OWNER = re.compile(r"\w['’]s$")  # "mod_filter's", "Apache's"
 
@@ -109,7 +110,7 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         return True  # "VS Code", "does vs code": a name, not "versus" (which follows a thing compared)
     if lower in FUNCTION_WORDS or lower in AUX_DO | AUX_BE | AUX_HAVE:
         # "WITHOUT ROWID", "INSERT OR REPLACE": a capitalised keyword before another is part of a name
-        keyword = _CAPITALS.match(word) is not None and _CAPITALS.match(following) is not None
+        keyword = CAPITALS.match(word) is not None and CAPITALS.match(following) is not None
         return keyword or (
             lower in ("with", "for", "while", "if", "as", "from", "in") and following.lower() in KEYWORD_KIND
         )
@@ -117,7 +118,9 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         # "if it does not apply cleanly?", "runs slowly on": a manner adverb ends its clause, or stands before
         # the verb ("I accidentally set"; not "daily backups", "the assembly")
         after = following.lower()
-        if not after or after in _CLAUSE_ENDS or previous.lower() in SUBJECT_PRONOUNS:
+        # ... or "does vim suddenly jump": between a subject and its verb
+        between = previous and previous.lower() not in FUNCTION_WORDS and after not in FUNCTION_WORDS
+        if not after or after in _CLAUSE_ENDS or previous.lower() in SUBJECT_PRONOUNS or between:
             return False
     if lower.endswith("ed") and previous.lower() in BE_CONTRACTED | {"am"}:
         return False  # "I'm confused by buffers, windows and tabs": how the asker is, no thing asked about
@@ -194,7 +197,7 @@ def _verbs(words: list[str]) -> set[int]:
             verbs.add(after)  # "without restarting the server", "from just serving them"
         if content[i] and nxt < len(words) and lower[nxt] in OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"
-        verbs |= _spoken_verbs(words, lower, content, i, after)
+        verbs |= spoken_verbs(words, lower, content, i, after)
         verbs |= verb_after_subject(lower, content, i, after)
         if i > 0 and (word in AUX_DO or (word in AUX_BE and (i < 2 or lower[i - 1] in WH | SUBORDINATORS))):
             chosen, end = _after_auxiliary(words, lower, content, i)
@@ -225,7 +228,7 @@ def _verbs(words: list[str]) -> set[int]:
                     and a - 1 in run
                     and words[a].islower()
                     and words[b][:1].isupper()
-                    and not _CAPITALS.match(words[b])  # "a table WITHOUT ROWID": a keyword, not a name
+                    and not CAPITALS.match(words[b])  # "a table WITHOUT ROWID": a keyword, not a name
                 ):
                     verbs.add(a)
                     break
@@ -280,55 +283,14 @@ def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i:
     run, end = _run(words, j, content)
     if j == i + 1 and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
         return run[1], len(words)  # "does asyncio.gather handle ...": a name is a whole subject
+    if run and end + 1 < len(words) and manner_adverb(lower[end]) and content[end + 1]:
+        return end + 1, end + 2  # "does vim suddenly jump": the subject, how, then the verb
     if len(run) < 2:
         return -1, end
     # "Why is my query slow?": after "why is" or "how is" the subject has a predicate
     asks_why = lower[i] in AUX_BE and lower[i - 1] in ("why", "how")
     chosen = _verb_in_run(words, run, end, be=lower[i] in AUX_BE, predicate=asks_why)
     return chosen, end if chosen == run[-1] else len(words)
-
-
-def _spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int, after: int) -> set[int]:
-    """Verbs of questions as people write them: a progressive after "is", a verb with its particle at the
-    clause's end, a statement opening on a name and its verb."""
-    found: set[int] = set()
-    nxt = i + 1
-    progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
-    declarative = lower[i] in AUX_DO and i > 0 and content[i - 1] and not set(lower[:i]) & WH
-    if declarative and after < len(words) and content[after]:
-        # "my query doesn't seem", "git rm can remove": the subject stands before it (not in "Which files
-        # does git track?", where the subject follows)
-        found.add(after)
-    if (
-        lower[i] in AUX_BE
-        and (i > 0 or lower[i] in BE_CONTRACTED)
-        and progressive
-        and words[after + 1] not in CLOSES
-    ):
-        found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
-    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PARTICLES:
-        ends = nxt + 1 == len(words) or lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES | CLOSES
-        if ends and lower[nxt : nxt + 2] != ["out", "of"]:  # "keep the password out of the code": a noun
-            found.add(i)  # "what does the RETURNING clause give back in SQLite", "how do I clean up the"
-    last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
-    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PREPOSITIONS and last:
-        found.add(i)  # "come from", "be careful about": a verb and its particle end the clause
-    opens_object = nxt < len(words) and (
-        lower[nxt] in DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS or _CAPITALS.match(words[nxt]) is not None
-    )
-    if content[i] and words[i].islower() and i > 1 and opens_object:
-        if lower[i - 1] == "to" and _CAPITALS.match(words[nxt]):
-            # "is it safe to run VACUUM" (not "get Apache to gzip the pages": there the rare word is the
-            # verb, and what the question is about)
-            found.add(i)
-        if lower[i - 1] in ("but", "and", "or") and content[i - 2]:
-            found.add(i)  # "undo the last commit but keep my changes"
-    if i == 0 and content[0] and words[0][:1].isupper() and nxt < len(words) and content[nxt]:
-        third = lower[nxt].endswith("s") and not lower[nxt].endswith("ss")
-        opens = nxt + 1 < len(words) and lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES
-        if third and opens:
-            found.add(nxt)  # a statement opening "Git asks for my password": a name and its verb
-    return found
 
 
 def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predicate: bool = False) -> int:

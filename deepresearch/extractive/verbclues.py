@@ -5,10 +5,14 @@ end of a "What do ... mean?" or a "How does X made with Y work?" question. Each 
 
 from __future__ import annotations
 
+import re
+
 from deepresearch.extractive.inflection import ends_in_s
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
+    AUX_BE,
     AUX_DO,
+    BE_CONTRACTED,
     CAUSATIVES,
     CLOSES,
     COMPARATIVES,
@@ -18,6 +22,7 @@ from deepresearch.extractive.wordclasses import (
     NUMBERS,
     OBJECT_PRONOUNS,
     PARTICIPLES,
+    PARTICLES,
     PERFECT,
     POSSESSIVES,
     PREPOSITIONS,
@@ -33,7 +38,17 @@ from deepresearch.extractive.wordclasses import (
     lowered,
 )
 
-__all__ = ["chained_verbs", "closing_verb", "passing_times", "placed_verbs", "verb_after_subject"]
+__all__ = [
+    "CAPITALS",
+    "chained_verbs",
+    "closing_verb",
+    "passing_times",
+    "placed_verbs",
+    "spoken_verbs",
+    "verb_after_subject",
+]
+
+CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")  # "WITHOUT ROWID", "VACUUM": a keyword written in capitals
 
 _NEXT_CLAUSE = frozenset(("and", "or", "but", "what", "how", "why", "when", "where", "which", "who"))
 _WHEN_WORDS = frozenset(
@@ -215,3 +230,46 @@ def verb_after_subject(lower: list[str], content: list[bool], i: int, after: int
     while start > 0 and content[start - 1]:
         start -= 1
     return {after} if start == 0 or lower[start - 1] not in WH else set()
+
+
+def spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int, after: int) -> set[int]:
+    """Verbs of questions as people write them: a progressive after "is", a verb with its particle at the
+    clause's end, a statement opening on a name and its verb."""
+    found: set[int] = set()
+    nxt = i + 1
+    progressive = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
+    declarative = lower[i] in AUX_DO and i > 0 and content[i - 1] and not set(lower[:i]) & WH
+    if declarative and after < len(words) and content[after]:
+        # "my query doesn't seem", "git rm can remove": the subject stands before it (not in "Which files
+        # does git track?", where the subject follows)
+        found.add(after)
+    if (
+        lower[i] in AUX_BE
+        and (i > 0 or lower[i] in BE_CONTRACTED)
+        and progressive
+        and words[after + 1] not in CLOSES
+    ):
+        found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
+    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PARTICLES:
+        ends = nxt + 1 == len(words) or lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES | CLOSES
+        if ends and lower[nxt : nxt + 2] != ["out", "of"]:  # "keep the password out of the code": a noun
+            found.add(i)  # "what does the RETURNING clause give back in SQLite", "how do I clean up the"
+    last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
+    if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PREPOSITIONS and last:
+        found.add(i)  # "come from", "be careful about": a verb and its particle end the clause
+    opens_object = nxt < len(words) and (
+        lower[nxt] in DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS or CAPITALS.match(words[nxt]) is not None
+    )
+    if content[i] and words[i].islower() and i > 1 and opens_object:
+        if lower[i - 1] == "to" and CAPITALS.match(words[nxt]):
+            # "is it safe to run VACUUM" (not "get Apache to gzip the pages": there the rare word is the
+            # verb, and what the question is about)
+            found.add(i)
+        if lower[i - 1] in ("but", "and", "or") and content[i - 2]:
+            found.add(i)  # "undo the last commit but keep my changes"
+    if i == 0 and content[0] and words[0][:1].isupper() and nxt < len(words) and content[nxt]:
+        third = lower[nxt].endswith("s") and not lower[nxt].endswith("ss")
+        opens = nxt + 1 < len(words) and lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES
+        if third and opens:
+            found.add(nxt)  # a statement opening "Git asks for my password": a name and its verb
+    return found

@@ -77,7 +77,7 @@ def prose_text(block: str) -> str | None:
     manual = bool(_MAN_HEADER.match(filled[0])) and any(line.strip() == "NAME" for line in filled[:4])
     ordinary = prose >= MIN_PROSE_LINES and (prose >= PROSE_SHARE * len(filled) or manual)
     ordinary = ordinary and code <= (MANUAL_CODE_SHARE if manual else CODE_SHARE) * len(filled)
-    anchored = sum(bool(_ANCHORS.match(line) or _ANCHORED.search(line)) for line in filled) >= MIN_ANCHORS
+    anchored = sum(bool(_anchor(line) or _ANCHORED.search(line)) for line in filled) >= MIN_ANCHORS
     document = len(filled) >= DOCUMENT_LINES and prose >= DOCUMENT_PROSE * len(filled)
     document = document and (anchored or not ordinary)
     if not ordinary and not document:
@@ -101,9 +101,14 @@ def prose_text(block: str) -> str | None:
             continue
         if document and paragraph and line.strip() and _indent(line) != _indent(paragraph[-1]):
             # a document's header line, its example, its table row: each indented otherwise than its prose;
-            # not a paragraph's hanging indent ("-f <cfgfile> : adds ..." over "    loaded. If ...")
+            # not a paragraph's hanging indent ("-f <cfgfile> : adds ..." over "    loaded. If ...") nor a
+            # sentence going on (Vim's user manual indents a paragraph's first line)
             hanging = len(paragraph) == 1 and _indent(line) > _indent(paragraph[0]) and _prose_line(line)
-            if not (hanging and not paragraph[0].rstrip().endswith(":")):
+            hanging = hanging and not paragraph[0].rstrip().endswith(":")
+            ends = paragraph[-1].rstrip().endswith((".", ":", ";", "!", "?"))
+            prose = _prose_line(line) or not _CODE.search(line)
+            going_on = _prose_line(paragraph[-1]) and not ends and prose
+            if not (hanging or going_on):
                 flush()
         header = _MAN_HEADER.match(line)
         inline = _INLINE_TERM.match(line) if " | " not in line else None  # a table's row names no term
@@ -118,8 +123,8 @@ def prose_text(block: str) -> str | None:
             out.append(f"{inline['term']}:")
             paragraph.append(" " * inline.start("text") + inline["text"])
         elif not line[:1].isspace() and _HEADING.match(line.rstrip()):
-            flush()
-            out.append(f"## {line.strip()}")
+            flush()  # in an anchored document, under its sections' titles ("SWAPPING TWO CHARACTERS")
+            out.append(f"{'###' if document and anchored else '##'} {line.strip()}")
         elif _term(line, following):
             flush()  # "symrefs" over its indented description: a definition's term, as documents.py has one
             out.append(f"{line.strip()}:")
@@ -139,27 +144,31 @@ def _document_lines(lines: list[str], anchored: bool) -> Iterator[str]:
     titling = anchored  # the page's first line is its title
     for line in lines:
         if _RULE.match(line):
-            titling = anchored
+            titling = anchored and line.strip()[0] == "="  # a line of "-" closes a table
             yield ""
             continue
         if not line.strip():
             yield line
             continue
-        if anchors := _ANCHORS.match(line):
-            yield ""
-            yield f"{'#' * DEFINITION_LEVEL} {anchors['first'].strip('*')}"
-            yield ""
-            continue
-        stripped = _ANCHORED.sub("", line)
-        if first := _ANCHOR_FIRST.match(stripped.strip()):
-            stripped = f"{first['anchor']} {first['title']}"
-        if titling:
+        stripped = _ANCHORED.sub("", line) if anchored else line
+        title = None
+        if anchored and (first := _ANCHOR_FIRST.match(stripped.strip())):
+            stripped, title = " " * _indent(stripped) + first["title"], f"{first['anchor']} {first['title']}"
+        if titling and stripped.strip():
             titling = False
-            yield ""
-            yield f"## {' '.join(stripped.split())}"
-            yield ""
+            yield from ("", f"## {' '.join((title or stripped).split())}", "")
             continue
-        yield f"\\{stripped}" if stripped.startswith("#") else stripped
+        # the entry's heading, then the line's text: "*E822*  It cannot ..."
+        if anchored and (anchor := _anchor(line)):
+            yield from ("", f"{'#' * DEFINITION_LEVEL} {anchor}", "")
+        if stripped.strip():  # a line that would read as a Markdown heading is no heading
+            yield stripped.replace("#", "\\#", 1) if stripped.lstrip().startswith("#") else stripped
+
+
+def _anchor(line: str) -> str:
+    """The first anchor of a line of anchors, or of the anchors before or after a line's text."""
+    found = _ANCHORS.match(line) or _ANCHOR_FIRST.match(line.strip()) or _ANCHORED.search(line)
+    return re.search(r"\*([^*\s]+)\*", found.group()).group(1) if found else ""  # type: ignore[union-attr]
 
 
 def _indent(line: str) -> int:

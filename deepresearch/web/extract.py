@@ -8,6 +8,7 @@ it finds none: readability-lxml, then BeautifulSoup ``get_text`` on the page min
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import json
 import logging
@@ -249,6 +250,12 @@ def soup_of(markup: str | bytes) -> BeautifulSoup:
     """BeautifulSoup of a page: lxml's HTML parser, or its XML parser for an XML document."""
     from bs4 import BeautifulSoup, XMLParsedAsHTMLWarning
 
+    if isinstance(markup, bytes) and not markup.isascii():
+        # bytes that read as UTF-8 are UTF-8, whatever a <meta> says: Debian's Vim help pages declare
+        # ISO-8859-1 over UTF-8 text ("ÎA,ÎB" for "ΑA,ΒB"); text in a one-byte charset is almost never valid
+        # UTF-8, and is left to the declaration
+        with contextlib.suppress(UnicodeDecodeError):
+            markup = markup.decode("utf-8")
     head = markup[:8192]
     xml = _XML_DOCUMENT.match(head.decode("utf-8", "replace") if isinstance(head, bytes) else head)
     with warnings.catch_warnings():
