@@ -77,7 +77,9 @@ _DEMONSTRATIVE = re.compile(
 _VAGUE = re.compile(r"^(?:a certain|certain|the same|all the|some|any|such)\b", re.IGNORECASE)
 _NUMBER = re.compile(r"^[\d.,%$€£]+$")  # "a price of 47.49": a figure is never the topic nor asked about
 _NO_TOPIC = re.compile(
-    r"^(?:a certain\b|certain\b|the (?-i:rest)$|the same (?:time|way|thing|one)s?$|"
+    r"^(?:a certain\b|certain\b|the (?-i:rest)$|the same (?:time|way|thing|one)s?$|such$|"
+    # "give up after some time": the rarest phrase in an API's pages, no topic
+    r"(?:some|any|such)\s+(?:time|times|way|ways|thing|things|point|stuff|reason|reasons)$|"
     # "What are common causes?" asks for a list about the topic the statement names
     r"(?:(?:the|some|common|possible|usual|typical|main|other|likely)\s+)*"
     r"(?:causes?|reasons?|ways?|steps|options|alternatives|solutions|fixes|approaches|things|differences?)$)",
@@ -248,9 +250,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
-            # "give up after some time": a vague phrase is no topic either
-            vague = _NO_TOPIC.match(phrase.text) or _VAGUE.match(phrase.text) or aside(clause, phrase)
-            weight *= _NO_TOPIC_WEIGHT if vague else 1.0
+            weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or aside(clause, phrase) else 1.0
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
