@@ -215,3 +215,31 @@ def test_a_page_in_utf8_that_declares_a_one_byte_charset_reads_as_utf8() -> None
     # a page really in that charset is not valid UTF-8: it reads as it declares
     latin = f"{head}<title>Lamp</title></head><body><p>The keeper's café.</p></body></html>"
     assert "The keeper's café." in extract_text(Path("lamp.html"), latin.encode("latin-1")).text
+
+
+def test_a_short_help_page_with_anchors_is_read_by_its_anchors_too() -> None:
+    # if_ole.html (143 lines): "*ole-sendkeys*" over "SendKeys(keys)  Execute a series of keys." was quoted
+    # glued to the methods around it, in the Summary of a question on recording keystrokes
+    entries = "".join(
+        f"\t\t\t\t\t\t\t*lamp-{name}*\n{name.title()}(keys)\tRing the {name} bell a series of times.\n\n"
+        f"This method takes a single parameter, the number of times the keeper rings the {name} bell.\n\n"
+        for name in ("fog", "storm", "noon")
+    )
+    page = (
+        f"*lamp_bells.txt*\tFor Lamp version 9.0.\n\n{_RULE}\n2. Methods\t\t\t\t*lamp-methods*\n\n{entries}"
+    )
+    assert len([line for line in page.splitlines() if line.strip()]) < DOCUMENT_LINES
+    text = _page(f"<h1>Lamp bells</h1><pre>{html.escape(page)}</pre>")
+    assert "\n## 2. Methods\n" in text and "\n###### lamp-storm\n\nStorm(keys) Ring the storm bell" in text, (
+        text
+    )
+
+
+def test_stopping_it_after_a_why_stops_what_happens_not_its_subject() -> None:
+    # "Why does vim suddenly jump to a new line ..., and how do I stop it?" planned "How do I stop vim?"
+    plan = keyword_plan("Why does the lamp suddenly flicker at dusk, and how do I stop it?", 4)
+    assert plan.sub_questions[1] == "How do I stop the lamp from suddenly flickering at dusk?", (
+        plan.sub_questions
+    )
+    plan = keyword_plan("Why does the keeper keep waking at dawn, and how can I prevent it?", 4)
+    assert plan.sub_questions[1] == "How can I prevent the keeper from waking at dawn?", plan.sub_questions

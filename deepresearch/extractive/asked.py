@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from deepresearch.extractive.inflection import ends_in_s, plural_word
+from deepresearch.extractive.inflection import ends_in_s, gerund, plural_word
 from deepresearch.extractive.phrases import Phrase, noun_phrases, verbs
 from deepresearch.extractive.wordclasses import (
     DETERMINERS,
@@ -27,6 +27,7 @@ from deepresearch.extractive.wordclasses import (
     POSSESSIVES,
     PREPOSITIONS,
     SUBORDINATORS,
+    manner_adverb,
     tokens,
 )
 
@@ -287,7 +288,24 @@ _STATE = r"\s+(?:is|was)\s+(?:(?:still|not|no\s+longer|already)\s+)?[a-z]+\b"
 
 def parallel(clause: str, before: str) -> str:
     """ "it is <state>" in a later clause is what the clause before says "is <state>" of: "when it is stale"
-    after "whether a cached response is still fresh" is when the cached response is stale."""
+    after "whether a cached response is still fresh" is when the cached response is stale. And "How do I stop
+    it?" after "Why does vim suddenly jump to a new line ...?" stops the happening: "How do I stop vim from
+    suddenly jumping to a new line ...?" (it had asked "How do I stop vim?")."""
+    if (stop := _STOP_IT.match(clause)) and (why := _WHY_DOES.match(before)):
+        words = why["rest"].split()
+        said = [word for word in verbs(before) if word.lower() not in ("does", "do", "did")]
+        k = next((i for i, word in enumerate(words) if said and word == said[-1]), 0)
+        k = next((i for i, word in enumerate(words) if word in said), k)
+        adverbs = k
+        while adverbs > 1 and manner_adverb(words[adverbs - 1].lower()):
+            adverbs -= 1  # "vim suddenly jump": the subject, then how it happens
+        # "git keep asking for my password": git from asking for it
+        doing = words[k + 1] if k + 1 < len(words) and words[k].lower() in ("keep", "keeps") else ""
+        verb = doing if doing.endswith("ing") else gerund(words[k]) if k < len(words) else ""
+        linked = words[adverbs - 1].lower() in _LINKS if adverbs > 0 else False  # "the lamp go dark"
+        if k > 0 and adverbs > 0 and verb and not linked:
+            happening = [*words[:adverbs], "from", *words[adverbs:k], verb, *words[k + 1 + bool(doing) :]]
+            return f"{stop[1]} {' '.join(happening)}{clause[stop.end() :]}"
     said = re.search(rf"\bit(?={_STATE})", clause, re.IGNORECASE)
     if said is None:
         return clause
@@ -298,6 +316,9 @@ def parallel(clause: str, before: str) -> str:
     return clause
 
 
+_STOP_IT = re.compile(r"^(how\s+(?:do|can|could|should)\s+(?:i|we)\s+(?:stop|prevent|keep))\s+it\b", re.I)
+_LINKS = frozenset(("go", "get", "become", "turn", "stay", "grow", "seem", "feel", "look"))
+_WHY_DOES = re.compile(r"^why\s+(?:does|do|did)\s+(?P<rest>.+?)\W*$", re.IGNORECASE)
 _UNDERGOES = re.compile(r"^[^,;.?!]*?\b(?:gets?|getting|got)\s+(?:[a-z]+ed|cut|hit|shut|stuck)\b", re.I)
 
 

@@ -29,9 +29,11 @@ whatever its share of code: Vim's help files (makehtml.awk puts each in one <pre
 tables and their |link|, {arg} and <Key> notation on a third of their lines, and were read as one sample -
 options.html as one line of 391,745 characters. Such a block is read paragraph by paragraph, a sample
 among them one line of its own. (The longest <pre> of the bench corpora with that much prose has 120
-lines: Python's license.) A block with MIN_ANCHORS lines of anchors is read so too: its anchors and
-rules are its structure."""
+lines: Python's license.) A block with MIN_ANCHORS lines of anchors and ANCHORED_PROSE of prose, however
+short, is read so too: its anchors and rules are its structure (Vim's shorter help files, and its release
+notes, whose patch notes are a third prose)."""
 MIN_ANCHORS = 3
+ANCHORED_PROSE = 0.3
 
 _HEADING = re.compile(r"^[A-Z][A-Z0-9 ,()/&'.-]{2,60}$")  # "SECURITY", "CONFIGURATION PARAMETERS"
 _ITEM = re.compile(r"^(\s*)[-*o+] +(?=\S)")  # "  - a TCP proxy : it can accept ..."
@@ -78,8 +80,8 @@ def prose_text(block: str) -> str | None:
     ordinary = prose >= MIN_PROSE_LINES and (prose >= PROSE_SHARE * len(filled) or manual)
     ordinary = ordinary and code <= (MANUAL_CODE_SHARE if manual else CODE_SHARE) * len(filled)
     anchored = sum(bool(_anchor(line) or _ANCHORED.search(line)) for line in filled) >= MIN_ANCHORS
-    document = len(filled) >= DOCUMENT_LINES and prose >= DOCUMENT_PROSE * len(filled)
-    document = document and (anchored or not ordinary)
+    document = len(filled) >= DOCUMENT_LINES and prose >= DOCUMENT_PROSE * len(filled) and not ordinary
+    document = document or (anchored and prose >= ANCHORED_PROSE * len(filled))
     if not ordinary and not document:
         return None
     if document:
@@ -168,7 +170,8 @@ def _document_lines(lines: list[str], anchored: bool) -> Iterator[str]:
 def _anchor(line: str) -> str:
     """The first anchor of a line of anchors, or of the anchors before or after a line's text."""
     found = _ANCHORS.match(line) or _ANCHOR_FIRST.match(line.strip()) or _ANCHORED.search(line)
-    return re.search(r"\*([^*\s]+)\*", found.group()).group(1) if found else ""  # type: ignore[union-attr]
+    first = re.search(r"\*([^*\s]+)\*", found.group()) if found else None
+    return first.group(1) if first else ""
 
 
 def _indent(line: str) -> int:
