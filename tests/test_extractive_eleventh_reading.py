@@ -52,6 +52,7 @@ VIM_PAGE = (
     "The wick options say how the keeper trims the wick.  Each has a short name\n"
     "and a long one, and is off until it is set in the keeper's lamprc file.\n"
     + "".join(_ENTRY.format(name=f"{word}wick", short=word[:2] + "w") for word in _WORDS)
+    + "\nThe keeper writes every one of the wick options in the lamprc file at the top of the tower.\n"
     + f"\n{_RULE}\n*2.1*\tThe fog horn\n\n"
     "   The fog horn sounds every minute while the fog lies over the bay and the\n"
     "lamp cannot be seen from the ships that pass the point at night.\n\n"
@@ -96,6 +97,9 @@ def test_a_manual_set_in_pre_with_its_notation_is_read_as_sections_entries_and_p
     assert labelled[steadier].startswith("'") and labelled[steadier] != "'amberwick'", labelled[steadier]
     because = next(q for q in labelled if q.startswith("The cedarwick wick is never trimmed"))
     assert labelled[because] == "'cedarwick'"
+    # an entry ends where prose at the margin follows its indented description: the section's again
+    margin = "The keeper writes every one of the wick options in the lamprc file at the top of the tower."
+    assert labelled[margin] == "1. Wick options", labelled[margin]
     assert next(v for k, v in labelled.items() if k.startswith("The horn cannot sound, because")) == "E901"
     rings = "The bell rings when the horn is broken and the fog is too thick for the lamp."
     assert labelled[rings] == "2.2 The bell", labelled[rings]
@@ -161,6 +165,7 @@ def test_a_tagged_paragraphs_tag_in_a_roffit_page_heads_its_description() -> Non
         '<p class="level0"><a name="LAMPOIL"></a><span class="nroffip">LAMP_OIL</span> '
         '<p class="level1">Fill the lamp with oil before the keeper lights it at dusk. '
         '<p class="level0">Both flags are set by <span class="nroffip">LAMP_ALL</span> as well. '
+        '<p class="level0">The keeper reads the flags from the log book of the lamp every morning. '
     )
     text = _page(body)
     assert "###### LAMP_WICK\n\nTrim the wick." in text, text
@@ -171,6 +176,11 @@ def test_a_tagged_paragraphs_tag_in_a_roffit_page_heads_its_description() -> Non
     )
     assert next(v for k, v in labelled.items() if k.startswith("Fill the lamp with oil")) == "LAMP_OIL"
     assert "LAMP_ALL as well" in text  # a tag inside a sentence is no term
+    # the list ends at the margin: what follows it is the section's again, not the last flag's
+    assert (
+        "LAMP_OIL" not in labelled["The keeper reads the flags from the log book of the lamp every morning."]
+    )
+    assert text.count("## FLAGS") == 2
 
 
 def test_an_address_a_quote_holds_is_shown_as_its_page_wrote_it_and_is_no_link() -> None:

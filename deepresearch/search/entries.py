@@ -121,7 +121,9 @@ def tagged_terms(root: Tag) -> None:
     definition's term does ("The implication here is that if this bit is not set ..." was quoted without
     the flag it is about, and "CURLE_REMOTE_FILE_NOT_FOUND" without its error's description). A tag that
     is a footnote's number ("[4]") heads nothing, and its marks in the text go, as a marked-up footnote's
-    do: "being set[4]" read as a citation of the report's fourth source."""
+    do: "being set[4]" read as a citation of the report's fourth source. The list ends at the first paragraph
+    back at the margin (`p.level0`): the section's heading is written again before it, or the tutorial's
+    text after its list of flags was labelled with the last flag."""
     notes: set[str] = set()
     for tag in root.select("p > span.nroffip"):
         name = " ".join(tag.get_text(" ").split())
@@ -129,10 +131,26 @@ def tagged_terms(root: Tag) -> None:
             notes.add(name)
             tag.decompose()
         elif name and " ".join(tag.parent.get_text(" ").split()) == name:
+            _close_tagged(tag.parent)
             tag.parent.replace_with(f"\n\n{'#' * DEFINITION_LEVEL} {name}\n\n")
     for text in root.find_all(string=_NOTE_MARK) if notes else []:
         if text.find_parent(("pre", "code")) is None:
             text.replace_with(_NOTE_MARK.sub(lambda m: "" if m[0] in notes else m[0], str(text)))
+
+
+def _close_tagged(paragraph: Tag) -> None:
+    """Before the first paragraph at the margin after a tagged paragraph's description, its section's heading
+    again (nothing when another tag or a section comes first)."""
+    section = paragraph.find_previous("h2")
+    for after in paragraph.find_next_siblings(True):
+        tag = after.select_one("span.nroffip")
+        if after.name in ("h1", "h2") or (
+            tag is not None and tag.get_text(strip=True) == after.get_text(strip=True)
+        ):
+            return
+        if "level0" in (after.get("class") or []) and after.get_text(strip=True) and section is not None:
+            after.insert_before(f"\n\n## {' '.join(section.get_text(' ').split())}\n\n")
+            return
 
 
 _NOTE = re.compile(r"\[\d{1,2}\]")

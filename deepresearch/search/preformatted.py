@@ -95,12 +95,22 @@ def prose_text(block: str) -> str | None:
             paragraph.clear()
 
     titled = False
+    section, entry, indented = "", False, False  # an anchored document's section, and the entry it is in
     for i, line in enumerate(lines):
         following = lines[i + 1] if i + 1 < len(lines) else ""
         if line.startswith("#"):  # a document's heading (_document_lines)
             flush()
             out.append(line)
+            entry, indented = line.startswith("#" * DEFINITION_LEVEL), False
+            section = section if entry else line
             continue
+        if entry and line.strip():
+            # an entry ends where prose at the margin follows its indented description (todo.html's
+            # "*option_save()*" had labelled the 1,131 paragraphs after it): its section's title again
+            if not paragraph and indented and _indent(line) == 0 and _prose_line(line) and section:
+                out.append(section)
+                entry = False
+            indented = indented or _indent(line) > 0
         if document and paragraph and line.strip() and _indent(line) != _indent(paragraph[-1]):
             # a document's header line, its example, its table row: each indented otherwise than its prose;
             # not a paragraph's hanging indent ("-f <cfgfile> : adds ..." over "    loaded. If ...") nor a
@@ -127,6 +137,7 @@ def prose_text(block: str) -> str | None:
         elif not line[:1].isspace() and _HEADING.match(line.rstrip()):
             flush()  # in an anchored document, under its sections' titles ("SWAPPING TWO CHARACTERS")
             out.append(f"{'###' if document and anchored else '##'} {line.strip()}")
+            section, entry = out[-1], False
         elif _term(line, following):
             flush()  # "symrefs" over its indented description: a definition's term, as documents.py has one
             out.append(f"{line.strip()}:")
