@@ -59,6 +59,9 @@ VIM_PAGE = (
     "SOUNDING THE HORN\n\n"
     ":horn[!] [count]\t\t\t\t\t*:horn* *:ho*\n"
     "\t\tSound the horn [count] times, or until the fog lifts with [!].\n\n"
+    "COMMANDS\t\t\t\t      MODES ~\n"
+    ":horn  :unhorn\t\t    Fog, Storm\n"
+    ":bell  :unbell\t\t    Night\n\n"
     "\t# a comment of the horn's script, no heading\n"
     "\t:horn 3\n\n"
     "The horn may fail for a few reasons:\n"
@@ -89,6 +92,8 @@ def test_a_manual_set_in_pre_with_its_notation_is_read_as_sections_entries_and_p
     assert "\n###### :horn\n\n:horn[!] [count] Sound the horn [count] times" in text, text[-900:]
     assert "\n###### E901\n\nThe horn cannot sound, because the keeper has not filled its air tank." in text
     assert "\\# a comment of the horn's script" in text  # an example's comment is no heading
+    # a table's rows, their columns apart (map.html's "COMMANDS  MODES" table read as one sentence)
+    assert "\n\nCOMMANDS | MODES\n\n:horn :unhorn | Fog, Storm\n\n:bell :unbell | Night\n\n" in text
     assert "\n###### 'cedarwick'\n\n'cedarwick' 'cew' boolean (default off)\n\nlocal to lamp\n\n" in text
     assert "\n\n:set cew fl=<Tab>{len}\n\n" in text  # the example, a line of its own
     assert "*'" not in text  # the anchors head the entries, they are not quoted

@@ -33,6 +33,7 @@ lines: Python's license.) A block with MIN_ANCHORS lines of anchors and ANCHORED
 short, is read so too: its anchors and rules are its structure (Vim's shorter help files, and its release
 notes, whose patch notes are a third prose)."""
 MIN_ANCHORS = 3
+WRAPPED = 50  # characters of a line that goes on at another indent: wrapped at the page's width
 ANCHORED_PROSE = 0.3
 
 _HEADING = re.compile(r"^[A-Z][A-Z0-9 ,()/&'.-]{2,60}$")  # "SECURITY", "CONFIGURATION PARAMETERS"
@@ -94,7 +95,7 @@ def prose_text(block: str) -> str | None:
             out.append(_joined(paragraph, manual))
             paragraph.clear()
 
-    titled = False
+    titled, row = False, False
     section, entry, indented = "", False, False  # an anchored document's section, and the entry it is in
     for i, line in enumerate(lines):
         following = lines[i + 1] if i + 1 < len(lines) else ""
@@ -116,10 +117,12 @@ def prose_text(block: str) -> str | None:
             # not a paragraph's hanging indent ("-f <cfgfile> : adds ..." over "    loaded. If ...") nor a
             # sentence going on (Vim's user manual indents a paragraph's first line)
             hanging = len(paragraph) == 1 and _indent(line) > _indent(paragraph[0]) and _prose_line(line)
-            hanging = hanging and not paragraph[0].rstrip().endswith(":")
+            hanging = hanging and not paragraph[0].rstrip().endswith(":") and len(_cells(paragraph[0])) == 1
             ends = paragraph[-1].rstrip().endswith((".", ":", ";", "!", "?"))
             prose = _prose_line(line) or not _CODE.search(line)
-            going_on = _prose_line(paragraph[-1]) and not ends and prose
+            # ... a line wrapped where the page's width ends it, not an option's short scope line
+            wrapped = len(paragraph[-1].strip()) >= WRAPPED
+            going_on = _prose_line(paragraph[-1]) and not ends and prose and wrapped
             if not (hanging or going_on):
                 flush()
         header = _MAN_HEADER.match(line)
@@ -141,10 +144,16 @@ def prose_text(block: str) -> str | None:
         elif _term(line, following):
             flush()  # "symrefs" over its indented description: a definition's term, as documents.py has one
             out.append(f"{line.strip()}:")
+        elif document and len(_cells(line)) > 1 and (row or len(_cells(following)) > 1):
+            flush()  # a table's row, its columns apart ("COMMANDS   MODES" over ":nmap ...   Normal")
+            out.append(" | ".join(_cells(line)))
+            row = True
+            continue
         else:
             if _ITEM.match(line):  # a list item starts a paragraph of its own
                 flush()
             paragraph.append(line)
+        row = False
     flush()
     return "\n\n".join(out)
 
@@ -183,6 +192,12 @@ def _anchor(line: str) -> str:
     found = _ANCHORS.match(line) or _ANCHOR_FIRST.match(line.strip()) or _ANCHORED.search(line)
     first = re.search(r"\*([^*\s]+)\*", found.group()) if found else None
     return first.group(1) if first else ""
+
+
+def _cells(line: str) -> list[str]:
+    """A line's columns: its parts three spaces or more apart (a tab counts to its stop), less Vim's "~"
+    that marks a column's header."""
+    return [cell.removesuffix(" ~").strip() for cell in re.split(r" {3,}", line.strip()) if cell.strip("~ ")]
 
 
 def _indent(line: str) -> int:
