@@ -152,6 +152,8 @@ def test_a_plans_topic_is_no_filler_the_question_wraps_its_subject_in() -> None:
         "My lamp hangs forever when the oil runs out. How do I make it give up after some time?", 4
     )
     assert hangs.sub_questions[0] == "How do I make my lamp give up after some time?", hangs.sub_questions
+    hangs = keyword_plan("My lamp hangs forever in the tower when the oil is out. How do I make it stop?", 4)
+    assert hangs.sub_questions[0] == "How do I make my lamp stop?", hangs.sub_questions
     # "Why does vim suddenly jump to a new line ...": the verb after a manner adverb was the topic "jump"
     phrases = noun_phrases("Why does the lamp suddenly flicker in the middle of my watch")
     assert [p.text for p in phrases] == ["the lamp", "my watch"]

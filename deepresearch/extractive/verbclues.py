@@ -136,8 +136,10 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         found.add(i)
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:
-        # ... or before a question word (the tokens drop a dash: "mail drains slowly — how do I ...")
-        found |= {i, nxt} if not then or then in CLOSES | CONJUNCTIONS | SUBORDINATORS | WH else set()
+        # ... or before a question word (the tokens drop a dash: "mail drains slowly — how do I ..."), or a
+        # preposition ("my program hangs forever in curl_easy_perform")
+        ends = CLOSES | CONJUNCTIONS | SUBORDINATORS | WH | PREPOSITIONS
+        found |= {i, nxt} if not then or then in ends else set()
     return found
 
 
