@@ -260,3 +260,17 @@ def test_stopping_it_after_a_why_stops_what_happens_not_its_subject() -> None:
     )
     plan = keyword_plan("Why does the keeper keep waking at dawn, and how can I prevent it?", 4)
     assert plan.sub_questions[1] == "How can I prevent the keeper from waking at dawn?", plan.sub_questions
+
+
+def test_a_line_of_an_ordinary_manual_that_opens_with_a_hash_is_no_heading() -> None:
+    # only a whole manual's own headings (_document_lines escapes the page's "#") are headings
+    block = (
+        "The lamp daemon lights the lamp at dusk and trims the wick when the flame smokes.\n"
+        "It runs as the keeper and is started by the tower's process manager at night.\n"
+        "# the keeper's note: the daemon restarts the lamp whenever the flame goes out\n"
+        "and it writes every restart to the log book of the tower for the next keeper.\n"
+    ) + "".join(
+        f"The keeper reads the log book of the tower on the {n}th night of the month.\n" for n in range(8)
+    )
+    text = prose_text(block)
+    assert text is not None and not text.startswith("#") and "\n#" not in text, text

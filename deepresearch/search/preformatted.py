@@ -99,7 +99,7 @@ def prose_text(block: str) -> str | None:
     section, entry, indented = "", False, False  # an anchored document's section, and the entry it is in
     for i, line in enumerate(lines):
         following = lines[i + 1] if i + 1 < len(lines) else ""
-        if line.startswith("#"):  # a document's heading (_document_lines)
+        if document and line.startswith("#"):  # a document's heading (_document_lines escapes the page's "#")
             flush()
             out.append(line)
             entry, indented = line.startswith("#" * DEFINITION_LEVEL), False
