@@ -260,6 +260,8 @@ def test_stopping_it_after_a_why_stops_what_happens_not_its_subject() -> None:
     )
     plan = keyword_plan("Why does the keeper keep waking at dawn, and how can I prevent it?", 4)
     assert plan.sub_questions[1] == "How can I prevent the keeper from waking at dawn?", plan.sub_questions
+    plan = keyword_plan("Why does the keeper keep the old wick, and how do I stop it?", 4)
+    assert plan.sub_questions[1] == "How do I stop the keeper from keeping the old wick?", plan.sub_questions
 
 
 def test_a_line_of_an_ordinary_manual_that_opens_with_a_hash_is_no_heading() -> None:

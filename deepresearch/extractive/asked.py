@@ -294,17 +294,16 @@ def parallel(clause: str, before: str) -> str:
     if (stop := _STOP_IT.match(clause)) and (why := _WHY_DOES.match(before)):
         words = why["rest"].split()
         said = [word for word in verbs(before) if word.lower() not in ("does", "do", "did")]
-        k = next((i for i, word in enumerate(words) if said and word == said[-1]), 0)
-        k = next((i for i, word in enumerate(words) if word in said), k)
+        k = next((i for i, word in enumerate(words) if word in said), 0)
         adverbs = k
         while adverbs > 1 and manner_adverb(words[adverbs - 1].lower()):
             adverbs -= 1  # "vim suddenly jump": the subject, then how it happens
         # "git keep asking for my password": git from asking for it
-        doing = words[k + 1] if k + 1 < len(words) and words[k].lower() in ("keep", "keeps") else ""
-        verb = doing if doing.endswith("ing") else gerund(words[k]) if k < len(words) else ""
-        linked = words[adverbs - 1].lower() in _LINKS if adverbs > 0 else False  # "the lamp go dark"
-        if k > 0 and adverbs > 0 and verb and not linked:
-            happening = [*words[:adverbs], "from", *words[adverbs:k], verb, *words[k + 1 + bool(doing) :]]
+        kept = k + 1 < len(words) and words[k].lower() in ("keep", "keeps") and words[k + 1].endswith("ing")
+        verb = words[k + 1] if kept else gerund(words[k])
+        linked = words[adverbs - 1].lower() in _LINKS  # "the lamp go dark"
+        if k > 0 and not linked:
+            happening = [*words[:adverbs], "from", *words[adverbs:k], verb, *words[k + 1 + kept :]]
             return f"{stop[1]} {' '.join(happening)}{clause[stop.end() :]}"
     said = re.search(rf"\bit(?={_STATE})", clause, re.IGNORECASE)
     if said is None:

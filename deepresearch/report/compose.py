@@ -95,7 +95,8 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     seen_urls = {u for s in sources for u in (s["url"], s.get("final_url")) if u}
     engine = state["engine"]
     # the extractive engine's report is the fetched pages' words: an address in a quote is shown, not linked
-    checked_body, check = check_citations(body.strip(), passages, seen_urls, quoted=engine == "extractive")
+    quoted = engine == "extractive"
+    checked_body, check = check_citations(body.strip(), passages, seen_urls, quoted=quoted)
     cited = sorted(cited_numbers(checked_body))
     # deterministic header (no wall clock): a re-run of this stage must produce byte-identical files
     fetched_until = max((s.get("fetched_at", "")[:10] for s in sources), default="") or "n/a"
@@ -116,7 +117,7 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     ]
     markdown = "\n".join(header) + "\n" + checked_body + "\n\n" + sources_markdown(sources, set(cited))
     # the question and the fetched pages' titles come from outside too: the whole file keeps the link rule
-    markdown, removed = sanitize_links(markdown, seen_urls, quoted=engine == "extractive")
+    markdown, removed = sanitize_links(markdown, seen_urls, quoted=quoted)
     markdown = markdown.rstrip("\n") + "\n"
     check.unknown_urls_removed = list(dict.fromkeys([*check.unknown_urls_removed, *removed]))
     public_sources = [
