@@ -130,7 +130,7 @@ def tagged_terms(root: Tag) -> None:
         if _NOTE.fullmatch(name):
             notes.add(name)
             tag.decompose()
-        elif name and " ".join(tag.parent.get_text(" ").split()) == name:
+        elif name and _tag_of(tag.parent) == name:
             _close_tagged(tag.parent)
             tag.parent.replace_with(f"\n\n{'#' * DEFINITION_LEVEL} {name}\n\n")
     for text in root.find_all(string=_NOTE_MARK) if notes else []:
@@ -143,14 +143,18 @@ def _close_tagged(paragraph: Tag) -> None:
     again (nothing when another tag or a section comes first)."""
     section = paragraph.find_previous("h2")
     for after in paragraph.find_next_siblings(True):
-        tag = after.select_one("span.nroffip")
-        if after.name in ("h1", "h2") or (
-            tag is not None and tag.get_text(strip=True) == after.get_text(strip=True)
-        ):
+        if after.name in ("h1", "h2") or _tag_of(after):
             return
         if "level0" in (after.get("class") or []) and after.get_text(strip=True) and section is not None:
             after.insert_before(f"\n\n## {' '.join(section.get_text(' ').split())}\n\n")
             return
+
+
+def _tag_of(paragraph: Tag) -> str:
+    """The tag a paragraph holds alone (roffit's ``span.nroffip``), or ""."""
+    tag = paragraph.select_one("span.nroffip")
+    name = " ".join(tag.get_text(" ").split()) if tag is not None else ""
+    return name if name and " ".join(paragraph.get_text(" ").split()) == name else ""
 
 
 _NOTE = re.compile(r"\[\d{1,2}\]")
