@@ -64,6 +64,9 @@ VIM_PAGE = (
     ":bell  :unbell\t\t    Night\n\n"
     "\t# a comment of the horn's script, no heading\n"
     "\t:horn 3\n\n"
+    "There are two ways to sound it:\n"
+    "1.\tPull the horn's cord once for every ship that passes the point at night.\n"
+    "2.\tTurn the horn's crank until the fog lifts from the bay and the ships are seen.\n\n"
     "The horn may fail for a few reasons:\n"
     "*E901*\tThe horn cannot sound, because the keeper has not filled its air tank.\n"
     "-----------------------------------------\n"
@@ -92,6 +95,8 @@ def test_a_manual_set_in_pre_with_its_notation_is_read_as_sections_entries_and_p
     assert "\n###### :horn\n\n:horn[!] [count] Sound the horn [count] times" in text, text[-900:]
     assert "\n###### E901\n\nThe horn cannot sound, because the keeper has not filled its air tank." in text
     assert "\\# a comment of the horn's script" in text  # an example's comment is no heading
+    # a numbered item is no term over itself ("*1.*: Use a mix of <Tab> and space characters")
+    assert "\n\n1. Pull the horn's cord once" in text and "\n\n2. Turn the horn's crank" in text, text
     # a table's rows, their columns apart (map.html's "COMMANDS  MODES" table read as one sentence)
     assert "\n\nCOMMANDS | MODES\n\n:horn :unhorn | Fog, Storm\n\n:bell :unbell | Night\n\n" in text
     assert "\n###### 'cedarwick'\n\n'cedarwick' 'cew' boolean (default off)\n\nlocal to lamp\n\n" in text

@@ -49,6 +49,7 @@ _CODE = re.compile(
 _INLINE_TERM = re.compile(
     r"^\s*(?P<term>[-.]*\w[-\w.]*(?: [-\w.<>=]+)?|[^\s\w-])\s{2,}(?P<text>[A-Z]\S*\s.*\S)$"
 )
+_NUMBERED = re.compile(r"\d{1,2}[.)](?=\s|$)")  # a numbered item's number
 _MAN_HEADER = re.compile(r"^\s*(\S+\(\d\w*\))\s+.*\1\s*$")
 # a document's section rule ("=====..."), its anchors ("*'expandtab'* *'et'*": Vim's tags), on a line of
 # their own, after a section's title ("2. Abbreviations    *abbreviations*") or before it ("*07.1*  Edit")
@@ -127,6 +128,8 @@ def prose_text(block: str) -> str | None:
                 flush()
         header = _MAN_HEADER.match(line)
         inline = _INLINE_TERM.match(line) if " | " not in line else None  # a table's row names no term
+        if inline and _NUMBERED.fullmatch(inline["term"]):
+            inline = None  # ... nor does a numbered item ("1.  Use a mix of <Tab> and space characters.")
         if header and manual and not titled:  # "SMTPD(8)  SMTPD(8)": the page's heading, over its sections
             flush()
             out.append(f"# {header.group(1)}")
@@ -144,14 +147,14 @@ def prose_text(block: str) -> str | None:
         elif _term(line, following):
             flush()  # "symrefs" over its indented description: a definition's term, as documents.py has one
             out.append(f"{line.strip()}:")
-        elif document and len(_cells(line)) > 1 and (row or len(_cells(following)) > 1):
+        elif document and _row(line) and (row or _row(following)):
             flush()  # a table's row, its columns apart ("COMMANDS   MODES" over ":nmap ...   Normal")
             out.append(" | ".join(_cells(line)))
             row = True
             continue
         else:
-            if _ITEM.match(line):  # a list item starts a paragraph of its own
-                flush()
+            if _ITEM.match(line) or (document and _NUMBERED.match(line.strip() + " ")):
+                flush()  # a list item starts a paragraph of its own
             paragraph.append(line)
         row = False
     flush()
@@ -198,6 +201,12 @@ def _cells(line: str) -> list[str]:
     """A line's columns: its parts three spaces or more apart (a tab counts to its stop), less Vim's "~"
     that marks a column's header."""
     return [cell.removesuffix(" ~").strip() for cell in re.split(r" {3,}", line.strip()) if cell.strip("~ ")]
+
+
+def _row(line: str) -> bool:
+    """A table's row: two columns or more, not a numbered item ("1.  Use a mix of <Tab> and spaces")."""
+    cells = _cells(line)
+    return len(cells) > 1 and not _NUMBERED.fullmatch(cells[0])
 
 
 def _indent(line: str) -> int:
