@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import LINE_BREAK
 from deepresearch.search.documents import extract_text
 from deepresearch.search.entries import shared_words
 from deepresearch.search.preformatted import prose_text
@@ -94,7 +95,7 @@ def test_a_manual_kept_as_text_in_pre_reads_as_paragraphs_and_list_items() -> No
     assert blocks[3].startswith("The keeper trims the wick at dusk and lights the lamp when the sun has gone")
 
 
-def test_a_code_sample_in_pre_stays_one_line() -> None:
+def test_a_code_sample_in_pre_stays_one_line_its_lines_kept_apart() -> None:
     commented = "".join(
         f"# the keeper trims the wick of lamp number {n} at dusk every night\n" for n in "12345"
     )
@@ -108,7 +109,9 @@ def test_a_code_sample_in_pre_stays_one_line() -> None:
     for sample in samples:
         assert prose_text(sample) is None, sample
         page = extract_text(Path("p.html"), _html(f"<p>The lamp's setup:</p><pre>{sample}</pre>")).text
-        assert " ".join(sample.split()) in page.replace("\\#", "#"), page
+        # one line, its lines apart by the sample's line break (tests/test_sample_lines.py)
+        lines = [" ".join(line.split()) for line in sample.splitlines() if line.strip()]
+        assert LINE_BREAK.join(lines) in page.replace("\\#", "#"), page
 
 
 def test_a_menu_shown_only_on_a_click_is_no_text_of_the_page() -> None:

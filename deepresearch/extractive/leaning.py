@@ -36,7 +36,7 @@ _CONNECTIVE = re.compile(
     r"(?:case|cases|way|ways|words|situations?)|"
     r"as a result|this way|that way|for (?:example|instance)|on the other hand|conversely|nevertheless|"
     r"nonetheless|alternatively|accordingly|by contrast|in contrast|in addition(?=,)|as such(?=,)|e\.g(?=\.)|"
-    r"because of (?:this|that|these|those|it)|"
+    r"because of (?:this|that|these|those|it)|the same(?= )|"  # "The same solution also works for ..."
     r"because\s+(?:that|this|it|they|these|those)\b(?![^,;]*[,;]))\b,?",
     re.IGNORECASE,
 )

@@ -162,20 +162,22 @@ class KeywordPlan:
 
 def _clauses(question: str, why: bool = True) -> list[str]:
     question = as_asked(" ".join(question.split()).strip(), why)
+    question = _CODE_STATEMENT.sub(lambda code: code.group().replace(";", "\0"), question)  # kept whole
     clauses = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
     clauses = [_ASIDE.sub(r" (\1)", clause).strip(" —–") for clause in clauses]
-    return [_FOLLOW_UP.sub("", clause) for clause in clauses] or [question.strip(" ?.")]
+    clauses = [_FOLLOW_UP.sub("", clause) for clause in clauses] or [question.strip(" ?.")]
+    return [clause.replace("\0", ";") for clause in clauses]
 
 
+# a statement of code a question quotes ("Why does a = a.transpose(); give me ...?"): its ";" ends no clause
+_CODE_STATEMENT = re.compile(rf"(?:[\w.]+\s*=\s*[^;?]*|\b\w+\([^()]*\));(?!\s*(?:{_WH})\b)", re.I)
 # an aside between dashes, or one a dash opens at the clause's end: "Which session backend should I choose
 # — database, cache, or signed cookies — and ...?" asked "Which session backend should I choose — ... —?"
 _ASIDE = re.compile(r"\s+[—–]\s*([^—–]+?)\s*(?:[—–]|$)")
 
-
 # "Can I use flask run in production? If not, what should I use instead?": the condition is the answer to
-# the clause before; what the clause asks comes after it
-# ... and "And what happens to the others?" after "?" asks what it asks (it read as a condition, "... when And
-# what happens to the others?")
+# the clause before; what the clause asks comes after it ... and "And what happens to the others?" after "?"
+# asks what it asks (it read as a condition, "... when And what happens to the others?")
 _FOLLOW_UP = re.compile(
     rf"^(?:(?:if\s+(?:not|so|yes|no)|otherwise|and\s+if\s+not)\s*,|and|but|also|plus)\s*(?=(?:{_WH})\b)", re.I
 )
@@ -443,10 +445,8 @@ def _aspects(
 
 
 _ASKS_LIMITS = re.compile(
-    r"\b(limits?|limitations?|risks?|drawbacks?|pitfalls?|costs?|trade-?offs?|downsides?|caveats?)\b",
-    re.IGNORECASE,
+    r"\b(limits?|limitations?|risks?|drawbacks?|pitfalls?|costs?|trade-?offs?|downsides?|caveats?)\b", re.I
 )
-
 
 _ASPECT_WORDS = re.compile(
     r"\b(?:limitations?|limits?|drawbacks?|risks?|pitfalls?|caveats?|downsides?|careful(?:ly)?|work|works|"

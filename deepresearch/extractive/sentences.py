@@ -110,6 +110,8 @@ _NOT_NAMES = _words("example examples step") | {word for title in ADMONITIONS fo
 _DETERMINERS = _words(
     "the a an this that these those its their each every some any all no one both either neither such other"
 )
+_BARE = re.compile(r"(?:This|It) ")  # a pronoun that opens a definition: its term
+_OWN_PLACE = re.compile(r"(?:This|These) (?:section|subsection|chapter)s?\b")  # "This section is for ..."
 _FIELD_WORDS = 3  # "Return type :", "Default value:": a field's name, not a sentence announcing a sample
 _TYPE_VALUE = re.compile(r"^[A-Za-z_][\w.]*(?:\[[\w\[\]., …]*\])?$")  # "None", "Optional[str]", "IO"
 MAX_LIST_ITEMS = 8
@@ -155,9 +157,11 @@ class _Reader:
         subject = self.subject
         if names_an_entry(sentence) and subject != self.label:  # (an entry's heading is its subject)
             subject = self.label if entry_name(self.label) else ""
-        if not previous and (self.term or subject) and points_at_subject(sentence):
-            # a section opening "This module implements ..." points at the page's subject: named as label;
-            # a definition's "This form is to view ..." at its term (git-diff's synopsis forms)
+        subject = self.label if self.label and _OWN_PLACE.match(sentence) else subject  # not the page's
+        # a section opening "This module implements ..." points at the page's subject: named as label; a
+        # definition's "This form is to view ...", and its first "This will ..." or "It ...", at its term
+        bare = self.term and _BARE.match(sentence) and self.term.split()[0].lower() not in _NOT_NAMES
+        if not previous and (self.term or subject) and (points_at_subject(sentence) or bare):
             self.add(sentence, self.term or subject)
             return
         if leans_back(sentence):
@@ -390,9 +394,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
 
 
 # release notes describe what changed, not how a thing works
-_NEWS = re.compile(
-    r"\b(?:the new|is new|now|has been added|have been added|was added|were added)\b", re.IGNORECASE
-)
+_NEWS = re.compile(r"\b(?:the new|is new|now|has been added|have been added|was added|were added)\b", re.I)
 
 
 def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:

@@ -46,12 +46,13 @@ _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 # a bracket or code ("`tests/test_pg_pool.py` makes the race deterministic.": a sentence of its own, cited on
 # its own) - not before a citation marker ("etc.) [1].": the marker belongs to the sentence it ends)
 _SENTENCE_END = re.compile(
-    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))\s+(?=[A-Z0-9\"'(`]|\[(?!\d{1,3}\]))"
-)
-
+    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))[\s\u2424]+(?=[A-Z0-9\"'(`]|\[(?!\d{1,3}\]))"
+)  # \u2424: LINE_BREAK
+LINE_BREAK = "\u2424"
+"""A sample's line break in the corpus text ("␤"), where a sample is one line: no word to the search, a space
+to the sentence rules (search/preformatted.py sample_text writes it, report/render.py shows the lines)."""
 # "am" is the verb only next to "I" ("I am"); elsewhere a name ("git am"), no stopword (wordclasses.named_am)
 _FIRST_PERSON = re.compile(r"\b(?:i\s+am|am\s+i)\b")
-
 
 # "doesn't", "won't": an auxiliary and its negation, no keyword (read apart, "doesn" and "won" were one)
 _CONTRACTION = re.compile(r"\b[a-z]+n['’]t\b")
@@ -442,13 +443,13 @@ _FULL_SENTENCE = re.compile(
 
 
 _CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
-_BRACKETED_NAME = re.compile(r"<[A-Za-z&][\w:.&-]*>")  # "Arc<T>", "<VirtualHost>": not "</Directory>"
+_BRACKETED_NAME = re.compile(r"<[A-Za-z&][\w:.&-]*>|\[[A-Za-z][\w+.-]*\]|[<>]=(?=v?\d)")
 
 
 def code_like(text: str) -> bool:
     """A flattened code sample or configuration snippet rather than prose. (Not every sample: a session's
     output names what a question quotes from it, "v1.0.4-14-g2414721", and ranks its page - JOURNAL, 36.)
-    A name in angle brackets counts once: prose names "Arc<T>" or "<forward>" twice in a sentence."""
+    A name in brackets ("Arc<T>", "[c++17]"; not "</Directory>") and a version's bound (">=7") count once."""
     named = _BRACKETED_NAME.sub("<", text)
     return sum(1 for char in named if char in _CODE_CHARS) > max(3, len(text) // 40)
 

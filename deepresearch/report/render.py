@@ -12,7 +12,14 @@ from typing import Any
 import nh3
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.text import CODE_SPAN, content_tokens, split_sentences, tokenize
+from deepresearch.extractive.text import (
+    CODE_SPAN,
+    LINE_BREAK,
+    code_span,
+    content_tokens,
+    split_sentences,
+    tokenize,
+)
 from deepresearch.report.links import allowed_link, as_written, sanitize_links
 
 __all__ = [
@@ -24,6 +31,7 @@ __all__ = [
     "markdown_text",
     "render_fragment",
     "render_html",
+    "shown_samples",
     "sources_markdown",
     "stray_backticks",
 ]
@@ -75,8 +83,28 @@ def check_citations(
             new_sentences.append(_check_sentence(sentence, passages_by_number, result))
         out_lines.append(prefix + " ".join(new_sentences))
     # last: what the checks above wrote is read as Markdown too
-    checked, result.unknown_urls_removed = sanitize_links("\n".join(out_lines), seen_urls, quoted=quoted)
+    shown = "\n".join(shown_samples(line) for line in out_lines)
+    checked, result.unknown_urls_removed = sanitize_links(shown, seen_urls, quoted=quoted)
     return checked, result
+
+
+def shown_samples(line: str) -> str:
+    """A line of the report with its samples' lines apart, as their page shows them: a code span that holds
+    a LINE_BREAK (extractive/text.py) is a span per line ("`$ cd ..` `$ git clone super cloned`"); the
+    mark anywhere else - a sample quoted as text, a model that copied it - is the space it stood for."""
+    if LINE_BREAK not in line:
+        return line
+    out, last = [], 0
+    for start, end in code_spans(line):
+        span = line[start:end]
+        if LINE_BREAK in span:
+            fence = len(span) - len(span.lstrip("`"))
+            code = span[fence:-fence]
+            code = code[1:-1] if code[:1] == code[-1:] == " " and code.strip() else code
+            span = " ".join(code_span(part) for part in code.split(LINE_BREAK) if part.strip())
+        out += [line[last:start].replace(LINE_BREAK, " "), span]
+        last = end
+    return "".join([*out, line[last:].replace(LINE_BREAK, " ")])
 
 
 def overlap(claim: str, passage: str) -> float:
@@ -279,13 +307,29 @@ def render_fragment(markdown: str, fetched: set[str]) -> str:
         return value
 
     return nh3.clean(
-        _MD.render(markdown),
+        _MD.render(_sample_blocks(markdown)),
         tags=_TAGS,
         attributes={"a": {"href", "title", "id"}, "li": {"id"}, "sup": {"id"}},
         url_schemes={"http", "https", "corpus"},
         link_rel="noopener noreferrer nofollow",
         attribute_filter=links,
     )
+
+
+def _sample_blocks(markdown: str) -> str:
+    """Text with its samples' lines apart (LINE_BREAK), as their page shows them: a line of corpus text that
+    holds one (a passage, a fetched text) is a code block of its lines, without the escape before a comment
+    that opens it (search/documents.py); a line with code spans (a report's) a span per line."""
+    out: list[str] = []
+    for line in markdown.split("\n"):
+        if LINE_BREAK not in line or code_spans(line):
+            out.append(shown_samples(line))
+            continue
+        code = line.strip()
+        code = code[1:] if code.startswith("\\#") else code
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", code)), default=0))
+        out += [fence, *code.split(LINE_BREAK), fence]
+    return "\n".join(out)
 
 
 _TAGS = {

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from deepresearch.extractive.text import LINE_BREAK
 from deepresearch.search.base import SearchResult
 from deepresearch.search.documents import (
     SUPPORTED_SUFFIXES,
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 CORPUS_SCHEME = "corpus://"
 # bump when extraction or chunking changes: a mismatching index is rebuilt from scratch
-INDEX_VERSION = "38"
+INDEX_VERSION = "39"
 # bump when the rules of search/repeats.py change: boilerplate and duplicates are found again (no rebuild)
 REPEATS_VERSION = "2"
 _SEQ_BITS = SEQ_BITS
@@ -261,7 +262,7 @@ class CorpusIndex:
             SearchResult(
                 title=title or path,
                 url=self.url_for(path),
-                snippet=" ".join(snippet.split()),
+                snippet=" ".join(snippet.replace(LINE_BREAK, " ").split()),
                 published=_iso(mtime_ns),
                 provider="corpus",
             )

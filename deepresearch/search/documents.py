@@ -30,8 +30,9 @@ from deepresearch.search.entries import (
     shared_words,
     tagged_terms,
 )
+from deepresearch.search.layouts import generator_layouts
 from deepresearch.search.markdown import rst_text, unwrap
-from deepresearch.search.preformatted import prose_text
+from deepresearch.search.preformatted import prose_text, sample_text
 from deepresearch.web.extract import soup_of
 
 __all__ = [
@@ -230,6 +231,7 @@ def _from_html(data: bytes) -> tuple[str, str]:
     root = root or soup.body or soup
     for tag in root.select(_CHROME):
         tag.decompose()
+    generator_layouts(root)
     for banner in root.select("h1:has(> a[href^='http'])"):
         # a title that is a link to a site: its banner ("Exim Internet Mailer" labelled quotes of every page)
         if banner.get_text(strip=True) == banner.a.get_text(strip=True):
@@ -246,10 +248,9 @@ def _from_html(data: bytes) -> tuple[str, str]:
         if prose is not None:
             pre.replace_with(f"\n\n{prose}\n\n")
             continue
-        # a code sample is one line; a comment at its start must not read as a Markdown heading. (Not a code
-        # span, which the extractive reader takes for a sample: that cost held-out Git 0.79 -> 0.69 fact
-        # recall and a gold page - bench/quality/JOURNAL.md, session 36.)
-        code = " ".join(pre.get_text().split())
+        # a sample is one line (its lines apart: sample_text), a comment at its start no Markdown heading; no
+        # code span: as one, it cost held-out Git 0.79 -> 0.69 fact recall and a gold page (JOURNAL, 36)
+        code = sample_text(pre.get_text())
         pre.replace_with(f"\n\n\\{code}\n\n" if code.startswith("#") else f"\n\n{code}\n\n")
     forms: list[list[tuple[Tag, str]]] = []  # an entry and the forms stacked right after it
     for entry in root.select(ENTRY_HEADINGS):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from deepresearch.extractive.text import DEFINITION_LEVEL
+from deepresearch.extractive.text import DEFINITION_LEVEL, LINE_BREAK
 
-__all__ = ["prose_text"]
+__all__ = ["prose_text", "sample_text"]
 
 PROSE_SHARE = 0.5
 """A block is prose when at least this share of its non-blank lines are lines of prose..."""
@@ -161,6 +161,13 @@ def prose_text(block: str) -> str | None:
     return "\n\n".join(out)
 
 
+def sample_text(block: str) -> str:
+    """A sample (a <pre> block that is no prose) as one line of the corpus text, as the search and the
+    sentence rules read it, its lines apart by LINE_BREAK: joined by spaces, a report quoted "$ cd .. $ git
+    clone super cloned $ cd cloned" and a .gitignore as one line."""
+    return LINE_BREAK.join(filter(None, (" ".join(line.split()) for line in block.split("\n"))))
+
+
 def _document_lines(lines: list[str], anchored: bool) -> Iterator[str]:
     """A document's lines with its rules and anchors read: a rule ends a paragraph; in an ``anchored`` one
     (Vim's help) the line after a rule, and the first, is a section's title, a line of anchors heads the
@@ -228,7 +235,7 @@ def _joined(lines: list[str], hyphenated: bool) -> str:
     """A hard-wrapped paragraph on one line: a word nroff hyphenated at the line's end joined again ("recipi-"
     and "ent", ``hyphenated``), a hyphen a writer wrapped after kept ("comma-" and "delimited"), an item's
     marker written as "- "."""
-    text = ""
+    text, previous = "", ""
     for raw in lines:
         line = " ".join(raw.split())
         if not text:
@@ -236,6 +243,9 @@ def _joined(lines: list[str], hyphenated: bool) -> str:
             text = f"- {raw[item.end() :].strip()}" if item else line
         elif re.search(r"[a-z]-$", text) and line[:1].islower():
             text = text[:-1] + line if hyphenated else text + line  # "comma-" "delimited" keeps its hyphen
+        elif not (_prose_line(raw) or _prose_line(previous)) and any(map(_CODE.search, (raw, previous))):
+            text = f"{text}{LINE_BREAK}{line}"  # an example's lines apart (":set tabstop=3" over ":retab 8")
         else:
             text = f"{text} {line}"
+        previous = raw
     return " ".join(text.split())
