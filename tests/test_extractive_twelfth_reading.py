@@ -76,6 +76,15 @@ def test_a_table_of_samples_is_its_samples_one_after_another() -> None:
     # the output, though all numbers, is no listing's line numbers; the columns' names label nothing
     assert blocks[at + 1] == f"4 0{LINE_BREAK}0 4", blocks
     assert "Example:" not in blocks and "Output:" not in blocks
+    # ... so a sentence that announces the table's sample quotes it
+    announced = _page(
+        DOXYGEN_PAGE.replace("stop reading.</p>", "stop reading. Here is the keeper's example:</p>")
+    )
+    quoted = [q for _, q in _labelled(announced)]
+    assert any(
+        q.endswith(f"Here is the keeper's example: `Lamp lamp(3);{LINE_BREAK}cout << lamp.wick();`")
+        for q in quoted
+    ), quoted
 
 
 def test_a_version_bound_and_a_bracketed_standard_do_not_make_prose_code() -> None:

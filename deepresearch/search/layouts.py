@@ -112,14 +112,14 @@ def _doxygen_title(root: Tag) -> None:
 
 
 def _samples_table(table: Tag) -> None:
-    """A table whose cells are samples (and the names of its columns): its samples one after another. (Not
-    under their names: "Output:" read as a term that labelled the section's text after it, and "Example:" as
-    the sample a sentence before announced.)"""
+    """A table whose cells are samples: its samples one after another, without the columns' names - as a
+    row "| Example: | Output: |" ends what a sentence before announces, which took no sample; each name alone
+    read as a term ("Output:" labelled the section's text after it) or as the sample ("... solutions:
+    `Example:`")."""
     cells = [cell for cell in table.find_all(["td", "th"]) if cell.get_text(strip=True)]
-    samples = [cell for cell in cells if cell.name == "td"]
-    if not samples or any(_sample_of(cell) is None for cell in samples):
-        return
-    table.replace_with(*(_tag("pre", _sample_of(cell) or "") for cell in samples))
+    samples = [_sample_of(cell) for cell in cells if cell.name == "td"]
+    if samples and None not in samples:
+        table.replace_with(*(_tag("pre", sample or "") for sample in samples))
 
 
 CONTENTS_ROWS = 3
