@@ -116,7 +116,8 @@ tower. This is most useful for keepers who check the flame.</p></td></tr>
 <div class="refsect3"><h4>Members</h4>
 <table class="struct_members"><tbody>
 <tr><td class="struct_member_name"><p>trim ()</p></td>
-<td class="struct_member_description"><p>the trimming function of the lamp, called at dusk.</p></td>
+<td class="struct_member_description"><p>the trimming function of the lamp, called at dusk.
+Before returning, it must hand the wick back to the keeper of the lamp room.</p></td>
 <td class="struct_member_annotations"> </td></tr>
 </tbody></table></div>
 </div>
@@ -137,7 +138,10 @@ def test_a_listing_is_its_code_without_line_numbers_and_an_empty_last_cell_hides
     blocks = _page(GTKDOC_PAGE).split("\n\n")
     assert f'lamp_bind (lamp1, "flame",{LINE_BREAK}lamp2, "flame");' in blocks, blocks
     assert not any(block.startswith("1") for block in blocks), blocks
-    assert "trim (): the trimming function of the lamp, called at dusk." in blocks, blocks
+    # a member's name over its description, as a definition's term: it labels all of it
+    assert blocks[blocks.index("trim ():") + 1].startswith("the trimming function of the lamp"), blocks
+    handed = "Before returning, it must hand the wick back to the keeper of the lamp room."
+    assert ("trim ()", handed) in _labelled(_page(GTKDOC_PAGE))
 
 
 def _row(name: str, words: str = "") -> str:

@@ -17,7 +17,9 @@
   it ("If this environment variable is set, GLib assumes ...");
 - an empty annotations cell at a row's end says nothing: gtk-doc's made each member a row of three,
   "constructor () | the constructor function ... |", whose name labelled nothing (not any empty last cell:
-  a navigation bar's "Prev | Up |" would read as a term, "Prev: Up");
+  a navigation bar's "Prev | Up |" would read as a term, "Prev: Up"); and a table of names and their
+  descriptions (gtk-doc's members and parameters) is a definition list too: "dispose ()" labels all of its
+  description ("Before returning, dispose should chain up ..." read under "Members");
 - a table whose every row links into the page and holds no sentence is its table of contents (gtk-doc's
   "Functions", "Properties", "Signals" over a module's entries: "GMainLoop *: g_main_loop_new ()" rows,
   ranked as the section that answers beside the entries they name);
@@ -56,15 +58,17 @@ def generator_layouts(root: Tag) -> None:
             table.decompose()
         else:
             _samples_table(table)
-    for table in root.select("table.variablelist"):
-        _definition_list(table)
+    for cell in root.select('td[class$="_annotations"]'):  # gtk-doc's members', parameters' annotations
+        if not cell.get_text(strip=True) and cell.find_next_sibling(["td", "th"]) is None:
+            cell.decompose()
+    # a variable list, and gtk-doc's tables of a name and its description (a struct's members, parameters)
+    for table in root.find_all("table"):
+        if table.css.match("table.variablelist") or table.select_one('td[class$="_description"]'):
+            _definition_list(table)
     for paragraph in root.find_all("p"):
         _run_in_title(paragraph)
     for section in root.select(_SECTIONS):
         _section_goes_on(section)
-    for cell in root.select('td[class$="_annotations"]'):  # gtk-doc's members', parameters' annotations
-        if not cell.get_text(strip=True) and cell.find_next_sibling(["td", "th"]) is None:
-            cell.decompose()
 
 
 _SECTIONS = "div.refsect1, div.refsect2, div.refsect3, div.sect1, div.sect2, div.sect3, div.section, section"
