@@ -119,6 +119,9 @@ tower. This is most useful for keepers who check the flame.</p></td></tr>
 <td class="struct_member_description"><p>the trimming function of the lamp, called at dusk.
 Before returning, it must hand the wick back to the keeper of the lamp room.</p></td>
 <td class="struct_member_annotations"> </td></tr>
+<tr><td class="struct_member_name"><p>light ()</p></td>
+<td class="struct_member_description"><p>the lighting function of the lamp, called at dusk.</p></td>
+<td class="struct_member_annotations"><span class="annotation">[nullable]</span></td></tr>
 </tbody></table></div>
 </div>
 """
@@ -140,6 +143,11 @@ def test_a_listing_is_its_code_without_line_numbers_and_an_empty_last_cell_hides
     assert not any(block.startswith("1") for block in blocks), blocks
     # a member's name over its description, as a definition's term: it labels all of it
     assert blocks[blocks.index("trim ():") + 1].startswith("the trimming function of the lamp"), blocks
+    # ... with its annotations after its description
+    assert (
+        blocks[blocks.index("light ():") + 1]
+        == "the lighting function of the lamp, called at dusk. [nullable]"
+    )
     handed = "Before returning, it must hand the wick back to the keeper of the lamp room."
     assert ("trim ()", handed) in _labelled(_page(GTKDOC_PAGE))
 
@@ -209,6 +217,13 @@ def test_a_sections_text_after_its_sub_section_stands_under_its_own_heading_agai
     labelled = _labelled(text)
     macros = next(label for label, q in labelled if q.startswith("The tower ships"))
     assert macros == "Running lamps", labelled
+    # ... not over a line of a few words (gtk-doc's "Since: 2.14" after each function's parameters)
+    since = _page(
+        '<h1>Lamp manual</h1><div class="refsect2"><h3>lamp_trim ()</h3><p>Trims the wick of the lamp.</p>'
+        '<div class="refsect3"><h4>Parameters</h4><p>The wick to trim, and how far.</p></div>'
+        "<p>Since: 2.14</p></div>"
+    )
+    assert since.count("### lamp_trim ()") == 1, since
     # a parent section with no heading of its own heads nothing again (not "Oil")
     assert text.count("### Oil") == 1 and text.count("## Running lamps") == 2, text
 

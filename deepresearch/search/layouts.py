@@ -75,11 +75,18 @@ _SECTIONS = "div.refsect1, div.refsect2, div.refsect3, div.sect1, div.sect2, div
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 
 
+GOES_ON_WORDS = 8
+"""The fewest words of the text after a sub-section that is written under its section's heading again: not
+gtk-doc's "Since: 2.14" after each function's parameters (1,150 headings written again, for nothing)."""
+
+
 def _section_goes_on(section: Tag) -> None:
     """The text its parent section holds after it (not another section) under the parent's heading again."""
     after = next((tag for tag in section.find_next_siblings() if tag.get_text(strip=True)), None)
     parent = section.parent
     if after is None or after.name in _HEADINGS or after.css.match(_SECTIONS) or parent is None:
+        return
+    if len(after.get_text(" ").split()) < GOES_ON_WORDS:
         return
     heading = parent.find(_HEADINGS) if parent.css.match(_SECTIONS) else None
     # ... its own heading, not one of a sub-section before (a parent with none heads nothing)
@@ -158,14 +165,19 @@ def _sample_of(cell: Tag) -> str | None:
 
 
 def _definition_list(table: Tag) -> None:
-    """A variable list's rows (a term's cell, its description's cell) as a <dl> of them."""
+    """A variable list's rows (a term's cell, its description's cell, and gtk-doc's annotations of it:
+    "[nullable]") as a <dl> of them."""
     rows = [row.find_all("td", recursive=False) for row in table.find_all("tr")]
-    if not rows or any(len(row) != 2 for row in rows):
+    noted = [row[:2] + [c for c in row[2:] if not c.css.match('td[class$="_annotations"]')] for row in rows]
+    if not rows or any(len(row) != 2 for row in noted):
         return
     listing = BeautifulSoup("", "html.parser").new_tag("dl")
-    for term, description in rows:
+    for term, description, *notes in rows:
         listing.append(_tag("dt", " ".join(term.get_text(" ").split())))
         description.name = "dd"
+        said = (description.find_all("p") or [description])[-1]
+        for note in notes:  # after the description it qualifies
+            said.append(f" {' '.join(note.get_text(' ').split())}")
         listing.append(description.extract())
     table.replace_with(listing)
 
