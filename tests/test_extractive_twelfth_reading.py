@@ -239,3 +239,17 @@ def test_this_section_at_a_sections_start_is_labelled_with_the_section_not_the_p
             "This section is for keepers of brass lamps only, who trim their wicks every night.",
         )
     ]
+
+
+def test_a_terms_description_in_lower_case_is_quoted_when_a_verb_makes_it_a_sentence() -> None:
+    text = _page(
+        "<h1>Lamp</h1><h2>Members</h2><dl><dt>douse ()</dt><dd><p>the dousing function is supposed to put out"
+        " the flame of the lamp, but keep the wick intact. Before returning, it must close the lamp room.</p>"
+        "</dd><dt>light ()</dt><dd><p>the generic lighter for all lamps of this tower.</p></dd>"
+        "<dt>Step 2</dt><dd><p>the keeper is the one who lights the lamp at dusk every night.</p></dd></dl>"
+    )
+    labelled = _labelled(text)
+    douse = "the dousing function is supposed to put out the flame of the lamp, but keep the wick intact."
+    assert ("douse ()", douse) in labelled, labelled
+    # a noun phrase alone is no sentence; a remark's lower-case text no definition
+    assert not any(q.startswith(("the generic lighter", "the keeper is")) for _, q in labelled), labelled

@@ -58,6 +58,8 @@ from deepresearch.extractive.text import (
     section_label,
     split_sentences,
 )
+from deepresearch.extractive.verbclues import subjectless
+from deepresearch.extractive.wordclasses import AUX_BE, AUX_DO, AUX_HAVE
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
 _API_HEADING = re.compile(r"(?:class|event|interface)\s*:\s|[\w.$]+\(", re.IGNORECASE)  # or "fs.mkdir("
@@ -67,11 +69,6 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_ARTICLE_AFTER = _words("the a an true false none whether if")
-_OPENERS = _words(
-    "the a an this that these those it its if when while for in on to as by with all each every some any "
-    "no not only most many python always never use note see both either neither"
-)
 # ... not one that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...")
 _NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
 COVERAGE = 0.45
@@ -118,6 +115,7 @@ MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
 SAMPLE_CHARS = 200  # the longest sample quoted with the sentence that announces it
 STATEMENT_MIN_WORDS = 6
+LOWER_VERB_AT = 8  # the words of a term's lower-case description its verb is among ("the X function is ...")
 TERM_MIN_WORDS = 4
 """A quotable sentence has STATEMENT_MIN_WORDS words, or TERM_MIN_WORDS under a definition list's term."""
 
@@ -150,7 +148,7 @@ class _Reader:
     def sentence(self, sentence: str) -> None:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
         # a question is read (a sentence after it may lean on it), but is no quote
-        quotable = _prose(sentence) or self._short_definition(sentence)
+        quotable = _prose(sentence) or self._short_definition(sentence) or self._lower(sentence, previous)
         if not quotable or FORWARD.search(sentence) or asks(sentence):
             return
         # "This option ...": the entry its section is named after, never the page
@@ -182,7 +180,7 @@ class _Reader:
 
     def _needs_subject(self, sentence: str) -> bool:
         """ "Returns the ..." is quoted only under a heading or a term that names its subject."""
-        return not (self.term or self.label) and _subjectless(sentence)
+        return not (self.term or self.label) and subjectless(sentence)
 
     def _short_definition(self, sentence: str) -> bool:
         """A definition under its term says what it does in few words ("store:" then "Store credentials
@@ -198,6 +196,14 @@ class _Reader:
             and words[1] not in PREPOSITIONS
             and _prose(sentence, TERM_MIN_WORDS)
         )
+
+    def _lower(self, sentence: str, previous: tuple[str, ...]) -> bool:
+        """A term's description in lower case, as API references write it ("dispose ():" over "the dispose
+        function is supposed to ..."): its first sentence when a verb makes it one, not a noun phrase."""
+        if previous or not self.term or self.term.split()[0].lower() in _NOT_NAMES or sentence[:1].isupper():
+            return False
+        verb = any(word in AUX_BE | AUX_DO | AUX_HAVE for word in sentence.lower().split()[1:LOWER_VERB_AT])
+        return verb and _prose(sentence[0].upper() + sentence[1:])
 
     def _lean(self, chain: list[str]) -> None:
         """Quote a sentence that leans on the ones before it. When the unit just read ends with the sentence
@@ -407,12 +413,6 @@ def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
         and not VERSION_NOTE.match(sentence)  # version history, not what the thing does
         and sentence.count("(") == sentence.count(")")  # not a piece of a parenthesis
     )
-
-
-def _subjectless(sentence: str) -> bool:
-    """ "Specifies the maximum age ...", "Run the command ...": a verb first, its subject in the heading."""
-    words = sentence.split()
-    return len(words) > 1 and words[0].lower() not in _OPENERS and words[1].lower() in _ARTICLE_AFTER
 
 
 @dataclass(frozen=True, slots=True)

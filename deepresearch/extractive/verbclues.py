@@ -45,6 +45,7 @@ __all__ = [
     "passing_times",
     "placed_verbs",
     "spoken_verbs",
+    "subjectless",
     "verb_after_subject",
 ]
 
@@ -275,3 +276,21 @@ def spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         if third and opens:
             found.add(nxt)  # a statement opening "Git asks for my password": a name and its verb
     return found
+
+
+def _set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_ARTICLE_AFTER = _set("the a an true false none whether if")
+_OPENERS = _set(
+    "the a an this that these those it its if when while for in on to as by with all each every some any "
+    "no not only most many python always never use note see both either neither"
+)
+
+
+def subjectless(sentence: str) -> bool:
+    """ "Specifies the maximum age ...", "Run the command ...": a sentence of a page that opens on its verb,
+    its subject in the heading (extractive/sentences.py quotes it only under one)."""
+    words = sentence.split()
+    return len(words) > 1 and words[0].lower() not in _OPENERS and words[1].lower() in _ARTICLE_AFTER
