@@ -58,8 +58,7 @@ from deepresearch.extractive.text import (
     section_label,
     split_sentences,
 )
-from deepresearch.extractive.verbclues import subjectless
-from deepresearch.extractive.wordclasses import AUX_BE, AUX_DO, AUX_HAVE
+from deepresearch.extractive.verbclues import subjectless, verb_of_subject
 
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
 _API_HEADING = re.compile(r"(?:class|event|interface)\s*:\s|[\w.$]+\(", re.IGNORECASE)  # or "fs.mkdir("
@@ -115,7 +114,6 @@ MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
 SAMPLE_CHARS = 200  # the longest sample quoted with the sentence that announces it
 STATEMENT_MIN_WORDS = 6
-LOWER_VERB_AT = 8  # the words of a term's lower-case description its verb is among ("the X function is ...")
 TERM_MIN_WORDS = 4
 """A quotable sentence has STATEMENT_MIN_WORDS words, or TERM_MIN_WORDS under a definition list's term."""
 
@@ -202,8 +200,7 @@ class _Reader:
         function is supposed to ..."): its first sentence when a verb makes it one, not a noun phrase."""
         if previous or not self.term or self.term.split()[0].lower() in _NOT_NAMES or sentence[:1].isupper():
             return False
-        verb = any(word in AUX_BE | AUX_DO | AUX_HAVE for word in sentence.lower().split()[1:LOWER_VERB_AT])
-        return verb and _prose(sentence[0].upper() + sentence[1:])
+        return verb_of_subject(sentence) and _prose(sentence[0].upper() + sentence[1:])
 
     def _lean(self, chain: list[str]) -> None:
         """Quote a sentence that leans on the ones before it. When the unit just read ends with the sentence

@@ -6,12 +6,14 @@ end of a "What do ... mean?" or a "How does X made with Y work?" question. Each 
 from __future__ import annotations
 
 import re
+from itertools import takewhile
 
 from deepresearch.extractive.inflection import ends_in_s
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
     AUX_BE,
     AUX_DO,
+    AUX_HAVE,
     BE_CONTRACTED,
     CAUSATIVES,
     CLOSES,
@@ -47,6 +49,7 @@ __all__ = [
     "spoken_verbs",
     "subjectless",
     "verb_after_subject",
+    "verb_of_subject",
 ]
 
 CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")  # "WITHOUT ROWID", "VACUUM": a keyword written in capitals
@@ -294,3 +297,14 @@ def subjectless(sentence: str) -> bool:
     its subject in the heading (extractive/sentences.py quotes it only under one)."""
     words = sentence.split()
     return len(words) > 1 and words[0].lower() not in _OPENERS and words[1].lower() in _ARTICLE_AFTER
+
+
+_QUALIFIES = PREPOSITIONS | SUBJECT_PRONOUNS | SUBORDINATORS | _set("which who whose whom where")
+
+
+def verb_of_subject(sentence: str, within: int = 8) -> bool:
+    """An auxiliary after the subject a sentence opens on, before any phrase or clause that qualifies it:
+    "the dispose function is supposed to ..." has one; "the path to the directory you are interested in",
+    "the object whose signal handlers are sought" (noun phrases, gtk-doc's parameters) none."""
+    words = takewhile(lambda word: word not in _QUALIFIES, sentence.lower().split()[1:within])
+    return any(word in AUX_BE | AUX_DO | AUX_HAVE for word in words)
