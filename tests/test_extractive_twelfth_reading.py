@@ -8,6 +8,7 @@ from pathlib import Path
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import LINE_BREAK, code_like, heading_passages
+from deepresearch.extractive.verbclues import verb_of_subject
 from deepresearch.search.documents import extract_text
 
 
@@ -253,3 +254,7 @@ def test_a_terms_description_in_lower_case_is_quoted_when_a_verb_makes_it_a_sent
     assert ("douse ()", douse) in labelled, labelled
     # a noun phrase alone is no sentence; a remark's lower-case text no definition
     assert not any(q.startswith(("the generic lighter", "the keeper is")) for _, q in labelled), labelled
+    # ... nor one whose verb is in a clause that qualifies its noun (gtk-doc's parameters)
+    assert verb_of_subject("the dousing function is supposed to put out the flame.")
+    assert not verb_of_subject("the path to the wick you are interested in.")
+    assert not verb_of_subject("the lamp whose wicks are trimmed.")
