@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,3 +54,17 @@ def web_settings(backend: Backend, **overrides: Any) -> Settings:
     }
     values.update(overrides)
     return Settings(**values)
+
+
+def corpus_settings(tmp_path: Path, corpus: Path, **extra: Any) -> Settings:
+    """An extractive engine that searches only the corpus folder (no web, no model)."""
+    return Settings(
+        home=tmp_path / "home",
+        workspace_dir=tmp_path / "workspace",
+        corpus_dir=corpus,
+        corpus_only=True,
+        duckduckgo_enabled=False,
+        search_providers=["generic"],
+        engine="extractive",
+        **extra,
+    )

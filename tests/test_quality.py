@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from bench.quality.grammar import grammar_problems
-from config import Settings
 from deepresearch.engine.core import open_engine
 from deepresearch.extractive.bm25 import BM25F
 from deepresearch.extractive.planning import keyword_plan
@@ -31,6 +30,7 @@ from deepresearch.report.compose import (
 from deepresearch.report.compose import extractive_review as review
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
+from tests._search_helpers import corpus_settings
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 QUALITY_DOCS = Path(__file__).resolve().parent / "fixtures" / "quality-docs"
@@ -367,7 +367,7 @@ async def test_the_readme_question_over_this_repository_s_docs_explains_the_mech
     by bench/quality.py, not pinned here): beyond the summary, the Findings quote at least three more
     sentences, and the durability doc's receipts section is among them."""
     shutil.copytree(QUALITY_DOCS, tmp_path / "docs")
-    settings = _corpus_settings(tmp_path, tmp_path / "docs")
+    settings = corpus_settings(tmp_path, tmp_path / "docs")
     async with open_engine(settings) as engine:
         run = await engine.create_run(README_QUESTION)
         final = await engine.execute(run.run_id)
@@ -409,7 +409,7 @@ async def test_a_round_reads_more_local_documents_than_it_would_fetch_from_the_w
         (docs / f"{i}-{part}.md").write_text(
             f"# The lighthouse {part}\n\nThe lighthouse {part} {does}. Every lighthouse beam needs it.\n"
         )
-    settings = _corpus_settings(tmp_path, docs, sources_to_fetch=2, max_research_loops=1)
+    settings = corpus_settings(tmp_path, docs, sources_to_fetch=2, max_research_loops=1)
     async with open_engine(settings) as engine:
         run = await engine.create_run("How does a lighthouse make its beam?")
         final = await engine.execute(run.run_id)
@@ -439,7 +439,7 @@ async def test_a_sub_question_one_source_answers_is_an_open_question_in_a_senten
         "# Lighthouse lens\n\nThe lens of a lighthouse gathers the lamp's light into a beam. Prisms above "
         "and below the lens bend stray light into the beam, so the light reaches far out to sea.\n"
     )
-    settings = _corpus_settings(tmp_path, docs)
+    settings = corpus_settings(tmp_path, docs)
     async with open_engine(settings) as engine:
         run = await engine.create_run("How does a lighthouse lens gather light into a beam?")
         final = await engine.execute(run.run_id)
@@ -454,20 +454,6 @@ async def test_a_sub_question_one_source_answers_is_an_open_question_in_a_senten
         "Only one source holds evidence on: How does a lighthouse lens gather light into a beam?"
     ], opens
     assert all(item[:1].isupper() for item in items), opens
-
-
-def _corpus_settings(tmp_path: Path, corpus: Path, **extra: Any) -> Settings:
-    """An extractive engine that searches only the corpus folder (no web, no model)."""
-    return Settings(
-        home=tmp_path / "home",
-        workspace_dir=tmp_path / "workspace",
-        corpus_dir=corpus,
-        corpus_only=True,
-        duckduckgo_enabled=False,
-        search_providers=["generic"],
-        engine="extractive",
-        **extra,
-    )
 
 
 def test_the_grammar_check_reads_an_auxiliary_put_before_its_subject() -> None:

@@ -8,13 +8,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from config import Settings
 from deepresearch.engine.core import open_engine
 from deepresearch.extractive.text import LINE_BREAK, split_sentences
 from deepresearch.report.render import check_citations, render_fragment
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
 from deepresearch.search.preformatted import prose_text
+from tests._search_helpers import corpus_settings
 
 CLONE_PAGE = """<html><head><title>Copying the logbook</title></head><body><main>
 <h1>Copying the lighthouse logbook</h1>
@@ -106,15 +106,7 @@ async def test_an_extractive_report_quotes_a_sample_line_by_line(tmp_path: Path)
     corpus.mkdir()
     (corpus / "clone.html").write_text(CLONE_PAGE)
     (corpus / "ignore.html").write_text(IGNORE_PAGE)
-    settings = Settings(
-        home=tmp_path / "home",
-        workspace_dir=tmp_path / "workspace",
-        corpus_dir=corpus,
-        corpus_only=True,
-        duckduckgo_enabled=False,
-        search_providers=["generic"],
-        engine="extractive",
-    )
+    settings = corpus_settings(tmp_path, corpus)
     async with open_engine(settings) as engine:
         run = await engine.create_run("How do I copy the lighthouse logbook to a new machine?")
         final = await engine.execute(run.run_id)

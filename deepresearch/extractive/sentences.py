@@ -156,7 +156,7 @@ class _Reader:
         subject = self.label if self.label and _OWN_PLACE.match(sentence) else subject  # not the page's
         # a section opening "This module implements ..." points at the page's subject: named as label; a
         # definition's "This form is to view ...", and its first "This will ..." or "It ...", at its term
-        bare = self.term and _BARE.match(sentence) and self.term.split()[0].lower() not in _NOT_NAMES
+        bare = self._names_a_thing() and _BARE.match(sentence)
         if not previous and (self.term or subject) and (points_at_subject(sentence) or bare):
             self.add(sentence, self.term or subject)
             return
@@ -187,18 +187,21 @@ class _Reader:
         file.") nor a remark under "Note:" or "Example:"."""
         words = sentence.lower().split()
         return (
-            bool(self.term)
-            and self.term.split()[0].lower() not in _NOT_NAMES
+            self._names_a_thing()
             and len(words) > 1
             and words[0] not in _DETERMINERS
             and words[1] not in PREPOSITIONS
             and _prose(sentence, TERM_MIN_WORDS)
         )
 
+    def _names_a_thing(self) -> bool:
+        """The term the reader is under names a thing, not a remark or a step ("Note:", "Step 1:")."""
+        return bool(self.term) and self.term.split()[0].lower() not in _NOT_NAMES
+
     def _lower(self, sentence: str, previous: tuple[str, ...]) -> bool:
         """A term's description in lower case, as API references write it ("dispose ():" over "the dispose
         function is supposed to ..."): its first sentence when a verb makes it one, not a noun phrase."""
-        if previous or not self.term or self.term.split()[0].lower() in _NOT_NAMES or sentence[:1].isupper():
+        if previous or not self._names_a_thing() or sentence[:1].isupper():
             return False
         return verb_of_subject(sentence) and _prose(sentence[0].upper() + sentence[1:])
 

@@ -11,6 +11,7 @@ from itertools import takewhile
 from deepresearch.extractive.inflection import ends_in_s
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
+    AFTER_A_VERB,
     AUX_BE,
     AUX_DO,
     AUX_HAVE,
@@ -23,6 +24,7 @@ from deepresearch.extractive.wordclasses import (
     FUNCTION_WORDS,
     NUMBERS,
     OBJECT_PRONOUNS,
+    OPENERS,
     PARTICIPLES,
     PARTICLES,
     PERFECT,
@@ -281,25 +283,14 @@ def spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     return found
 
 
-def _set(words: str) -> frozenset[str]:
-    return frozenset(words.split())
-
-
-_ARTICLE_AFTER = _set("the a an true false none whether if")
-_OPENERS = _set(
-    "the a an this that these those it its if when while for in on to as by with all each every some any "
-    "no not only most many python always never use note see both either neither"
-)
-
-
 def subjectless(sentence: str) -> bool:
     """ "Specifies the maximum age ...", "Run the command ...": a sentence of a page that opens on its verb,
     its subject in the heading (extractive/sentences.py quotes it only under one)."""
     words = sentence.split()
-    return len(words) > 1 and words[0].lower() not in _OPENERS and words[1].lower() in _ARTICLE_AFTER
+    return len(words) > 1 and words[0].lower() not in OPENERS and words[1].lower() in AFTER_A_VERB
 
 
-_QUALIFIES = PREPOSITIONS | SUBJECT_PRONOUNS | SUBORDINATORS | _set("which who whose whom where")
+_QUALIFIES = PREPOSITIONS | SUBJECT_PRONOUNS | SUBORDINATORS | WH | {"whom"}
 
 
 def verb_of_subject(sentence: str, within: int = 8) -> bool:

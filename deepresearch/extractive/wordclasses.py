@@ -41,6 +41,13 @@ CONJUNCTIONS = _set("and or but nor")
 VERSUS = _set("vs versus")  # joins the things a question compares ("X vs Y"), never two verbs
 COORDINATORS = _set("and or vs versus")  # what joins the members of a coordination
 SUBORDINATORS = _set("when while if whether because although though unless until since once that")
+# a sentence opens on its verb when its first word is none of OPENERS and its second one of AFTER_A_VERB
+# ("Specifies the maximum age ...", "Run the command ...": its subject is in the heading)
+OPENERS = _set(
+    "the a an this that these those it its if when while for in on to as by with all each every some any "
+    "no not only most many python always never use note see both either neither"
+)
+AFTER_A_VERB = _set("the a an true false none whether if")
 ADVERBS = _set(
     "not n't never still really actually too very also just only even ever always already yet then there "
     "here now again together usually often sometimes automatically anymore more most less least wrong right "

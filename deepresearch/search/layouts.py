@@ -61,7 +61,8 @@ def generator_layouts(root: Tag) -> None:
     for cell in root.select('td[class$="_annotations"]'):  # gtk-doc's members', parameters' annotations
         if not cell.get_text(strip=True) and cell.find_next_sibling(["td", "th"]) is None:
             cell.decompose()
-    # a variable list, and gtk-doc's tables of a name and its description (a struct's members, parameters)
+    # a variable list, and gtk-doc's tables of a name and its description (a struct's members, parameters);
+    # after the samples: a listing inside a description is a sample before its row moves into the list
     for table in root.find_all("table"):
         if table.css.match("table.variablelist") or table.select_one('td[class$="_description"]'):
             _definition_list(table)
