@@ -75,6 +75,13 @@ def test_an_examples_lines_in_a_manual_set_in_pre_stay_apart_and_its_prose_stays
     assert not any(LINE_BREAK in p for p in paragraphs if p.startswith("The ")), paragraphs[:6]
 
 
+def test_the_workbench_shows_a_samples_lines_as_a_block_even_with_backticks_in_it() -> None:
+    sample = LINE_BREAK.join(["VERSION=`lamp --version`", 'echo "Lighting `basename $PWD`"'])
+    shown = render_fragment(f"Light it so:\n\n{sample}\n\nThe lamp burns.", set())
+    block = '<pre><code>VERSION=`lamp --version`\necho "Lighting `basename $PWD`"\n</code></pre>'
+    assert block in shown, shown
+
+
 def test_a_report_shows_a_samples_lines_as_spans_and_the_mark_nowhere() -> None:
     passages = {1: [f"To copy it, run these commands: $ cd ..{LINE_BREAK}$ git clone tower logbook"]}
     body = (

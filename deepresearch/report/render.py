@@ -322,7 +322,10 @@ def _sample_blocks(markdown: str) -> str:
     that opens it (search/documents.py); a line with code spans (a report's) a span per line."""
     out: list[str] = []
     for line in markdown.split("\n"):
-        if LINE_BREAK not in line or code_spans(line):
+        spans = code_spans(line)
+        breaks = [i for i, char in enumerate(line) if char == LINE_BREAK]
+        # a report's line: its breaks inside its code spans (a sample's own backticks make spans of a page's)
+        if all(any(a <= i < b for a, b in spans) for i in breaks):
             out.append(shown_samples(line))
             continue
         code = line.strip()
