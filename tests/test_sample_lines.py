@@ -106,6 +106,9 @@ async def test_the_search_finds_a_samples_words_and_its_snippet_holds_no_mark(tm
     assert hit.url == "corpus://clone.html"
     (hit,) = await index.search("oil summary", 1)
     assert hit.url == "corpus://ignore.html" and LINE_BREAK not in hit.snippet, hit.snippet
+    # ... nor the escape the corpus text puts before the comment that opens the sample
+    (hit,) = await index.search("leave out every oil record", 1)
+    assert "# leave out every oil record /oil/*" in hit.snippet and "\\#" not in hit.snippet, hit.snippet
 
 
 async def test_an_extractive_report_quotes_a_sample_line_by_line(tmp_path: Path) -> None:
@@ -123,11 +126,17 @@ async def test_an_extractive_report_quotes_a_sample_line_by_line(tmp_path: Path)
     assert "`$ cd ..` `$ git clone tower logbook` `$ cd logbook`" in report, report
     assert LINE_BREAK not in report
     assert LINE_BREAK not in (folder / "deepresearch-report.html").read_text(encoding="utf-8")
-    evidence = json.loads((folder / "evidence.json").read_text(encoding="utf-8"))
+    # the report's JSON files hold a sample as Markdown (a script met "\u2424" between its lines); the
+    # stage's own file keeps the engine's text, which the bench replays
+    written = (folder / "evidence.json").read_text(encoding="utf-8")
+    assert LINE_BREAK not in written and "\\u2424" not in written
+    assert LINE_BREAK in (folder / "evidence-table.json").read_text(encoding="utf-8")
+    evidence = json.loads(written)
     check = evidence["citation_check"]
     assert check["citations_supported"] == check["citations_checked"] > 0
     # the workbench shows a passage's sample as a block of its lines (the one rendering rule)
     (passage,) = {e["passage"] for e in evidence["evidence"] if "git clone tower" in e["passage"]}
+    assert "```\n$ cd ..\n$ git clone tower logbook\n$ cd logbook\n```" in passage, passage
     shown = render_fragment(passage, set())
     assert "<pre><code>$ cd ..\n$ git clone tower logbook\n$ cd logbook\n</code></pre>" in shown, shown
     assert LINE_BREAK not in shown

@@ -18,6 +18,7 @@ from deepresearch.extractive.wordclasses import (
     PARTICLES,
     POSSESSIVES,
     SUBORDINATORS,
+    manner_adverb,
 )
 
 _CODE_NAME = re.compile(r"^[a-z][\w]*[._(]|^[a-z]+[A-Z]")
@@ -93,8 +94,16 @@ def gerund_phrase(words: list[str]) -> str:
     with it ("stage some changes and *leave* the rest" -> "... and leaving the rest")."""
     if not words:
         return ""
-    k = next((i for i, word in enumerate(words) if word.lower() not in _BEFORE_VERB), len(words) - 1)
-    out = [*words[:k], gerund(words[k]), *words[k + 1 :]]
+    k = next(
+        (i for i, word in enumerate(words) if word.lower() not in _BEFORE_VERB and not manner_adverb(word)),
+        len(words) - 1,
+    )  # "carefully trim the wick" (read "carefullying trim")
+    rest = " ".join(words[k:])
+    if series := _VERB_SERIES.match(rest):  # "clone, configure and write X" (it read "clone,ing configure")
+        listed = re.sub(r"[a-z]+", lambda w: w[0] if w[0] in ("and", "or") else gerund(w[0]), series[0])
+        return " ".join([*words[:k], listed + rest[series.end() :]])
+    bare = words[k].rstrip(",;:")  # "clone, say, a repo": "cloning, say, ..."
+    out = [*words[:k], gerund(bare) + words[k][len(bare) :], *words[k + 1 :]]
     # after a causative the second verb may be the agent's ("make git blame look past X and attribute Y")
     if words[k].lower() not in CAUSATIVES:
         for i in range(k + 2, len(words) - 1):
@@ -114,13 +123,15 @@ def _opens_clause(words: list[str], i: int) -> bool:
     return word in SUBORDINATORS or word in ("which", "who") or infinitive
 
 
+# a task's verbs listed by commas and a last "and" or "or", each one word: "read, write, and delete files"
+_VERB_SERIES = re.compile(r"(?:[a-z]+, )+[a-z]+,? (?:and|or) [a-z]+(?= |$)")
 _OBJECT_OPENS = DETERMINERS | POSSESSIVES | OBJECT_PRONOUNS | {"it", "everything", "something", "anything"}
 
 
 def _coordinated_verb(words: list[str], i: int) -> bool:
-    """A bare verb after "and", "or" or "but" whose object follows ("... and *mail* them", "... but *keep*
-    the file"): a plain lower-case word, not a past or -ing form nor a third person's -s ("the commit that
-    added or *removed* a call" is no task), with a determiner, a possessive or an object pronoun after it
+    """A bare verb after "and", "or", "but" or a comma whose object follows ("... and *mail* them", "... but
+    *keep* the file"): a plain lower-case word, not a past or -ing form nor a third person's -s ("the commit
+    that added or *removed* a call" is no task), with a determiner, a possessive or an object pronoun after it
     (or after its particle: "... and *copy* out a single file")."""
     word, before, after = words[i], words[i - 1].lower(), words[i + 1].lower()
     if after in PARTICLES and i + 2 < len(words):
@@ -132,7 +143,7 @@ def _coordinated_verb(words: list[str], i: int) -> bool:
         not clause
         and words[i + 2 : i + 3] != ["same"]
         and "way" not in words[i + 2 : i + 4]
-        and before in CONJUNCTIONS
+        and (before in CONJUNCTIONS or before.endswith(","))  # "install nginx, configure it and run it"
         and word.isalpha()
         and word.islower()
         and word not in FUNCTION_WORDS

@@ -173,8 +173,7 @@ def _verbs(words: list[str]) -> set[int]:
                 verb += 1
             if content[verb] or lower[verb] in aux:
                 verbs.add(verb)
-            if verb + 2 < len(words) and lower[verb + 1] in CONJUNCTIONS and content[verb + 2]:
-                verbs.add(verb + 2)  # "I create and activate"
+            verbs.update(_listed_verbs(lower, content, verb))  # "I create and activate"
         after = nxt
         while after < len(words) and lower[after] in ADVERBS:
             after += 1
@@ -197,6 +196,7 @@ def _verbs(words: list[str]) -> set[int]:
             verbs.add(after)  # "without restarting the server", "from just serving them"
         if content[i] and nxt < len(words) and lower[nxt] in OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"
+        verbs |= {i} if _verb_after_a_list(words, lower, content, i) else set()
         verbs |= spoken_verbs(words, lower, content, i, after)
         verbs |= verb_after_subject(lower, content, i, after)
         if i > 0 and (word in AUX_DO or (word in AUX_BE and (i < 2 or lower[i - 1] in WH | SUBORDINATORS))):
@@ -251,6 +251,32 @@ def _verbs(words: list[str]) -> set[int]:
     # "how much space each user can use": what "how much" asks the amount of is a noun, not a verb
     verbs -= {i for i in verbs if i > 1 and lower[i - 2] == "how" and lower[i - 1] in ("much", "many")}
     return verbs - _subjects(verbs, guessed, lower)
+
+
+def _listed_verbs(lower: list[str], content: list[bool], verb: int) -> list[int]:
+    """The verbs listed after a subject's verb, one word each, by commas and a last "and" or "or": "I create
+    and activate", "I clone, configure and write shell hooks" (its second verb had been read as the object,
+    "configure and write shell hooks" the topic)."""
+    series, at = [], verb
+    while at + 2 < len(lower) and lower[at + 1] == "," and content[at + 2]:
+        series.append(at := at + 2)
+    oxford = at + 3 < len(lower) and lower[at + 1] == "," and lower[at + 2] in CONJUNCTIONS  # ", and delete"
+    last = at + 2 + oxford
+    if last < len(lower) and lower[last - 1] in CONJUNCTIONS and content[last]:
+        return [*series, last]
+    return []
+
+
+def _verb_after_a_list(words: list[str], lower: list[str], content: list[bool], i: int) -> bool:
+    """A task's verb after a comma or "and" with "it" or, after a comma, a determiner for its object: "install
+    nginx, configure it and run it", "create a branch, push the branch" (their topics had been "nginx,
+    configure", "a branch, push")."""
+    if not (content[i] and i and lower[i - 1] in CONJUNCTIONS | {","} and words[i].islower()):
+        return False
+    then = lower[i + 1] if i + 1 < len(words) else ""
+    past_it = lower[i + 2] if i + 2 < len(words) else ""
+    it = then == "it" and (not past_it or past_it in CLOSES | CONJUNCTIONS)
+    return it or (lower[i - 1] == "," and then in DETERMINERS | POSSESSIVES)
 
 
 # where a new clause starts: a later verb past one of these is that clause's ("..., and does the cable snap")

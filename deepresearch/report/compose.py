@@ -8,12 +8,18 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from deepresearch.extractive.text import chunk_passages
+from deepresearch.extractive.text import LINE_BREAK, chunk_passages
 from deepresearch.report import model_quality
 from deepresearch.report.digest import CORROBORATE, NO_RISKS, ONE_SOURCE, SEARCH_AGAIN, extractive_report_body
 from deepresearch.report.findings import extractive_review
 from deepresearch.report.links import sanitize_links
-from deepresearch.report.render import check_citations, cited_numbers, render_html, sources_markdown
+from deepresearch.report.render import (
+    check_citations,
+    cited_numbers,
+    render_html,
+    samples_as_markdown,
+    sources_markdown,
+)
 
 __all__ = [
     "EXTRACTIVE_LABEL",
@@ -40,6 +46,19 @@ def evidence_listing(evidence: list[dict[str, Any]], with_titles: list[dict[str,
         title = f" ({titles[item['n']]})" if item["n"] in titles else ""
         lines.append(f"[{item['n']}]{title} — sub-question: {item['sub_question']}\n{item['passage']}")
     return "\n\n".join(lines) or "(no evidence)"
+
+
+def readable(payload: Any) -> Any:
+    """The report's JSON files as a reader sees the text: a sample's lines, apart in the engine's text by a
+    mark (LINE_BREAK), as Markdown (a code block, or a code span per line) - a script reading evidence.json
+    met a "\u2424" between them. The stages' own files keep the engine's text: the bench replays them."""
+    if isinstance(payload, str):
+        return samples_as_markdown(payload) if LINE_BREAK in payload else payload
+    if isinstance(payload, dict):
+        return {key: readable(value) for key, value in payload.items()}
+    if isinstance(payload, list):
+        return [readable(value) for value in payload]
+    return payload
 
 
 def findings_listing(findings: dict[str, Any]) -> str:
@@ -148,11 +167,11 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
         "deepresearch-report.html": render_html(markdown, state["question"], seen_urls),
         "sources.json": json.dumps({"sources": public_sources}, ensure_ascii=False, indent=2) + "\n",
         "evidence.json": json.dumps(
-            {"evidence": state.get("evidence", []), "citation_check": check.to_dict()},
+            readable({"evidence": state.get("evidence", []), "citation_check": check.to_dict()}),
             ensure_ascii=False,
             indent=2,
         )
         + "\n",
-        "research-state.json": json.dumps(state_summary, ensure_ascii=False, indent=2) + "\n",
+        "research-state.json": json.dumps(readable(state_summary), ensure_ascii=False, indent=2) + "\n",
     }
     return ReportBundle(files=files, citation_check=check.to_dict(), cited=cited)

@@ -307,7 +307,7 @@ def render_fragment(markdown: str, fetched: set[str]) -> str:
         return value
 
     return nh3.clean(
-        _MD.render(_sample_blocks(markdown)),
+        _MD.render(samples_as_markdown(markdown)),
         tags=_TAGS,
         attributes={"a": {"href", "title", "id"}, "li": {"id"}, "sup": {"id"}},
         url_schemes={"http", "https", "corpus"},
@@ -316,10 +316,11 @@ def render_fragment(markdown: str, fetched: set[str]) -> str:
     )
 
 
-def _sample_blocks(markdown: str) -> str:
+def samples_as_markdown(markdown: str) -> str:
     """Text with its samples' lines apart (LINE_BREAK), as their page shows them: a line of corpus text that
     holds one (a passage, a fetched text) is a code block of its lines, without the escape before a comment
-    that opens it (search/documents.py); a line with code spans (a report's) a span per line."""
+    that opens it (search/documents.py); a line with code spans (a report's) a span per line. What the
+    workbench renders, and what the report's JSON files hold (compose.readable)."""
     out: list[str] = []
     for line in markdown.split("\n"):
         spans = code_spans(line)

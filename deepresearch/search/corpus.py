@@ -12,6 +12,7 @@ import asyncio
 import hashlib
 import logging
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
@@ -72,6 +73,9 @@ CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
 );
 """
 
+# the escape the corpus text puts before a sample's comment that opens a line (search/documents.py: it would
+# read as a Markdown heading) is no part of what the page shows: snippets read "\# leave out ..."
+_ESCAPED_COMMENT = re.compile(r"(^|\n|…)\\#")
 _SNIPPET_SQL = f"""
 SELECT files.path, files.title, snippet(passages, 2, '', '', '…', 32), files.mtime_ns
 FROM passages JOIN files ON files.id = :file_id
@@ -262,7 +266,7 @@ class CorpusIndex:
             SearchResult(
                 title=title or path,
                 url=self.url_for(path),
-                snippet=" ".join(snippet.replace(LINE_BREAK, " ").split()),
+                snippet=" ".join(_ESCAPED_COMMENT.sub(r"\1#", snippet).replace(LINE_BREAK, " ").split()),
                 published=_iso(mtime_ns),
                 provider="corpus",
             )
