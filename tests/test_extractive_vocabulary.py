@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from deepresearch.extractive.bm25 import VERB, Scorer
 from deepresearch.extractive.phrases import noun_phrases, verb_terms, verbs
 from deepresearch.extractive.planning import keyword_plan, question_topic
 from deepresearch.extractive.screening import passages_of, rank_passages, rank_sources
-from deepresearch.extractive.sentences import VERB, Scorer, quotes
+from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import content_tokens
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.ranking import match_expression

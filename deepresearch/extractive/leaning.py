@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from deepresearch.extractive.text import LIST_ITEM, STOPWORDS, UNFINISHED, section_label, split_sentences
+from deepresearch.extractive.text import LIST_ITEM, STOPWORDS, section_label
 
 _DANGLING = frozenset(
     (
@@ -57,11 +57,11 @@ _JUDGED_ACT = (
     "possible|impossible|necessary|unnecessary|important|advisable|inadvisable|recommended|advised|"
     "suggested|encouraged|discouraged|error|mistake|idea|practice|best|better|wise|unwise|customary|"
     "preferable|essential|crucial|critical|vital|mandatory|legal|illegal|permissible|common|uncommon|usual|"
-    "unusual|worth|worthwhile"
+    "unusual|worth|worthwhile|enough|sufficient|insufficient"
 )
 _JUDGED = (
     f"{_JUDGED_ACT}|safe|unsafe|easy|easier|hard|harder|difficult|useful|valid|invalid|acceptable|"
-    "unacceptable|sufficient|insufficient|enough|convenient|helpful|simple|simpler|likely|unlikely|rare|"
+    "unacceptable|convenient|helpful|simple|simpler|likely|unlikely|rare|"
     "reasonable|unreasonable|okay|fine|tempting|tricky|dangerous|harmless|practical|impractical|feasible|"
     "infeasible|costly|expensive|wrong|appropriate|inappropriate|desirable|undesirable|sensible|optional|"
     "preferred|noted|assumed|expected|required|guaranteed|known|true|false|certain|clear|obvious|unclear|"
@@ -191,44 +191,7 @@ FORWARD = re.compile(
 )
 
 
-_STATED_WORDS = 8
-"""An announcing sentence says something whole alone only when long enough ("Use it like this:" does not)."""
 _PROSE_WORDS = frozenset(("the", "a", "an", "of", "to", "with", "is", "are", "for", "and"))  # no_sample
-# where an announcing sentence stops short of a statement: "The values are:", "... such as:", "... from:",
-# "... set:", "... namely:"; or it names the list it announces ("The following settings are read ...")
-_ANNOUNCES_ONLY = re.compile(
-    r"\b(?:is|are|was|were|be|include|includes|including|contain|contains|like|as|follows?|following|below|"
-    r"example|e\.g\.|i\.e\.|these|those|this|two|three|four|several|ways?|steps?|options?|cases?|values?|"
-    r"forms?|kinds?|types?|rules?|namely|set|use|add|run|type|enter|specify|call|do|see)$"
-    r"|\b(?:the following|following|below|as follows|these|those|listed|here)\b",
-    re.IGNORECASE,
-)
-
-# ... or one that counts what the list holds ("There are three ways to configure X:"): nothing said without it
-_COUNTS_WHAT_FOLLOWS = re.compile(
-    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|several|a few|a number of) (?:\w+ )?"
-    r"(?:ways?|steps?|options?|cases?|values?|forms?|kinds?|types?|rules?|methods?|modes?|things?|reasons?|"
-    r"choices?|possibilities|approaches|variants?|settings?|parts?|stages?|phases?)\b",
-    re.IGNORECASE,
-)
-
-
-def as_statement(intro: str) -> str:
-    """An announcing sentence as a statement of its own: its colon made a full stop when the words before it
-    say something whole, or "" (the caller checks that it is prose)."""
-    last = (split_sentences(intro) or [intro])[-1].rstrip()
-    if not last.endswith(":"):
-        return ""
-    body = last[:-1].rstrip()
-    if (
-        len(body.split()) < _STATED_WORDS
-        or UNFINISHED.search(body)
-        or body.split()[-1].lower() in STOPWORDS  # "... depending on the mode, it:", "... initialized from:"
-        or _ANNOUNCES_ONLY.search(body)
-        or _COUNTS_WHAT_FOLLOWS.search(body)
-    ):
-        return ""
-    return body + "."
 
 
 def announces(text: str) -> bool:

@@ -9,13 +9,10 @@ term, a how-to title), the unit carries it as ``section``, which the report prin
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.asked import asker_condition
 from deepresearch.extractive.leaning import (
     ADMONITIONS,
     DEFAULT_FIELD,
@@ -26,7 +23,6 @@ from deepresearch.extractive.leaning import (
     VERSION_NOTE,
     announces,
     apparatus,
-    as_statement,
     asks,
     dangles,
     entry_name,
@@ -42,11 +38,12 @@ from deepresearch.extractive.leaning import (
     table_row,
     term_line,
 )
-from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.text import (
     DEFINITION_LEVEL,
+    LINE_BREAK,
     LIST_ITEM,
     PREPOSITIONS,
+    STOPWORDS,
     UNFINISHED,
     code_like,
     code_span,
@@ -60,6 +57,9 @@ from deepresearch.extractive.text import (
 )
 from deepresearch.extractive.verbclues import subjectless, verb_of_subject
 
+# a statement's end (at a line's end: prose puts a semicolon inside its lines), a block, an assignment, a
+# pointer: a sentence across a sample's lines that has one is code cut at a full stop, not prose
+_CODE_LINE = re.compile(rf";\s*(?:{LINE_BREAK}|$)|[{{}}=]|->")
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
 _API_HEADING = re.compile(r"(?:class|event|interface)\s*:\s|[\w.$]+\(", re.IGNORECASE)  # or "fs.mkdir("
 
@@ -70,16 +70,6 @@ def _words(text: str) -> frozenset[str]:
 
 # ... not one that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...")
 _NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
-COVERAGE = 0.45
-RANK = 0.5
-"""A quote's relevance: how much of the sub-question it names, and how well its section answers it."""
-VERB = 0.3
-"""What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
-SIDE = 0.5
-"""What a word of what the asker can already do counts (asked.asker_condition): "when I can edit the main
-server configuration" says when "Why avoid .htaccess files?" is asked, not what answers it."""
-COMMON = 0.2
-"""Share of a sub-question's candidate quotes that must name a topic word for it to count half."""
 NEAR_DUPLICATE = 0.7
 """Jaccard similarity of content words at which two sentences say the same thing."""
 
@@ -118,6 +108,55 @@ TERM_MIN_WORDS = 4
 """A quotable sentence has STATEMENT_MIN_WORDS words, or TERM_MIN_WORDS under a definition list's term."""
 
 
+_STATED_WORDS = 8
+"""An announcing sentence says something whole alone only when long enough ("Use it like this:" does not)."""
+# where an announcing sentence stops short of a statement: "The values are:", "... such as:", "... from:",
+# "... set:", "... namely:", "... a study that said:"; or it names the list it announces ("The following
+# settings are read ...")
+_ANNOUNCES_ONLY = re.compile(
+    r"\b(?:is|are|was|were|be|include|includes|including|contain|contains|like|as|follows?|following|below|"
+    r"example|e\.g\.|i\.e\.|these|those|this|two|three|four|several|ways?|steps?|options?|cases?|values?|"
+    r"forms?|kinds?|types?|rules?|namely|set|use|add|run|type|enter|specify|call|do|see|"
+    r"says?|said|reads?|states?|wrote|writes?|shows?|prints?|gives?|displays?|outputs?|produces?)$"
+    r"|\b(?:the following|following|below|as follows|these|those|listed|here)\b",
+    re.IGNORECASE,
+)
+
+# ... nor does one that points ahead ("Let's see what happens when we create a commit:") or is a caption
+# ("Example of an LRU cache for static web content:"), or ends on an action without its object ("... by
+# tagging them, then running:")
+_NO_STATEMENT = re.compile(r"(?:Let['’]s|Let us|Here|Examples?)\b")
+_BARE_ACTION = re.compile(r"(?:,|\b(?:then|by|after|before|when|while|and|or))\s+\w+ing$", re.IGNORECASE)
+# ... or one that counts what the list holds ("There are three ways to configure X:"): nothing said without it
+_COUNTS_WHAT_FOLLOWS = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|several|a few|a number of) (?:\w+ )?"
+    r"(?:ways?|steps?|options?|cases?|values?|forms?|kinds?|types?|rules?|methods?|modes?|things?|reasons?|"
+    r"choices?|possibilities|approaches|variants?|settings?|parts?|stages?|phases?)\b",
+    re.IGNORECASE,
+)
+
+
+def as_statement(intro: str) -> str:
+    """An announcing sentence as a statement of its own: its colon made a full stop when the words before it
+    say something whole, or "" (the caller checks that it is prose)."""
+    last = (split_sentences(intro) or [intro])[-1].rstrip()
+    if not last.endswith(":"):
+        return ""
+    body = last[:-1].rstrip()
+    if (
+        len(body.split()) < _STATED_WORDS
+        or body.endswith((".", "?", "!"))  # a FAQ's question over its answer ("... always modified?:")
+        or _NO_STATEMENT.match(body)
+        or _BARE_ACTION.search(body)
+        or UNFINISHED.search(body)
+        or body.split()[-1].lower() in STOPWORDS  # "... depending on the mode, it:", "... initialized from:"
+        or _ANNOUNCES_ONLY.search(body)
+        or _COUNTS_WHAT_FOLLOWS.search(body)
+    ):
+        return ""
+    return body + "."
+
+
 @dataclass(slots=True)
 class _Reader:
     """Walks a passage's lines and collects its quotable units (see ``quotes``)."""
@@ -149,6 +188,8 @@ class _Reader:
         quotable = _prose(sentence) or self._short_definition(sentence) or self._lower(sentence, previous)
         if not quotable or FORWARD.search(sentence) or asks(sentence):
             return
+        if LINE_BREAK in sentence and _CODE_LINE.search(sentence):
+            return  # a long sample's lines cut as sentences ("1 : 0);␤array->clear = (clear ?")
         # "This option ...": the entry its section is named after, never the page
         subject = self.subject
         if names_an_entry(sentence) and subject != self.label:  # (an entry's heading is its subject)
@@ -229,9 +270,7 @@ class _Reader:
         else:
             # too long to quote with its list, an announcing sentence that states something on its own is
             # quoted alone ("... because always is not a superset of onsuccess w.r.t. existing headers:")
-            stated = as_statement(self.intro) if self.intro and not self.unfinished else ""
-            if stated and _prose(stated) and stands_alone(stated) and not self._needs_subject(stated):
-                self.add(stated)
+            self.stated_intro()
             term = self.term
             for index, item in enumerate(items):
                 definition = _DEFINITION_ITEM.match(item)
@@ -253,6 +292,14 @@ class _Reader:
                     self.sentence(sentence)
                 self.term = term
         self.intro, self.unfinished = "", False
+
+    def stated_intro(self) -> None:
+        """Quote the announcing sentence alone when it states something on its own and what it announces
+        cannot be quoted with it: a list or a sample too long, or one the passage's end cut off ("...
+        simply use the transposeInPlace() function:", a sample in the next passage, had been no quote)."""
+        stated = as_statement(self.intro) if self.intro and not self.unfinished else ""
+        if stated and _prose(stated) and stands_alone(stated) and not self._needs_subject(stated):
+            self.add(stated)
 
     def _add_list(self, text: str, sample: bool = False) -> None:
         """Quote an announced list or sample; when the unit just read ends with the announcing sentence (it
@@ -322,6 +369,9 @@ class _Reader:
             self.intro = ""
             return
         sample = not is_statement(text) and len(text) <= SAMPLE_CHARS and not no_sample(text)
+        if self.intro and not item and not sample and (LINE_BREAK in text or code_like(text)):
+            self.stated_intro()  # a sample too long to quote with its intro ("... solutions:" over a program)
+            self.intro = ""
         if self.intro and not self.unfinished and not item and sample:
             # an API page's field and its type ("Return type : None", "Returns : Callable[[F], F]"): no sample
             if not _TYPE_VALUE.match(text.strip()) or len(self.intro.split()) > _FIELD_WORDS:
@@ -365,6 +415,8 @@ class _Reader:
         elif before and named and short and len(before.text) + len(code) < MAX_UNIT_CHARS:
             self._grow(before, f"{before.text} {code_span(code)}")
         else:
+            self.stated_intro()
+            self.intro = ""
             self.line(code)  # a long message, a session's output: the page's lines
             self.after_sample = True
             return
@@ -396,11 +448,9 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
             reader.close_list()
     if reader.items is not None:
         reader.close_list()
+    elif announces(reader.intro):
+        reader.stated_intro()
     return reader.units
-
-
-# release notes describe what changed, not how a thing works
-_NEWS = re.compile(r"\b(?:the new|is new|now|has been added|have been added|was added|were added)\b", re.I)
 
 
 def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
@@ -413,88 +463,3 @@ def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
         and not VERSION_NOTE.match(sentence)  # version history, not what the thing does
         and sentence.count("(") == sentence.count(")")  # not a piece of a parenthesis
     )
-
-
-@dataclass(frozen=True, slots=True)
-class QueryWeights:
-    """Idf weights of a sub-question's own terms and of the question's other terms."""
-
-    own: dict[str, float]
-    context: dict[str, float]
-
-
-class Scorer:
-    """Relevance of quotes to a query: the idf-weighted share of the query's terms a quote contains, with the
-    question's own terms counting half, plus the rank of the passage it came from."""
-
-    def __init__(self, units: Iterable[Quote]) -> None:
-        units = list(units)
-        self._n, self._df = max(len(units), 1), Counter(t for unit in units for t in unit.terms)
-
-    def idf(self, term: str) -> float:
-        return math.log(1 + (self._n - self._df.get(term, 0) + 0.5) / (self._df.get(term, 0) + 0.5))
-
-    def weights(
-        self,
-        query: str,
-        question: str,
-        topic: str = "",
-        candidates: Sequence[Quote] = (),
-        generic: Mapping[str, float] | None = None,
-    ) -> QueryWeights:
-        """The topic's own words count half when the candidates are about the topic (one in five or more
-        names it): what tells them apart is the rest of the sub-question ("timeout" in "What happens when a
-        subprocess.run call exceeds its timeout?"). A topic word few candidates name is what the
-        sub-question is after ("prefork" in "What is the prefork module?" when the question compares three).
-        Verbs count half too: the sources say "selects" where the question says "decides"."""
-        topic_terms = shared = set(content_tokens(topic))
-        if candidates:
-            shared = {t for t in shared if sum(t in c.terms for c in candidates) >= COMMON * len(candidates)}
-        light = verb_terms(query) - topic_terms
-        before, condition = asker_condition(query)
-        side = set(content_tokens(condition)) - set(content_tokens(before)) - topic_terms
-        # a word on every page of the corpus counts little (bm25.term_weights), unless it is the topic's
-        scale = {t: w for t, w in (generic or {}).items() if t not in topic_terms}
-        own = {
-            t: self.idf(t)
-            * (VERB if t in light else 0.5 if t in shared else 1.0)
-            * scale.get(t, 1.0)
-            * (SIDE if t in side else 1.0)
-            for t in content_tokens(query)
-        }
-        context = {
-            t: self.idf(t) * (VERB if t in light else 1.0) * scale.get(t, 1.0)
-            for t in content_tokens(question)
-        }
-        # no word outweighs all the others together: a rare word of the question ("enforced") would make
-        # every sentence that has it the answer, and every one that explains the answer without it a miss
-        for term, weight in own.items():
-            others = sum(own.values()) - weight
-            if others > 0:
-                own[term] = min(weight, others)
-        return QueryWeights(own, {t: w for t, w in context.items() if t not in own})
-
-    @staticmethod
-    def coverage(unit: Quote, weights: QueryWeights) -> float:
-        """Idf-weighted share of the sub-question's terms found in the quote (70 %) and of the rest of the
-        question's (30 %). The section's name counts half: it is context; every quote of a section has it."""
-        label_terms = set(content_tokens(unit.section))
-
-        def share(terms: dict[str, float]) -> float:
-            found = sum(
-                w if t in unit.terms else 0.5 * w for t, w in terms.items() if t in unit.terms | label_terms
-            )
-            return found / (sum(terms.values()) or 1.0)
-
-        own = share(weights.own)
-        return 0.7 * own + 0.3 * (share(weights.context) if weights.context else own)
-
-    def score(self, unit: Quote, weights: QueryWeights, passage_rank: float, about: bool = False) -> float:
-        """COVERAGE x coverage + RANK x the passage's rank, plus small signals: the section's first statement
-        (it often defines the subject), a sentence whose subject is a term asked about ("Handlers send
-        ..."), a page whose title names the topic; minus change notes ("The new X has been added")."""
-        lead = 0.1 if unit.position == 0 else 0.0
-        subject = 0.1 if unit.subject in weights.own else 0.0
-        news = 0.1 if _NEWS.search(unit.text) else 0.0
-        relevance = COVERAGE * self.coverage(unit, weights) + RANK * passage_rank
-        return relevance + lead + subject + 0.1 * about - news

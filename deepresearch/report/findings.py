@@ -18,9 +18,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from deepresearch.extractive.bm25 import term_weights
+from deepresearch.extractive.bm25 import QueryWeights, Scorer, term_weights
 from deepresearch.extractive.planning import asks_about_limits, question_topic, without_aspects
-from deepresearch.extractive.sentences import NEAR_DUPLICATE, QueryWeights, Quote, Scorer, quotes
+from deepresearch.extractive.sentences import NEAR_DUPLICATE, Quote, quotes
 from deepresearch.extractive.text import content_tokens
 
 # words that mark a stated limit or risk, and a consequence: what the risk and implication reviewers quote
