@@ -57,6 +57,7 @@ from deepresearch.extractive.wordclasses import (
     RELATION_NOUNS,
     SUBJECT_PRONOUNS,
     SUBORDINATORS,
+    THINGS,
     VERSUS,
     WH,
     lowered,
@@ -126,6 +127,10 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         return False  # "I'm confused by buffers, windows and tabs": how the asker is, no thing asked about
     if lower == "else" and previous.lower() in INDEFINITES:
         return False  # "upgrading everything else": no topic "else" (Python's "else clause" is one)
+    if following == "=" and len(word) <= 3 and previous.islower() and previous not in FUNCTION_WORDS:
+        return False  # "a linear system Ax = b": a formula's name is no word of its thing (not MaxClients)
+    if previous.lower() in THINGS and word.islower():
+        return False  # "do anything special", "something wrong with": what the thing is like, no topic
     if (lower, following.lower()) in _PREPOSITIONAL:
         return False  # "settings such as the sort order depending on the mailbox": the settings
     if following.lower() == "than" and (
@@ -218,20 +223,7 @@ def _verbs(words: list[str]) -> set[int]:
             )
             if len(run) >= 2 and boundary and not verbs & set(run):
                 verbs.add(run[-1])
-            # "Which configuration choices slow Apache httpd down": a lower-case word before a name
-            for a, b in itertools.pairwise(run):
-                if (
-                    len(run) >= 3
-                    and b == a + 1
-                    and a != run[0]
-                    # not the first word of a coordination's member ("the event and worker MPMs")
-                    and a - 1 in run
-                    and words[a].islower()
-                    and words[b][:1].isupper()
-                    and not CAPITALS.match(words[b])  # "a table WITHOUT ROWID": a keyword, not a name
-                ):
-                    verbs.add(a)
-                    break
+            verbs |= _verb_before_a_name(words, run)
         verbs |= placed_verbs(words, lower, content, i)
         if word in ADVERBS and i > 1 and nxt < len(words) and content[nxt] and content[i - 1]:
             verbs.add(nxt)  # "... flag still loop", "... constraints not enforced"
@@ -251,6 +243,24 @@ def _verbs(words: list[str]) -> set[int]:
     # "how much space each user can use": what "how much" asks the amount of is a noun, not a verb
     verbs -= {i for i in verbs if i > 1 and lower[i - 2] == "how" and lower[i - 1] in ("much", "many")}
     return verbs - _subjects(verbs, guessed, lower)
+
+
+def _verb_before_a_name(words: list[str], run: list[int]) -> set[int]:
+    """ "Which configuration choices slow Apache httpd down": a lower-case word before a name in a run of
+    three words or more is its verb - not the first word of a coordination's member ("the event and worker
+    MPMs"), nor one before a keyword in capitals ("a table WITHOUT ROWID")."""
+    for a, b in itertools.pairwise(run):
+        if (
+            len(run) >= 3
+            and b == a + 1
+            and a != run[0]
+            and a - 1 in run
+            and words[a].islower()
+            and words[b][:1].isupper()
+            and not CAPITALS.match(words[b])
+        ):
+            return {a}
+    return set()
 
 
 def _listed_verbs(lower: list[str], content: list[bool], verb: int) -> list[int]:

@@ -172,9 +172,16 @@ def chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int]
     if joined and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES:
         found.add(i)  # "search the columns efficiently and rank the best matches first"
     infinitive = content[i] and i > 1 and lower[i - 1] == "to" and i - 2 in verbs
-    if infinitive and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES | PRONOUNS:
-        found.add(i)  # "refuse to remove a file", "seem to use it" (not "push to origin")
+    # "refuse to remove a file", "seem to use it", "need to call g_init()" (not "push to origin")
+    named = nxt < len(lower) and (
+        lower[nxt] in DETERMINERS | POSSESSIVES | PRONOUNS or _CALL.search(lower[nxt])
+    )
+    if infinitive and named:
+        found.add(i)
     return found
+
+
+_CALL = re.compile(r"\w\(|_\w")  # a function's or a symbol's name ("g_thread_init()", "SQLITE_BUSY")
 
 
 def closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set[int]:

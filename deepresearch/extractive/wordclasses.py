@@ -57,7 +57,7 @@ NOUNS_LY = _set("family assembly supply reply anomaly rally ally butterfly monop
 # verbs that end in -ly: "I apply patches", "I rely on it" (no manner adverb)
 VERBS_LY = _set("apply comply imply multiply supply reply rely fly ally tally rally bully")
 PARTICLES = _set("up down out off away back")
-CLOSES = frozenset(",;:?!")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
+CLOSES = frozenset(",;:?!=")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
 OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
 CAUSATIVES = _set("make let help")
 """... "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent."""
@@ -119,7 +119,7 @@ PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
 # a call is one word with its short argument ("lower(name)", "git-gc(1)"): its parts read apart, the last one
 # was taken for the clause's verb (a one-letter placeholder is no part of the name: "os.path.join(a)")
 _TOKEN = re.compile(
-    r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\((?:\d{1,3}|\w{2,20})?\))?|[,;:?!]"
+    r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\((?:\d{1,3}|\w{2,20})?\))?|[,;:?!]|(?<!=)=(?!=)"
 )
 
 
@@ -162,3 +162,5 @@ INDEFINITES = frozenset(
     )
 )  # fmt: skip
 """Words after which "else" is no thing: "everything else", "or else", "what else"."""
+THINGS = frozenset(("anything", "something", "nothing", "everything"))
+"""Words after which a word in lower case says what the thing is like: "anything special" (no topic)."""
