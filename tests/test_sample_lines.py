@@ -14,6 +14,7 @@ from deepresearch.report.render import check_citations, render_fragment
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
 from deepresearch.search.preformatted import prose_text
+from peers.servers import Servers
 from tests._search_helpers import corpus_settings
 
 CLONE_PAGE = """<html><head><title>Copying the logbook</title></head><body><main>
@@ -140,3 +141,19 @@ async def test_an_extractive_report_quotes_a_sample_line_by_line(tmp_path: Path)
     shown = render_fragment(passage, set())
     assert "<pre><code>$ cd ..\n$ git clone tower logbook\n$ cd logbook\n</code></pre>" in shown, shown
     assert LINE_BREAK not in shown
+
+
+async def test_a_model_is_shown_a_samples_lines_not_their_mark(servers: Servers, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "clone.html").write_text(CLONE_PAGE)
+    settings = servers.settings(tmp_path, llm=True, corpus_dir=corpus, corpus_only=True)
+    async with open_engine(settings) as engine:
+        run = await engine.create_run("How do I copy the lighthouse logbook to a new machine?")
+        final = await engine.execute(run.run_id)
+    assert final.status == "completed", final.error
+    prompts = [json.dumps(body, ensure_ascii=False) for body in servers.llm.calls]
+    shown = [p for p in prompts if "git clone tower logbook" in p]
+    # the screening's and the writers' passages hold the sample as a block of its lines
+    assert len(shown) >= 2 and all("$ cd ..\\n$ git clone tower logbook\\n$ cd logbook" in p for p in shown)
+    assert not any(LINE_BREAK in p for p in prompts)

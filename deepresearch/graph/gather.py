@@ -36,6 +36,7 @@ from deepresearch.graph.schemas import (
 )
 from deepresearch.graph.state import QueryTask, ReportState, SearchState
 from deepresearch.receipts.runtime import RunCancelled, StageError
+from deepresearch.report.render import samples_as_markdown
 from deepresearch.search.corpus import CORPUS_SCHEME
 from deepresearch.search.health import nothing_found
 from deepresearch.store import DATABASE_UNAVAILABLE, LeaseLost
@@ -314,7 +315,8 @@ async def screen_evidence(state: ReportState, runtime: Runtime[ResearchContext])
                 ]
             )
 
-        listing = "\n\n".join(f"[{p['passage_id']}] {p['text']}" for _, p in candidates)
+        # a sample's lines as Markdown, not apart by the corpus text's mark (compose.readable)
+        listing = "\n\n".join(f"[{p['passage_id']}] {samples_as_markdown(p['text'])}" for _, p in candidates)
         step = f"screen: sub-question {index + 1}"
         result = await tools.llm_structured(
             stage="screen_evidence",

@@ -44,7 +44,8 @@ def evidence_listing(evidence: list[dict[str, Any]], with_titles: list[dict[str,
     lines = []
     for item in evidence:
         title = f" ({titles[item['n']]})" if item["n"] in titles else ""
-        lines.append(f"[{item['n']}]{title} — sub-question: {item['sub_question']}\n{item['passage']}")
+        passage = samples_as_markdown(item["passage"])  # a model reads a sample's lines, not their mark
+        lines.append(f"[{item['n']}]{title} — sub-question: {item['sub_question']}\n{passage}")
     return "\n\n".join(lines) or "(no evidence)"
 
 
