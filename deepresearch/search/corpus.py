@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 CORPUS_SCHEME = "corpus://"
 # bump when extraction or chunking changes: a mismatching index is rebuilt from scratch
-INDEX_VERSION = "39"
+INDEX_VERSION = "40"
 # bump when the rules of search/repeats.py change: boilerplate and duplicates are found again (no rebuild)
 REPEATS_VERSION = "2"
 _SEQ_BITS = SEQ_BITS
@@ -104,6 +104,7 @@ class IndexStats:
     removed: int = 0
     unchanged: int = 0
     failed: int = 0  # unreadable/unparsable files; recorded so they are retried only once changed
+    empty: int = 0  # read, but no text to search: a page whose content the reader did not find
 
 
 @dataclass(frozen=True)
@@ -279,7 +280,8 @@ class CorpusIndex:
     def _reindex_sync(self, report: Callable[[int, int], None], every: float) -> IndexStats:
         if not self.corpus_dir.is_dir():
             raise CorpusError(f"corpus folder {self.corpus_dir} does not exist")
-        counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0}
+        counts = {"added": 0, "updated": 0, "removed": 0, "unchanged": 0, "failed": 0, "empty": 0}
+        empty: list[str] = []
         conn = self._connect()
         try:
             known = {
@@ -295,9 +297,15 @@ class CorpusIndex:
                 seen.add(relative)
                 outcome = self._index_file(conn, relative, path, known.get(relative))
                 counts[outcome] += 1
+                empty += [relative] if outcome == "empty" else []
                 if time.monotonic() - last >= every or (reported and done == len(files)):
                     report(done, len(files))
                     last, reported = time.monotonic(), done
+            if empty:  # said once: ImageMagick's 123 pages had read as empty, silently, and answered nothing
+                shown = ", ".join(empty[:3]) + (", ..." if len(empty) > 3 else "")
+                logger.warning(
+                    "corpus: %d of %d files hold no text to search (%s)", len(empty), len(files), shown
+                )
             counts["removed"] = forget_files(conn, sorted(known.keys() - seen))
             if counts["updated"] and not counts["removed"]:
                 scrub(conn)  # a replaced document's old text goes as a deleted one's does
@@ -306,7 +314,8 @@ class CorpusIndex:
                     "INSERT OR REPLACE INTO meta (key, value) VALUES ('corpus_dir', ?)", (str(self.root),)
                 )
             found = conn.execute("SELECT value FROM meta WHERE key = 'repeats_version'").fetchone()
-            if counts["added"] or counts["updated"] or counts["removed"] or found != (REPEATS_VERSION,):
+            changed = counts["added"] or counts["updated"] or counts["empty"] or counts["removed"]
+            if changed or found != (REPEATS_VERSION,):
                 self._find_repeats(conn)
         finally:
             conn.close()
@@ -415,6 +424,8 @@ class CorpusIndex:
             )
         if error is not None:
             return "failed"
+        if not passages:
+            return "empty"
         return "added" if known is None else "updated"
 
     @staticmethod

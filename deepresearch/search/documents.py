@@ -193,15 +193,14 @@ def _markdown_title(text: str) -> str:
 
 # Sphinx, MkDocs and most CMS themes wrap the article in one of these; the rest is navigation
 _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
-# page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample)
-# ... and a menu shown only on a click (HAProxy's keyword menus: "bindThis keyword is available in sections
-# :Log forwarding..." glued into the sentence that names the keyword), or content the page hides (not a tab's
-# panel: the other system's instructions wait for their tab's click); Publican's "Prev | Next" bars
-# (.docnav; not DocBook's .navheader nor .navfooter: PostgreSQL's name the chapter, and its precision fell
-# 0.82 -> 0.75 without the header, 0.82 -> 0.77 without the footer), a site's menu (ul.nav: "Home, Download,
-# Documentation, ..."), Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x
-# div.header, 7.x div.nav-panel), Sphinx's "[source]" link after an entry's signature (its label read
-# "clean_savepoints(using=None)[source]")
+# page chrome, and the buttons of tabbed content ("BashFishCMDPowershell" before the first tab's sample) ...
+# and a menu shown only on a click (HAProxy's keyword menus: "bindThis keyword is available in sections :Log
+# forwarding..." glued into the sentence that names the keyword), or content the page hides (not a tab's
+# panel: the other system's instructions wait for their tab's click); Publican's "Prev | Next" bars (.docnav;
+# not DocBook's .navheader nor .navfooter: PostgreSQL's name the chapter, and its precision fell 0.82 -> 0.75
+# without the header, 0.82 -> 0.77 without the footer), a site's menu (ul.nav: "Home, Download, ..."),
+# Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x div.header, 7.x div.nav-panel),
+# Sphinx's "[source]" link after an entry's signature (its label read "clean_savepoints(using=None)[source]")
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .viewcode-link, "
     ".toctree-wrapper, [role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, "
@@ -227,8 +226,9 @@ def _from_html(data: bytes) -> tuple[str, str]:
     redirects = redirect is not None and "url=" in str(redirect.get("content") or "").lower()
     for tag in soup.find_all(_DROP_TAGS):
         tag.decompose()
-    root = next((found for sel in _MAIN_SELECTORS if (found := soup.select_one(sel)) is not None), None)
-    root = root or soup.body or soup
+    # the first that holds text: ImageMagick's pages open with an empty <div role="main"> before their <main>
+    main = (found for sel in _MAIN_SELECTORS for found in soup.select(sel) if found.get_text(strip=True))
+    root = next(main, None) or soup.body or soup
     for tag in root.select(_CHROME):
         tag.decompose()
     generator_layouts(root)

@@ -24,7 +24,14 @@
   "Functions", "Properties", "Signals" over a module's entries: "GMainLoop *: g_main_loop_new ()" rows,
   ranked as the section that answers beside the entries they name);
 - a section's text after one of its sub-sections ends stands under the section's heading again (DocBook's
-  nested sections: GLib's GDB paragraphs after the "Locale" sub-section were labelled "Locale").
+  nested sections: GLib's GDB paragraphs after the "Locale" sub-section were labelled "Locale");
+- and since a thirteenth reading (FFmpeg's texi2html manuals and Doxygen pages, gnuplot's LaTeX2HTML pages:
+  the journal, session 43): a heading's links hidden from a reader (texi2html's "TOC" back-link: "3.19 How do
+  I run ffmpeg as a background task? TOC", on 1,649 headings, and no FAQ heading ended in its "?"), where
+  Doxygen says an entry is defined and who calls it ("Definition at line 564 of file opt.h.", "Referenced by
+  decode(), ..."), LaTeX2HTML's navigation panel ("Next: Reset Up: Commands Previous: Replot Index", on every
+  page: a page was read because its panel named the next one) and its page references, an icon in "(p. )"
+  ("see enhanced (p. )") are no text.
 """
 
 from __future__ import annotations
@@ -36,12 +43,23 @@ from bs4 import BeautifulSoup, Tag
 
 __all__ = ["generator_layouts"]
 
+_PAGE_REFERENCE = re.compile(r"\s*\(p\.\s*$")
 RUN_IN_WORDS = 4
 """The most words of a run-in title ("G_SLICE.", "Standard variables."): a longer bold phrase is emphasis."""
 
 
 def generator_layouts(root: Tag) -> None:
     """Rewrite the page's generator layouts (see the module) in place, before its text is read."""
+    hidden = ":is(h1, h2, h3, h4, h5, h6) a[aria-hidden=true], p.definition, p.reference, div.navigation"
+    for tag in root.select(hidden):
+        tag.decompose()
+    for icon in root.select("a:has(> img[alt='[*]'])"):  # LaTeX2HTML's "(p. <icon>)": the parenthesis goes
+        before, after = icon.previous_sibling, icon.next_sibling
+        cut = _PAGE_REFERENCE.search(before) if isinstance(before, str) else None
+        if cut is not None and isinstance(after, str) and after.startswith(")"):
+            before.replace_with(before[: cut.start()])
+            after.replace_with(after[1:])
+        icon.decompose()
     for tip in root.select("div.fragment div.ttc, div.fragment + div.ttc"):
         tip.decompose()
     for fragment in root.select("div.fragment"):

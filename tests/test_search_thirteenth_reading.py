@@ -1,0 +1,76 @@
+"""Pages of the thirteenth reading's generators, read as they show (session 43: FFmpeg's texi2html manuals and
+Doxygen pages, gnuplot's LaTeX2HTML pages, ImageMagick's site - /tmp/probe26-findings.md then). Each case is
+the shape seen there, on words of our own."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from deepresearch.search.corpus import CorpusIndex, IndexStats
+from deepresearch.search.documents import extract_text
+
+
+def _text(body: str, head: str = "<title>Lamp</title>") -> str:
+    page = f"<html><head>{head}</head><body>{body}</body></html>"
+    return extract_text(Path("lamp.html"), page.encode()).text
+
+
+def test_an_empty_main_role_before_the_main_content_is_passed_over() -> None:
+    # ImageMagick's template: an empty <div role="main"> before its <main> (123 of 126 pages read as empty)
+    text = _text(
+        '<div role="main" class="container"> </div><main class="container"><h1>Trimming</h1>'
+        "<p>Trim the wick before the lamp is lit each evening.</p></main>"
+    )
+    assert "Trim the wick before the lamp is lit each evening." in text
+
+
+def test_a_headings_hidden_back_link_is_no_part_of_it() -> None:
+    # texi2html: "3.19 How do I run ffmpeg as a background task? TOC"
+    text = _text(
+        '<h1>Lamp FAQ</h1><h3 class="section">3.1 Why does the lamp smoke?<span class="pull-right">'
+        '<a class="anchor hidden-xs" href="#smoke" aria-hidden="true">#</a> <a class="anchor hidden-xs"'
+        'href="#toc-smoke" aria-hidden="true">TOC</a></span></h3><p>A wick trimmed too long smokes.</p>'
+    )
+    assert "### 3.1 Why does the lamp smoke?\n" in text, text
+
+
+def test_doxygen_says_where_an_entry_is_defined_and_who_calls_it_in_no_text() -> None:
+    text = _text(
+        "<h1>Lamp API</h1><div class='memdoc'><p>Light the lamp with the given wick length.</p>"
+        '<p class="definition">Definition at line 564 of file lamp.h.</p>'
+        '<p class="reference">Referenced by trim(), and main().</p></div>'
+    )
+    assert "Light the lamp with the given wick length." in text
+    assert "Definition at line" not in text and "Referenced by" not in text
+
+
+def test_latex2html_navigation_and_its_page_references_are_no_text() -> None:
+    text = _text(
+        '<DIV CLASS="navigation"><B> Next:</B> <A HREF="node2.html">Trim</A> <B> Up:</B> '
+        '<A HREF="node0.html">Lamps</A></DIV><H1>Lighting</H1><P>Light the lamp after trimming, see '
+        'trim (p.&nbsp;<A HREF="node2.html#trim"><IMG ALT="[*]" SRC="crossref.png"></A>), and fill it.</P>'
+        '<DIV CLASS="navigation"><B> Next:</B> <A HREF="node2.html">Trim</A></DIV>'
+    )
+    assert "Next:" not in text and "Up:" not in text
+    assert "Light the lamp after trimming, see trim, and fill it." in text, text
+
+
+async def test_files_that_hold_no_text_are_counted_and_said_once(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "lamp.html").write_text(
+        "<html><body><main><p>Trim the wick each evening.</p></main></body></html>"
+    )
+    for name in ("a.html", "b.html", "c.html", "d.html"):
+        (corpus / name).write_text("<html><body><main><script>draw()</script></main></body></html>")
+    index = CorpusIndex(tmp_path / "index.db", corpus)
+    with caplog.at_level(logging.WARNING, logger="deepresearch.search.corpus"):
+        assert await index.reindex() == IndexStats(added=1, empty=4)
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning == "corpus: 4 of 5 files hold no text to search (a.html, b.html, c.html, ...)"
+    assert await index.reindex() == IndexStats(unchanged=5)  # recorded: not read again while unchanged
