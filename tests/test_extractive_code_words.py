@@ -28,3 +28,41 @@ def test_a_questions_code_or_formula_is_no_part_of_its_topic(question: str, topi
 def test_an_assignment_sign_ends_a_phrase_and_a_comparison_stays_one_word() -> None:
     assert tokens("set Wicks = 3 when x == y") == ["set", "Wicks", "=", "3", "when", "x", "y"]
     assert [p.text for p in noun_phrases("I set MaxWicks = 150; is that enough?")] == ["MaxWicks", "enough"]
+
+
+# the thirteenth reading (FFmpeg's manuals, gnuplot's): a ratio and an option's value cut at their colon
+# ("Why doesn't scaling fix my old 4?"), a greeting taken for the topic ("What is Hi?"), a job's number
+# kept in it ("What is [1] suspended tty output?")
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("Why doesn't trimming fix my old 4:3 lamp?", "trimming"),
+        ("Hi all, why does the lantern smoke at night?", "the lantern"),
+        (
+            'My lamp job started with & stops with "[1] + suspended (lamp output)". How do I keep it lit?',
+            "lamp job",
+        ),
+    ],
+)
+def test_a_ratio_a_greeting_and_a_jobs_number(question: str, topic: str) -> None:
+    # in a corpus where the greeting is rare (the reading's: "Hi" was the topic)
+    rarity = {"hi": 0.01, "lantern": 0.05, "smoke": 0.2, "night": 0.3} if question.startswith("Hi") else None
+    plan = keyword_plan(question, max_queries=4, max_sub_questions=4, rarity=rarity)
+    assert plan.topic == topic, plan
+    assert not any("4?" in q or "[1]" in q or "Hi" in q.split() for q in plan.sub_questions[1:]), plan
+
+
+def test_a_ratio_and_an_options_value_are_one_word_and_a_time_no_phrase() -> None:
+    assert tokens("my old 4:3 lamp with len=3:2 [1] at 7:30") == [
+        "my",
+        "old",
+        "4:3",
+        "lamp",
+        "with",
+        "len=3:2",
+        "at",
+        "7:30",
+    ]
+    assert [p.text for p in noun_phrases("How can I light the lamp at 7:30")] == ["the lamp"]

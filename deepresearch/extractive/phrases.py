@@ -41,6 +41,7 @@ from deepresearch.extractive.wordclasses import (
     COORDINATORS,
     DETERMINERS,
     FUNCTION_WORDS,
+    GREETINGS,
     INDEFINITES,
     KEYWORD_KIND,
     NOUN_ER,
@@ -129,6 +130,8 @@ def _is_content(word: str, following: str, previous: str = "") -> bool:
         return False  # "upgrading everything else": no topic "else" (Python's "else clause" is one)
     if following == "=" and len(word) <= 3 and previous.islower() and previous not in FUNCTION_WORDS:
         return False  # "a linear system Ax = b": a formula's name is no word of its thing (not MaxClients)
+    if lower in GREETINGS and (not previous or previous in CLOSES):
+        return False  # "Hi all, I log temperatures ...": no topic "Hi"
     if previous.lower() in THINGS and word.islower():
         return False  # "do anything special", "something wrong with": what the thing is like, no topic
     if (lower, following.lower()) in _PREPOSITIONAL:
@@ -278,9 +281,8 @@ def _listed_verbs(lower: list[str], content: list[bool], verb: int) -> list[int]
 
 
 def _verb_after_a_list(words: list[str], lower: list[str], content: list[bool], i: int) -> bool:
-    """A task's verb after a comma or "and" with "it" or, after a comma, a determiner for its object: "install
-    nginx, configure it and run it", "create a branch, push the branch" (their topics had been "nginx,
-    configure", "a branch, push")."""
+    """A verb after a comma or "and" with "it" or, after a comma, a determiner after it: "install nginx,
+    configure it and run it", "create a branch, push the branch" (topics had run across the comma)."""
     if not (content[i] and i and lower[i - 1] in CONJUNCTIONS | {","} and words[i].islower()):
         return False
     then = lower[i + 1] if i + 1 < len(words) else ""
@@ -397,8 +399,8 @@ def noun_phrases(clause: str) -> list[Phrase]:
             role = "named" if start > 0 and lower[0] in ("what", "which") and lower[1] in AUX_BE else context
             carried, context, i = role, "pp", end + 1
             continue
-        if all(w in QUANTIFIERS or w in NUMBERS or w.isdigit() for w in lower[i:end]):
-            i = end  # "split a commit into two", "when several could be used": a number is no phrase
+        if all(w in QUANTIFIERS or w in NUMBERS or w.replace(":", "").isdigit() for w in lower[i:end]):
+            i = end  # "split a commit into two", "several could be", "at 7:30": a number is no phrase
             continue
         role, carried = carried or context, ""
         if start > 0 and lower[0] in ("what", "which") and not phrases:

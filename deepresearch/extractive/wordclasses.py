@@ -116,17 +116,25 @@ TIME_UNITS = _set(
 # "in front of each path", "on top of the branch": a preposition of three words, its noun names nothing
 PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
 
+# a ratio or an option's value is one word ("4:3", "scale=640:480": "Why doesn't scaling fix my old 4?"), and
 # a call is one word with its short argument ("lower(name)", "git-gc(1)"): its parts read apart, the last one
 # was taken for the clause's verb (a one-letter placeholder is no part of the name: "os.path.join(a)")
 _TOKEN = re.compile(
-    r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:\((?:\d{1,3}|\w{2,20})?\))?|[,;:?!]|(?<!=)=(?!=)"
+    r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:[:=]\w[\w.\-+#/'’]*)*"
+    r"(?:\((?:\d{1,3}|\w{2,20})?\))?|[,;:?!]|(?<!=)=(?!=)"
 )
+
+
+_NUMBERED = re.compile(r"\[\d+\]")
 
 
 def tokens(text: str) -> list[str]:
     """The words of a text, its names whole ("git-gc(1)", "--short", ".gitignore", "[a-z]") and its
     punctuation that ends a phrase or a clause as words of their own."""
-    return [t.rstrip(".'’") if not t.startswith(".") or len(t) > 1 else t for t in _TOKEN.findall(text)]
+    found = [
+        t for t in _TOKEN.findall(text) if not _NUMBERED.fullmatch(t)
+    ]  # "[1] + suspended": a job's number
+    return [t.rstrip(".'’") if not t.startswith(".") or len(t) > 1 else t for t in found]
 
 
 def named_am(word: str, previous: str, following: str) -> bool:
@@ -162,5 +170,6 @@ INDEFINITES = frozenset(
     )
 )  # fmt: skip
 """Words after which "else" is no thing: "everything else", "or else", "what else"."""
+GREETINGS = frozenset(("hi", "hello", "hey", "thanks", "greetings", "cheers"))  # a question's first words
 THINGS = frozenset(("anything", "something", "nothing", "everything"))
 """Words after which a word in lower case says what the thing is like: "anything special" (no topic)."""
