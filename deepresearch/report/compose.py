@@ -14,6 +14,7 @@ from deepresearch.report.digest import CORROBORATE, NO_RISKS, ONE_SOURCE, SEARCH
 from deepresearch.report.findings import extractive_review
 from deepresearch.report.links import sanitize_links
 from deepresearch.report.render import (
+    asked_text,
     check_citations,
     cited_numbers,
     render_html,
@@ -116,6 +117,8 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     engine = state["engine"]
     # the extractive engine's report is the fetched pages' words: an address in a quote is shown, not linked
     quoted = engine == "extractive"
+    for asked in dict.fromkeys([state["question"], *state["plan"].get("sub_questions", [])]):
+        body = body.replace(asked, asked_text(asked))  # its "[1]" is the asker's, no citation
     checked_body, check = check_citations(body.strip(), passages, seen_urls, quoted=quoted)
     cited = sorted(cited_numbers(checked_body))
     # deterministic header (no wall clock): a re-run of this stage must produce byte-identical files
@@ -124,7 +127,7 @@ def build_report_bundle(state: dict[str, Any], body: str) -> ReportBundle:
     label = EXTRACTIVE_LABEL if engine == "extractive" else model_quality.engine_label(quality)
     rounds = state.get("round", 1)
     header = [
-        f"# {state['question'].strip()}",
+        f"# {asked_text(state['question'].strip())}",
         "",
         f"> {label}",
         ">",

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from markdown_it import MarkdownIt
 from markdown_it.tree import SyntaxTreeNode
 
+from deepresearch.report.marks import held_citations, released_citations
+
 REMOVED = "[link removed: not a fetched source]"
 
 
@@ -36,8 +38,9 @@ _PASSES = 4
 joins its neighbours into a new bare URL."""
 _ESCAPABLE = frozenset("\\!\"#$%&'()*+,-./:;<=>?@[]^_`{|}~")
 _ENTITY = re.compile(r"&(?:#\d+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]*);")
-# a bracketed text that makes no link once every definition is gone: a citation [n], a note [sic]
-_PLAIN_BRACKETS = re.compile(r"\[[^\[\]\n]*\](?![(:])")
+# a bracketed text that makes no link once every definition is gone: a note [sic] (a citation [n] is held:
+# a bracketed number left is a page's, escaped)
+_PLAIN_BRACKETS = re.compile(r"\[(?!\d{1,3}\])[^\[\]\n]*\](?![(:])")
 _TEXTUAL = ("text", "text_special", "html_inline")
 _KEEP, _BARE, _MARKER = 0, 1, 2
 """What becomes of a bare URL: delimited (a fetched source), escaped (a name the text mentions), removed."""
@@ -83,9 +86,12 @@ def sanitize_links(markdown: str, fetched: set[str], *, quoted: bool = False) ->
     libcurl's point, and was quoted as "A redirect such as [link removed: not a fetched source] ...")."""
     allowed = as_written(fetched)
     removed: list[str] = []
+    # held through a rebuild: a marker stays a marker, a page's escaped "filename\\[9\\]" text (markdown-it
+    # gives back "filename[9]", which the rebuild wrote as a citation of a source 9 that did not exist)
+    original, markdown = markdown, held_citations(markdown)
     for attempt in range(_PASSES + 2):
         if not any(_violates(viewer, markdown, allowed) for viewer in _VIEWERS):
-            return markdown, list(dict.fromkeys(removed))
+            return original if attempt == 0 else released_citations(markdown), list(dict.fromkeys(removed))
         if attempt > _PASSES:
             break
         env: dict[str, object] = {}
@@ -94,7 +100,7 @@ def sanitize_links(markdown: str, fetched: set[str], *, quoted: bool = False) ->
         markdown = _Rebuild(allowed, removed, escape_all=attempt == _PASSES, quoted=quoted).document(tree)
     # not reached by any input we know of; should one get here, its text is shown, never followed
     fence = "`" * max(3, 1 + max((len(run) for run in re.findall(r"`+", markdown)), default=0))
-    return f"{fence}text\n{markdown}\n{fence}", list(dict.fromkeys(removed))
+    return f"{fence}text\n{released_citations(markdown)}\n{fence}", list(dict.fromkeys(removed))
 
 
 def _references(env: dict[str, object]) -> list[dict[str, str]]:

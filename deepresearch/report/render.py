@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import re
 import string
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,7 +12,6 @@ import nh3
 from markdown_it import MarkdownIt
 
 from deepresearch.extractive.text import (
-    CODE_SPAN,
     LINE_BREAK,
     code_span,
     content_tokens,
@@ -21,10 +19,20 @@ from deepresearch.extractive.text import (
     tokenize,
 )
 from deepresearch.report.links import allowed_link, as_written, sanitize_links
+from deepresearch.report.marks import (
+    CITATION,
+    CITE_CLOSE,
+    CITE_OPEN,
+    citation_markers,
+    code_spans,
+    held_citations,
+    in_code,
+)
 
 __all__ = [
     "CITATION",
     "allowed_link",
+    "asked_text",
     "check_citations",
     "cited_numbers",
     "code_spans",
@@ -36,7 +44,6 @@ __all__ = [
     "stray_backticks",
 ]
 
-CITATION = re.compile(r"\[(\d{1,3})\]")
 SUPPORT_THRESHOLD = 0.35
 """Share of a sentence's content words that must appear in one passage of a cited source."""
 
@@ -72,7 +79,7 @@ def check_citations(
     result = CitationCheck()
     out_lines: list[str] = []
     for line in markdown.splitlines():
-        if line.lstrip().startswith("#") or not _markers(line):
+        if line.lstrip().startswith("#") or not citation_markers(line):
             out_lines.append(line)
             continue
         prefix_match = re.match(r"^(\s*(?:[-*+]|\d+\.)?\s*)", line)
@@ -118,40 +125,19 @@ def overlap(claim: str, passage: str) -> float:
     return len(claim_terms & set(content_tokens(passage))) / len(claim_terms)
 
 
-def code_spans(text: str) -> list[tuple[int, int]]:
-    """The text's code spans (the source's code, quoted as is: "split('.')[0]" holds no citation): fences
-    around code padded on both sides or on neither, as extractive/text.py code_span writes them. A backtick
-    that opens no such span is the page's own character - a TeX-style quote ("names `ksh' or `sh'", the zsh
-    FAQ), which as a fence would show "ksh' or " as code and the quote altered."""
-    spans: list[tuple[int, int]] = []
-    start = 0
-    while (found := CODE_SPAN.search(text, start)) is not None:
-        fence = len(found.group(1))
-        code = found.group()[fence:-fence]
-        if code.strip() and code[0].isspace() == code[-1].isspace():
-            spans.append(found.span())
-            start = found.end()
-        else:
-            start = found.start() + fence  # its closing backtick may open the next span
-    return spans
-
-
-def _in_code(text: str) -> Callable[[int], bool]:
-    """Whether a position of the text is inside one of its code spans (code_spans)."""
-    spans = code_spans(text)
-    return lambda i: any(a <= i < b for a, b in spans)
+def asked_text(text: str) -> str:
+    """The asker's words as the report writes them (its title, its sections, its open questions): a number
+    in brackets they hold ("stops with "[1] + suspended (tty output)"", a shell's job) is theirs, not a
+    citation of the report's first source - the check had moved it to the line's end, and counted it."""
+    for m in reversed(citation_markers(text)):
+        text = f"{text[: m.start()]}\\[{m.group(1)}\\]{text[m.end() :]}"
+    return text
 
 
 def stray_backticks(text: str) -> str:
     """The text with each backtick that opens no code span (code_spans) escaped: shown as written."""
-    in_code = _in_code(text)
-    return "".join("\\`" if char == "`" and not in_code(i) else char for i, char in enumerate(text))
-
-
-def _markers(text: str) -> list[re.Match[str]]:
-    """The citation markers of a text: every [n] outside its code spans."""
-    in_code = _in_code(text)
-    return [m for m in CITATION.finditer(text) if not in_code(m.start())]
+    inside = in_code(text)
+    return "".join("\\`" if char == "`" and not inside(i) else char for i, char in enumerate(text))
 
 
 def markdown_text(quote: str) -> str:
@@ -160,15 +146,15 @@ def markdown_text(quote: str) -> str:
     would lose its wildcard) and so is an underscore at a word's edge ("_PATH_" read "PATH"): each is
     escaped, as is a backtick that opens no code span (code_spans); and a bracketed number is not the
     report's citation (see _page_marks)."""
-    in_code = _in_code(quote)
+    inside = in_code(quote)
     quote = "".join(
-        "\\\\" if char == "\\" and not in_code(i) and quote[i + 1 : i + 2] in _PUNCTUATION else char
+        "\\\\" if char == "\\" and not inside(i) and quote[i + 1 : i + 2] in _PUNCTUATION else char
         for i, char in enumerate(quote)
     )
     quote = _page_marks(quote)
-    in_code = _in_code(quote)
+    inside = in_code(quote)
     quote = "".join(
-        "\\" + char if not in_code(i) and (char == "*" or (char == "_" and _edge(quote, i))) else char
+        "\\" + char if not inside(i) and (char == "*" or (char == "_" and _edge(quote, i))) else char
         for i, char in enumerate(quote)
     )
     return stray_backticks(quote)
@@ -191,9 +177,9 @@ _INDEXED = re.compile(r"\[(\d{1,3})\]")
 def _page_marks(quote: str) -> str:
     """A quote without the page's footnote marks, which would read as citations of the report's sources
     (the footnote they point to is not quoted), and any other number in brackets escaped ("args\\[1\\]")."""
-    in_code = _in_code(quote)
+    inside = in_code(quote)
     out, last = [], 0
-    found = [m for m in [*_FOOTNOTE.finditer(quote), *_INDEXED.finditer(quote)] if not in_code(m.start())]
+    found = [m for m in [*_FOOTNOTE.finditer(quote), *_INDEXED.finditer(quote)] if not inside(m.start())]
     for m in sorted(found, key=lambda m: m.start()):
         if m.start() < last:
             continue  # the number of a footnote mark already left out
@@ -205,24 +191,24 @@ def _page_marks(quote: str) -> str:
 
 def cited_numbers(text: str) -> set[int]:
     """The source numbers a report text cites ([n] outside code spans)."""
-    return {int(m.group(1)) for m in _markers(text)}
+    return {int(m.group(1)) for m in citation_markers(text)}
 
 
-def _without_markers(text: str) -> str:
+def _withoutcitation_markers(text: str) -> str:
     """The text without its citation markers, each taken with the spaces before it ("claim [1]." ->
     "claim."): a space the text itself has before a mark stays ("the ? in the URL")."""
     out, last = [], 0
-    for m in _markers(text):
+    for m in citation_markers(text):
         out.append(text[last : m.start()].rstrip(" \t") if m.start() > last else "")
         last = m.end()
     return "".join(out) + text[last:]
 
 
 def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], result: CitationCheck) -> str:
-    numbers = [int(m.group(1)) for m in _markers(sentence)]
+    numbers = [int(m.group(1)) for m in citation_markers(sentence)]
     if not numbers:
         return sentence
-    claim = _without_markers(sentence).strip()
+    claim = _withoutcitation_markers(sentence).strip()
     kept: list[int] = []
     for number in dict.fromkeys(numbers):
         result.checked += 1
@@ -238,7 +224,7 @@ def _check_sentence(sentence: str, passages_by_number: dict[int, list[str]], res
             result.removed.append(
                 {"citation": number, "sentence": claim, "reason": "not supported", "overlap": round(score, 2)}
             )
-    text = _without_markers(sentence).strip()
+    text = _withoutcitation_markers(sentence).strip()
     markers = "".join(f"[{n}]" for n in kept)
     if not kept:
         result.unverified_sentences += 1
@@ -345,8 +331,11 @@ _CORPUS_LINK = re.compile(r'<a href="(corpus://[^"]*)"[^>]*>(.*?)</a>', re.S)
 
 
 def render_html(markdown: str, title: str, fetched: set[str]) -> str:
-    """Self-contained, sanitised HTML (render_fragment), no scripts, inline CSS."""
-    body = render_fragment(markdown, fetched)
+    """Self-contained, sanitised HTML (render_fragment), no scripts, inline CSS. Only the Markdown's citation
+    markers link to the sources: a number in brackets the Markdown escapes ("args\\[1\\]", a page's
+    "filename\\[9\\]") is text, though the HTML shows it as "[1]" too (it had linked to a source 9 that
+    did not exist)."""
+    body = render_fragment(held_citations(markdown), fetched)
     body = _CORPUS_LINK.sub(
         lambda m: (
             f'<span class="local-doc" title="local document on the research server: {m.group(1)}">'
@@ -354,8 +343,9 @@ def render_html(markdown: str, title: str, fetched: set[str]) -> str:
         ),
         body,
     )
-    # [n] citations become links to the numbered source list
-    body = re.sub(r"\[(\d{1,3})\](?![^<]*</a>)", r'<a href="#source-\1" class="cite">[\1]</a>', body)
+    # the citations become links to the numbered source list (not inside a link: text, as written)
+    body = _CITE_LINK.sub(r'<a href="#source-\1" class="cite">[\1]</a>', body)
+    body = body.replace(CITE_OPEN, "[").replace(CITE_CLOSE, "]")
     body = _anchor_sources(body)
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -367,6 +357,7 @@ def render_html(markdown: str, title: str, fetched: set[str]) -> str:
     )
 
 
+_CITE_LINK = re.compile(rf"{CITE_OPEN}(\d{{1,3}}){CITE_CLOSE}(?![^<]*</a>)")
 _SOURCE_ITEM = re.compile(r"<li>(\s*(?:<p>)?\s*<a href=\"#source-(\d+)\" class=\"cite\">)")
 
 
