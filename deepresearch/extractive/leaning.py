@@ -282,12 +282,13 @@ def apparatus(text: str) -> bool:
 def no_sample(text: str) -> bool:
     """A line after a sentence that announces a sample, and no sample of it: apparatus, a sentence announcing
     in its turn ("... is logged as follows:"), a capitalised word or two ending on a full stop ("Disabled.";
-    not "make clean."), a table's row of three cells or more ("+ | latitude | North"), or prose: four plain
-    words or more, one of them a word no code is made of ("A simple case of replacing AddOutputFilterByType"
-    under a term, "To update the index ..., use" were shown as code)."""
-    words = [w.strip(".,;") for w in text.split()]
+    not "make clean.") or on a colon (a field's name: FFmpeg's "Examples:"), a table's row of three cells or
+    more ("+ | latitude | North"), or prose: four plain words or more, one of them a word no code is made of
+    ("A simple case of replacing AddOutputFilterByType" under a term, "To update the index ..., use" were
+    shown as code)."""
+    words = [w.strip(".,;:") for w in text.split()]
     plain = all(w.isalpha() for w in words)
-    short = len(words) <= 3 and text.endswith(".") and plain and text[:1].isupper()
+    short = len(words) <= 3 and text.endswith((".", ":")) and plain and text[:1].isupper()
     prose = len(words) >= 4 and plain and any(w.lower() in _PROSE_WORDS for w in words)
     return apparatus(text) or announces(text) or short or prose or text.count(" | ") >= 2
 

@@ -60,6 +60,7 @@ from deepresearch.extractive.verbclues import subjectless, verb_of_subject
 # a statement's end (at a line's end: prose puts a semicolon inside its lines), a block, an assignment, a
 # pointer: a sentence across a sample's lines that has one is code cut at a full stop, not prose
 _CODE_LINE = re.compile(rf";\s*(?:{LINE_BREAK}|$)|[{{}}=]|->")
+_EDITORS_NOTE = re.compile(r"\[[A-Za-z][^\]]*\s[^\]]*\]")  # a line of words in brackets, not "[a-z]"
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
 _API_HEADING = re.compile(r"(?:class|event|interface)\s*:\s|[\w.$]+\(", re.IGNORECASE)  # or "fs.mkdir("
 
@@ -176,7 +177,8 @@ class _Reader:
     term_list: tuple[str, ...] = ()  # the last item of a list that is all of a term's description so far
 
     def add(self, text: str, label: str = "") -> None:
-        label = label or self.term or self.label
+        # a remark under an admonition's title (Doxygen's "Warning:") is its section's, not labelled "Warning"
+        label = label or (self.term if not apparatus(f"{self.term}:") else "") or self.label
         tokens = content_tokens(text)
         self.units.append(
             Quote(text, self.n, label, len(self.units), frozenset(tokens), tokens[0] if tokens else "")
@@ -337,6 +339,8 @@ class _Reader:
         self.units[-1] = Quote(text, last.n, last.section, last.position, frozenset(tokens), last.subject)
 
     def line(self, line: str) -> None:
+        if _EDITORS_NOTE.fullmatch(line.strip()):
+            return  # "[DEPRECATED in version 5.4]": no sentence before the first, "This command is ..."
         item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
         if item and self.term and (self.term_list or not self.previous):

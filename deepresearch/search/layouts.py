@@ -31,7 +31,8 @@
   Doxygen says an entry is defined and who calls it ("Definition at line 564 of file opt.h.", "Referenced by
   decode(), ..."), LaTeX2HTML's navigation panel ("Next: Reset Up: Commands Previous: Replot Index", on every
   page: a page was read because its panel named the next one) and its page references, an icon in "(p. )"
-  ("see enhanced (p. )") are no text.
+  ("see enhanced (p. )") are no text; and a plain term's description that goes on after a list nested in it
+  has its term written again (its text had been labelled with the list's last value).
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ def generator_layouts(root: Tag) -> None:
         code = "\n".join(line.get_text() for line in lines) if lines else fragment.get_text()
         fragment.replace_with(_tag("pre", code))
     _doxygen_title(root)
+    _resumed_terms(root)
     for pre in root.select("td > pre"):
         if _line_numbers(pre):
             pre.decompose()
@@ -127,6 +129,21 @@ def _tag(name: str, text: str) -> Tag:
     tag = BeautifulSoup("", "html.parser").new_tag(name)
     tag.string = text
     return tag
+
+
+def _resumed_terms(root: Tag) -> None:
+    """A plain term's description that goes on after a list of values nested in it is the term's again: its
+    term is written there once more (texi2html's "-hwaccel" over its values "none" ... "qsv", then "Note that
+    most acceleration methods ... will not be faster than software decoding" - labelled "qsv", as 86 of 92
+    such paragraphs in FFmpeg's manuals were with their list's last value). Not an entry's (an id, a name):
+    its heading labels all of it."""
+    for nested in root.select("dd > dl"):
+        term = nested.parent.find_previous_sibling("dt") if nested.parent else None
+        if term is None or term.get("id") or term.select_one("[id], a[name]") is not None:
+            continue
+        after = (s.get_text(strip=True) if isinstance(s, Tag) else s.strip() for s in nested.next_siblings)
+        if any(after):
+            nested.insert_after(copy.copy(term))
 
 
 def _doxygen_title(root: Tag) -> None:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import heading_passages
 from deepresearch.search.corpus import CorpusIndex, IndexStats
 from deepresearch.search.documents import extract_text
 
@@ -74,3 +76,53 @@ async def test_files_that_hold_no_text_are_counted_and_said_once(
     (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
     assert warning == "corpus: 4 of 5 files hold no text to search (a.html, b.html, c.html, ...)"
     assert await index.reindex() == IndexStats(unchanged=5)  # recorded: not read again while unchanged
+
+
+def test_a_terms_description_after_a_list_nested_in_it_is_the_terms_again() -> None:
+    # texi2html: "-hwaccel" over its values "none" ... "qsv", then "Note that most acceleration methods ..."
+    page = _text(
+        "<h1>Lamp options</h1><dl><dt><samp>-flame <var>kind</var></samp></dt><dd><p>Choose the flame. "
+        "The kinds are:</p><dl><dt>steady</dt><dd><p>Burn without flicker for the whole night.</p></dd>"
+        "<dt>signal</dt><dd><p>Flash once every ten seconds for passing ships.</p></dd></dl>"
+        "<p>Note that most flames are meant for calm weather and will not last in a storm.</p></dd>"
+        "<dt><samp>-wick <var>length</var></samp></dt><dd><p>Set the wick length first.</p></dd></dl>"
+    )
+    labels = {
+        q.text: q.section for p in heading_passages(page) for q in quotes(p.text, 1, p.headings, p.term)
+    }
+    assert labels["Note that most flames are meant for calm weather and will not last in a storm."] == (
+        "-flame kind"
+    ), labels
+    assert labels["Flash once every ten seconds for passing ships."] == "signal", labels
+
+
+def test_an_entry_with_an_id_is_not_written_again() -> None:
+    page = _text(
+        '<h1>Lamp API</h1><dl><dt id="lamp.light">lamp.light(kind)</dt><dd><p>Light the lamp.</p>'
+        "<dl><dt>kind</dt><dd><p>The flame to burn.</p></dd></dl><p>It returns the lit lamp.</p></dd></dl>"
+    )
+    assert page.count("lamp.light(kind)") == 1, page
+
+
+def test_a_remark_under_an_admonitions_title_is_not_labelled_with_it() -> None:
+    passage = (
+        "## Lighting\n\nlight():\n\nLights the lamp with the wick trimmed to its set length.\n\n"
+        "Warning:\n\nThe lamp may smoke until the wick has burnt for a minute or two.\n"
+    )
+    labels = {q.text: q.section for q in quotes(passage, 1, ["Lamp", "Lighting"])}
+    assert labels["The lamp may smoke until the wick has burnt for a minute or two."] == "Lighting", labels
+
+
+def test_a_fields_name_is_no_sample_of_the_sentence_before_it() -> None:
+    passage = (
+        "## Inputs\n\nAny wick and any oil can serve as input to the lamp:\n\nExamples:\n\n- lamp -w cotton\n"
+    )
+    assert not any("`Examples:`" in q.text for q in quotes(passage, 1, ["Lamp", "Inputs"]))
+
+
+def test_an_editors_note_in_brackets_is_no_sentence_before_the_first() -> None:
+    # gnuplot's "[DEPRECATED in version 5.4]" over "This command is deprecated in favor of ...": dropped
+    passage = "# Rekindle\n\n[DEPRECATED in version 5.4]\n\nThis command is deprecated in favor of timers.\n"
+    assert [(q.section, q.text) for q in quotes(passage, 1, ["Rekindle"])] == [
+        ("Rekindle", "This command is deprecated in favor of timers.")
+    ]
