@@ -126,3 +126,14 @@ def test_an_editors_note_in_brackets_is_no_sentence_before_the_first() -> None:
     assert [(q.section, q.text) for q in quotes(passage, 1, ["Rekindle"])] == [
         ("Rekindle", "This command is deprecated in favor of timers.")
     ]
+
+
+def test_a_list_not_announced_or_a_section_after_it_takes_no_term_again() -> None:
+    # SQLite's unclosed lists hold the sections after them inside a term's description
+    page = _text(
+        "<h1>Lamp constants</h1><dl><dt>LAMP_STEADY</dt><dd><p>Burn without flicker.</p>"
+        "<dl><dt>LAMP_DIM</dt><dd><p>Burn low.</p></dd></dl><p>Every lamp burns steady by default.</p>"
+        "<dl><dt>LAMP_OUT</dt><dd><p>Put the lamp out.</p></dd></dl><h2>Lighting</h2><p>Light it at dusk.</p>"
+        "</dd></dl>"
+    )
+    assert page.count("LAMP_STEADY") == 1, page

@@ -39,8 +39,9 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Iterable
 
-from bs4 import BeautifulSoup, Tag
+from bs4 import BeautifulSoup, PageElement, Tag
 
 __all__ = ["generator_layouts"]
 
@@ -137,13 +138,20 @@ def _resumed_terms(root: Tag) -> None:
     most acceleration methods ... will not be faster than software decoding" - labelled "qsv", as 86 of 92
     such paragraphs in FFmpeg's manuals were with their list's last value). Not an entry's (an id, a name):
     its heading labels all of it."""
-    for nested in root.select("dd > dl"):
-        term = nested.parent.find_previous_sibling("dt") if nested.parent else None
-        if term is None or term.get("id") or term.select_one("[id], a[name]") is not None:
+    for nested in root.select("dl > dd > dl"):
+        term = nested.parent.find_previous_sibling(["dt", "dd"]) if nested.parent else None
+        if term is None or term.name != "dt" or term.get("id") or term.select_one("[id], a[name]"):
             continue
-        after = (s.get_text(strip=True) if isinstance(s, Tag) else s.strip() for s in nested.next_siblings)
-        if any(after):
+        # a list its description announces ("The allowed values of hwaccel are:"), then a paragraph of it
+        before, after = _said(nested.previous_siblings), _said(nested.next_siblings)
+        announced = isinstance(before, Tag) and before.name == "p" and before.get_text().strip().endswith(":")
+        if announced and isinstance(after, Tag) and after.name == "p":
             nested.insert_after(copy.copy(term))
+
+
+def _said(siblings: Iterable[PageElement]) -> PageElement | None:
+    """The first of the siblings that holds text."""
+    return next((s for s in siblings if (s.get_text(strip=True) if isinstance(s, Tag) else s.strip())), None)
 
 
 def _doxygen_title(root: Tag) -> None:
