@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.screening import passages_of, rank_passages
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import heading_passages
 from deepresearch.search.corpus import CorpusIndex, IndexStats
@@ -138,23 +137,3 @@ def test_a_list_not_announced_or_a_section_after_it_takes_no_term_again() -> Non
         "</dd></dl>"
     )
     assert page.count("LAMP_STEADY") == 1, page
-
-
-def test_a_table_of_contents_is_no_evidence() -> None:
-    # FFmpeg's FAQ: its "Table of Contents", which names every question, took 3 of a sub-question's 6 passages
-    contents = "\n\n".join(
-        f"- 3.{i} How do I keep the lamp lit in {w}?" for i, w in enumerate(["rain", "fog", "snow"])
-    )
-    sources = [
-        {
-            "n": 1,
-            "id": "S1",
-            "title": "Lamp FAQ",
-            "text": f"# Lamp FAQ\n\n## Table of Contents\n\n{contents}\n\n"
-            "## 3.1 How do I keep the lamp lit in fog?\n\n"
-            "Trim the wick short and close the storm shutter; the flame then burns steady in fog.",
-        }
-    ]
-    question = "How do I keep the lamp lit in fog?"
-    (ranked,) = rank_passages(question, [question], passages_of(sources), 6, topic="the lamp")
-    assert ranked and not any("Table of Contents" in p["headings"] for _, p in ranked), ranked

@@ -62,7 +62,8 @@ LITERAL_PRIOR = 0.5
 holds (extractive/literals.py: "v2.1-14-g2414721" is git-describe's example, one word among the question's
 others; telling: held by at most a third of the fetched pages)."""
 RELEASE_WEIGHT = 0.5  # a page of release notes is this much as relevant: it names everything in passing
-CONTINUED, CONTINUATIONS = 3, 2  # the best passages of a sub-question, and how many more of their section
+CONTINUED, CONTINUATIONS = 3, 2
+"""The CONTINUED best passages of a sub-question bring up to CONTINUATIONS more passages of their section."""
 INTRO_SECTIONS = 4
 """... and the first INTRO_SECTIONS sections of the best page the ranking did not take, whatever words they
 use: a guide sets up what it then explains ("Configuring your server to permit SSI", the third section of
@@ -78,8 +79,8 @@ goes on past the first passages - "There are two reasons ...: performance and se
 paragraph on each; sessions 16 and 28, dev fact recall 0.827 -> 0.837. 8 sections, not 4: a guide
 answers further down than its best four sections - the HTTP/2 guide's "MPM Configuration" for page loads
 that stall - once a second page quoted there is not dropped for it, report/digest.py's STRONG_ANSWERS; dev
-fact recall 0.760 -> 0.807; bench/quality/JOURNAL.md, session 25.) A table of contents (leaning.navigation:
-it names every section, says nothing) is no answering section, nor evidence at all (since session 43)."""
+fact recall 0.760 -> 0.807; bench/quality/JOURNAL.md, session 25.) A table of contents is no answering
+section: it names every section of a manual and says nothing (leaning.navigation)."""
 LEAD_PAGES, LEAD_SECTIONS = 0.8, 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages at least LEAD_PAGES as
 relevant as the best one are evidence too."""
@@ -309,7 +310,6 @@ def rank_passages(
             and scores[i] >= RELATIVE_FLOOR * best
             and pages[passages[i]["n"]] >= DOCUMENT_FLOOR
             and (not topic_terms or topic_terms & fields[i] or i in optioned)
-            and not navigation(passages[i]["headings"])  # FFmpeg's contents took 3 of a side's 6 passages
         ]
         kept = _diverse(pool, scores, passages, bodies, limit)
         ranked = [(scores[i], passages[i]) for i in kept]
