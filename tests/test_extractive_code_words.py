@@ -66,3 +66,19 @@ def test_a_ratio_and_an_options_value_are_one_word_and_a_time_no_phrase() -> Non
         "7:30",
     ]
     assert [p.text for p in noun_phrases("How can I light the lamp at 7:30")] == ["the lamp"]
+
+
+def test_a_scene_opening_on_when_is_no_question_but_a_question_after_its_comma_is() -> None:
+    # gnuplot's "When I run gnuplot myscript.gp from a terminal, the plot window pops up and disappears
+    # immediately. How can I keep it open?": the scene was asked as a sub-question, with a "?"
+    plan = keyword_plan(
+        "When I light the lamp from the gallery, the flame flickers and dies at once. How can I keep it lit?",
+        4,
+        4,
+    )
+    assert not any(q.startswith("When I light") for q in plan.sub_questions), plan.sub_questions
+    asked = keyword_plan("When I light the lamp, why does the flame die?", 4, 4).sub_questions
+    assert asked[0] == "When I light the lamp, why does the flame die?", asked
+    assert (
+        keyword_plan("When should I trim the wick?", 4, 4).sub_questions[0] == "When should I trim the wick?"
+    )

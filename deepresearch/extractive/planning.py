@@ -61,9 +61,11 @@ _CLAUSE_SPLIT = re.compile(
     re.IGNORECASE,
 )
 # a clause that asks: it opens with a question word or an auxiliary; any other is a statement that sets the
-# scene ("I host thousands of customer sites; can Apache serve them ...?")
+# scene ("I host thousands of customer sites; can Apache serve them ...?"), and so is one opening on "When I
+# ..., " with no question after its comma ("When I run gnuplot x.gp, the plot window disappears." had a "?")
 _ASKS = re.compile(
-    rf"^(?:{_WH}|was|were|did|could|would|will|may|might|must|has|have|had|isn't|aren't|doesn't|don't|"
+    rf"^(?!(?:when|whenever|where)\s+(?:i|we|you|they|my|our)\b[^,]*,\s*(?!(?:{_WH})\b))"
+    rf"(?:{_WH}|was|were|did|could|would|will|may|might|must|has|have|had|isn't|aren't|doesn't|don't|"
     r"can't|won't|shouldn't)\b",
     re.IGNORECASE,
 )
@@ -93,9 +95,8 @@ _HOW_WORK = re.compile(
 _RELATES = re.compile(r"^how\s+(?:does|do)\s+.+?\s+(?:compares?|stacks?\s+up)\s+(?:to|with|against)\b", re.I)
 _HOW_VERB = re.compile(r"^how\s+(?:does|do)\s+(\S+(?:\s+\S+)?)\s+([a-z]+)\s+(.+)$", re.IGNORECASE)
 _NO_VERB = frozenset(("work", "works", *PARTICIPLES))  # after the subject: no verb of a mechanism
-_HOW_TO = re.compile(
-    r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one(?!\s+(?-i:[A-Z])))\s+(.+)$", re.IGNORECASE
-)  # "How can one ...", not "How can one SQLite query ..."
+# "How can one ...", not "How can one SQLite query ..."
+_HOW_TO = re.compile(r"^how\s+(?:do|can|should|would)\s+(?:i|you|we|one(?!\s+(?-i:[A-Z])))\s+(.+)$", re.I)
 # what a clause asks to do, for anchoring the clause after it: "Why would I declare X", "Can I keep X"
 _WHY_I = re.compile(r"^(?:why|when)\s+(?:would|should|do|can|could)\s+(?:i|we)\s+(.+)$", re.IGNORECASE)
 _HOW_TO_INF = re.compile(r"^how\s+to\s+(.+)$", re.IGNORECASE)
