@@ -82,3 +82,13 @@ def test_a_scene_opening_on_when_is_no_question_but_a_question_after_its_comma_i
     assert (
         keyword_plan("When should I trim the wick?", 4, 4).sub_questions[0] == "When should I trim the wick?"
     )
+
+
+def test_a_phrase_does_not_run_across_a_comma_into_the_next_clause() -> None:
+    # gnuplot's "from a terminal, the plot window pops up and disappears immediately": the phrase "a terminal,
+    # the plot window pops" (its "and" joins two verbs, no list)
+    phrases = noun_phrases("When I light it from the gallery, the lamp flame pops up and dies at once")
+    assert [p.text for p in phrases][:2] == ["the gallery", "the lamp flame"], phrases
+    # ... while a list after commas is one phrase of its members
+    (listed,) = noun_phrases("the wick settings, the oil and the glass are checked")
+    assert listed.items == ("the wick settings", "the oil", "the glass"), listed

@@ -452,13 +452,13 @@ def _extent(words: list[str], i: int, verbs: set[int]) -> tuple[int, tuple[str, 
             and (articled or (lower[j] in ("or", "vs", "versus") and lower[k] in ("a", "an")))
         )
         k += int(article)
-        if not content(k) or (
-            lower[j] == "," and not any(lower[m] in COORDINATORS for m in range(k, min(k + 5, len(words))))
-        ):
-            break
         stop = k
         while content(stop):
             stop += 1
+        # after a comma, a member only if the list goes on right after it (not "a terminal, the window pops")
+        listed = stop < len(words) and (lower[stop] == "," or lower[stop] in COORDINATORS)
+        if not content(k) or (lower[j] == "," and not listed):
+            break
         members.append((k - article, stop))
         end = j = stop
         if lower[k - article - 1] in ("and", "or"):

@@ -267,6 +267,7 @@ def spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         found.add(after)  # "What is going wrong", "is eating all the CPU" (not "What is caching?")
     if content[i] and i > 0 and nxt < len(words) and lower[nxt] in PARTICLES:
         ends = nxt + 1 == len(words) or lower[nxt + 1] in PREPOSITIONS | DETERMINERS | POSSESSIVES | CLOSES
+        ends = ends or (ends_in_s(lower[i]) and lower[nxt + 1] in CONJUNCTIONS)  # "the window pops up and"
         if ends and lower[nxt : nxt + 2] != ["out", "of"]:  # "keep the password out of the code": a noun
             found.add(i)  # "what does the RETURNING clause give back in SQLite", "how do I clean up the"
     last = nxt + 1 == len(words) or (nxt + 2 == len(words) and words[-1] in "?!.")
