@@ -72,11 +72,13 @@ def test_a_scene_opening_on_when_is_no_question_but_a_question_after_its_comma_i
     # gnuplot's "When I run gnuplot myscript.gp from a terminal, the plot window pops up and disappears
     # immediately. How can I keep it open?": the scene was asked as a sub-question, with a "?"
     plan = keyword_plan(
-        "When I light the lamp from the gallery, the flame flickers and dies at once. How can I keep it lit?",
+        "When I light the lamp from the gallery, the flame flares up and dies. How can I keep it lit?",
         4,
         4,
     )
     assert not any(q.startswith("When I light") for q in plan.sub_questions), plan.sub_questions
+    # ... and its "it" is what the scene's main clause is about, after its comma (not the lamp lit)
+    assert plan.sub_questions[0] == "How can I keep the flame lit?", plan.sub_questions
     asked = keyword_plan("When I light the lamp, why does the flame die?", 4, 4).sub_questions
     assert asked[0] == "When I light the lamp, why does the flame die?", asked
     assert (

@@ -249,9 +249,8 @@ def _verbs(words: list[str]) -> set[int]:
 
 
 def _verb_before_a_name(words: list[str], run: list[int]) -> set[int]:
-    """ "Which configuration choices slow Apache httpd down": a lower-case word before a name in a run of
-    three words or more is its verb - not the first word of a coordination's member ("the event and worker
-    MPMs"), nor one before a keyword in capitals ("a table WITHOUT ROWID")."""
+    """ "Which configuration choices slow Apache httpd down": a lower-case word before a name in a run of 3+
+    is its verb - not a coordination's ("the event and worker MPMs") nor a keyword's ("WITHOUT ROWID")."""
     for a, b in itertools.pairwise(run):
         if (
             len(run) >= 3
@@ -268,8 +267,7 @@ def _verb_before_a_name(words: list[str], run: list[int]) -> set[int]:
 
 def _listed_verbs(lower: list[str], content: list[bool], verb: int) -> list[int]:
     """The verbs listed after a subject's verb, one word each, by commas and a last "and" or "or": "I create
-    and activate", "I clone, configure and write shell hooks" (its second verb had been read as the object,
-    "configure and write shell hooks" the topic)."""
+    and activate", "I clone, configure and write shell hooks" (not a topic "configure and write ...")."""
     series, at = [], verb
     while at + 2 < len(lower) and lower[at + 1] == "," and content[at + 2]:
         series.append(at := at + 2)
@@ -383,6 +381,8 @@ def noun_phrases(clause: str) -> list[Phrase]:
             context = "pp"
         elif lower[i] in SUBORDINATORS | (WH if i else frozenset()):
             context, subordinate = "clause", True
+        elif lower[i] == "," and lower[0] in SUBORDINATORS and subordinate:  # "When I run X, the window pops"
+            context, subordinate = "subject", False  # the main clause
         if i in stops or not _is_content(words[i], following, words[i - 1] if i else ""):
             i += 1
             continue
