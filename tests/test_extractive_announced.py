@@ -82,6 +82,7 @@ def test_a_hard_wrapped_sentence_in_a_sample_with_a_semicolon_inside_its_line_is
         "Let's see what happens when the keeper lights the lamp at dusk:",  # points ahead
         "Example of a lamp that is lit by the keeper at dusk:",  # a caption
         "Keepers light the lamp by filling the reservoir, then turning:",  # an action without its object
+        "The lamp's logbook file has been modified as shown:",  # BIND's named.conf: what it shows is gone
     ],
 )
 def test_an_intro_that_says_nothing_alone_is_no_statement(intro: str) -> None:
@@ -91,3 +92,12 @@ def test_an_intro_that_says_nothing_alone_is_no_statement(intro: str) -> None:
 def test_it_is_not_enough_to_opens_on_no_antecedent() -> None:
     assert stands_alone("It is not enough to trim the wick; the lamp must be shielded too.")
     assert stands_alone("It is sufficient to fill the reservoir once a night.")
+
+
+def test_a_sample_of_calls_cut_at_its_ellipses_is_no_sentence() -> None:
+    # CMakePackageConfigHelpers: "CACHE )␤set(LIB_INSTALL_DIR lib/ ..." was quoted, labelled "CMakeLists.txt"
+    calls = [f"set({name}_LAMP_DIR lamp/{name.lower()}/ ... CACHE )" for name in ("WICK", "OIL", "SOOT")]
+    installs = [f"lamp_install(TARGET t{i} ...)" for i in range(9)]
+    program = "\n".join([*calls, "#...", "include(LampHelpers)", *installs])
+    quoted = _quoted(f"<h1>Lamp helpers</h1><p><code>Lamplist.txt</code>:</p><pre>{program}</pre>")
+    assert not any("CACHE" in q for q in quoted), quoted

@@ -251,6 +251,8 @@ def test_a_gerund_doubles_the_consonant_of_a_stressed_last_syllable() -> None:
         "preferring",
         "rotating",
     ]
+    # CMake: "What are the limitations of debuging generator expressions?"
+    assert [gerund(v) for v in ("debug", "defer", "target")] == ["debugging", "deferring", "targeting"]
 
 
 def test_am_is_a_name_unless_it_follows_i() -> None:

@@ -205,6 +205,14 @@ def test_a_coordinator_after_a_partial_subject_is_not_conjugated() -> None:
         ("index", "an"),
         ("hour", "an"),
         ("long-lived branch", "a"),
+        ("ffmpeg job", "an"),
+        ("nginx site", "an"),
+        ("xml file", "an"),
+        ("rsync mirror", "an"),
+        ("gzip stream", "a"),
+        ("dpkg database", "a"),
+        ("string", "a"),
+        ("shell hook", "a"),
     ],
 )
 def test_the_article_goes_by_the_sound_the_words_open_with(words: str, expected: str) -> None:
@@ -289,3 +297,27 @@ def test_a_word_after_a_coordinator_that_is_no_second_task_keeps_its_form(task: 
 def test_a_verb_whose_stress_falls_last_doubles_its_consonant() -> None:
     plan = keyword_plan("How do I format a disk and mount it?", 5)
     assert "What are the limitations of formatting a disk and mounting it?" in plan.sub_questions
+
+
+@pytest.mark.parametrize(
+    ("question", "asked"),
+    [
+        # CMake: "What is PRIVATE?" was answered from the PRIVATE_HEADER property's page
+        (
+            "What is the difference between PRIVATE, PUBLIC and INTERFACE in target_link_libraries?",
+            ["What is PRIVATE in target_link_libraries?", "What is PUBLIC in target_link_libraries?"],
+        ),
+        ("What is the difference between a merge and a rebase in git?", ["What is a merge in git?"]),
+        # ... not a purpose nor an idiom: "What is TEXT for dates in SQLite?" would ask nothing
+        ("Should I use TEXT or INTEGER for dates in SQLite?", ["What is TEXT?", "What is INTEGER?"]),
+        (
+            "What is the difference between git reset --soft and --hard in practice?",
+            ["What is git reset --soft?"],
+        ),
+    ],
+)
+def test_what_the_compared_things_are_compared_within_is_asked_of_each(
+    question: str, asked: list[str]
+) -> None:
+    sub_questions = keyword_plan(question, 5).sub_questions
+    assert all(q in sub_questions for q in asked), sub_questions

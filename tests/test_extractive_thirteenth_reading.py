@@ -137,3 +137,14 @@ def test_a_list_not_announced_or_a_section_after_it_takes_no_term_again() -> Non
         "</dd></dl>"
     )
     assert page.count("LAMP_STEADY") == 1, page
+
+
+def test_latex2html_placeholders_for_formulas_it_could_not_set_are_no_text() -> None:
+    # gnuplot's "set boxwidth <width>": LaTeX2HTML wrote "<" and ">" as "4#4" and "5#5"
+    text = _text(
+        '<H1>Boxes</H1><P>The default width of the box can be set via <B>set boxwidth <SPAN CLASS="MATH">'
+        '4#4</SPAN>width<SPAN CLASS="MATH">5#5</SPAN></B> or may be given with the plot.</P>'
+        '<P>The result is <SPAN CLASS="MATH">x^2</SPAN> at most.</P>'
+    )
+    assert "#" not in text.replace("# Boxes", ""), text
+    assert "set boxwidth width" in text and "x^2" in text, text

@@ -218,3 +218,16 @@ def test_lines_of_one_section_in_a_row_are_items_under_its_name_said_once() -> N
         f"- *HIT*: {cited(fourth)}",
         f"- *{LOCK}*: {cited(third)}",
     ]
+
+
+def test_a_sentence_and_its_contrary_are_both_quoted() -> None:
+    # CMake's target_link_libraries: the PRIVATE sentence had taken the place of its PUBLIC one (7 of their
+    # 9 words shared); a near-copy that says the same thing still goes (the one after it)
+    quotes = [
+        quote("Wicks following PUBLIC are trimmed, and are made part of the lamp interface.", 1, 3, 0),
+        quote("Wicks following PRIVATE are trimmed, but are not made part of the lamp interface.", 1, 4, 0),
+        quote("Wicks following PRIVATE are trimmed, but are not made a part of the lamp interface.", 1, 5, 0),
+    ]
+    report = body(quotes, {})
+    assert cited(quotes[0]["statement"]) in report and cited(quotes[1]["statement"]) in report, report
+    assert cited(quotes[2]["statement"]) not in report, report

@@ -15,7 +15,7 @@ from deepresearch.extractive.wordclasses import ARTICLES, COMPARATIVES, DETERMIN
 
 __all__ = [
     "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "avoided", "bare", "compared",
-    "compared_members", "members", "named_alone", "only", "weighed",
+    "compared_members", "member_questions", "members", "named_alone", "only", "plural_item", "weighed",
 ]  # fmt: skip
 
 VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
@@ -131,6 +131,26 @@ def compared_members(question: str, phrase: Phrase) -> list[str]:
     return members(phrase) if COMPARES.search(rest) else []
 
 
+_QUALIFIER = re.compile(
+    r"\s+((?:in|within)\s+(?!(?:practice|general|short|brief|detail|particular|theory)\b)[^\s?,;:]+(?:\s+[^\s?,;:]+){0,3})\s*\??\s*$"
+)
+
+
+def member_questions(question: str, phrase: Phrase, items: list[str]) -> list[str]:
+    """ "What is X?" of each compared member, with what they are compared within when a difference between
+    them is asked ("the difference between a merge and a rebase in git": "What is a merge in git?") - "What
+    is PRIVATE?" had been answered from the PRIVATE_HEADER property's page, not target_link_libraries'; not
+    the use's ("use the oil lamp versus the gas lamp in fog")."""
+    at = question.find(f"between {phrase.text}")
+    where = _QUALIFIER.match(question[at + len(f"between {phrase.text}") :]) if at >= 0 else None
+    within = f" {where.group(1)}" if where else ""
+    return [f"What {'are' if plural_item(item) else 'is'} {item}{within}?" for item in items]
+
+
+def plural_item(text: str) -> bool:
+    return " and " in text or plural_word(text)
+
+
 def members(phrase: Phrase) -> list[str]:
     """The members of a coordinated topic, each named in full: "the prefork, worker and event
     multi-processing modules" -> "the prefork multi-processing module", ...; "loggers, handlers and
@@ -186,6 +206,14 @@ def bare(item: str) -> str:
     return re.sub(r"^(?:the|a|an)\s+", "", item, flags=re.IGNORECASE)
 
 
+_SPELLED = re.compile(
+    r"(?!bl|br|ch|cl|cr|dr|dw|fl|fr|gh|gl|gn|gr|kl|kn|kr|ph|pl|pr|ps|qu|s[chklmnpqtw]|th|tr|tw|wh|wr)"
+    r"[b-df-hj-np-tv-xz]{2}"
+)
+"""A lower-case name opening with two consonants no word opens with ("ffmpeg", "nginx", "xml", "rsync"; not
+"string", "php"...) is said letter by letter, so its first letter's name decides its article."""
+
+
 def article(word: str) -> str:
     """ "a" or "an" by the sound the word opens with: "an HTTP proxy", "an SQLite table", "a user", "a JSON
     value" (an initialism is read letter by letter)."""
@@ -195,6 +223,8 @@ def article(word: str) -> str:
     lower = first.lower()
     if lower.startswith(("uni", "use", "usa", "usu", "uti", "eu", "one", "once")):
         return "a"
+    if _SPELLED.match(lower):  # "an ffmpeg job", "an xml file"
+        return "an" if lower[0] in "fhlmnrsx" else "a"
     return "an" if lower[:1] in "aeiou" or lower.startswith(("hour", "honest", "honor")) else "a"
 
 

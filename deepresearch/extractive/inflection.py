@@ -176,7 +176,8 @@ def gerund(verb: str) -> str:
 _STRESSED_LAST = (
     "commit", "submit", "omit", "permit", "emit", "admit", "transmit", "forget", "begin", "refer", "prefer",
     "transfer", "occur", "recur", "control", "patrol", "compel", "expel", "forbid", "regret", "rebut",
-    "upset", "reset", "unset", "embed", "format", "reformat", "unzip", "rerun", "subset", "offset",
+    "upset", "reset", "unset", "embed", "format", "reformat", "unzip", "rerun", "subset", "offset", "debug",
+    "defer", "deter", "infer", "confer", "outrun", "unplug", "unwrap", "rewrap", "acquit",
 )  # fmt: skip
 
 

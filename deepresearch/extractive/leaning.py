@@ -207,7 +207,10 @@ def term_line(text: str) -> bool:
     existing branches:", "... is semantically equivalent to:"): a clause, not a name (git's user manual)."""
     if _DIAGRAM.search(text) or _GOES_ON.match(text) or _ANNOUNCING_END.search(text):
         return False
-    if text.rstrip(":").strip().lower() in _FIELDS:  # "Arguments :" names no entry: the section's is kept
+    name = text.rstrip(":").strip()
+    # "Arguments :" names no entry: the section's is kept - but a key in lower case is a name of its own
+    # (CMake's presets: "description" under "displayName" had read as a field of it)
+    if name.lower() in _FIELDS and not (name.islower() and name.isalpha() and name not in _LOWER_FIELDS):
         return False
     return text.endswith(":") and ((len(text) <= 80 and not _clause(text)) or len(text.split()) <= 2)
 
@@ -235,8 +238,9 @@ _ADDRESSED = re.compile(r"\b(?:you|your|we|our)\b", re.IGNORECASE)
 _FIELDS = frozenset(
     ("arguments", "argument", "parameters", "parameter", "example", "examples", "translation", "usage",
      "syntax", "description", "returns", "return value", "values", "see also", "for example", "for instance",
-     "e.g.", "note", "notes")
+     "e.g.", "note", "notes", "grammar", "synopsis", "signature")
 )  # fmt: skip
+_LOWER_FIELDS = frozenset(("example", "examples", "note", "notes", "translation"))
 _DIAGRAM = re.compile(r"<--|-->|\w--\w--\w")  # an arrow, commits drawn with dashes: a diagram, no name
 # a clause's opening, lower-case: a conjunction going on from the sentence before the sample, a pronoun or
 # a verb with the subject left above ("results in this header being added to the response:")

@@ -39,8 +39,10 @@ from deepresearch.extractive.comparison import (
     bare,
     compared,
     compared_members,
+    member_questions,
     named_alone,
     only,
+    plural_item,
     weighed,
 )
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
@@ -426,7 +428,7 @@ def _aspects(
     listing = any(p.role == "named" and _NO_TOPIC.match(p.text) for p in noun_phrases(clause))
     what_is = bool(_WHAT_IS.match(clause)) and not listing
     if items:
-        aspects += [f"What {'are' if _plural_word(item) else 'is'} {item}?" for item in items]
+        aspects += member_questions(whole, phrase, items)  # "What is PRIVATE in target_link_libraries?"
     elif not what_is and task is None and _subject_matter(phrase, rarity):
         aspects.append(f"What {'are' if plural else 'is'} {named_alone(phrase, topic, clause)}?")
     if what_is and not re.search(r"\bhow\b", whole, re.IGNORECASE):
@@ -481,7 +483,7 @@ def _mechanism(clause: str, topic: str) -> str | None:
     if not tail or first in _NO_VERB or (first.endswith("ed") and after in PREPOSITIONS):
         return None
     verb = tail[0]  # or the rest of the subject ("How do SAVEPOINT, RELEASE and ROLLBACK TO differ")
-    third = verb if _plural_word(topic) or verb.lower() in FUNCTION_WORDS else third_person(verb)
+    third = verb if plural_item(topic) or verb.lower() in FUNCTION_WORDS else third_person(verb)
     return f"how {topic} {third}" + (f" {tail[1]}" if len(tail) > 1 else "")
 
 
@@ -494,7 +496,3 @@ def _task_phrase(clause: str) -> str | None:
     if len(words) >= 3 and words[1].lower() == "and":  # "create and activate X"
         return f"{gerund_phrase(words[:1])} and {gerund_phrase(words[2:])}"
     return gerund_phrase(words)
-
-
-def _plural_word(text: str) -> bool:
-    return " and " in text or plural_word(text)

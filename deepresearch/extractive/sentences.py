@@ -58,8 +58,9 @@ from deepresearch.extractive.text import (
 from deepresearch.extractive.verbclues import subjectless, verb_of_subject
 
 # a statement's end (at a line's end: prose puts a semicolon inside its lines), a block, an assignment, a
-# pointer: a sentence across a sample's lines that has one is code cut at a full stop, not prose
-_CODE_LINE = re.compile(rf";\s*(?:{LINE_BREAK}|$)|[{{}}=]|->")
+# pointer, a line that opens on a call with arguments (CMake's "CACHE )␤set(LIB_INSTALL_DIR lib/ ..."): a
+# sentence across a sample's lines that has one is code cut at a full stop, not prose
+_CODE_LINE = re.compile(rf";\s*(?:{LINE_BREAK}|$)|[{{}}=]|->|{LINE_BREAK}\s*[\w.]+\([A-Za-z_$]")
 _EDITORS_NOTE = re.compile(r"\[[A-Za-z][^\]]*\s[^\]]*\]")  # a line of words in brackets, not "[a-z]"
 _HEADING_LINE = re.compile(r"^#{1,6}\s+(\S.*)$")
 _API_HEADING = re.compile(r"(?:class|event|interface)\s*:\s|[\w.$]+\(", re.IGNORECASE)  # or "fs.mkdir("
@@ -118,7 +119,7 @@ _ANNOUNCES_ONLY = re.compile(
     r"\b(?:is|are|was|were|be|include|includes|including|contain|contains|like|as|follows?|following|below|"
     r"example|e\.g\.|i\.e\.|these|those|this|two|three|four|several|ways?|steps?|options?|cases?|values?|"
     r"forms?|kinds?|types?|rules?|namely|set|use|add|run|type|enter|specify|call|do|see|"
-    r"says?|said|reads?|states?|wrote|writes?|shows?|prints?|gives?|displays?|outputs?|produces?)$"
+    r"says?|said|reads?|states?|wrote|writes?|shows?|shown|prints?|gives?|displays?|outputs?|produces?)$"
     r"|\b(?:the following|following|below|as follows|these|those|listed|here)\b",
     re.IGNORECASE,
 )

@@ -25,7 +25,7 @@ from typing import Any
 from deepresearch.extractive.bm25 import GENERIC_SHARE, term_weights
 from deepresearch.extractive.inflection import listed
 from deepresearch.extractive.planning import asks_about_limits, keyword_plan, without_aspects
-from deepresearch.extractive.text import content_tokens
+from deepresearch.extractive.text import content_tokens, split_sentences
 from deepresearch.extractive.wordclasses import tokens
 from deepresearch.options import DEFAULT_REVIEWERS
 from deepresearch.report.lines import Ledger, cite, paragraphs, passages_by_place
@@ -39,6 +39,10 @@ NARRATION = 0.5
 """A tutorial's narration ("In this section, we'll ...", "Let's try calling panic! ...") is worth this much
 less to the summary: it says what the page does next, not the answer (the Rust book's Summaries led with it)
 - "In this section" alone is no narration: "In this section, ServerName is inherited ..." answers."""
+CONTEXT_WORD = 0.5
+"""A word of the question's context ("I run BIND as a caching resolver for a small office ...") counts this
+much of one in a sentence that asks ("How do I configure forwarding ...?") to the summary: the context had
+picked "Support for Large Packets" and "synth-from-dnssec" over the forward option's entry (session 44)."""
 _NARRATES = re.compile(
     r"(?:(?:in|for) this (?:section|chapter|tutorial|part|example),? )?(?:let[’']s|let us|we[’']ll|we will|"
     r"we[’']re going to|we are going to|now,? we|next,? we|first,? we|here,? we)\b"
@@ -66,7 +70,7 @@ NOT_ANSWERED = "The passages read for it quote no answer to it."
 READ_ABOVE = "What the passages read for it say is quoted above."
 NO_RISKS = (
     "- None listed: no quote on these sub-questions holds one of the warning words the extractive checks "
-    "look for (warning, danger, must not, never, insecure, lost, corrupt, conflict, deprecated ...); a limit "
+    "look for (warning, danger, must not, should not, never, insecure, lost, corrupt ...); a limit "
     "stated in other words may still be quoted above."
 )
 NOTHING_QUOTED = "- None listed: the report quotes no passage, so there is no warning of theirs to list."
@@ -84,7 +88,8 @@ and "corroborate it" would contradict the section above: the report says no answ
 """Said instead of NO_RISKS when a limits sub-question quoted stated limits, or a quote above states a risk
 (RISK): "none found" alone would read as if the findings held no limit or warning at all."""
 RISK = re.compile(
-    r"\b(?:warning|caution|danger\w*|must not|never|insecure|unsafe|not safe|vulnerab\w*|security|attack\w*|"
+    r"\b(?:warning|caution|danger\w*|must not|should not|not recommended|never|insecure|unsafe|not safe|"
+    r"vulnerab\w*|security|attack\w*|"
     r"lose|loses|lost|loss|corrupt\w*|deadlock\w*|irreversibl\w*|cannot be undone|risk\w*|conflict\w*|"
     r"contradict\w*|deprecated|denial of service|faulty|damag\w*|crash\w*|exploit\w*|leak\w*)\b",
     re.IGNORECASE,
@@ -187,17 +192,27 @@ def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> li
     mine = mine or [f for f in facts if not asks_about_limits(f["sub_question"])]
     best = max((f.get("score", 0.0) for f in mine), default=0.0) or 1.0
     last = max((_place(f) for f in mine), default=0) or 1
-    words = set(content_tokens(question))
+    asking, context = _asking_words(question)
 
     def value(finding: dict[str, Any]) -> float:
         # in its text or its label ("SHARE_HISTORY" over "This option both imports new commands ...")
-        said = f"{finding['statement']} {finding.get('section') or ''}"
-        named = len(words & set(content_tokens(said))) / max(len(words), 1)
+        said = set(content_tokens(f"{finding['statement']} {finding.get('section') or ''}"))
+        named = (len(asking & said) + CONTEXT_WORD * len(context & said)) / max(
+            len(asking) + CONTEXT_WORD * len(context), 1
+        )
         told = 1 - NARRATION if _NARRATES.match(finding["statement"]) else 1  # "Let's try ...": no answer
         return told * (finding.get("score", 0.0) / best + named + 1 - _place(finding) / last)
 
     strong = [f for f in mine if f.get("score", 0.0) >= SUMMARY_FLOOR * best]
     return sorted(strong, key=value, reverse=True)
+
+
+def _asking_words(question: str) -> tuple[set[str], set[str]]:
+    """The question's words in the sentences that ask, and those only in the ones that tell its context."""
+    said = split_sentences(question) or [question]
+    asking = set(content_tokens(" ".join(s for s in said if s.rstrip().endswith("?"))))
+    every = set(content_tokens(question))
+    return (asking, every - asking) if asking else (every, set())
 
 
 def _place(finding: dict[str, Any]) -> int:

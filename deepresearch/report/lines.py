@@ -21,21 +21,34 @@ class Ledger:
     `LogFormat ...`", then the sentence alone): a sentence's words are read without its inline code."""
 
     def __init__(self) -> None:
-        self._used: list[set[str]] = []
+        self._used: list[tuple[set[str], bool]] = []
 
     def take(self, statement: str) -> bool:
         """Record the statement's sentences; False (and nothing recorded) if any of them is used already."""
-        sentences = [_words(s) for s in split_sentences(statement)] or [_words(statement)]
-        if any(self._seen(terms) for terms in sentences):
+        said = split_sentences(statement) or [statement]
+        sentences = [(_words(s), _denies(s)) for s in said]
+        if any(self._seen(terms, denies) for terms, denies in sentences):
             return False
         self._used += sentences
         return True
 
-    def _seen(self, terms: set[str]) -> bool:
-        return any(
-            terms == used or (terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
-            for used in self._used
-        )
+    def _seen(self, terms: set[str], denies: bool) -> bool:
+        # ... but one that says "not" where the other does not is its contrary, whatever words they share:
+        # CMake's "Libraries and targets following PRIVATE are linked to, but are not made part of the link
+        # interface." had taken the place of its PUBLIC sentence, "... and are made part of ..."
+        return any(denies == said_no and _near(terms, used) for used, said_no in self._used)
+
+
+def _near(terms: set[str], used: set[str]) -> bool:
+    return terms == used or bool(terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor|none)\b|n['’]t\b", re.IGNORECASE)
+
+
+def _denies(sentence: str) -> bool:
+    """Whether the sentence says no (an odd count of negations: "not without" says yes)."""
+    return len(_NEGATION.findall(sentence)) % 2 == 1
 
 
 _INLINE_CODE = re.compile(r"`[^`]*`")
@@ -84,6 +97,10 @@ def _distinct(sentences: list[str]) -> list[str]:
         ):
             kept.append(sentence)
     return kept
+
+
+def _near(terms: set[str], used: set[str]) -> bool:
+    return terms == used or bool(terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
 
 
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|without|cannot)\b|n't\b")

@@ -83,9 +83,13 @@ def sphinx_chrome(root: Path, relative: str) -> bool:
 
 
 def _sphinx_build(folder: Path) -> bool:
-    # a packager may drop the search index and the inventory (Debian's bind9-doc): its theme and index stay
+    # a packager may drop the search index and the inventory (Debian's bind9-doc): its theme and index stay;
+    # a copy of the pages alone still has the index and the search page side by side
     marks = (folder / "searchindex.js").is_file() or (folder / "objects.inv").is_file()
-    return marks or ((folder / "_static").is_dir() and (folder / "genindex.html").is_file())
+    pages = (folder / "genindex.html").is_file() and (
+        (folder / "_static").is_dir() or (folder / "search.html").is_file()
+    )
+    return marks or pages
 
 
 HAS_DOCUMENTS_SCAN = 10_000

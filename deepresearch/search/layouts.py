@@ -32,7 +32,13 @@
   decode(), ..."), LaTeX2HTML's navigation panel ("Next: Reset Up: Commands Previous: Replot Index", on every
   page: a page was read because its panel named the next one) and its page references, an icon in "(p. )"
   ("see enhanced (p. )") are no text; and a plain term's description that goes on after a list nested in it
-  has its term written again (its text had been labelled with the list's last value).
+  has its term written again (its text had been labelled with the list's last value); nor is LaTeX2HTML's
+  placeholder for a formula it could not set, "N#N" in a ``span.MATH`` ("set boxwidth 4#4width5#5", 1,471 of
+  them on gnuplot's pages: the "<" and ">" of "<width>", its images.tex says) - the word stays, the marks go;
+- and since a fourteenth reading (CMake's and BIND's Sphinx pages: the journal, session 44): the prose after
+  a definition list stands under the list's heading again, not under its last term, and an FAQ's question
+  in a definition list heads its answer (BIND's "Can I use the same key for multiple zones?" over "Yes and
+  no. ..." - dropped, its answer was labelled with the term of the list before).
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ from bs4 import BeautifulSoup, PageElement, Tag
 __all__ = ["generator_layouts"]
 
 _PAGE_REFERENCE = re.compile(r"\s*\(p\.\s*$")
+_MATH_PLACEHOLDER = re.compile(r"\s*(\d+)#\1\s*")
 RUN_IN_WORDS = 4
 """The most words of a run-in title ("G_SLICE.", "Standard variables."): a longer bold phrase is emphasis."""
 
@@ -62,6 +69,9 @@ def generator_layouts(root: Tag) -> None:
             before.replace_with(before[: cut.start()])
             after.replace_with(after[1:])
         icon.decompose()
+    for math in root.select("span.MATH"):
+        if _MATH_PLACEHOLDER.fullmatch(math.get_text()):
+            math.decompose()
     for tip in root.select("div.fragment div.ttc, div.fragment + div.ttc"):
         tip.decompose()
     for fragment in root.select("div.fragment"):
@@ -91,6 +101,12 @@ def generator_layouts(root: Tag) -> None:
         _run_in_title(paragraph)
     for section in root.select(_SECTIONS):
         _section_goes_on(section)
+    for listed in root.find_all("dl"):
+        _list_ends(listed)
+    for term in root.find_all("dt"):  # an FAQ's question heads its answer, as a bold one does (documents.py)
+        asked = " ".join(term.get_text(" ").split())
+        if asked.endswith("?") and len(asked.split()) >= 3 and len(asked) <= 150 and not term.get("id"):
+            term.name = "h5"
 
 
 _SECTIONS = "div.refsect1, div.refsect2, div.refsect3, div.sect1, div.sect2, div.sect3, div.section, section"
@@ -114,6 +130,20 @@ def _section_goes_on(section: Tag) -> None:
     # ... its own heading, not one of a sub-section before (a parent with none heads nothing)
     if heading is not None and next(p for p in heading.parents if p.css.match(_SECTIONS)) is parent:
         section.insert_after(copy.copy(heading))
+
+
+def _list_ends(listed: Tag) -> None:
+    """The prose after a definition list (not one in a term's description: _resumed_terms) under the heading
+    the list stands under again: the list's last term had labelled it (Sphinx's "CMake find_* commands will
+    look in the sysroot ..." after cmake-toolchains(7)'s list of variables, under "CMAKE_<LANG>_COMPILER")."""
+    after = _said(listed.next_siblings)
+    if listed.find_parent("dd") is not None or not isinstance(after, Tag) or after.name not in ("p", "div"):
+        return
+    if after.css.match(_SECTIONS) or after.find(["dl", *_HEADINGS]) is not None:
+        return
+    heading = listed.find_previous(_HEADINGS)
+    if heading is not None and len(after.get_text(" ").split()) >= GOES_ON_WORDS:
+        listed.insert_after(copy.copy(heading))
 
 
 def _line_numbers(pre: Tag) -> bool:

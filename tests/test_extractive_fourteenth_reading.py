@@ -1,0 +1,120 @@
+"""A fourteenth reading (CMake's and BIND 9's Sphinx pages - bench/quality/JOURNAL.md, session 44): each case
+is the smallest page that read wrong there, with its defect in a comment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import heading_passages
+from deepresearch.report.digest import extractive_report_body
+from deepresearch.search.corpus import CorpusIndex
+from deepresearch.search.documents import extract_text
+
+
+def _labels(body: str) -> dict[str, str]:
+    """Each quote of the page, by its text: the label it is quoted under."""
+    page = f"<html><head><title>Lamp</title></head><body>{body}</body></html>"
+    text = extract_text(Path("lamp.html"), page.encode()).text
+    return {q.text: q.section for p in heading_passages(text) for q in quotes(p.text, 1, p.headings)}
+
+
+def test_the_prose_after_a_definition_list_is_the_sections_not_its_last_terms() -> None:
+    # cmake-toolchains(7): "CMake find_* commands will look in the sysroot ..." labelled CMAKE_<LANG>_COMPILER
+    labels = _labels(
+        "<h1>Lamps</h1><section><h2>Trimming for Oil Lamps</h2><p>A typical trimming kit has content such "
+        "as:</p><dl><dt><code>LAMP_SHEARS</code></dt><dd><p>is optional, and may be given if the shears are "
+        "sharp.</p></dd><dt><code>LAMP_WICK</code></dt><dd><p>variable may be set to the length of the wick "
+        "in inches.</p></dd></dl><p>The keeper trims the wick at dusk, and the soot tray is emptied in all "
+        "cases.</p></section>"
+    )
+    assert labels["variable may be set to the length of the wick in inches."] == "LAMP_WICK", labels
+    assert labels["The keeper trims the wick at dusk, and the soot tray is emptied in all cases."] == (
+        "Trimming for Oil Lamps"
+    )
+
+
+def test_a_key_in_lower_case_is_a_term_though_a_field_bears_its_name() -> None:
+    # CMake's presets: "description" read as a field, its text quoted under "displayName"
+    labels = _labels(
+        "<h1>Presets</h1><dl><dt><code>displayName</code></dt><dd><p>An optional string with a "
+        "human-friendly name of the lamp.</p></dd><dt><code>description</code></dt><dd><p>An optional "
+        "string with a human-friendly description of the lamp.</p></dd></dl>"
+    )
+    assert labels["An optional string with a human-friendly description of the lamp."] == "description"
+    # ... a field's name in capitals still names no entry: its text stays under the entry's name
+    labels = _labels(
+        '<h1>Statements</h1><dl><dt id="lamp-statement-wick">wick</dt><dd><p><strong>Grammar: </strong>'
+        '<div class="highlight"><pre>wick { length &lt;integer&gt;; };</pre></div></p>'
+        "<p><strong>Tags: </strong>lamp</p><p>Sets the length of the wick that the keeper trims each "
+        "evening.</p></dd></dl>"
+    )
+    assert labels["Sets the length of the wick that the keeper trims each evening."] == "wick", labels
+
+
+def test_an_faqs_question_in_a_definition_list_heads_its_answer() -> None:
+    # BIND's DNSSEC guide: "Yes and no. ..." under the term of the list before, its question dropped
+    labels = _labels(
+        "<h1>Lamps</h1><h2>Commonly Asked Questions</h2><dl><dt><code>LAMP_WICK</code></dt><dd><p>The "
+        "length of the wick.</p></dd></dl><dl><dt>Can I use the same wick for two lamps?</dt><dd><p>Yes "
+        "and no. Good practice suggests that each lamp burn its own wick.</p></dd></dl>"
+    )
+    assert labels["Yes and no. Good practice suggests that each lamp burn its own wick."] == (
+        "Can I use the same wick for two lamps?"
+    ), labels
+
+
+async def test_a_sphinx_builds_pages_copied_without_its_theme_are_still_its_pages(tmp_path: Path) -> None:
+    # the reading copied bind9-doc's pages without _static/: its index and search page were sources
+    root = tmp_path / "docs"
+    root.mkdir()
+    page = "<html><head><title>{}</title></head><body><p>{}</p></body></html>"
+    (root / "chapter2.html").write_text(page.format("Chapter", "The lantern wick is lit at dusk."))
+    (root / "genindex.html").write_text(page.format("Index", "lantern wick, 1, 2, 3"))
+    (root / "search.html").write_text(page.format("Search", "lantern wick: activate JavaScript"))
+    (root / "notes").mkdir()  # without a search page beside it a genindex.html is the user's own page
+    (root / "notes" / "genindex.html").write_text(page.format("Genes", "The lantern wick gene index."))
+    corpus = CorpusIndex(tmp_path / "index.db", root)
+    await corpus.reindex()
+    found = sorted(r.url for r in await corpus.search("lantern wick", 10))
+    assert found == ["corpus://chapter2.html", "corpus://notes/genindex.html"], found
+
+
+def _finding(sub_question: str, statement: str, score: float, order: int) -> dict[str, Any]:
+    return {
+        "sub_question": sub_question,
+        "statement": statement,
+        "citations": [1],
+        "section": "",
+        "score": score,
+        "order": [order, 0],
+    }
+
+
+@pytest.mark.parametrize(
+    "warning",
+    [
+        "The log is kept in a binary format and should not be edited by hand.",  # BIND's journal file
+        "Enabling the fog horn at night is thus not recommended for a manned station.",
+    ],
+)
+def test_should_not_and_not_recommended_are_warnings(warning: str) -> None:
+    main = "How does a lighthouse keep its log?"
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "plan": {"sub_questions": [main]},
+        "sources": [{"n": 1, "url": "corpus://log.html", "title": "Log"}],
+        "evidence": [{"sub_question": main}],
+        "findings": {
+            "fact_reviewer": {
+                "findings": [_finding(main, "The keeper writes each lamp lighting into the log.", 0.9, 0)]
+            },
+            "implication_reviewer": {"findings": []},
+            "risk_reviewer": {"findings": [_finding(main, warning, 0.8, 1)]},
+        },
+    }
+    rest = extractive_report_body(state).split("## Disagreements and risks")[1].split("## Open questions")[0]
+    assert warning[:-1] in rest, rest
