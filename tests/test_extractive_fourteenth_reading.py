@@ -118,3 +118,13 @@ def test_should_not_and_not_recommended_are_warnings(warning: str) -> None:
     }
     rest = extractive_report_body(state).split("## Disagreements and risks")[1].split("## Open questions")[0]
     assert warning[:-1] in rest, rest
+
+
+def test_a_contents_entry_that_asks_heads_nothing() -> None:
+    # PostgreSQL's chapter contents, a <dl class="toc">: "32.1. What Is JIT compilation?" is a link
+    page = (
+        '<html><body><h1>Lamps</h1><dl class="toc"><dt><span class="sect1"><a href="why.html">1.1. Why Is '
+        "the Lamp Trimmed?</a></span></dt></dl><p>The keeper trims the wick at dusk.</p></body></html>"
+    )
+    text = extract_text(Path("lamp.html"), page.encode()).text
+    assert "# 1.1. Why" not in text and "1.1. Why Is the Lamp Trimmed?" in text, text

@@ -105,7 +105,7 @@ def generator_layouts(root: Tag) -> None:
         _list_ends(listed)
     for term in root.find_all("dt"):  # an FAQ's question heads its answer, as a bold one does (documents.py)
         asked = " ".join(term.get_text(" ").split())
-        if asked.endswith("?") and len(asked.split()) >= 3 and len(asked) <= 150 and not term.get("id"):
+        if asked.endswith("?") and len(asked.split()) >= 3 and len(asked) <= 150 and not _linked(term, asked):
             term.name = "h5"
 
 
@@ -144,6 +144,12 @@ def _list_ends(listed: Tag) -> None:
     heading = listed.find_previous(_HEADINGS)
     if heading is not None and len(after.get_text(" ").split()) >= GOES_ON_WORDS:
         listed.insert_after(copy.copy(heading))
+
+
+def _linked(term: Tag, text: str) -> bool:
+    """A term with an id (an API entry's), or one that is a link (a table of contents' entry: PostgreSQL's
+    "32.1. What Is JIT compilation?" heads nothing on the chapter's page)."""
+    return bool(term.get("id")) or any(" ".join(a.get_text(" ").split()) == text for a in term.find_all("a"))
 
 
 def _line_numbers(pre: Tag) -> bool:
