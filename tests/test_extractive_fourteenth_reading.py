@@ -128,3 +128,17 @@ def test_a_contents_entry_that_asks_heads_nothing() -> None:
     )
     text = extract_text(Path("lamp.html"), page.encode()).text
     assert "# 1.1. Why" not in text and "1.1. Why Is the Lamp Trimmed?" in text, text
+
+
+def test_a_page_that_is_one_entrys_names_the_subject_its_first_sentence_leaves_out() -> None:
+    # CMake's variable pages: "Specifies the build type on single-configuration generators ..." was no quote
+    labels = _labels(
+        "<h1>LAMP_WICK_LENGTH</h1><p>Specifies the length of the wick on single-flame lamps (e.g. the "
+        "harbour lamps). Typical values include short, long and trimmed.</p>"
+    )
+    assert labels["Specifies the length of the wick on single-flame lamps (e.g. the harbour lamps)."] == (
+        "LAMP_WICK_LENGTH"
+    ), labels
+    # ... not a page titled in words: its sentence says nothing without a subject
+    labels = _labels("<h1>Wick lengths</h1><p>Specifies the length of the wick on single-flame lamps.</p>")
+    assert "Specifies the length of the wick on single-flame lamps." not in labels, labels

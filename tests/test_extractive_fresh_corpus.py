@@ -417,6 +417,9 @@ def test_a_page_that_only_sends_the_browser_elsewhere_is_no_document() -> None:
         # diffutils (session 37): a Summary opened on "In these cases, you should probably look at ..."
         "In these cases, you should probably look at the wick before you light the lamp.",
         "In those situations the keeper lights the second lamp.",
+        # CMake's guide (session 44): its Summary took the sentence this one leans on
+        "If we don't do this, when the keeper lights the lamp it will smoke all night.",
+        "Without it, the lens would scorch the wick.",
     ],
 )
 def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str) -> None:
@@ -434,6 +437,7 @@ def test_opening_words_that_refer_back_lean_on_the_sentence_before(sentence: str
         "In practice, it is safe to trim a cold wick.",
         "The keeper stores this oil in the cellar.",
         "Because of its weight, the lens turns on a bath of mercury.",
+        "If you do not trim the wick, the lamp smokes all night.",
     ],
 )
 def test_words_that_name_their_own_thing_do_not_lean(sentence: str) -> None:

@@ -123,7 +123,10 @@ _EARLY_REFERENCE = re.compile(
     rf"\s+[a-z]+\s+(?:it|them|this|that|these|those)\b{_OWN_THING}"
     rf"|^\W*(?:[A-Za-z]+\s+){{0,3}}[A-Za-z]+,\s+(?:(?:this|that|these|those)(?:{_OWN_THING}\s+[a-z]+)?|they)\s+"
     r"(?:is|are|was|were|can|could|"
-    r"will|would|may|might|must|should|has|have|had|does|do|did|means|makes|allows|lets|works|happens)\b",
+    r"will|would|may|might|must|should|has|have|had|does|do|did|means|makes|allows|lets|works|happens)\b"
+    # ... or what follows if it is not done ("If we don't do this, when CMake creates ...", "Without it, ...")
+    r"|^\W*(?:if\s+(?:we|you|one|they)\s+(?:do\s+not|don['’]t|did\s+not|didn['’]t)\s+[a-z]+\s+"
+    r"(?:this|that|it|so)\b|without\s+(?:this|that|it),)",
     re.IGNORECASE,
 )
 

@@ -196,7 +196,7 @@ class _Reader:
         # "This option ...": the entry its section is named after, never the page
         subject = self.subject
         if names_an_entry(sentence) and subject != self.label:  # (an entry's heading is its subject)
-            subject = self.label if entry_name(self.label) else ""
+            subject = self.label if entry_name(self.label) else "" if self.label else self._entry_page()
         subject = self.label if self.label and _OWN_PLACE.match(sentence) else subject  # not the page's
         # a section opening "This module implements ..." points at the page's subject: named as label; a
         # definition's "This form is to view ...", and its first "This will ..." or "It ...", at its term
@@ -219,10 +219,16 @@ class _Reader:
                 self.add(sentence)
         elif not self._needs_subject(sentence):
             self.add(sentence)
+        elif self._entry_page():  # CMake's variable pages: "Specifies the build type ..." under its name
+            self.add(sentence, self._entry_page())
 
     def _needs_subject(self, sentence: str) -> bool:
         """ "Returns the ..." is quoted only under a heading or a term that names its subject."""
         return not (self.term or self.label) and subjectless(sentence)
+
+    def _entry_page(self) -> str:
+        """The page's name when the page is one entry's ("CMAKE_BUILD_TYPE") and no section names another."""
+        return self.subject if not (self.term or self.label) and entry_name(self.subject) else ""
 
     def _short_definition(self, sentence: str) -> bool:
         """A definition under its term says what it does in few words ("store:" then "Store credentials
