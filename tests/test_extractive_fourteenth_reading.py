@@ -142,3 +142,15 @@ def test_a_page_that_is_one_entrys_names_the_subject_its_first_sentence_leaves_o
     # ... not a page titled in words: its sentence says nothing without a subject
     labels = _labels("<h1>Wick lengths</h1><p>Specifies the length of the wick on single-flame lamps.</p>")
     assert "Specifies the length of the wick on single-flame lamps." not in labels, labels
+
+
+def test_a_synopsis_with_optional_parts_is_no_question() -> None:
+    # PL/Tcl's "spi_exec ?-count n? ?-array name? command ?loop-body?" is a term, not an FAQ's question
+    page = (
+        "<html><body><h1>Lamp commands</h1><dl><dt>lamp_light ?-count n? ?-wick name? command ?loop-body?"
+        "</dt><dd><p>Lights the lamp with the given wick.</p></dd></dl></body></html>"
+    )
+    text = extract_text(Path("lamp.html"), page.encode()).text
+    assert "# lamp_light" not in text and "lamp_light ?-count n? ?-wick name? command ?loop-body?:" in text, (
+        text
+    )

@@ -105,7 +105,9 @@ def generator_layouts(root: Tag) -> None:
         _list_ends(listed)
     for term in root.find_all("dt"):  # an FAQ's question heads its answer, as a bold one does (documents.py)
         asked = " ".join(term.get_text(" ").split())
-        if asked.endswith("?") and len(asked.split()) >= 3 and len(asked) <= 150 and not _linked(term, asked):
+        # ... asked once, as a sentence is (not a synopsis: PL/Tcl's "spi_exec ?-count n? ...")
+        asked_once = asked.endswith("?") and asked.count("?") == 1 and asked[:1].isupper()
+        if asked_once and len(asked.split()) >= 3 and len(asked) <= 150 and not _linked(term, asked):
             term.name = "h5"
 
 
