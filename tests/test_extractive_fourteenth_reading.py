@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from deepresearch.extractive.screening import rank_sources
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import heading_passages
 from deepresearch.report.digest import extractive_report_body
@@ -154,3 +155,24 @@ def test_a_synopsis_with_optional_parts_is_no_question() -> None:
     assert "# lamp_light" not in text and "lamp_light ?-count n? ?-wick name? command ?loop-body?:" in text, (
         text
     )
+
+
+def test_each_chapter_of_a_guide_on_one_page_may_answer_with_a_question_of_its_own() -> None:
+    # BIND's DNSSEC guide, one page: its FAQ's "Do I need to have special client software to use DNSSEC?"
+    # took the place of the chapter "How Do I Know I Have a Validation Problem?" (one question per page)
+    guide = (
+        "# Lamp guide\n\n## Introduction\n\nThis guide is for the keepers of lighthouse lamps.\n\n"
+        "## Lenses\n\n### How does a lighthouse lens concentrate the light of the lamp?\n\n"
+        "Rings of glass around the lamp bend its light into one beam.\n\n## Questions\n\n"
+        "### Does a lighthouse lens concentrate the lamp's light in fog?\n\n"
+        "In fog the lens still concentrates the light of the lamp, but its beam reaches less far.\n\n"
+        "### Does a lighthouse lens concentrate the lamp's light at dawn?\n\n"
+        "At dawn the lens concentrates the light of the lamp as it does at night.\n"
+    )
+    question = "How does a lighthouse lens concentrate the lamp's light?"
+    sources = [{"id": "S1", "n": 1, "title": "Lamp guide", "text": guide}]
+    main = rank_sources(question, [question], sources, [4])[0][0]
+    answering = {p["headings"][-1] for _, p in main if p.get("answer")}
+    assert "How does a lighthouse lens concentrate the light of the lamp?" in answering, answering
+    # ... one of the list of questions, not both: each answers another question
+    assert len(answering & {h for h in answering if "fog" in h or "dawn" in h}) == 1, answering

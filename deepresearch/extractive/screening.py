@@ -1,12 +1,11 @@
 """Extractive screening: rank the fetched sources' passages for each sub-question with BM25F.
 
-Documents first: each fetched page is scored as a whole against the question (its title, all its headings,
-its text) and a page far below the best one gives no evidence - a page that shares a few words with the
-question is not one that answers it. Then passages: each is scored over three fields - the source's title,
-the passage's heading path and its body - against the sub-question and the topic (the sub-question's aspect
-words left out, its verbs counting half), times its page's relevance, so the section titled like the
-question on the page about the question wins. Candidates far below a sub-question's best passage are dropped,
-and so are near-copies of a better candidate (the same section in a page's HTML and in its source).
+Documents first: each fetched page is scored as a whole against the question (its title, headings, text);
+a page far below the best one gives no evidence - sharing a few words with the question is no answer. Then
+passages: each is scored over three fields - the source's title, the passage's heading path and its body -
+against the sub-question and the topic (its aspect words left out, its verbs counting half), times its
+page's relevance: the section titled like the question wins. Candidates far below a sub-question's best
+passage are dropped, and so are near-copies of a better one (a section in a page's HTML and its source).
 
 On the question itself, the openings of the best page's sections are evidence too: documentation answers
 "why is X not Y" in a section called "Enabling X", which shares no word with "not Y". And so are its
@@ -454,14 +453,15 @@ def _answer_sections(
     # a section headed by a question answers that question: on a page of them (an FAQ) the best one is the
     # answer, the next ones answer other questions ("What's the expected backup performance?" for "How can
     # a cron job give borg the password?") - where a guide's next sections go on with the same answer
-    asked: set[int] = set()
+    # ... one per list of questions: each chapter of a guide on one page may hold one (BIND's DNSSEC guide)
+    asked: set[tuple[int, tuple[str, ...]]] = set()
     best = []
     for i in ranked:
         page, headings = keys[i]
         if headings and headings[-1].rstrip().endswith("?"):
-            if page in asked:
+            if (page, headings[:-1]) in asked:
                 continue
-            asked.add(page)
+            asked.add((page, headings[:-1]))
         best.append(i)
     best = best[:ANSWER_SECTIONS]
     # the page that answers best says what it is about in its opening section, in its own words ("They
