@@ -36,6 +36,14 @@ def test_the_prose_after_a_definition_list_is_the_sections_not_its_last_terms() 
     assert labels["The keeper trims the wick at dusk, and the soot tray is emptied in all cases."] == (
         "Trimming for Oil Lamps"
     )
+    # ... and a short sentence that announces a sample after the list (C1's "For example, a toolchain file
+    # might contain:")
+    labels = _labels(
+        "<h1>Lamps</h1><section><h2>Trimming</h2><dl><dt><code>LAMP_WICK</code></dt><dd><p>variable may be "
+        "set to the length of the wick.</p></dd></dl><p>For example, a kit might contain:</p><pre>shears "
+        "wick-trimmer oil-can</pre></section>"
+    )
+    assert labels["For example, a kit might contain: `shears wick-trimmer oil-can`"] == "Trimming", labels
 
 
 def test_a_key_in_lower_case_is_a_term_though_a_field_bears_its_name() -> None:

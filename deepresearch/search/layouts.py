@@ -120,6 +120,11 @@ GOES_ON_WORDS = 8
 gtk-doc's "Since: 2.14" after each function's parameters (1,150 headings written again, for nothing)."""
 
 
+LIST_ENDS_WORDS = 4
+"""... and after a definition list, the fewest words of a paragraph written under the list's heading again:
+CMake's "For example, a toolchain file might contain:" over its sample (a field, "Since: 2.14", has fewer)."""
+
+
 def _section_goes_on(section: Tag) -> None:
     """The text its parent section holds after it (not another section) under the parent's heading again."""
     after = next((tag for tag in section.find_next_siblings() if tag.get_text(strip=True)), None)
@@ -144,7 +149,7 @@ def _list_ends(listed: Tag) -> None:
     if after.css.match(_SECTIONS) or after.find(["dl", *_HEADINGS]) is not None:
         return
     heading = listed.find_previous(_HEADINGS)
-    if heading is not None and len(after.get_text(" ").split()) >= GOES_ON_WORDS:
+    if heading is not None and len(after.get_text(" ").split()) >= LIST_ENDS_WORDS:
         listed.insert_after(copy.copy(heading))
 
 
