@@ -184,3 +184,18 @@ def test_each_chapter_of_a_guide_on_one_page_may_answer_with_a_question_of_its_o
     assert "How does a lighthouse lens concentrate the light of the lamp?" in answering, answering
     # ... one of the list of questions, not both: each answers another question
     assert len(answering & {h for h in answering if "fog" in h or "dawn" in h}) == 1, answering
+
+
+def test_an_faq_in_chapters_answers_with_one_entry() -> None:
+    # gitfaq(7): its entries under "Configuration", "Credentials", ... each answered another question
+    faq = "# Lamp FAQ\n\n" + "".join(
+        f"## {chapter}\n\n### How does the lighthouse lens concentrate the lamp's light {when}?\n\n"
+        f"The lens concentrates the light of the lamp {when} with its rings.\n\n"
+        f"### Why is the lighthouse lens cleaned {when}?\n\nThe lamp's soot dims the lens light {when}.\n\n"
+        for chapter, when in (("Nights", "at night"), ("Weather", "in fog"))
+    )
+    question = "How does a lighthouse lens concentrate the lamp's light?"
+    sources = [{"id": "S1", "n": 1, "title": "Lamp FAQ", "text": faq}]
+    main = rank_sources(question, [question], sources, [4])[0][0]
+    answering = {p["headings"][-1] for _, p in main if p.get("answer")}
+    assert len({h for h in answering if h.endswith("?")}) == 1, answering

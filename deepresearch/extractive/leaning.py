@@ -11,6 +11,7 @@ question: it asks, the sentences after it answer. A page of release notes is tol
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -347,6 +348,22 @@ def asks(text: str) -> bool:
 
 _ASKS = re.compile(r"[\w)]\?([\"'’”)\]]*)\s*$")
 _OPENING = ('"', "'", "‘", "“")
+
+
+def faq_entries(sections: Sequence[tuple[int, tuple[str, ...]]]) -> set[int]:
+    """The sections (by index) that are an FAQ's entries: headed by a question among siblings - the sections
+    under the same heading of the same page - two or more and at least half of which ask. A guide's section
+    titled by a question among others that are not ("How Do I Know I Have a Validation Problem?", BIND's
+    DNSSEC guide) goes on with the guide; an FAQ's next entry answers another question."""
+    parents = [(n, headings[:-1]) for n, headings in sections]
+    asking = [bool(headings) and headings[-1].rstrip().endswith("?") for _, headings in sections]
+    siblings = Counter(parents)
+    questions = Counter(p for p, a in zip(parents, asking, strict=True) if a)
+    return {
+        i
+        for i, p in enumerate(parents)
+        if asking[i] and questions[p] >= 2 and 2 * questions[p] >= siblings[p]
+    }
 
 
 def question_index(passage: str) -> bool:

@@ -23,7 +23,7 @@ from typing import Any, NotRequired, TypedDict
 
 from deepresearch.extractive import literals
 from deepresearch.extractive.bm25 import BM25F
-from deepresearch.extractive.leaning import navigation, release_pages
+from deepresearch.extractive.leaning import faq_entries, navigation, release_pages
 from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.planning import question_topic, without_aspects
 from deepresearch.extractive.text import (
@@ -453,15 +453,13 @@ def _answer_sections(
     # a section headed by a question answers that question: on a page of them (an FAQ) the best one is the
     # answer, the next ones answer other questions ("What's the expected backup performance?" for "How can
     # a cron job give borg the password?") - where a guide's next sections go on with the same answer
-    # ... one per list of questions: each chapter of a guide on one page may hold one (BIND's DNSSEC guide)
-    asked: set[tuple[int, tuple[str, ...]]] = set()
-    best = []
+    # (not a guide's one section titled by a question: BIND's one-page DNSSEC guide, faq_entries)
+    entries, asked, best = faq_entries(keys), set(), []
     for i in ranked:
-        page, headings = keys[i]
-        if headings and headings[-1].rstrip().endswith("?"):
-            if (page, headings[:-1]) in asked:
+        if i in entries:
+            if keys[i][0] in asked:
                 continue
-            asked.add((page, headings[:-1]))
+            asked.add(keys[i][0])
         best.append(i)
     best = best[:ANSWER_SECTIONS]
     # the page that answers best says what it is about in its opening section, in its own words ("They
