@@ -199,3 +199,40 @@ def test_an_faq_in_chapters_answers_with_one_entry() -> None:
     main = rank_sources(question, [question], sources, [4])[0][0]
     answering = {p["headings"][-1] for _, p in main if p.get("answer")}
     assert len({h for h in answering if h.endswith("?")}) == 1, answering
+
+
+def test_a_sources_quotes_are_listed_in_its_pages_order() -> None:
+    # BIND's "This key may then be copied to both hosts" stood eleven lines above the tsig-keygen sentence it
+    # follows on the page: its passage (an answering section's) came first in the evidence
+    main = "How do I secure the lamp room with a shared key?"
+    filler = [  # the best quotes, long enough to fill the Summary
+        "The keeper of a lamp room guards it with a shared key that both keepers hold, and the key opens the "
+        "brass door of the lamp room and the cupboard where the oil for the lamp is kept through the winter.",
+        "A lamp room secured with a shared key can be entered only by the two keepers, so the lamp cannot be "
+        "put out by a visitor at night, and the log of who entered is kept by the door of the lamp room.",
+    ]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "question": main,
+        "plan": {"sub_questions": [main]},
+        "sources": [{"n": 1, "url": "corpus://keys.html"}, {"n": 2, "url": "corpus://rooms.html"}],
+        "evidence": [
+            {"sub_question": main, "sub_question_index": 0, "passage_id": "S1.5", "passage": "", "n": 1},
+            {"sub_question": main, "sub_question_index": 0, "passage_id": "S1.4", "passage": "", "n": 1},
+            {"sub_question": main, "sub_question_index": 0, "passage_id": "S2.1", "passage": "", "n": 2},
+        ],
+        "findings": {
+            "fact_reviewer": {
+                "findings": [
+                    _finding(main, filler[0], 0.99, 2) | {"citations": [2]},
+                    _finding(main, filler[1], 0.98, 2) | {"citations": [2], "order": [2, 1]},
+                    _finding(main, "This key may then be copied to both lamp rooms by the keeper.", 0.4, 0),
+                    _finding(main, "Shared keys for a lamp room are cut with the key press.", 0.3, 1),
+                ]
+            },
+            "implication_reviewer": {"findings": []},
+            "risk_reviewer": {"findings": []},
+        },
+    }
+    findings = extractive_report_body(state).split("## Findings")[1].split("## Disagreements")[0]
+    assert findings.index("cut with the key press") < findings.index("copied to both lamp rooms"), findings

@@ -28,7 +28,7 @@ from deepresearch.extractive.planning import asks_about_limits, keyword_plan, wi
 from deepresearch.extractive.text import content_tokens, split_sentences
 from deepresearch.extractive.wordclasses import tokens
 from deepresearch.options import DEFAULT_REVIEWERS
-from deepresearch.report.lines import Ledger, cite, paragraphs, passages_by_place
+from deepresearch.report.lines import Ledger, cite, paragraphs, passages_by_place, reading_order
 
 SUMMARY_CLAIMS = 5
 SUMMARY_CHARS = 400
@@ -339,7 +339,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
         ):
             quoted_under.append(sub_question)
         if chosen:
-            ordered = sorted(chosen, key=lambda f: f.get("order", [0, 0]))
+            ordered = reading_order(chosen, state)
             sections.append((sub_question, paragraphs(ordered, passages)))
         elif sub_question not in evidence:
             sections.append((sub_question, ["No fetched source addressed this sub-question."]))

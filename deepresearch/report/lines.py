@@ -11,7 +11,7 @@ from deepresearch.extractive.sentences import NEAR_DUPLICATE
 from deepresearch.extractive.text import content_tokens, split_sentences
 from deepresearch.report.render import markdown_text, stray_backticks
 
-__all__ = ["Ledger", "cite", "paragraphs", "passages_by_place"]
+__all__ = ["Ledger", "cite", "paragraphs", "passages_by_place", "reading_order"]
 
 
 class Ledger:
@@ -166,6 +166,33 @@ def passages_by_place(state: dict[str, Any]) -> dict[tuple[str, int], str]:
         for place, item in enumerate(items):
             found[(sub_question, place)] = " ".join(str(item.get("passage", "")).split())
     return found
+
+
+def reading_order(findings: list[dict[str, Any]], state: dict[str, Any]) -> list[dict[str, Any]]:
+    """The findings as a reader meets them: the sources in the order of their first quote's passage in the
+    evidence, and a source's quotes in its page's order - passage, then sentence (a finding's ``order`` is
+    [place, position]). By place alone, an answering section's passage, read for the question as a whole,
+    came before the passage before it on the page: BIND's "This key may then be copied to both hosts"
+    stood eleven lines above the tsig-keygen sentence it follows."""
+    page: dict[tuple[str, int], int] = {}
+    for index, sub_question in enumerate(state["plan"]["sub_questions"]):
+        items = [e for e in state.get("evidence", []) if e.get("sub_question_index") == index]
+        for place, item in enumerate(items):
+            number = str(item.get("passage_id", "")).rpartition(".")[2]
+            page[(sub_question, place)] = int(number) if number.isdigit() else place
+
+    def where(finding: dict[str, Any]) -> tuple[int, int]:
+        place, position = [*(finding.get("order") or []), 0, 0][:2]
+        return page.get((finding["sub_question"], place), place), position
+
+    first: dict[int, int] = {}
+    for finding in findings:
+        n = finding["citations"][0] if finding.get("citations") else 0
+        first[n] = min(first.get(n, 10**9), int((finding.get("order") or [0])[0]))
+    return sorted(
+        findings,
+        key=lambda f: (first[f["citations"][0] if f.get("citations") else 0], *where(f)),
+    )
 
 
 _PLAIN_WORD = re.compile(r"[A-Za-z]{2,}")
