@@ -216,7 +216,17 @@ def term_line(text: str) -> bool:
     # (CMake's presets: "description" under "displayName" had read as a field of it)
     if name.lower() in _FIELDS and not (name.islower() and name.isalpha() and name not in _LOWER_FIELDS):
         return False
-    return text.endswith(":") and ((len(text) <= 80 and not _clause(text)) or len(text.split()) <= 2)
+    return text.endswith(":") and (
+        (len(text) <= 80 and not _clause(text)) or len(text.split()) <= 2 or faq(name)
+    )
+
+
+def faq(name: str) -> bool:
+    """An FAQ's question as a definition list's term ("Can I use the same key for multiple zones?", BIND's
+    DNSSEC guide): it labels its answer ("Yes and no. ..." had been quoted under the term of the list before).
+    Asked once, opening on a capital: not a synopsis's optional parts ("spi_exec ?-count n? ...") nor a
+    numbered contents entry. (As a heading it cost held-out Git a gold page: the journal, session 44.)"""
+    return name.endswith("?") and name.count("?") == 1 and name[:1].isupper() and 3 <= len(name.split()) <= 25
 
 
 def _clause(text: str) -> bool:

@@ -36,9 +36,7 @@
   placeholder for a formula it could not set, "N#N" in a ``span.MATH`` ("set boxwidth 4#4width5#5", 1,471 of
   them on gnuplot's pages: the "<" and ">" of "<width>", its images.tex says) - the word stays, the marks go;
 - and since a fourteenth reading (CMake's and BIND's Sphinx pages: the journal, session 44): the prose after
-  a definition list stands under the list's heading again, not under its last term, and an FAQ's question
-  in a definition list heads its answer (BIND's "Can I use the same key for multiple zones?" over "Yes and
-  no. ..." - dropped, its answer was labelled with the term of the list before).
+  a definition list stands under the list's heading again, not under its last term.
 """
 
 from __future__ import annotations
@@ -103,12 +101,6 @@ def generator_layouts(root: Tag) -> None:
         _section_goes_on(section)
     for listed in root.find_all("dl"):
         _list_ends(listed)
-    for term in root.find_all("dt"):  # an FAQ's question heads its answer, as a bold one does (documents.py)
-        asked = " ".join(term.get_text(" ").split())
-        # ... asked once, as a sentence is (not a synopsis: PL/Tcl's "spi_exec ?-count n? ...")
-        asked_once = asked.endswith("?") and asked.count("?") == 1 and asked[:1].isupper()
-        if asked_once and len(asked.split()) >= 3 and len(asked) <= 150 and not _linked(term, asked):
-            term.name = "h5"
 
 
 _SECTIONS = "div.refsect1, div.refsect2, div.refsect3, div.sect1, div.sect2, div.sect3, div.section, section"
@@ -151,12 +143,6 @@ def _list_ends(listed: Tag) -> None:
     heading = listed.find_previous(_HEADINGS)
     if heading is not None and len(after.get_text(" ").split()) >= LIST_ENDS_WORDS:
         listed.insert_after(copy.copy(heading))
-
-
-def _linked(term: Tag, text: str) -> bool:
-    """A term with an id (an API entry's), or one that is a link (a table of contents' entry: PostgreSQL's
-    "32.1. What Is JIT compilation?" heads nothing on the chapter's page)."""
-    return bool(term.get("id")) or any(" ".join(a.get_text(" ").split()) == text for a in term.find_all("a"))
 
 
 def _line_numbers(pre: Tag) -> bool:
