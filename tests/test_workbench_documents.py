@@ -142,8 +142,12 @@ def test_my_documents_upload_search_and_delete(browser: Any, servers: Servers, t
         assert len(servers.search.calls) == searches_before  # documents only: no web search
 
         # delete one document (asked first), then the last: the collection goes, the picker follows
+        drawn = page.locator("#docs-list").get_attribute("data-drawn")
         page.get_by_role("link", name="My documents").first.click()
         expect(page.locator("#docs-view")).to_be_visible()
+        # ... once the view has drawn its list again: a click while its notes move the rows landed on the
+        # row above (a flake of this test under load: "Delete wal.md?" never asked)
+        expect(page.locator("#docs-list")).not_to_have_attribute("data-drawn", drawn or "")
         expect(rows).to_have_count(2)
         expect(page.locator("#docs-uploads .upload")).to_have_count(0)  # the earlier batch's lines are gone
         page.get_by_role("button", name="Delete wal.md").click()

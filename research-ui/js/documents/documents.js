@@ -101,6 +101,8 @@ export class DocumentsView {
     this.render(collections, documents);
     this.showStorage(storage);
     this.hooks.onChanged(collections);
+    // how many lists were drawn: the view has settled once it changes (its notes move the rows when drawn)
+    this.list.dataset.drawn = String(Number(this.list.dataset.drawn || 0) + 1);
   }
 
   /** How much of the user's quota (bytes, collections) the uploads use; nothing from an older server. */
