@@ -401,7 +401,7 @@ def points_elsewhere(sentence: str) -> bool:
 # as a citation marker)
 _NAVIGATION = re.compile(
     r"^(?:\d+(?:\.\d+)*\.?\s*)?(?:(?:table of )?contents|see also|on this page|related (?:pages|topics)"
-    r"|references|bibliography)$",
+    r"|references|bibliography|acknowledge?ments|credits|colophon)$",
     re.IGNORECASE,
 )
 
