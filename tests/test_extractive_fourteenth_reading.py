@@ -231,3 +231,14 @@ def test_a_sources_quotes_are_listed_in_its_pages_order() -> None:
     }
     findings = extractive_report_body(state).split("## Findings")[1].split("## Disagreements")[0]
     assert findings.index("cut with the key press") < findings.index("copied to both lamp rooms"), findings
+
+
+def test_a_front_matters_acknowledgements_are_no_evidence() -> None:
+    # BIND's DNSSEC guide: "This document was originally authored by Josh Kuo ..." in 5 of 8 reports
+    passage = "## Acknowledgements\n\nThis document was originally written by the keeper of the north lamp."
+    assert quotes(passage, 1, ("Lamp guide", "Acknowledgements")) == []
+    assert quotes(passage, 1, ("Lamp guide", "1.3. Acknowledgments")) == []
+    lit = "## Acknowledging a lamp\n\nThe keeper acknowledges a lamp's signal by raising the flag at dusk."
+    assert quotes(lit, 1, ("Lamp guide", "Acknowledging a lamp")), (
+        "a section on acknowledging is no front matter"
+    )
