@@ -15,6 +15,7 @@ from deepresearch.extractive.text import heading_passages
 from deepresearch.report.digest import extractive_report_body
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text
+from tests._report_helpers import finding
 
 
 def _labels(body: str) -> dict[str, str]:
@@ -93,17 +94,6 @@ async def test_a_sphinx_builds_pages_copied_without_its_theme_are_still_its_page
     assert found == ["corpus://chapter2.html", "corpus://notes/genindex.html"], found
 
 
-def _finding(sub_question: str, statement: str, score: float, order: int) -> dict[str, Any]:
-    return {
-        "sub_question": sub_question,
-        "statement": statement,
-        "citations": [1],
-        "section": "",
-        "score": score,
-        "order": [order, 0],
-    }
-
-
 @pytest.mark.parametrize(
     "warning",
     [
@@ -120,10 +110,14 @@ def test_should_not_and_not_recommended_are_warnings(warning: str) -> None:
         "evidence": [{"sub_question": main}],
         "findings": {
             "fact_reviewer": {
-                "findings": [_finding(main, "The keeper writes each lamp lighting into the log.", 0.9, 0)]
+                "findings": [
+                    finding(
+                        "The keeper writes each lamp lighting into the log.", 1, 0.9, 0, sub_question=main
+                    )
+                ]
             },
             "implication_reviewer": {"findings": []},
-            "risk_reviewer": {"findings": [_finding(main, warning, 0.8, 1)]},
+            "risk_reviewer": {"findings": [finding(warning, 1, 0.8, 1, sub_question=main)]},
         },
     }
     rest = extractive_report_body(state).split("## Disagreements and risks")[1].split("## Open questions")[0]
@@ -219,10 +213,22 @@ def test_a_sources_quotes_are_listed_in_its_pages_order() -> None:
         "findings": {
             "fact_reviewer": {
                 "findings": [
-                    _finding(main, filler[0], 0.99, 2) | {"citations": [2]},
-                    _finding(main, filler[1], 0.98, 2) | {"citations": [2], "order": [2, 1]},
-                    _finding(main, "This key may then be copied to both lamp rooms by the keeper.", 0.4, 0),
-                    _finding(main, "Shared keys for a lamp room are cut with the key press.", 0.3, 1),
+                    finding(filler[0], 1, 0.99, 2, sub_question=main) | {"citations": [2]},
+                    finding(filler[1], 1, 0.98, 2, sub_question=main) | {"citations": [2], "order": [2, 1]},
+                    finding(
+                        "This key may then be copied to both lamp rooms by the keeper.",
+                        1,
+                        0.4,
+                        0,
+                        sub_question=main,
+                    ),
+                    finding(
+                        "Shared keys for a lamp room are cut with the key press.",
+                        1,
+                        0.3,
+                        1,
+                        sub_question=main,
+                    ),
                 ]
             },
             "implication_reviewer": {"findings": []},

@@ -141,8 +141,9 @@ def member_questions(question: str, phrase: Phrase, items: list[str]) -> list[st
     them is asked ("the difference between a merge and a rebase in git": "What is a merge in git?") - "What
     is PRIVATE?" had been answered from the PRIVATE_HEADER property's page, not target_link_libraries'; not
     the use's ("use the oil lamp versus the gas lamp in fog")."""
-    at = question.find(f"between {phrase.text}")
-    where = _QUALIFIER.match(question[at + len(f"between {phrase.text}") :]) if at >= 0 else None
+    compared = f"between {phrase.text}"
+    at = question.find(compared)
+    where = _QUALIFIER.match(question[at + len(compared) :]) if at >= 0 else None
     within = f" {where.group(1)}" if where else ""
     return [f"What {'are' if plural_item(item) else 'is'} {item}{within}?" for item in items]
 

@@ -196,7 +196,7 @@ class _Reader:
         # "This option ...": the entry its section is named after, never the page
         subject = self.subject
         if names_an_entry(sentence) and subject != self.label:  # (an entry's heading is its subject)
-            subject = self.label if entry_name(self.label) else "" if self.label else self._entry_page()
+            subject = (self.label if entry_name(self.label) else "") if self.label else self._entry_page()
         subject = self.label if self.label and _OWN_PLACE.match(sentence) else subject  # not the page's
         # a section opening "This module implements ..." points at the page's subject: named as label; a
         # definition's "This form is to view ...", and its first "This will ..." or "It ...", at its term
