@@ -35,6 +35,7 @@ __all__ = [
     "as_asked",
     "aside",
     "asker_condition",
+    "asks_about_limits",
     "from_scene",
     "inline",
     "owned",
@@ -43,6 +44,7 @@ __all__ = [
     "replaced_object",
     "resolve_pronouns",
     "why_of",
+    "without_aspects",
     "yes_no_subject",
 ]
 
@@ -470,3 +472,25 @@ _FOR_END = re.compile(r"\bfor\s+([a-z]+)[\s?.!]*$")
 _IDIOM = re.compile(
     r"\b(?:by|in|on|at|for|so)\s+(hand|practice|general|purpose|fact|once|least|most|all|now|far)\b"
 )
+
+
+_ASKS_LIMITS = re.compile(
+    r"\b(limits?|limitations?|risks?|drawbacks?|pitfalls?|costs?|trade-?offs?|downsides?|caveats?)\b", re.I
+)
+
+_ASPECT_WORDS = re.compile(
+    r"\b(?:limitations?|limits?|drawbacks?|risks?|pitfalls?|caveats?|downsides?|careful(?:ly)?|work|works|"
+    r"configured|configure)\b",
+    re.IGNORECASE,
+)
+
+
+def without_aspects(sub_question: str) -> str:
+    """The sub-question without its aspect words: "What are the limitations of X?" asks about X (its limits
+    are found by their wording, not by the word "limitation"), "How does X work?" asks about X."""
+    return _ASPECT_WORDS.sub(" ", sub_question)
+
+
+def asks_about_limits(text: str) -> bool:
+    """The question asks for the limits, risks or costs of something (not merely what happens on an error)."""
+    return bool(_ASKS_LIMITS.search(text))

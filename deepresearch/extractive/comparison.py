@@ -40,6 +40,13 @@ _CHOOSES = re.compile(r"\b(?:should|between|choose|choosing|decide|pick|prefer)\
 # what a question does without: "serve them without a VirtualHost block", "host names instead of IP
 # addresses", "back up without stopping the application" (a gerund between)
 _AVOIDING = re.compile(r"\b(?:without|instead\s+of|rather\s+than)(?:\s+[a-z]+ing)?$", re.IGNORECASE)
+# "policies like CMP0048", "an expression such as lower(name)": after a noun, what stands for its kind (not
+# after a verb: "would like the server to", "looks like the cache")
+_EXAMPLE = re.compile(
+    r"\b(?!(?:would|should|could|might|feel|feels|look|looks|seem|seems|sound|sounds)\b)[a-z]{3,}"
+    r"\s+(?:like|such\s+as|e\.g\.?,?|for\s+(?:example|instance),?)$",
+    re.IGNORECASE,
+)
 _VERSION = re.compile(r"[vV]?\d+(?:\.(?:\d+|x))*[a-z]?")  # "3.12", "16", "v2", "2.4", "3.x"
 _UNIT = re.compile(
     r"(?:[KMGT]i?B|bytes?|ms|seconds?|minutes?|hours?|days?|%|percent|rows|cores|threads)\b", re.I
@@ -247,3 +254,10 @@ def avoided(clause: str, phrase: Phrase) -> bool:
     """The phrase is what the clause does without ("can Apache serve them without a VirtualHost block?"):
     the asker's way around it is the subject matter, not it."""
     return bool(_AVOIDING.search(" ".join(tokens(clause)[: phrase.start])))
+
+
+def exemplified(clause: str, phrase: Phrase) -> bool:
+    """The phrase is an example of the noun before it ("Why does CMake warn me about policies like
+    CMP0048?"): the kind is asked about, the example only shows which - a search for it finds its own page,
+    not the pages about its kind."""
+    return bool(_EXAMPLE.search(" ".join(tokens(clause)[: phrase.start])))

@@ -13,7 +13,6 @@ what a "What is ..." question names, or one inside a prepositional phrase or a s
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass
 
@@ -23,10 +22,14 @@ from deepresearch.extractive.verbclues import (
     CAPITALS,
     chained_verbs,
     closing_verb,
+    does_itself,
+    listed_verbs,
     passing_times,
     placed_verbs,
     spoken_verbs,
+    verb_after_a_list,
     verb_after_subject,
+    verb_before_a_name,
 )
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
@@ -181,7 +184,7 @@ def _verbs(words: list[str]) -> set[int]:
                 verb += 1
             if content[verb] or lower[verb] in aux:
                 verbs.add(verb)
-            verbs.update(_listed_verbs(lower, content, verb))  # "I create and activate"
+            verbs.update(listed_verbs(lower, content, verb))  # "I create and activate"
         after = nxt
         while after < len(words) and lower[after] in ADVERBS:
             after += 1
@@ -204,7 +207,10 @@ def _verbs(words: list[str]) -> set[int]:
             verbs.add(after)  # "without restarting the server", "from just serving them"
         if content[i] and nxt < len(words) and lower[nxt] in OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"
-        verbs |= {i} if _verb_after_a_list(words, lower, content, i) else set()
+        verbs |= {i} if verb_after_a_list(words, lower, content, i) else set()
+        if does_itself(lower, content, i):
+            verbs.add(i)  # its object follows: neither "split" of "do split DNS" nor "DNS" is a verb
+            continue
         verbs |= spoken_verbs(words, lower, content, i, after)
         verbs |= verb_after_subject(lower, content, i, after)
         if i > 0 and (word in AUX_DO or (word in AUX_BE and (i < 2 or lower[i - 1] in WH | SUBORDINATORS))):
@@ -226,7 +232,7 @@ def _verbs(words: list[str]) -> set[int]:
             )
             if len(run) >= 2 and boundary and not verbs & set(run):
                 verbs.add(run[-1])
-            verbs |= _verb_before_a_name(words, run)
+            verbs |= verb_before_a_name(words, run)
         verbs |= placed_verbs(words, lower, content, i)
         if word in ADVERBS and i > 1 and nxt < len(words) and content[nxt] and content[i - 1]:
             verbs.add(nxt)  # "... flag still loop", "... constraints not enforced"
@@ -246,47 +252,6 @@ def _verbs(words: list[str]) -> set[int]:
     # "how much space each user can use": what "how much" asks the amount of is a noun, not a verb
     verbs -= {i for i in verbs if i > 1 and lower[i - 2] == "how" and lower[i - 1] in ("much", "many")}
     return verbs - _subjects(verbs, guessed, lower)
-
-
-def _verb_before_a_name(words: list[str], run: list[int]) -> set[int]:
-    """ "Which configuration choices slow Apache httpd down": a lower-case word before a name in a run of 3+
-    is its verb - not a coordination's ("the event and worker MPMs") nor a keyword's ("WITHOUT ROWID")."""
-    for a, b in itertools.pairwise(run):
-        if (
-            len(run) >= 3
-            and b == a + 1
-            and a != run[0]
-            and a - 1 in run
-            and words[a].islower()
-            and words[b][:1].isupper()
-            and not CAPITALS.match(words[b])
-        ):
-            return {a}
-    return set()
-
-
-def _listed_verbs(lower: list[str], content: list[bool], verb: int) -> list[int]:
-    """The verbs listed after a subject's verb, one word each, by commas and a last "and" or "or": "I create
-    and activate", "I clone, configure and write shell hooks" (not a topic "configure and write ...")."""
-    series, at = [], verb
-    while at + 2 < len(lower) and lower[at + 1] == "," and content[at + 2]:
-        series.append(at := at + 2)
-    oxford = at + 3 < len(lower) and lower[at + 1] == "," and lower[at + 2] in CONJUNCTIONS  # ", and delete"
-    last = at + 2 + oxford
-    if last < len(lower) and lower[last - 1] in CONJUNCTIONS and content[last]:
-        return [*series, last]
-    return []
-
-
-def _verb_after_a_list(words: list[str], lower: list[str], content: list[bool], i: int) -> bool:
-    """A verb after a comma or "and" with "it" or, after a comma, a determiner after it: "install nginx,
-    configure it and run it", "create a branch, push the branch" (topics had run across the comma)."""
-    if not (content[i] and i and lower[i - 1] in CONJUNCTIONS | {","} and words[i].islower()):
-        return False
-    then = lower[i + 1] if i + 1 < len(words) else ""
-    past_it = lower[i + 2] if i + 2 < len(words) else ""
-    it = then == "it" and (not past_it or past_it in CLOSES | CONJUNCTIONS)
-    return it or (lower[i - 1] == "," and then in DETERMINERS | POSSESSIVES)
 
 
 # where a new clause starts: a later verb past one of these is that clause's ("..., and does the cable snap")
@@ -336,6 +301,11 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
     and after "why is" or "how is" (``predicate``) the last plain word, which is what the subject is ("Why
     is the error log empty?": "What is X?" may end on its subject, "Why is X?" does not)."""
     following = words[end].lower() if end < len(words) else "?"
+    past = end
+    while past < len(words) and words[past].lower() in ADVERBS:
+        past += 1
+    if past > end and (past == len(words) or words[past] in CLOSES):
+        following = words[past] if past < len(words) else "?"  # "handle key rollovers automatically?"
     if following in AUX_DO | AUX_BE | AUX_HAVE | ADVERBS:
         return -1  # "What does the with statement do", "can unreachable objects really be lost"
     if be:
@@ -360,6 +330,12 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
         # "does Apache handle keep-alive connections?": a plural ends the object, not a verb after "does";
         # the verb is the first plain word past the subject's name (one with no vowel, "gc", is a name)
         return next((i for i in run[1:-1] if _PLAIN_VERB.fullmatch(words[i])), run[-1])
+    # "does my query plan show SCAN TABLE": a keyword in capitals ends the run, its verb stands before it
+    k = len(run) - 1
+    while k > 0 and CAPITALS.match(words[run[k]]):
+        k -= 1
+    if 1 <= k < len(run) - 1 and words[run[k]].islower() and _PLAIN_VERB.fullmatch(words[run[k]]):
+        return run[k] if not ends_in_s(words[run[k]]) else run[-1]
     return run[-1]
 
 

@@ -39,6 +39,7 @@ from deepresearch.extractive.comparison import (
     bare,
     compared,
     compared_members,
+    exemplified,
     member_questions,
     named_alone,
     only,
@@ -143,7 +144,12 @@ _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the su
 _LATER_CLAUSE = 0.8  # the question's second clause ("... and what does it cost?")
 _COMPARED = 1.3  # the members of a comparison: what the question is about
 _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server configuration")
+_SCENE = 0.35  # a statement before questions that never point back at it ("We want employees ... Can one
+# BIND server do split DNS?": the asker's situation, rare words in a manual, is not what is asked about)
+# "how do I merge them?": a question that points back at the statement before it
+_POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these", "those", "such"))
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
+_EXAMPLE_WEIGHT = 0.25  # "policies like CMP0048": an example stands for its kind, which is the topic
 SPECIFIC = 0.15
 """A topic in at most this share of the corpus's documents is specific enough for "What is X?" aspects."""
 BROAD = 0.3
@@ -238,12 +244,14 @@ def _specificity(phrase: Phrase, rarity: Mapping[str, float] | None) -> float:
 def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Phrase | None:
     """The question's topic: its noun phrase with the best role, weighted by how rare it is in the corpus.
     The first clause that asks counts most; a statement that sets the scene ("My server is eating all the
-    CPU; how can I see ...") counts as a subordinate clause."""
+    CPU; how can I see ...") counts as a subordinate clause, and less when no question points back at it."""
     best: tuple[float, Phrase] | None = None
     # the topic of "I ran VACUUM but the file is still large. Why?" is what the statement is about (VACUUM),
     # whichever part of it the why-question puts first
     clauses = _clauses(question, why=False)
     first = next((i for i, clause in enumerate(clauses) if _ASKS.match(clause)), 0)
+    asking = [clause for clause in clauses if _ASKS.match(clause)]
+    back = any(word.lower() in _POINTS_BACK for clause in asking for word in tokens(clause))
     for index, clause in enumerate(clauses):
         asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)
         for phrase in compared(clause, noun_phrases(clause)):
@@ -252,10 +260,12 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
             # "Which is faster for lookups, a dict or a set?" is about the things it compares
             weight *= _COMPARED if weighed(clause, phrase) else 1.0
-            weight *= _SUBORDINATE if phrase.subordinate or not asks else 1.0
+            weight *= (_SUBORDINATE if back else _SCENE) if not asks else 1.0
+            weight *= _SUBORDINATE if phrase.subordinate and asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
             weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or aside(clause, phrase) else 1.0
+            weight *= _EXAMPLE_WEIGHT if exemplified(clause, phrase) else 1.0
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
@@ -445,28 +455,6 @@ def _aspects(
     if _CONFIG_WORDS.search(whole) and not re.search(r"\bconfigur", whole, re.IGNORECASE):
         aspects.append(f"How {'are' if plural else 'is'} {topic} configured?")
     return aspects, [bare(item) for item in items]
-
-
-_ASKS_LIMITS = re.compile(
-    r"\b(limits?|limitations?|risks?|drawbacks?|pitfalls?|costs?|trade-?offs?|downsides?|caveats?)\b", re.I
-)
-
-_ASPECT_WORDS = re.compile(
-    r"\b(?:limitations?|limits?|drawbacks?|risks?|pitfalls?|caveats?|downsides?|careful(?:ly)?|work|works|"
-    r"configured|configure)\b",
-    re.IGNORECASE,
-)
-
-
-def without_aspects(sub_question: str) -> str:
-    """The sub-question without its aspect words: "What are the limitations of X?" asks about X (its limits
-    are found by their wording, not by the word "limitation"), "How does X work?" asks about X."""
-    return _ASPECT_WORDS.sub(" ", sub_question)
-
-
-def asks_about_limits(text: str) -> bool:
-    """The question asks for the limits, risks or costs of something (not merely what happens on an error)."""
-    return bool(_ASKS_LIMITS.search(text))
 
 
 def _mechanism(clause: str, topic: str) -> str | None:

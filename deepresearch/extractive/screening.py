@@ -22,10 +22,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from deepresearch.extractive import literals
+from deepresearch.extractive.asked import without_aspects
 from deepresearch.extractive.bm25 import BM25F
 from deepresearch.extractive.leaning import faq_entries, navigation, release_pages
 from deepresearch.extractive.phrases import verb_terms
-from deepresearch.extractive.planning import question_topic, without_aspects
+from deepresearch.extractive.planning import question_topic
 from deepresearch.extractive.text import (
     code_like,
     content_tokens,

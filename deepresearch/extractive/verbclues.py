@@ -6,7 +6,7 @@ end of a "What do ... mean?" or a "How does X made with Y work?" question. Each 
 from __future__ import annotations
 
 import re
-from itertools import takewhile
+from itertools import pairwise, takewhile
 
 from deepresearch.extractive.inflection import ends_in_s
 from deepresearch.extractive.wordclasses import (
@@ -22,6 +22,7 @@ from deepresearch.extractive.wordclasses import (
     CONJUNCTIONS,
     DETERMINERS,
     FUNCTION_WORDS,
+    GERUND_VERBS,
     NUMBERS,
     OBJECT_PRONOUNS,
     OPENERS,
@@ -46,11 +47,15 @@ __all__ = [
     "CAPITALS",
     "chained_verbs",
     "closing_verb",
+    "does_itself",
+    "listed_verbs",
     "passing_times",
     "placed_verbs",
     "spoken_verbs",
     "subjectless",
+    "verb_after_a_list",
     "verb_after_subject",
+    "verb_before_a_name",
     "verb_of_subject",
 ]
 
@@ -71,8 +76,9 @@ _TAKEN = DETERMINERS | POSSESSIVES | PRONOUNS | PREPOSITIONS | CONJUNCTIONS | CL
 _NOT_GERUNDS = frozenset(
     ("string", "thing", "something", "nothing", "anything", "everything", "spring", "ring")
 )
-_LINKING = frozenset(("get", "gets", "got", "become", "becomes", "stay", "stays", "remain", "remains"))
 _CATENATIVE_S = frozenset(("keeps", "stops", "starts", "avoids", "quits", "finishes"))
+_GERUND_TAKERS = _CATENATIVE | _CATENATIVE_S | GERUND_VERBS
+_LINKING = frozenset(("get", "gets", "got", "become", "becomes", "stay", "stays", "remain", "remains"))
 _MANNER = frozenset(
     ("fine", "well", "ok", "okay", "smoothly", "properly", "correctly", "slowly", "normally", "forever")
 )  # "rsyslog runs fine", "my program hangs forever when ..."
@@ -89,6 +95,18 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     agent = causative and (words[nxt][:1].isupper() or lower[nxt] in OBJECT_PRONOUNS | {"it"})
     if agent and lower[nxt + 2] in DETERMINERS | POSSESSIVES | PRONOUNS | NUMBERS:
         found.add(nxt + 1)
+    # "make the exported target *use* the installed include directory": an agent of two words or more its
+    # determiner opens, then a bare verb before its own object's determiner (with one word, "make the default
+    # value the same" and "make the build type a cache entry" make their object something)
+    if lower[i] in CAUSATIVES and nxt < len(words) and lower[nxt] in DETERMINERS | POSSESSIVES:
+        end = nxt + 1
+        while end < len(words) and content[end]:
+            end += 1
+        verb = end - 1
+        bare = verb > nxt + 2 and words[verb].isalpha() and words[verb].islower()
+        bare = bare and not ends_in_s(words[verb])
+        if bare and end < len(words) and lower[end] in DETERMINERS | POSSESSIVES:
+            found.add(verb)
     if lower[i] in ("not", "n't") and i > 0 and lower[i - 1] in AUX_DO and nxt < len(words) and content[nxt]:
         found.add(nxt)
     # "when the table grows", "slower as the offset grows": a clause of its own, of a noun and its verb in -s
@@ -136,9 +154,14 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         found |= {i, nxt}
     # "My Django list page runs hundreds of SQL queries": after a subject its possessive opens, a word in -s
     # before a quantity or a determiner is its verb (the chunker read "My Django list page runs hundreds")
-    owned = i > 1 and lower[0] in POSSESSIVES and all(content[1 : i + 1]) and words[i].islower()
+    # ... or before a keyword in capitals ("how do I confirm my BIND resolver returns SERVFAIL"), the
+    # possessive opening the clause or standing after its verb (not after a preposition: "in my project runs")
+    opener = next((k for k in range(i - 1, -1, -1) if not content[k]), -1)
+    owned = 0 <= opener < i - 1 and lower[opener] in POSSESSIVES and words[i].islower()
+    owned = owned and (opener == 0 or lower[opener - 1] not in PREPOSITIONS)
     counted = following in DETERMINERS | NUMBERS | QUANTIFIERS | QUANTITY_NOUNS or following.isdigit()
-    if owned and ends_in_s(lower[i]) and counted:
+    keyword = nxt < len(words) and CAPITALS.match(words[nxt]) is not None and len(words[nxt]) > 2
+    if owned and ends_in_s(lower[i]) and (counted or keyword):
         found.add(i)
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:
@@ -166,7 +189,11 @@ def chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int]
     if content[i] and participle and i > 1 and lower[i - 1] in CONJUNCTIONS and i - 2 in verbs:
         found.add(i)  # "has been pushed and pulled by others"
     catenative = i - 1 in verbs and lower[i].endswith("ing") and content[i]
-    if catenative and (nxt >= len(lower) or not content[nxt]):
+    # ... a verb's object when it ends the clause ("How do I configure forwarding?") unless the verb takes
+    # a gerund ("I keep resolving?", "I tried restarting, and ...")
+    last = nxt >= len(lower) or lower[nxt] in CLOSES | CONJUNCTIONS
+    takes_one = not last or lower[i - 1] in _GERUND_TAKERS
+    if catenative and (nxt >= len(lower) or not content[nxt]) and takes_one:
         found.add(i)  # "I keep resolving the same conflict" (not "use caching headers")
     joined = content[i] and i > 1 and lower[i - 1] in CONJUNCTIONS and any(v < i - 1 for v in verbs)
     if joined and nxt < len(lower) and lower[nxt] in DETERMINERS | POSSESSIVES:
@@ -234,6 +261,19 @@ def passing_times(words: list[str]) -> set[int]:
         ):
             found |= set(range(i, end))
     return found
+
+
+def does_itself(lower: list[str], content: list[bool], i: int) -> bool:
+    """ "Can one BIND server *do* split DNS?", "Why does my app *do* a full scan?": "do" after an auxiliary
+    and its subject, with its object after it, is the verb itself, not the auxiliary of the word after it."""
+    if lower[i] not in ("do", "does", "did") or i < 2 or not content[i - 1] or i + 1 >= len(lower):
+        return False
+    if not (content[i + 1] or lower[i + 1] in DETERMINERS | POSSESSIVES):
+        return False
+    start = i - 1
+    while start > 0 and (content[start - 1] or lower[start - 1] in DETERMINERS | POSSESSIVES | NUMBERS):
+        start -= 1
+    return start > 0 and lower[start - 1] in AUX_DO
 
 
 def verb_after_subject(lower: list[str], content: list[bool], i: int, after: int) -> set[int]:
@@ -307,3 +347,44 @@ def verb_of_subject(sentence: str, within: int = 8) -> bool:
     "the object whose signal handlers are sought" (noun phrases, gtk-doc's parameters) none."""
     words = takewhile(lambda word: word not in _QUALIFIES, sentence.lower().split()[1:within])
     return any(word in AUX_BE | AUX_DO | AUX_HAVE for word in words)
+
+
+def verb_before_a_name(words: list[str], run: list[int]) -> set[int]:
+    """ "Which configuration choices slow Apache httpd down": a lower-case word before a name in a run of 3+
+    is its verb - not a coordination's ("the event and worker MPMs") nor a keyword's ("WITHOUT ROWID")."""
+    for a, b in pairwise(run):
+        if (
+            len(run) >= 3
+            and b == a + 1
+            and a != run[0]
+            and a - 1 in run
+            and words[a].islower()
+            and words[b][:1].isupper()
+            and not CAPITALS.match(words[b])
+        ):
+            return {a}
+    return set()
+
+
+def listed_verbs(lower: list[str], content: list[bool], verb: int) -> list[int]:
+    """The verbs listed after a subject's verb, one word each, by commas and a last "and" or "or": "I create
+    and activate", "I clone, configure and write shell hooks" (not a topic "configure and write ...")."""
+    series, at = [], verb
+    while at + 2 < len(lower) and lower[at + 1] == "," and content[at + 2]:
+        series.append(at := at + 2)
+    oxford = at + 3 < len(lower) and lower[at + 1] == "," and lower[at + 2] in CONJUNCTIONS  # ", and delete"
+    last = at + 2 + oxford
+    if last < len(lower) and lower[last - 1] in CONJUNCTIONS and content[last]:
+        return [*series, last]
+    return []
+
+
+def verb_after_a_list(words: list[str], lower: list[str], content: list[bool], i: int) -> bool:
+    """A verb after a comma or "and" with "it" or, after a comma, a determiner after it: "install nginx,
+    configure it and run it", "create a branch, push the branch" (topics had run across the comma)."""
+    if not (content[i] and i and lower[i - 1] in CONJUNCTIONS | {","} and words[i].islower()):
+        return False
+    then = lower[i + 1] if i + 1 < len(words) else ""
+    past_it = lower[i + 2] if i + 2 < len(words) else ""
+    it = then == "it" and (not past_it or past_it in CLOSES | CONJUNCTIONS)
+    return it or (lower[i - 1] == "," and then in DETERMINERS | POSSESSIVES)

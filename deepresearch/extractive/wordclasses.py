@@ -28,6 +28,10 @@ BE_CONTRACTED = _set("i'm you're we're they're") | _set("i’m you’re we’re 
 AUX_BE = _set("is are was were be been being am") | _negated("is are was were") | BE_CONTRACTED
 AUX_HAVE = _set("has have had") | _negated("has have had")
 SUBJECT_PRONOUNS = _set("i you we they he she it nobody somebody someone anyone everyone nothing something")
+# "I'd like it to send ...", "we've tried", "I'll need": a pronoun with its auxiliary, never a word of a noun
+_WHO = ("i", "you", "we", "they", "he", "she", "it")
+_CONTRACTED_AUX = {f"{who}'{aux}" for who in _WHO for aux in ("d", "ll", "ve")}
+SUBJECT_PRONOUNS |= _CONTRACTED_AUX | {word.replace("'", "’") for word in _CONTRACTED_AUX}
 PRONOUNS = (
     _set("me us them him her itself themselves this these those anything everything") | SUBJECT_PRONOUNS
 )
@@ -57,6 +61,11 @@ NOUNS_LY = _set("family assembly supply reply anomaly rally ally butterfly monop
 # verbs that end in -ly: "I apply patches", "I rely on it" (no manner adverb)
 VERBS_LY = _set("apply comply imply multiply supply reply rely fly ally tally rally bully")
 PARTICLES = _set("up down out off away back")
+# verbs that take a gerund as their object ("I tried restarting, and ..."; "configure forwarding" does not)
+GERUND_VERBS = _set(
+    "try tries tried like likes liked love hate prefer enjoy mind consider considered recommend suggest "
+    "begin began continue continued"
+)
 CLOSES = frozenset(",;:?!=")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
 OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
 CAUSATIVES = _set("make let help")

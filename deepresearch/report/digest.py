@@ -22,9 +22,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from deepresearch.extractive.asked import asks_about_limits, without_aspects
 from deepresearch.extractive.bm25 import GENERIC_SHARE, term_weights
 from deepresearch.extractive.inflection import listed
-from deepresearch.extractive.planning import asks_about_limits, keyword_plan, without_aspects
+from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.text import content_tokens, split_sentences
 from deepresearch.extractive.wordclasses import tokens
 from deepresearch.options import DEFAULT_REVIEWERS

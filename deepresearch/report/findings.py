@@ -18,8 +18,9 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from deepresearch.extractive.asked import asks_about_limits, without_aspects
 from deepresearch.extractive.bm25 import QueryWeights, Scorer, term_weights
-from deepresearch.extractive.planning import asks_about_limits, question_topic, without_aspects
+from deepresearch.extractive.planning import question_topic
 from deepresearch.extractive.sentences import NEAR_DUPLICATE, Quote, quotes
 from deepresearch.extractive.text import content_tokens
 
