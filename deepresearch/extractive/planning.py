@@ -149,7 +149,7 @@ _SCENE = 0.35  # a statement before questions that never point back at it ("We w
 # "how do I merge them?": a question that points back at the statement before it
 _POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these", "those", "such"))
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
-_EXAMPLE_WEIGHT = 0.25  # "policies like CMP0048": an example stands for its kind, which is the topic
+_EXAMPLE_WEIGHT = 0.1  # "policies like CMP0048": an example stands for its kind, which is the topic
 SPECIFIC = 0.15
 """A topic in at most this share of the corpus's documents is specific enough for "What is X?" aspects."""
 BROAD = 0.3

@@ -55,7 +55,7 @@ AFTER_A_VERB = _set("the a an true false none whether if")
 ADVERBS = _set(
     "not n't never still really actually too very also just only even ever always already yet then there "
     "here now again together usually often sometimes automatically anymore more most less least wrong right "
-    "instead so rather"
+    "instead so rather twice"
 )
 NOUNS_LY = _set("family assembly supply reply anomaly rally ally butterfly monopoly italy jelly belly bully")
 # verbs that end in -ly: "I apply patches", "I rely on it" (no manner adverb)

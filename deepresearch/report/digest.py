@@ -96,6 +96,15 @@ RISK = re.compile(
     re.IGNORECASE,
 )
 """What makes a quote a risk worth its own section (not a hedge such as "however" or "at most")."""
+_NAMED = re.compile(r"\b[A-Z][a-z]+\s+$")  # "Thanks to ... Vicky Risk": a warning word as part of a name
+
+
+def warns(statement: str) -> bool:
+    """The statement holds a warning word (RISK) that is not part of a name ("Vicky Risk")."""
+    return any(
+        not (match.group()[0].isupper() and _NAMED.search(statement[: match.start()]))
+        for match in RISK.finditer(statement)
+    )
 
 
 def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page: set[int]) -> set[int]:
@@ -320,7 +329,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
             break
         summary += pick([finding], 1)
     # the sections above the risks that quote a limit or a stated risk, named where "none found" would mislead
-    quoted_under = ["Summary"] if any(RISK.search(f["statement"]) for f in summary) else []
+    quoted_under = ["Summary"] if any(warns(f["statement"]) for f in summary) else []
     lines += [f"- {cite(f)}" for f in summary] or [
         "- The fetched sources did not answer the question directly."
     ]
@@ -335,7 +344,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
             mine += [f for f in risks if f["sub_question"] == sub_question]
         answers = pick(sorted((f for f in mine if f.get("answer")), key=lambda f: f["order"]), len(mine))
         chosen = answers + pick(by_score([f for f in mine if not f.get("answer")]), per_question)
-        if any(RISK.search(f["statement"]) for f in chosen) or (
+        if any(warns(f["statement"]) for f in chosen) or (
             asks_about_limits(sub_question) and any(f is r for f in chosen for r in risks)
         ):
             quoted_under.append(sub_question)
@@ -347,7 +356,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
         else:  # read for, but its quotes went above or none answers it: the section says which
             above = {f["statement"] for f in used} & {f["statement"] for f in mine}
             if limits := asks_about_limits(sub_question):  # quoted above, it answers only if a stated limit
-                above &= {f["statement"] for f in risks} | {s for s in above if RISK.search(s)}
+                above &= {f["statement"] for f in risks} | {s for s in above if warns(s)}
             read = [text for (asked, _), text in passages.items() if asked == sub_question]  # ... or above
             elsewhere = any(" ".join(f["statement"].split()) in text for f in used for text in read)
             said = QUOTED_ABOVE if above else READ_ABOVE if elsewhere and not limits else NOT_ANSWERED
@@ -358,7 +367,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
         for sub_question, said in sections:
             lines += [f"### {sub_question}", "", *said, ""]
     lines += ["## Disagreements and risks", ""]
-    risk_lines = pick([f for f in risks if RISK.search(f["statement"])], RISKS_LISTED)
+    risk_lines = pick([f for f in risks if warns(f["statement"])], RISKS_LISTED)
     lines += [f"- {cite(f)}" for f in risk_lines] or [
         NO_OTHER_RISKS.format(listed([f"\u201c{q}\u201d" for q in quoted_under]))
         if quoted_under

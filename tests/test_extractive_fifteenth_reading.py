@@ -1,0 +1,92 @@
+"""A fifteenth reading (the plans of the fourteenth's CMake and BIND 9 questions - bench/quality/JOURNAL.md,
+session 45): each case is the smallest question that was planned wrong there, with its defect in a comment."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepresearch.extractive.phrases import noun_phrases
+from deepresearch.extractive.planning import keyword_plan
+from deepresearch.report.digest import warns
+
+
+def _phrases(clause: str) -> list[str]:
+    return [phrase.text for phrase in noun_phrases(clause)]
+
+
+def test_an_example_after_like_stands_for_its_kind() -> None:
+    # "Why does CMake warn me about policies like CMP0048, and how should I set them?": every query and
+    # sub-question was about CMP0048, none about policies; the pages on policies were never read
+    rarity = {"lw0048": 0.001, "rules": 0.2, "lampworks": 0.9}  # the program's name is on every page
+    question = "Why does Lampworks warn me about rules like LW0048, and how should I set them?"
+    plan = keyword_plan(question, 6, rarity=rarity)
+    assert plan.topic == "rules", plan
+    assert "How should I set rules?" in plan.sub_questions, plan.sub_questions
+    assert not any("LW0048" in sq for sq in plan.sub_questions[1:]), plan.sub_questions
+    # ... also after "such as"
+    plan = keyword_plan("Why does Lampworks warn me about rules such as LW0048?", 6, rarity=rarity)
+    assert plan.topic == "rules", plan
+    # ... but not after a verb: "would like the keeper to" names no example
+    plan = keyword_plan("I would like the lamp keeper to trim wicks. How do I train a lamp keeper?", 6)
+    assert plan.topic == "a lamp keeper", plan
+
+
+def test_a_scene_no_question_points_back_at_is_not_the_topic() -> None:
+    # "We want employees inside our network ... Can one BIND server do split DNS, and how?": the topic was
+    # "employees" (a rare word in a manual); the DNSSEC guide's parable of a company's employees was quoted
+    rarity = {"deckhands": 0.01, "split mooring": 0.04, "split": 0.1, "mooring": 0.2, "harbour": 0.6}
+    question = (
+        "We want deckhands aboard our ship to use the inner quay, while visitors only see the public berths. "
+        "Can one harbour do split mooring, and how?"
+    )
+    assert keyword_plan(question, 6, rarity=rarity).topic == "split mooring"
+    # ... while a question that points back at the scene is still about it
+    rarity = {"deckhands": 0.01, "merge": 0.2, "roster": 0.3}
+    plan = keyword_plan("I counted the deckhands twice in the roster. How do I merge them?", 6, rarity=rarity)
+    assert plan.topic == "the deckhands", plan
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        # "Can one BIND server do split DNS": "do" is the verb, "split DNS" its object (the topic was lost)
+        ("Can one lamp keeper do split trimming", ["one lamp keeper", "split trimming"]),
+        ("Why does my lamp do a full burn", ["my lamp", "a full burn"]),
+        # "How does dnssec-policy handle key rollovers automatically": an adverb before the end hid the verb
+        ("How does wick-policy handle wick rollovers automatically?", ["wick-policy", "wick rollovers"]),
+        # "My BIND resolver returns SERVFAIL for one domain": a verb in -s before a keyword in capitals
+        ("My lamp monitor returns SOOTFAIL for one lamp", ["My lamp monitor", "SOOTFAIL", "one lamp"]),
+        ("How do I confirm my lamp monitor returns SOOTFAIL?", ["my lamp monitor", "SOOTFAIL"]),
+        # "Why does my query plan show SCAN TABLE?" ("my query plan show SCAN" was a phrase)
+        ("Why does my lamp plan show SCAN WICK?", ["my lamp plan", "SCAN WICK"]),
+        # "... for a small office and I'd like it to send ...": "I'd" is a pronoun, no word of a noun
+        (
+            "I trim wicks in a small cabin and I'd like brighter lamps",
+            ["wicks", "a small cabin", "brighter lamps"],
+        ),
+        # "twice" says how often, it is no noun
+        ("I counted the deckhands twice in the roster", ["the deckhands", "the roster"]),
+        # "How do I configure forwarding": a gerund that ends the clause is the verb's object ...
+        ("How do I configure trimming", ["trimming"]),
+        # ... unless the verb takes a gerund
+        ("I keep trimming", []),
+        # "How can I make the exported target use the installed include directory?": "target use" was a noun
+        (
+            "How can I make the exported lamp shade use the installed wick holder?",
+            ["the exported lamp shade", "the installed wick holder"],
+        ),
+        # ... while one word after the causative's determiner is made something, not an agent
+        ("How do I make the default wick the same", ["the default wick"]),
+    ],
+)
+def test_verbs_the_chunker_took_for_nouns(clause: str, expected: list[str]) -> None:
+    assert _phrases(clause) == expected
+
+
+def test_a_warning_word_in_a_name_warns_of_nothing() -> None:
+    # the DNSSEC guide's acknowledgements ("Thanks to ... Vicky Risk ...") pointed "Disagreements and risks"
+    # at a limitations section as if it held a warning
+    assert not warns("Thanks to the following keepers: Petra Lamp, Vicky Risk and Alan Doe.")
+    assert warns("An untrimmed wick is a fire risk.")
+    assert warns("Risk: the oil may spill when the lamp is tilted.")
+    assert warns("The Lamp Risk of a cabin is high.") is False  # a title-cased name, as in a heading
