@@ -36,7 +36,7 @@ def test_a_scene_no_question_points_back_at_is_not_the_topic() -> None:
     # "employees" (a rare word in a manual); the DNSSEC guide's parable of a company's employees was quoted
     rarity = {"deckhands": 0.01, "split mooring": 0.04, "split": 0.1, "mooring": 0.2, "harbour": 0.6}
     question = (
-        "We want deckhands aboard our ship to use the inner quay, while visitors only see the public berths. "
+        "We want deckhands on our ship to use the inner quay, while visitors only see the public berths. "
         "Can one harbour do split mooring, and how?"
     )
     assert keyword_plan(question, 6, rarity=rarity).topic == "split mooring"
@@ -44,6 +44,20 @@ def test_a_scene_no_question_points_back_at_is_not_the_topic() -> None:
     rarity = {"deckhands": 0.01, "merge": 0.2, "roster": 0.3}
     plan = keyword_plan("I counted the deckhands twice in the roster. How do I merge them?", 6, rarity=rarity)
     assert plan.topic == "the deckhands", plan
+
+
+def test_what_is_confirmed_is_what_the_statement_says_happens() -> None:
+    # "My BIND resolver returns SERVFAIL for one domain and I suspect DNSSEC validation. How do I confirm it
+    # and troubleshoot it?" asked "How do I confirm my BIND resolver ...?" once "returns" was read as a verb
+    question = "My lamp monitor returns SOOTFAIL for one lamp and I suspect the wick. How do I confirm it"
+    question += " and fix it?"
+    plan = keyword_plan(question, 6)
+    assert (
+        plan.sub_questions[0] == "How do I confirm my lamp monitor returns SOOTFAIL for one lamp and fix it?"
+    )
+    # ... "it" done otherwise to is still the statement's subject
+    plan = keyword_plan("My lamp monitor shows a red light. How do I repaint it?", 6)
+    assert plan.sub_questions[0] == "How do I repaint my lamp monitor?", plan.sub_questions
 
 
 @pytest.mark.parametrize(

@@ -47,7 +47,7 @@ from deepresearch.extractive.comparison import (
     weighed,
 )
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
-from deepresearch.extractive.phrases import Phrase, noun_phrases, verb_terms
+from deepresearch.extractive.phrases import Phrase, noun_phrases, verb_terms, verbs
 from deepresearch.extractive.text import content_tokens, keywords
 from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 
@@ -144,9 +144,9 @@ _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the su
 _LATER_CLAUSE = 0.8  # the question's second clause ("... and what does it cost?")
 _COMPARED = 1.3  # the members of a comparison: what the question is about
 _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server configuration")
-_SCENE = 0.35  # a statement before questions that never point back at it ("We want employees ... Can one
-# BIND server do split DNS?": the asker's situation, rare words in a manual, is not what is asked about)
-# "how do I merge them?": a question that points back at the statement before it
+# a statement before questions that never point back at it (_POINTS_BACK: "how do I merge them?"): the
+# asker's situation ("We want employees ... Can one BIND server do split DNS?") is not what is asked about
+_SCENE = 0.35
 _POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these", "those", "such"))
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
 _EXAMPLE_WEIGHT = 0.1  # "policies like CMP0048": an example stands for its kind, which is the topic
@@ -351,7 +351,7 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
     asking = [clause for clause in clauses if _ASKS.match(clause)] or clauses
     statements = [clause for clause in clauses if clause not in asking]
     # a pronoun refers back: in the first clause only to a statement before it ("Why is it unsafe to ...")
-    asked = [from_scene(asking[0], statements)]
+    asked = [_attested(asking[0], statements) or from_scene(asking[0], statements)]
     scene = statements[-1] if statements else ""
     if scene and not set(content_tokens(asked[0])) & set(content_tokens(" ".join(statements))):
         # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
@@ -388,6 +388,20 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
         clause = resolve_pronouns(parallel(clause, asked[-1]), relation.group(1) if relation else topic)
         asked.append(_anchor(clause, " ".join(asked + statements), _clause_task(asked[0]), topic))
     return asking, asked
+
+
+_ATTESTS = re.compile(r"\b(confirm|verify|check|prove|diagnose|troubleshoot|debug|reproduce)\s+it\b", re.I)
+
+
+def _attested(clause: str, statements: list[str]) -> str | None:
+    """ "My BIND resolver returns SERVFAIL ... How do I confirm it?": what the statement says happens."""
+    match = _ATTESTS.search(clause)
+    said = re.split(r"[,;]|\s+(?:and|but)\s+(?:i|we)\b", statements[0], flags=re.I)[0] if statements else ""
+    phrases = noun_phrases(said)
+    if match is None or not phrases or phrases[0].role != "subject" or not verbs(said):
+        return None
+    said = f"{said[:1].lower()}{said[1:]}" if said.split()[0].lower() in ("my", "our", "the") else said
+    return f"{clause[: match.end(1)]} {said}{clause[match.end() :]}"
 
 
 def _clause_task(clause: str) -> str | None:
