@@ -40,7 +40,13 @@ def test_a_scene_no_question_points_back_at_is_not_the_topic() -> None:
         "Can one harbour do split mooring, and how?"
     )
     assert keyword_plan(question, 6, rarity=rarity).topic == "split mooring"
-    # ... while a question that points back at the scene is still about it
+    # ... while a name in the scene is still what it is about (git-dev's "Colleagues on Windows commit files
+    # where every line shows as changed because of CRLF. How do I get consistent line endings?")
+    rarity = {"crlf": 0.01, "consistent wick lengths": 0.05, "wick lengths": 0.05, "consistent": 0.2}
+    question = "Keepers commit logs where every wick shows as changed because of CRLF. "
+    question += "How do I get consistent wick lengths?"
+    assert keyword_plan(question, 6, rarity=rarity).topic == "CRLF"
+    # ... and a question that points back at the scene is still about it
     rarity = {"deckhands": 0.01, "merge": 0.2, "roster": 0.3}
     plan = keyword_plan("I counted the deckhands twice in the roster. How do I merge them?", 6, rarity=rarity)
     assert plan.topic == "the deckhands", plan

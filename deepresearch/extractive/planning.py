@@ -144,8 +144,8 @@ _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the su
 _LATER_CLAUSE = 0.8  # the question's second clause ("... and what does it cost?")
 _COMPARED = 1.3  # the members of a comparison: what the question is about
 _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server configuration")
-# a statement before questions that never point back at it (_POINTS_BACK: "how do I merge them?"): the
-# asker's situation ("We want employees ... Can one BIND server do split DNS?") is not what is asked about
+# a statement before questions that never point back at it (_POINTS_BACK: "how do I merge them?"), but
+# for a name: the asker's situation ("We want employees ... Can one BIND server do split DNS?")
 _SCENE = 0.35
 _POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these", "those", "such"))
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
@@ -250,8 +250,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     # whichever part of it the why-question puts first
     clauses = _clauses(question, why=False)
     first = next((i for i, clause in enumerate(clauses) if _ASKS.match(clause)), 0)
-    asking = [clause for clause in clauses if _ASKS.match(clause)]
-    back = any(word.lower() in _POINTS_BACK for clause in asking for word in tokens(clause))
+    back = any(w.lower() in _POINTS_BACK for clause in clauses if _ASKS.match(clause) for w in tokens(clause))
     for index, clause in enumerate(clauses):
         asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)
         for phrase in compared(clause, noun_phrases(clause)):
@@ -260,7 +259,8 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
             # "Which is faster for lookups, a dict or a set?" is about the things it compares
             weight *= _COMPARED if weighed(clause, phrase) else 1.0
-            weight *= (_SUBORDINATE if back else _SCENE) if not asks else 1.0
+            named = any(_IDENTIFIER.search(word) for word in _core(phrase).split())  # "because of CRLF."
+            weight *= (_SUBORDINATE if back or named else _SCENE) if not asks else 1.0
             weight *= _SUBORDINATE if phrase.subordinate and asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
