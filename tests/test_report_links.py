@@ -296,6 +296,9 @@ def test_a_placeholder_in_angle_brackets_is_the_pages_text_not_a_link() -> None:
     assert "by using `<converter:name>` [5]." in checked, checked  # as written, no escapes
     assert "<converter:name>" in render_fragment(checked, set()).replace("&lt;", "<").replace("&gt;", ">")
     assert "href" not in render_fragment(checked, set())
+    # ... with the code it is glued to: CMake's "$<BOOL:...>" was written "$`<BOOL:...>`" (session 45)
+    checked, _ = sanitize_links("Wrap it with the $<BOOL:...> or *$<OR:a,b>* expression [1].", set())
+    assert "with the `$<BOOL:...>` or *`$<OR:a,b>`* expression [1]." in checked, checked
     # an address in angle brackets is still a link to what was not fetched: removed
     for address in ("<https://evil.example/x>", "<mailto:boss@evil.example>", "<boss@evil.example>"):
         checked, removed = sanitize_links(f"See {address} now.", set())

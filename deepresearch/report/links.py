@@ -210,12 +210,18 @@ class _Rebuild:
     # --- inline: one string, softbreaks as newlines --------------------------------------------------
     def _inline(self, node: SyntaxTreeNode) -> str:
         pieces: list[str] = []
+        glued = ""  # the code a placeholder's text ends on ("$" of "$<BOOL:...>"): one code span with it
         # neighbouring text and raw HTML read as one text once the HTML is shown as text
-        for textual, group in itertools.groupby(node.children, key=lambda child: child.type in _TEXTUAL):
+        groups = [(t, list(g)) for t, g in itertools.groupby(node.children, key=lambda c: c.type in _TEXTUAL)]
+        for at, (textual, group) in enumerate(groups):
             if textual:
-                pieces.append(self._text("".join(child.content for child in group)))
+                raw = "".join(child.content for child in group)
+                following = groups[at + 1][1][0] if at + 1 < len(groups) else None
+                glued = _GLUED.search(raw).group() if following and self._placeholder(following) else ""
+                pieces.append(self._text(raw[: len(raw) - len(glued)]))
             else:
-                pieces += [self._span(child) for child in group]
+                pieces += [_code_span(f"{glued}<{self._placeholder(group[0])}>")] if glued else []
+                pieces += [self._span(child) for child in group[1 if glued else 0 :]]
         joined = ""
         for piece in filter(None, pieces):
             # a "]" next to "(" or ":" would start a link or a definition; a "!" next to a link an image
@@ -244,13 +250,21 @@ class _Rebuild:
             return self._image(node)
         return self._text(node.content)
 
+    def _placeholder(self, node: SyntaxTreeNode) -> str:
+        """The text of an autolink that is a placeholder, not a link ("<converter:name>" in a quoted page),
+        or ""."""
+        if node.type != "link" or node.markup != "autolink":
+            return ""
+        shown = "".join(child.content for child in node.children)
+        allowed = allowed_link(str(node.attrs.get("href", "")), self.allowed)
+        return shown if not allowed and not _LOCATOR.match(shown) else ""
+
     def _link(self, node: SyntaxTreeNode) -> str:
         href = str(node.attrs.get("href", ""))
         if not allowed_link(href, self.allowed):
             shown = "".join(child.content for child in node.children)
-            if node.markup == "autolink" and not _LOCATOR.match(shown):
-                # "<converter:name>" in a quoted page is a placeholder, not a link: code, never followed
-                return _code_span(f"<{shown}>")
+            if self._placeholder(node):
+                return _code_span(f"<{shown}>")  # code, never followed
             self.removed.append(href)
             if node.markup == "linkify":
                 return self._bare(shown)
@@ -378,6 +392,9 @@ def _line_start(line: str) -> str:
         end = match.end()
         return f"{line[:end]}\\{line[end:]}"
     return f"\\{line}"
+
+
+_GLUED = re.compile(r"[\w$@%#&*.:/=-]*$")  # "$" of "$<BOOL:...>", "CMAKE_" of "CMAKE_<LANG>_FLAGS"
 
 
 def _code_span(content: str) -> str:
