@@ -7,6 +7,7 @@ import pytest
 
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.sentences import quotes
 from deepresearch.report.digest import warns
 
 
@@ -110,3 +111,18 @@ def test_a_warning_word_in_a_name_warns_of_nothing() -> None:
     assert warns("An untrimmed wick is a fire risk.")
     assert warns("Risk: the oil may spill when the lamp is tilted.")
     assert warns("The Lamp Risk of a cabin is high.") is False  # a title-cased name, as in a heading
+
+
+def test_a_short_step_is_quoted_with_the_steps_before_it() -> None:
+    # BIND's "... rndc freeze zone. This updates the zone file with the changes stored in its .jnl file.
+    # Then, edit the zone file. Finally, run rndc thaw zone ...": the third step was never quoted (too short)
+    text = (
+        "To change a lamp by hand, follow these steps: first, close the oil valve with the keeper's key. "
+        "This empties the wick of the oil stored in its tray. Then, trim the wick. Finally, open the valve "
+        "again to light the lamp at dusk."
+    )
+    said = [quote.text for quote in quotes(text, 1, ("Lamps",))]
+    assert any(q.endswith("stored in its tray. Then, trim the wick.") for q in said), said
+    # ... not a short sentence that leans on nothing quotable
+    said = [quote.text for quote in quotes("Lamps. Then, trim the wick.", 1, ("Lamps",))]
+    assert said == [], said

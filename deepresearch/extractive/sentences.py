@@ -189,6 +189,8 @@ class _Reader:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
         # a question is read (a sentence after it may lean on it), but is no quote
         quotable = _prose(sentence) or self._short_definition(sentence) or self._lower(sentence, previous)
+        # "Then, edit the zone file.": a short step of a procedure, quoted with the steps before it
+        quotable = quotable or _step(sentence, previous)
         if not quotable or FORWARD.search(sentence) or asks(sentence):
             return
         if LINE_BREAK in sentence and _CODE_LINE.search(sentence):
@@ -462,6 +464,13 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
     elif announces(reader.intro):
         reader.stated_intro()
     return reader.units
+
+
+def _step(sentence: str, previous: tuple[str, ...]) -> bool:
+    """A whole sentence of three words or more that leans on a quotable one before it: a step ("Then, edit
+    the zone file.")."""
+    whole = _prose(sentence, 3) and sentence.rstrip().endswith(".") and leans_back(sentence)
+    return whole and bool(previous) and _prose(previous[-1])
 
 
 def _prose(sentence: str, min_words: int = STATEMENT_MIN_WORDS) -> bool:
