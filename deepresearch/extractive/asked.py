@@ -33,7 +33,6 @@ from deepresearch.extractive.wordclasses import (
 
 __all__ = [
     "as_asked",
-    "aside",
     "asker_condition",
     "asks_about_limits",
     "from_scene",
@@ -308,6 +307,13 @@ def parallel(clause: str, before: str) -> str:
             happening = [*words[:adverbs], "from", *words[adverbs:k], verb, *words[k + 1 + kept :]]
             return f"{stop[1]} {' '.join(happening)}{clause[stop.end() :]}"
     said = re.search(rf"\bit(?={_STATE})", clause, re.IGNORECASE)
+    agent = _AGENT_IT.search(clause)
+    if said is None and agent is not None:
+        # "Where does CMake look for FooConfig.cmake and how do I tell it where ...?": who is told, asked or
+        # let do something is the clause before's subject, when it is a name (the topic was told)
+        subject = next((p for p in noun_phrases(before) if p.role == "subject"), None)
+        if subject is not None and subject.text[:1].isupper() and not _PERSONAL.match(subject.text):
+            return f"{clause[: agent.start(1)]}{subject.text}{clause[agent.end(1) :]}"
     if said is None:
         return clause
     for phrase in noun_phrases(before):
@@ -317,6 +323,7 @@ def parallel(clause: str, before: str) -> str:
     return clause
 
 
+_AGENT_IT = re.compile(r"\b(?:tell|ask|let|force|teach)\s+(it)\b", re.IGNORECASE)
 _STOP_IT = re.compile(r"^(how\s+(?:do|can|could|should)\s+(?:i|we)\s+(?:stop|prevent|keep))\s+it\b", re.I)
 _LINKS = frozenset(("go", "get", "become", "turn", "stay", "grow", "seem", "feel", "look"))
 _WHY_DOES = re.compile(r"^why\s+(?:does|do|did)\s+(?P<rest>.+?)\W*$", re.IGNORECASE)
@@ -454,24 +461,6 @@ def quoted_whole(question: str, phrase: Phrase) -> Phrase:
         if words.search(quoted) and phrase.text != quoted and len(quoted.split()) <= 8:
             return replace(phrase, text=f"{match.group(1)}{quoted}{match.group(3)}", head=quoted, items=())
     return phrase
-
-
-def aside(clause: str, phrase: Phrase) -> bool:
-    """The phrase is one bare noun in lower case that says what for or how, not what is asked about: ending
-    its clause after "for" ("... and mail them to a project's mailing list for review"; a name is asked
-    about: "Is there a library for JSON?"), or in an idiom ("manage the keys by hand", "in practice")."""
-    if phrase.text != phrase.head:
-        return False
-    match = _FOR_END.search(clause)
-    return (match is not None and phrase.text == match.group(1)) or any(
-        idiom.group(1) == phrase.text for idiom in _IDIOM.finditer(clause)
-    )
-
-
-_FOR_END = re.compile(r"\bfor\s+([a-z]+)[\s?.!]*$")
-_IDIOM = re.compile(
-    r"\b(?:by|in|on|at|for|so)\s+(hand|practice|general|purpose|fact|once|least|most|all|now|far)\b"
-)
 
 
 _ASKS_LIMITS = re.compile(

@@ -14,8 +14,9 @@ from deepresearch.extractive.phrases import Phrase
 from deepresearch.extractive.wordclasses import ARTICLES, COMPARATIVES, DETERMINERS, POSSESSIVES, tokens
 
 __all__ = [
-    "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "avoided", "bare", "compared",
-    "compared_members", "member_questions", "members", "named_alone", "only", "plural_item", "weighed",
+    "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "aside", "avoided", "bare",
+    "compared", "compared_members", "exemplified", "member_questions", "members", "named_alone", "only",
+    "plural_item", "weighed",
 ]  # fmt: skip
 
 VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
@@ -261,3 +262,21 @@ def exemplified(clause: str, phrase: Phrase) -> bool:
     CMP0048?"): the kind is asked about, the example only shows which - a search for it finds its own page,
     not the pages about its kind."""
     return bool(_EXAMPLE.search(" ".join(tokens(clause)[: phrase.start])))
+
+
+def aside(clause: str, phrase: Phrase) -> bool:
+    """The phrase is one bare noun in lower case that says what for or how, not what is asked about: ending
+    its clause after "for" ("... and mail them to a project's mailing list for review"; a name is asked
+    about: "Is there a library for JSON?"), or in an idiom ("manage the keys by hand", "in practice")."""
+    if phrase.text != phrase.head:
+        return False
+    match = _FOR_END.search(clause)
+    return (match is not None and phrase.text == match.group(1)) or any(
+        idiom.group(1) == phrase.text for idiom in _IDIOM.finditer(clause)
+    )
+
+
+_FOR_END = re.compile(r"\bfor\s+([a-z]+)[\s?.!]*$")
+_IDIOM = re.compile(
+    r"\b(?:by|in|on|at|for|so)\s+(hand|practice|general|purpose|fact|once|least|most|all|now|far)\b"
+)

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 from deepresearch.extractive.asked import (
     as_asked,
-    aside,
     from_scene,
     inline,
     owned,
@@ -35,6 +34,7 @@ from deepresearch.extractive.comparison import (
     COMPARATIVE,
     EITHER,
     VERSUS,
+    aside,
     avoided,
     bare,
     compared,
@@ -55,9 +55,9 @@ MAX_SUB_QUESTIONS = 4
 
 _WH = r"what|how|which|why|when|where|who|is|are|does|do|can|should"
 # a clause ends at a question mark, a semicolon, ", and what ..." or a full stop before a capital ("My
-# server is eating the CPU. How can I see ...")
+# server is eating the CPU. How can I see ...", "... fails with 'Could not find ...'. Where does ...")
 _CLAUSE_SPLIT = re.compile(
-    rf"\?\s+|;\s+|(?<=[a-z0-9)])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)\.\s+(?=[A-Z])|"
+    rf"\?\s+|;\s+|(?<=[a-z0-9)'\"’”])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)\.\s+(?=[A-Z])|"
     rf",?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)|"
     # "Can I edit it by hand, or will my changes get lost?": a second question
     r",\s+or\s+(?=(?:will|would|could)\s+(?:i|we|you|my|our|it|they|the)\b)",
@@ -259,7 +259,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
             # "Which is faster for lookups, a dict or a set?" is about the things it compares
             weight *= _COMPARED if weighed(clause, phrase) else 1.0
-            named = any(_IDENTIFIER.search(word) for word in _core(phrase).split())  # "because of CRLF."
+            named = any(_IDENTIFIER.search(w) or w[:2].isupper() for w in _core(phrase).split())  # "CRLF"
             weight *= (_SUBORDINATE if back or named else _SCENE) if not asks else 1.0
             weight *= _SUBORDINATE if phrase.subordinate and asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):

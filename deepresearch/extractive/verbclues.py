@@ -163,6 +163,12 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     keyword = nxt < len(words) and CAPITALS.match(words[nxt]) is not None and len(words[nxt]) > 2
     if owned and ends_in_s(lower[i]) and (counted or keyword):
         found.add(i)
+    # "find_package fails with ...": a verb in -s after a name in code, before a preposition or a determiner
+    # (not "of": "the find_package calls of my project"; nor after a possessive: "mod_session's options for")
+    coded = i > 0 and content[i - 1] and _CODE_NAME.search(words[i - 1]) is not None and words[i].isalpha()
+    coded = coded and not words[i - 1].endswith(("'s", "’s"))
+    if coded and words[i].islower() and ends_in_s(lower[i]) and following in _TAKES_AFTER_CODE:
+        found.add(i)
     # "rsyslog runs fine but ...": a verb in -s after its subject, then how it does that, closing the clause
     if i > 0 and content[i - 1] and ends_in_s(lower[i]) and nxt < len(words) and lower[nxt] in _MANNER:
         # ... or before a question word (the tokens drop a dash: "mail drains slowly — how do I ..."), or a
@@ -208,6 +214,8 @@ def chained_verbs(lower: list[str], content: list[bool], i: int, verbs: set[int]
     return found
 
 
+_CODE_NAME = re.compile(r"\w[._]\w|\w\(\)|[a-z][A-Z]")  # "find_package", "asyncio.gather", "run()"
+_TAKES_AFTER_CODE = (PREPOSITIONS - {"of"}) | DETERMINERS | POSSESSIVES
 _CALL = re.compile(r"\w\(|_\w")  # a function's or a symbol's name ("g_thread_init()", "SQLITE_BUSY")
 
 
