@@ -47,10 +47,30 @@ def test_a_scene_no_question_points_back_at_is_not_the_topic() -> None:
     question = "Keepers commit logs where every wick shows as changed because of CRLF. "
     question += "How do I get consistent wick lengths?"
     assert keyword_plan(question, 6, rarity=rarity).topic == "CRLF"
+    # ... and so is one written in capitals with a slash ("I turned on HTTP/2 but ... fall back to HTTP/1.1.
+    # What is going wrong?" was about HTTP/1.1 once "HTTP/2", no identifier, counted as the asker's scene)
+    rarity = {"lamp/2": 0.02, "lamp/1.1": 0.05, "wicks": 0.3}
+    question = "I turned on LAMP/2 but wicks stall and keepers fall back to LAMP/1.1. What is going wrong?"
+    assert keyword_plan(question, 6, rarity=rarity).topic == "LAMP/2"
     # ... and a question that points back at the scene is still about it
     rarity = {"deckhands": 0.01, "merge": 0.2, "roster": 0.3}
     plan = keyword_plan("I counted the deckhands twice in the roster. How do I merge them?", 6, rarity=rarity)
     assert plan.topic == "the deckhands", plan
+
+
+def test_a_quoted_message_ends_its_statement_and_the_asked_name_is_told() -> None:
+    # "find_package fails with 'Could not find a package configuration file provided by Foo'. Where does
+    # CMake look for FooConfig.cmake and how do I tell it where my package is installed?": the quote's full
+    # stop ended no clause, so the first question was lost, and "it" was "find_package fails"
+    question = (
+        "lamp_find fails with 'Could not find a wick file provided by Foo'. Where does Lampctl look for "
+        "FooWick.conf and how do I tell it where my wick is installed?"
+    )
+    sub_questions = keyword_plan(question, 6).sub_questions
+    assert sub_questions[:2] == [
+        "Where does Lampctl look for FooWick.conf?",
+        "How do I tell Lampctl where my wick is installed?",
+    ], sub_questions
 
 
 def test_what_is_confirmed_is_what_the_statement_says_happens() -> None:
@@ -85,6 +105,9 @@ def test_what_is_confirmed_is_what_the_statement_says_happens() -> None:
             "I trim wicks in a small cabin and I'd like brighter lamps",
             ["wicks", "a small cabin", "brighter lamps"],
         ),
+        # "find_package fails with ...": a verb in -s after a name in code (not after a possessive)
+        ("lamp_find fails with a message", ["lamp_find", "a message"]),
+        ("How do mod_lamp's options for a wick differ", ["mod_lamp's options", "a wick"]),
         # "twice" says how often, it is no noun
         ("I counted the deckhands twice in the roster", ["the deckhands", "the roster"]),
         # "How do I configure forwarding": a gerund that ends the clause is the verb's object ...
