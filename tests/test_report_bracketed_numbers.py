@@ -41,14 +41,15 @@ async def test_the_askers_bracketed_number_is_theirs_not_a_citation(tmp_path: Pa
         "</main></body></html>"
     )
     settings = corpus_settings(tmp_path, corpus)
-    question = 'My lamp started with & stops with "[1] + suspended (tty input)". How do I keep it lit?'
+    # (one clause: after the quotation's full stop, "How do I keep it lit?" asks of the lamp alone)
+    question = 'Why does my lamp stop with "[1] + suspended (tty input)" when started with &?'
     async with open_engine(settings) as engine:
         run = await engine.create_run(question)
         final = await engine.execute(run.run_id)
     assert final.status == "completed", final.error
     folder = settings.workspace_dir / (final.artifact_dir or "")
     report = (folder / "deepresearch-report.md").read_text(encoding="utf-8")
-    assert report.startswith('# My lamp started with & stops with "\\[1\\] + suspended (tty input)".')
+    assert report.startswith('# Why does my lamp stop with "\\[1\\] + suspended (tty input)" when')
     # every line that names the question writes its number as the asker's
     named = [line for line in report.splitlines() if "suspended (tty input)" in line]
     assert len(named) >= 3 and all('"\\[1\\] + suspended' in line for line in named), named
