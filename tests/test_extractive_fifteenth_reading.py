@@ -58,6 +58,29 @@ def test_a_scene_no_question_points_back_at_is_not_the_topic() -> None:
     assert plan.topic == "the deckhands", plan
 
 
+def test_a_sixteenth_readings_scenes_set_no_topic() -> None:
+    # Varnish's and R's manuals (session 45, /tmp/probe32): "Our cache server has 32 GB of RAM ..." asked "How
+    # do 32 GB differ?"; "Since this morning some users get ... 503 ..." had the topic "morning"
+    rarity = {"32 gb": 0.01, "200 gb": 0.01, "ram": 0.03, "malloc": 0.05, "file storage backend": 0.1}
+    rarity |= {"storage backend": 0.1, "backend": 0.5, "storage": 0.3, "file": 0.6, "lampd": 0.9}
+    question = (
+        "Our lamp server has 32 GB of RAM, but the wicks we want to keep add up to about 200 GB. Should we "
+        "use the malloc or the file storage backend in Lampd, and how do they differ?"
+    )
+    plan = keyword_plan(question, 6, rarity=rarity)
+    assert plan.topic == "the malloc or the file storage backend", plan
+    assert "How do the malloc and the file storage backend differ?" in plan.sub_questions, plan.sub_questions
+    # ... a measure is no topic, as a figure is not
+    rarity = {"10 gb": 0.001, "gb": 0.002, "10": 0.01, "lamp": 0.2}
+    plan = keyword_plan("My lamp holds 10 GB of oil. Why?", 6, rarity=rarity)
+    assert plan.topic != "10 GB", plan
+    rarity = {"morning": 0.01, "503 errors": 0.05, "errors": 0.3}
+    question = (
+        "Since this morning some keepers get a dark lamp. How do I find out what is causing these 503 errors?"
+    )
+    assert keyword_plan(question, 6, rarity=rarity).topic == "503 errors"
+
+
 def test_a_quoted_message_ends_its_statement_and_the_asked_name_is_told() -> None:
     # "find_package fails with 'Could not find a package configuration file provided by Foo'. Where does
     # CMake look for FooConfig.cmake and how do I tell it where my package is installed?": the quote's full
@@ -108,6 +131,12 @@ def test_what_is_confirmed_is_what_the_statement_says_happens() -> None:
         # "find_package fails with ...": a verb in -s after a name in code (not after a possessive)
         ("lamp_find fails with a message", ["lamp_find", "a message"]),
         ("How do mod_lamp's options for a wick differ", ["mod_lamp's options", "a wick"]),
+        # "tell R which encoding the file uses": a question inside the clause has its verb
+        ("How do I tell Lampd which wick the lamp uses", ["Lampd", "wick", "the lamp"]),
+        # "... with rm() and ran gc()": a verb after a call and "and"
+        ("I trimmed the wicks with trim() and ran dry()", ["the wicks", "trim()", "dry()"]),
+        # "Every time I start R ...": a time said in passing
+        ("Every time I light the lamp it smokes", ["the lamp"]),
         # "twice" says how often, it is no noun
         ("I counted the deckhands twice in the roster", ["the deckhands", "the roster"]),
         # "How do I configure forwarding": a gerund that ends the clause is the verb's object ...

@@ -420,6 +420,8 @@ def resolve_pronouns(clause: str, topic: str) -> str:
     """ "what are its limits" -> "what are the limits of <topic>"; a bare "it" becomes the topic."""
     if not topic or topic.lower() in clause.lower():
         return clause
+    if re.search(r"\b(?:differ|compare)", clause, re.IGNORECASE):
+        topic = topic.replace(" or ", " and ")  # "Should we use A or B, and how do they differ?": A and B
     clause = _PRONOUN_ITS.sub(lambda m: f"the {m.group(1)} of {topic}", clause, count=1)
     return _PRONOUN_IT.sub(topic, clause, count=1)
 

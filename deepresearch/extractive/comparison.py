@@ -116,7 +116,9 @@ def weighed(clause: str, phrase: Phrase) -> bool:
     choice ("Which is faster for lookups, a dict or a set?") - not "static files and images" in "How do I
     make nginx faster for static files and images?"."""
     offered = EITHER.search(phrase.text) or VERSUS.search(phrase.text) or _BETWEEN.search(clause)
-    return phrase.joined or (bool(phrase.items) and bool(offered) and WEIGHS.search(clause) is not None)
+    # ... or a choice it offers: "Should we use the malloc or the file storage backend?"
+    weighs = WEIGHS.search(clause) or (EITHER.search(phrase.text) and _CHOOSES.search(clause))
+    return phrase.joined or (bool(phrase.items) and bool(offered) and weighs is not None)
 
 
 def only(clause: str, phrase: Phrase) -> bool:

@@ -198,6 +198,10 @@ def _verbs(words: list[str]) -> set[int]:
         # "the commit that introduced a bug" (after a verb, "decide which berth", "which" names a noun)
         relative = word in ("that", "which", "who") and i > 1 and nxt + 1 < len(words) and content[nxt]
         relative = relative and content[i - 1] and i - 1 not in verbs
+        # ... not a question inside the clause: "tell R which encoding the file uses" ("uses" is its verb)
+        inside = nxt + 3 < len(words) and lower[nxt + 1] in DETERMINERS | POSSESSIVES and content[nxt + 2]
+        inside = inside and ends_in_s(lower[nxt + 3]) and (nxt + 4 == len(words) or words[nxt + 4] in CLOSES)
+        relative = relative and not inside
         if relative and lower[nxt + 1] in DETERMINERS | POSSESSIVES | PRONOUNS:
             verbs.add(nxt)  # "the commit that introduced a bug"
         elif relative and words[nxt].islower() and lower[nxt + 1] in PREPOSITIONS | PARTICLES | CLOSES:

@@ -80,7 +80,7 @@ _DEMONSTRATIVE = re.compile(
     re.IGNORECASE,
 )
 _VAGUE = re.compile(r"^(?:a certain|certain|the same|all the|some|any|such)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"^[\d.,%$€£]+$")  # "a price of 47.49": a figure is never the topic nor asked about
+_NUMBER = re.compile(r"^[\d.,%$€£]+(?:\s*(?:[KMGT]i?B|[kKMG]Hz|ms|s|min|h|[kKM]|%))?$")  # "47.49", "32 GB"
 _NO_TOPIC = re.compile(
     r"^(?:a certain\b|certain\b|the (?-i:rest)$|the same (?:time|way|thing|one)s?$|such$|"
     # "give up after some time": the rarest phrase in an API's pages, no topic
@@ -250,7 +250,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     # whichever part of it the why-question puts first
     clauses = _clauses(question, why=False)
     first = next((i for i, clause in enumerate(clauses) if _ASKS.match(clause)), 0)
-    back = any(w.lower() in _POINTS_BACK for clause in clauses if _ASKS.match(clause) for w in tokens(clause))
+    back = any(word.lower() in _POINTS_BACK for word in tokens(clauses[first]))  # the first that asks
     for index, clause in enumerate(clauses):
         asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)
         for phrase in compared(clause, noun_phrases(clause)):

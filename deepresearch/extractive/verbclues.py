@@ -113,8 +113,11 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
     # (not "if the cache holds stale entries": a longer run may hold the verb and its object; nor before "in",
     # "when the error messages in the log fill up")
     opens = lower[i] in SUBORDINATORS or (lower[i] == "as" and i > 0 and lower[i - 1] in COMPARATIVES)
-    if opens and nxt < len(words) and lower[nxt] in DETERMINERS | POSSESSIVES:
-        end = nxt + 1
+    # ... or a question's noun: "tell R which encoding the file *uses*"
+    asked = lower[i] in ("which", "what", "whose") and nxt + 1 < len(words) and content[nxt]
+    det = nxt + int(asked and lower[nxt + 1] in DETERMINERS | POSSESSIVES)
+    if (opens or asked) and det < len(words) and lower[det] in DETERMINERS | POSSESSIVES:
+        end = det + 1
         while end < len(words) and content[end]:
             end += 1
         last = end - 1
@@ -124,8 +127,8 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         closes = end == len(words) or (words[end] in CLOSES and (words[end] != "," or after in _NEXT_CLAUSE))
         plain = words[last].isalpha() and words[last].islower() and ends_in_s(words[last])
         # ... and "since the early days", "until the first frosts", "since the 3.x releases" name a time
-        timely = lower[nxt + 1] in _WHEN_WORDS or any(c.isdigit() for c in lower[nxt + 1])
-        if closes and last == nxt + 2 and plain and not timely:
+        timely = lower[det + 1] in _WHEN_WORDS or any(c.isdigit() for c in lower[det + 1])
+        if closes and last == det + 2 and plain and not timely:
             found.add(last)
     # "... at a fixed size and rotate it without logrotate", "to rotate it": "it" is the object of the word
     # before it when a preposition or the clause's end follows (not "... and it works")
@@ -389,10 +392,12 @@ def listed_verbs(lower: list[str], content: list[bool], verb: int) -> list[int]:
 
 def verb_after_a_list(words: list[str], lower: list[str], content: list[bool], i: int) -> bool:
     """A verb after a comma or "and" with "it" or, after a comma, a determiner after it: "install nginx,
-    configure it and run it", "create a branch, push the branch" (topics had run across the comma)."""
+    configure it and run it", "create a branch, push the branch" (topics had run across the comma); or a
+    call after it: "removed them with rm() and ran gc()"."""
     if not (content[i] and i and lower[i - 1] in CONJUNCTIONS | {","} and words[i].islower()):
         return False
     then = lower[i + 1] if i + 1 < len(words) else ""
     past_it = lower[i + 2] if i + 2 < len(words) else ""
     it = then == "it" and (not past_it or past_it in CLOSES | CONJUNCTIONS)
-    return it or (lower[i - 1] == "," and then in DETERMINERS | POSSESSIVES)
+    called = i > 1 and _CALL.search(lower[i - 2]) is not None and then.endswith("()")
+    return it or (lower[i - 1] == "," and then in DETERMINERS | POSSESSIVES) or called

@@ -117,9 +117,9 @@ KEYWORD_KIND = _set("statement statements keyword keywords clause clauses loop l
 # "We sold the boat last year", "I deleted a branch yesterday": a time said in passing is no word of a noun
 # phrase (not "the last commit", "the last week of the month")
 WHEN_WORDS = _set("yesterday today tonight tomorrow")
-TIME_OPENERS = _set("last next every")
+TIME_OPENERS = _set("last next every this")  # "Since this morning some users ...", "every time I start R"
 TIME_UNITS = _set(
-    "year month week day night weekend morning evening spring summer autumn fall winter hour minute "
+    "year month week day night weekend morning evening spring summer autumn fall winter hour minute time "
     "monday tuesday wednesday thursday friday saturday sunday"
 )
 # "in front of each path", "on top of the branch": a preposition of three words, its noun names nothing
