@@ -3,12 +3,16 @@ session 45): each case is the smallest question that was planned wrong there, wi
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.text import heading_passages
 from deepresearch.report.digest import warns
+from deepresearch.search.documents import extract_text
 
 
 def _phrases(clause: str) -> list[str]:
@@ -178,3 +182,34 @@ def test_a_short_step_is_quoted_with_the_steps_before_it() -> None:
     # ... not a short sentence that leans on nothing quotable
     said = [quote.text for quote in quotes("Lamps. Then, trim the wick.", 1, ("Lamps",))]
     assert said == [], said
+
+
+def _page_quotes(body: str) -> list[str]:
+    page = f"<html><head><title>Lamps</title></head><body><h1>Lamps</h1><h2>Trim</h2>{body}</body></html>"
+    text = extract_text(Path("lamp.html"), page.encode()).text
+    return [q.text for p in heading_passages(text) for q in quotes(p.text, 1, p.headings)]
+
+
+def test_a_short_sample_inside_a_sentence_is_quoted_with_it() -> None:
+    # R's "Writing R Extensions": "A directive of the form</p><pre>export(f, g)</pre><p>specifies that the
+    # variables f and g are to be exported." - a NAMESPACE how-to quoted no directive at all
+    said = _page_quotes(
+        "<p>The keeper's file holds directives for each lamp. A directive of the form</p>"
+        "<pre>trim(f, g)</pre><p>specifies that the wicks <code>f</code> and <code>g</code> are to be "
+        "trimmed. The keeper reads each directive in order at dusk.</p>"
+    )
+    assert "A directive of the form `trim(f, g)` specifies that the wicks f and g are to be trimmed." in said
+    assert "The keeper reads each directive in order at dusk." in said, said
+    # ... and one the sentence ends on ("... can be done by something like read.table(...)")
+    said = _page_quotes(
+        "<p>A lamp of another make needs its oil named, which can be done by something like</p>"
+        '<pre>light("lamp.dat", oil="whale")</pre><p>Note that this works for any lamp of the harbour.</p>'
+    )
+    sample = '`light("lamp.dat", oil="whale")`'
+    assert f"A lamp of another make needs its oil named, which can be done by something like {sample}" in said
+    # ... not a caption in words between two paragraphs
+    said = _page_quotes(
+        "<p>The keepers are listed in the table below</p><p>Keepers of the harbour</p><p>each of them trims "
+        "the wicks at dusk.</p>"
+    )
+    assert not any("`" in quote for quote in said), said

@@ -176,6 +176,8 @@ class _Reader:
     follows_prose: bool = False  # the last line read was prose, and not on the sample before it
     after_sample: bool = False  # the last line read was a sample ("These lines are examples of ...": of it)
     term_list: tuple[str, ...] = ()  # the last item of a list that is all of a term's description so far
+    hanging: str = ""  # a sentence that stops short of its sample ("A directive of the form"), then ...
+    around: str = ""  # ... with it, waiting for its rest in lower case ("specifies that ...")
 
     def add(self, text: str, label: str = "") -> None:
         # a remark under an admonition's title (Doxygen's "Warning:") is its section's, not labelled "Warning"
@@ -189,8 +191,7 @@ class _Reader:
         previous, self.previous = self.previous, (*self.previous[-1:], sentence)
         # a question is read (a sentence after it may lean on it), but is no quote
         quotable = _prose(sentence) or self._short_definition(sentence) or self._lower(sentence, previous)
-        # "Then, edit the zone file.": a short step of a procedure, quoted with the steps before it
-        quotable = quotable or _step(sentence, previous)
+        quotable = quotable or _step(sentence, previous)  # a step: "Then, edit the zone file."
         if not quotable or FORWARD.search(sentence) or asks(sentence):
             return
         if LINE_BREAK in sentence and _CODE_LINE.search(sentence):
@@ -352,6 +353,20 @@ class _Reader:
             return  # "[DEPRECATED in version 5.4]": no sentence before the first, "This command is ..."
         item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
+        (hanging, self.hanging), (around, self.around) = (self.hanging, ""), (self.around, "")
+        code = sample_code(text) or text
+        marked = code != text or any(mark in text for mark in (*SAMPLE_MARKS, "(", ";"))  # not a caption
+        if hanging and not item and marked and len(code) <= SAMPLE_CHARS and not is_statement(text):
+            self.around = f"{hanging} {code_span(code)}"  # "A directive of the form `export(f, g)`"
+            return
+        if around and not item and text[:1].islower():
+            first = (split_sentences(text) or [text])[0]
+            self.sentence(f"{around} {first}")  # "... `export(f, g)` specifies that ... exported."
+            line = text = text[len(first) :].strip()
+            if not text:
+                return
+        elif around:
+            self.add(around)  # "... can be done by something like `read.table(...)`", whole
         if item and self.term and (self.term_list or not self.previous):
             self.term_list = (text,)  # "qemuDomainObjExitMonitor():" over its list of steps
         if item and not self.intro and self.items is None and (list_fragment(text) or asks(text)):
@@ -412,6 +427,7 @@ class _Reader:
         self.aside = ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
+        self.hanging = last if last[-1:].isalnum() and last[:1].isupper() and len(last.split()) > 2 else ""
 
     def _sample(self, code: str) -> None:
         """A sample the corpus text marks as one (sample_code): quoted with the sentence that announces it,
@@ -467,8 +483,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
 
 
 def _step(sentence: str, previous: tuple[str, ...]) -> bool:
-    """A whole sentence of three words or more that leans on a quotable one before it: a step ("Then, edit
-    the zone file.")."""
+    """A whole sentence of three words or more leaning on a quotable one: "Then, edit the zone file."."""
     whole = _prose(sentence, 3) and sentence.rstrip().endswith(".") and leans_back(sentence)
     return whole and bool(previous) and _prose(previous[-1])
 
