@@ -213,3 +213,14 @@ def test_a_short_sample_inside_a_sentence_is_quoted_with_it() -> None:
         "the wicks at dusk.</p>"
     )
     assert not any("`" in quote for quote in said), said
+
+
+def test_this_after_an_opening_phrase_without_a_comma_leans_back() -> None:
+    # Varnish's grace page: "In some products this is called request coalescing ..." opened Findings, its
+    # antecedent quoted in the Summary
+    said = _page_quotes(
+        "<p>When several keepers ask for the same lamp the harbour sends one boy and keeps the others "
+        "waiting. In some harbours this is called lamp pooling and the keepers do it by hand.</p>"
+    )
+    pooling = "In some harbours this is called lamp pooling and the keepers do it by hand."
+    assert any(q.startswith("When several") and q.endswith(pooling) for q in said), said

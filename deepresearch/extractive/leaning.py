@@ -114,8 +114,8 @@ def leans_back(sentence: str) -> bool:
 
 
 # its opening words refer back: an act done to what was said ("To avoid this, ...", "You can keep it to ..."),
-# or a subject after an opening phrase ("In many cases, this can ...", "Easy, this will ...") - not a thing
-# its section or term names ("To use this option, ..." under "--cached:")
+# or a subject after an opening phrase ("In many cases, this can ...", "Easy, this will ...", "In some cases
+# this is ...") - not a thing its section or term names ("To use this option, ..." under "--cached:")
 _OWN_THING = (
     r"(?!\s+(?:option|flag|setting|directive|command|variable|parameter|value|function|method|module|mode))"
 )
@@ -125,6 +125,8 @@ _EARLY_REFERENCE = re.compile(
     rf"|^\W*(?:[A-Za-z]+\s+){{0,3}}[A-Za-z]+,\s+(?:(?:this|that|these|those)(?:{_OWN_THING}\s+[a-z]+)?|they)\s+"
     r"(?:is|are|was|were|can|could|"
     r"will|would|may|might|must|should|has|have|had|does|do|did|means|makes|allows|lets|works|happens)\b"
+    r"|^\W*(?:in|on|at|for|with|under|from)\s+(?:[A-Za-z]+\s+){0,2}[A-Za-z]+\s+(?:this|that|these|those)\s+"
+    r"(?:is|are|was|were|can|will|would|may|might|must|should|has|have|means|makes)\b"
     # ... or what follows if it is not done ("If we don't do this, when CMake creates ...", "Without it, ...")
     r"|^\W*(?:if\s+(?:we|you|one|they)\s+(?:do\s+not|don['’]t|did\s+not|didn['’]t)\s+[a-z]+\s+"
     r"(?:this|that|it|so)\b|without\s+(?:this|that|it),)",
