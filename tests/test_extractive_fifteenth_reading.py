@@ -224,3 +224,14 @@ def test_this_after_an_opening_phrase_without_a_comma_leans_back() -> None:
     )
     pooling = "In some harbours this is called lamp pooling and the keepers do it by hand."
     assert any(q.startswith("When several") and q.endswith(pooling) for q in said), said
+
+
+def test_a_sessions_rules_of_dashes_are_no_prose() -> None:
+    # Varnish's CLI page: "Using old SHMFILE Platform: Linux,... ----------------------------- Varnish Cache
+    # CLI. ----------------------------- Type 'help' for command list [1]." was cited as a finding
+    said = _page_quotes(
+        "<p>The keeper starts the lamp console and sees its greeting at the top of the screen.</p><pre>"
+        "200 193\n-----------------------------\nLamp Keeper CLI version 2 for the harbour.\n"
+        "-----------------------------\nType 'help' for the list of commands you can give.</pre>"
+    )
+    assert not any("-----" in quote for quote in said), said

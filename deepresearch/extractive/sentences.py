@@ -71,7 +71,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 # ... not one that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...")
-_NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(")
+_NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(|[-=_~*]{5}")
 NEAR_DUPLICATE = 0.7
 """Jaccard similarity of content words at which two sentences say the same thing."""
 
