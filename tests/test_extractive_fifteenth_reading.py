@@ -78,6 +78,13 @@ def test_a_sixteenth_readings_scenes_set_no_topic() -> None:
     rarity = {"10 gb": 0.001, "gb": 0.002, "10": 0.01, "lamp": 0.2}
     plan = keyword_plan("My lamp holds 10 GB of oil. Why?", 6, rarity=rarity)
     assert plan.topic != "10 GB", plan
+    # ... nor a formula's figures ("Why does 0.1 + 0.2 == 0.3 return FALSE in R?" had the topic "0.3 return")
+    question = (
+        "Why does 0.1 + 0.2 == 0.3 return FALSE in Lampd, and how should I compare wick lengths instead?"
+    )
+    assert (
+        "0.3" not in keyword_plan(question, 6, rarity={"0.1": 0.01, "0.3": 0.01, "wick lengths": 0.1}).topic
+    )
     rarity = {"morning": 0.01, "503 errors": 0.05, "errors": 0.3}
     question = (
         "Since this morning some keepers get a dark lamp. How do I find out what is causing these 503 errors?"
@@ -141,6 +148,10 @@ def test_what_is_confirmed_is_what_the_statement_says_happens() -> None:
         ("I trimmed the wicks with trim() and ran dry()", ["the wicks", "trim()", "dry()"]),
         # "Every time I start R ...": a time said in passing
         ("Every time I light the lamp it smokes", ["the lamp"]),
+        # "How does lazy evaluation of function arguments work in R": "evaluation" was taken for the verb
+        ("How does lazy trimming of lamp wicks work in winter", ["lazy trimming", "lamp wicks", "winter"]),
+        # "Why does 0.1 + 0.2 == 0.3 return FALSE in R": "0.2" was taken for the verb
+        ("Why does 0.1 + 0.2 == 0.3 return FALSE in Lampd", ["0.1 0.2 0.3", "FALSE", "Lampd"]),
         # "twice" says how often, it is no noun
         ("I counted the deckhands twice in the roster", ["the deckhands", "the roster"]),
         # "How do I configure forwarding": a gerund that ends the clause is the verb's object ...

@@ -30,6 +30,7 @@ from deepresearch.extractive.verbclues import (
     verb_after_a_list,
     verb_after_subject,
     verb_before_a_name,
+    verb_past_a_phrase,
 )
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
@@ -249,7 +250,7 @@ def _verbs(words: list[str]) -> set[int]:
     )
     if wh_verb and (len(words) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")):
         verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
-    closing = closing_verb(words, lower, content)
+    closing = closing_verb(words, lower, content) or verb_past_a_phrase(words, lower)
     if closing:
         verbs = (verbs - {opening}) | closing  # the subject's word taken for the verb was the subject's
     verbs.discard(-1)
@@ -286,7 +287,8 @@ def _after_auxiliary(words: list[str], lower: list[str], content: list[bool], i:
     named = named and words[j + 2] not in CLOSES
     j += int(named)
     run, end = _run(words, j, content)
-    if j == i + 1 and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]]):
+    named = j == i + 1 and len(run) >= 2 and run[1] == run[0] + 1 and _IDENTIFIER.search(words[run[0]])
+    if named and words[run[1]].isalpha():  # (not "does 0.1 + 0.2 == 0.3 return ...": a formula's figures)
         return run[1], len(words)  # "does asyncio.gather handle ...": a name is a whole subject
     if run and end + 1 < len(words) and manner_adverb(lower[end]) and content[end + 1]:
         return end + 1, end + 2  # "does vim suddenly jump": the subject, how, then the verb
@@ -329,7 +331,8 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
         # still belongs to the subject), "does deepresearch avoid repeating paid calls when"
         # ... but a verb that relates what it compares is one wherever it stands ("does WAL mode compare to")
         relating = [i for i in run[1:] if words[i].lower().startswith(RELATING)]
-        return relating[0] if relating else next((i for i in run[1:] if not ends_in_s(words[i])), run[1])
+        plain = [i for i in run[1:] if not ends_in_s(words[i]) and not any(c.isdigit() for c in words[i])]
+        return relating[0] if relating else (plain or run[1:])[0]
     if following in CLOSES and len(run) >= 3 and contiguous and ends_in_s(words[run[-1]]):
         # "does Apache handle keep-alive connections?": a plural ends the object, not a verb after "does";
         # the verb is the first plain word past the subject's name (one with no vowel, "gc", is a name)

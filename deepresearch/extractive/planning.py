@@ -80,7 +80,8 @@ _DEMONSTRATIVE = re.compile(
     re.IGNORECASE,
 )
 _VAGUE = re.compile(r"^(?:a certain|certain|the same|all the|some|any|such)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"^[\d.,%$€£]+(?:\s*(?:[KMGT]i?B|[kKMG]Hz|ms|s|min|h|[kKM]|%))?$")  # "47.49", "32 GB"
+_FIGURE = r"[\d.,%$€£]+"  # "47.49", "32 GB", "0.1 + 0.2 == 0.3": figures and measures are no topic
+_NUMBER = re.compile(rf"^{_FIGURE}(?:\s+{_FIGURE})*(?:\s*(?:[KMGT]i?B|[kKMG]Hz|ms|s|min|h|[kKM]|%))?$")
 _NO_TOPIC = re.compile(
     r"^(?:a certain\b|certain\b|the (?-i:rest)$|the same (?:time|way|thing|one)s?$|such$|"
     # "give up after some time": the rarest phrase in an API's pages, no topic
@@ -144,8 +145,7 @@ _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the su
 _LATER_CLAUSE = 0.8  # the question's second clause ("... and what does it cost?")
 _COMPARED = 1.3  # the members of a comparison: what the question is about
 _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server configuration")
-# a statement before questions that never point back at it (_POINTS_BACK: "how do I merge them?"), but
-# for a name: the asker's situation ("We want employees ... Can one BIND server do split DNS?")
+# a statement before questions that never point back at it, but for a name ("We want employees ... Can ...?")
 _SCENE = 0.35
 _POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these", "those", "such"))
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere

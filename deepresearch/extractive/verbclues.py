@@ -57,6 +57,7 @@ __all__ = [
     "verb_after_subject",
     "verb_before_a_name",
     "verb_of_subject",
+    "verb_past_a_phrase",
 ]
 
 CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")  # "WITHOUT ROWID", "VACUUM": a keyword written in capitals
@@ -250,6 +251,20 @@ def closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set
         lower[k] in PREPOSITIONS for k in range(3, last)
     )
     return {last} if plain and through and content[last] and content[last - 1] else set()
+
+
+def verb_past_a_phrase(words: list[str], lower: list[str]) -> set[int]:
+    """ "How does lazy evaluation of function arguments *work* in R?": after "how does" and a subject that
+    runs on through a preposition, a verb that needs no object before a preposition (not "evaluation")."""
+    if len(lower) < 5 or lower[0] != "how" or lower[1] not in AUX_DO:
+        return set()
+    for k in range(4, len(lower) - 1):
+        through = any(
+            lower[m] in PREPOSITIONS and words[m].islower() for m in range(3, k)
+        )  # not "ROLLBACK TO"
+        if lower[k] in _INTRANSITIVE and lower[k + 1] in PREPOSITIONS and through:
+            return {k}
+    return set()
 
 
 def passing_times(words: list[str]) -> set[int]:
