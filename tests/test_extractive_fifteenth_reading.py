@@ -246,3 +246,14 @@ def test_a_sessions_rules_of_dashes_are_no_prose() -> None:
         "-----------------------------\nType 'help' for the list of commands you can give.</pre>"
     )
     assert not any("-----" in quote for quote in said), said
+
+
+def test_a_texinfo_footnotes_number_is_no_part_of_the_word_before_it() -> None:
+    # R's manuals: "Terminal25", ".Rprofile23", "available.31 On most systems ..." (two sentences, one cite)
+    said = _page_quotes(
+        '<p>The keeper trims the wick at the Terminal<a id="DOCF25" href="#FOOT25"><sup>25</sup></a> before '
+        'dusk every night. Each lamp is filled with whale oil.<a id="DOCF3" href="#FOOT3"><sup>3</sup></a> '
+        "The oil comes from the harbour stores at noon.</p>"
+    )
+    assert "The keeper trims the wick at the Terminal before dusk every night." in said, said
+    assert "Each lamp is filled with whale oil." in said, said

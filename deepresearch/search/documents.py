@@ -210,8 +210,8 @@ REDIRECT_CHARS = 300
 """A page that sends the browser elsewhere (<meta http-equiv="refresh" content="0; url=...">) and holds at
 most this much text is no document: Texinfo's stubs ("The node you are looking for is at Binary.", 89 of
 diffutils' 112 pages) were listed as sources read."""
-# footnote marks ("every record [5] now comes with"): a "[5]" in a quote would read as a report's citation
-_FOOTNOTE_MARKS = ".footnote-reference, [role=doc-noteref], sup.reference"
+# footnote marks ("every record [5] now comes with": a report's citation; texinfo's "Terminal25", R's manuals)
+_FOOTNOTE_MARKS = '.footnote-reference, [role=doc-noteref], sup.reference, a[href^="#FOOT"]'
 _HEADING_TAGS = {f"h{level}": level for level in range(1, 7)}
 
 
