@@ -362,7 +362,7 @@ class _Reader:
         if around and not item and text[:1].islower():
             first = (split_sentences(text) or [text])[0]
             self.sentence(f"{around} {first}")  # "... `export(f, g)` specifies that ... exported."
-            line = text = text[len(first) :].strip()
+            text = text[len(first) :].strip()
             if not text:
                 return
         elif around:

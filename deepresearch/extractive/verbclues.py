@@ -259,9 +259,8 @@ def verb_past_a_phrase(words: list[str], lower: list[str]) -> set[int]:
     if len(lower) < 5 or lower[0] != "how" or lower[1] not in AUX_DO:
         return set()
     for k in range(4, len(lower) - 1):
-        through = any(
-            lower[m] in PREPOSITIONS and words[m].islower() for m in range(3, k)
-        )  # not "ROLLBACK TO"
+        # ... a preposition in lower case: not the keyword "ROLLBACK TO" in "How do SAVEPOINT ... differ"
+        through = any(lower[m] in PREPOSITIONS and words[m].islower() for m in range(3, k))
         if lower[k] in _INTRANSITIVE and lower[k + 1] in PREPOSITIONS and through:
             return {k}
     return set()
