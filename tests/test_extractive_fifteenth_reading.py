@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from deepresearch.extractive.leaning import leans_back
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import heading_passages
 from deepresearch.report.digest import warns
+from deepresearch.report.links import sanitize_links
 from deepresearch.search.documents import extract_text
 
 
@@ -257,3 +259,41 @@ def test_a_texinfo_footnotes_number_is_no_part_of_the_word_before_it() -> None:
     )
     assert "The keeper trims the wick at the Terminal before dusk every night." in said, said
     assert "Each lamp is filled with whale oil." in said, said
+
+
+def test_the_review_of_these_rules() -> None:
+    # a question that stops on a determiner after "which ... " ("which encoding the") had raised IndexError
+    assert [phrase.text for phrase in noun_phrases("which encoding the")] == ["encoding"]
+    # "that" after the opening phrase is a relative pronoun there, no demonstrative
+    assert not leans_back("For a lamp that has no wick, the keeper uses a candle.")
+    # a "like" after an adverb or a verb names no example
+    rarity = {"lampd": 0.01, "dusk": 0.3}
+    assert keyword_plan("I would really like Lampd to light at dusk. How?", 6, rarity=rarity).topic == "Lampd"
+    # "confirm it is ..." confirms a clause of its own: "it" is its subject there
+    question = "My lamp monitor returns SOOTFAIL for one lamp. How do I confirm it is the wick?"
+    assert "returns SOOTFAIL" not in keyword_plan(question, 6).sub_questions[0]
+    # a sentence's first word is no name: "Data Loss" warns
+    assert warns("Data Loss may occur when the lamp tilts.")
+    # a sentence that ends on its sample at the passage's end is quoted; a glued sentence that leans back is
+    # read with the sentence before it; a table's row is no sample
+    said = _page_quotes(
+        "<p>A lamp of another make needs its oil named, which can be done by something like</p>"
+        '<pre>light("lamp.dat", oil="whale")</pre>'
+    )
+    sample = '`light("lamp.dat", oil="whale")`'
+    assert said == [
+        f"A lamp of another make needs its oil named, which can be done by something like {sample}"
+    ]
+    said = quotes(
+        "The keeper trims every wick of the harbour lamps at dusk. This keeper writes a directive for the "
+        "lamp in the form\n\n`trim(f, g)`\n\nwhere f and g are the wicks that are to be trimmed at dusk.",
+        1,
+        ("Lamps",),
+    )
+    assert any("`trim(f, g)` where f and g" in quote.text for quote in said), said
+    said = quotes(
+        "Keeper notes of the harbour\n\n| a (b) | c |\n\nwhere a is the lamp and c is the wick.", 1, ("L",)
+    )
+    assert not any("| a (b) | c |" in quote.text for quote in said), said
+    # two placeholders side by side stay two code spans
+    assert sanitize_links("$<LAMP:a>$<WICK:b>", set(), quoted=True)[0] == "`$<LAMP:a>`$`<WICK:b>`"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.asked import quoted_whole
+from deepresearch.extractive.comparison import quoted_whole
 from deepresearch.extractive.leaning import leans_back, stands_alone
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan, question_topic

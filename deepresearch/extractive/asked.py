@@ -16,7 +16,6 @@ as a section's heading and as a search - so what a word of the question leans on
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from deepresearch.extractive.inflection import ends_in_s, gerund, plural_word
 from deepresearch.extractive.phrases import Phrase, noun_phrases, verbs
@@ -35,11 +34,11 @@ __all__ = [
     "as_asked",
     "asker_condition",
     "asks_about_limits",
+    "attested",
     "from_scene",
     "inline",
     "owned",
     "parallel",
-    "quoted_whole",
     "replaced_object",
     "resolve_pronouns",
     "why_of",
@@ -451,20 +450,6 @@ def replaced_object(clause: str, others: str) -> Phrase | None:
 
 
 # a message or a name the question quotes: "'Working outside of application context'", "“saved successfully”"
-_QUOTED = re.compile(r"(?<!\w)(['\"“‘])([^'\"“”‘’]*?\s[^'\"“”‘’]*?)(['\"”’])(?!\w)")
-
-
-def quoted_whole(question: str, phrase: Phrase) -> Phrase:
-    """The phrase, or the whole quotation it is part of: the topic of "Why do I get 'Working outside of
-    application context' when ...?" is the message, not "Working outside"."""
-    words = re.compile(rf"(?<!\w){re.escape(phrase.text)}(?!\w)")  # whole words: not "app" of "application"
-    for match in _QUOTED.finditer(question):
-        quoted = match.group(2).strip()
-        if words.search(quoted) and phrase.text != quoted and len(quoted.split()) <= 8:
-            return replace(phrase, text=f"{match.group(1)}{quoted}{match.group(3)}", head=quoted, items=())
-    return phrase
-
-
 _ASKS_LIMITS = re.compile(
     r"\b(limits?|limitations?|risks?|drawbacks?|pitfalls?|costs?|trade-?offs?|downsides?|caveats?)\b", re.I
 )
@@ -485,3 +470,19 @@ def without_aspects(sub_question: str) -> str:
 def asks_about_limits(text: str) -> bool:
     """The question asks for the limits, risks or costs of something (not merely what happens on an error)."""
     return bool(_ASKS_LIMITS.search(text))
+
+
+# ... "it" its object, not the subject of what follows ("How do I confirm it is DNSSEC?")
+_ATTEST_VERBS = r"confirm|verify|check|prove|diagnose|troubleshoot|debug|reproduce"
+_ATTESTS = re.compile(rf"\b({_ATTEST_VERBS})\s+it(?=\s*$|\s*[,;.?!]|\s+(?:and|or)\b)", re.IGNORECASE)
+
+
+def attested(clause: str, statements: list[str]) -> str | None:
+    """ "My BIND resolver returns SERVFAIL ... How do I confirm it?": what the statement says happens."""
+    match = _ATTESTS.search(clause)
+    said = re.split(r"[,;]|\s+(?:and|but)\s+(?:i|we)\b", statements[0], flags=re.I)[0] if statements else ""
+    phrases = noun_phrases(said)
+    if match is None or not phrases or phrases[0].role != "subject" or not verbs(said):
+        return None
+    said = f"{said[:1].lower()}{said[1:]}" if said.split()[0].lower() in ("my", "our", "the") else said
+    return f"{clause[: match.end(1)]} {said}{clause[match.end() :]}"

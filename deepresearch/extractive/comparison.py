@@ -11,12 +11,19 @@ from dataclasses import replace
 
 from deepresearch.extractive.inflection import plural_word
 from deepresearch.extractive.phrases import Phrase
-from deepresearch.extractive.wordclasses import ARTICLES, COMPARATIVES, DETERMINERS, POSSESSIVES, tokens
+from deepresearch.extractive.wordclasses import (
+    ARTICLES,
+    COMPARATIVES,
+    DETERMINERS,
+    LIKE_VERBS,
+    POSSESSIVES,
+    tokens,
+)
 
 __all__ = [
     "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "aside", "avoided", "bare",
     "compared", "compared_members", "exemplified", "member_questions", "members", "named_alone", "only",
-    "plural_item", "weighed",
+    "plural_item", "quoted_whole", "weighed",
 ]  # fmt: skip
 
 VERSUS = re.compile(r"\s+(?:[vV]s\.?|[vV]ersus)\s+")
@@ -43,11 +50,8 @@ _CHOOSES = re.compile(r"\b(?:should|between|choose|choosing|decide|pick|prefer)\
 _AVOIDING = re.compile(r"\b(?:without|instead\s+of|rather\s+than)(?:\s+[a-z]+ing)?$", re.IGNORECASE)
 # "policies like CMP0048", "an expression such as lower(name)": after a noun, what stands for its kind (not
 # after a verb: "would like the server to", "looks like the cache")
-_EXAMPLE = re.compile(
-    r"\b(?!(?:would|should|could|might|feel|feels|look|looks|seem|seems|sound|sounds)\b)[a-z]{3,}"
-    r"\s+(?:like|such\s+as|e\.g\.?,?|for\s+(?:example|instance),?)$",
-    re.IGNORECASE,
-)
+_EXAMPLE = re.compile(r"\b([a-z]{3,})\s+(?:like|such\s+as)$", re.IGNORECASE)
+# ... after a noun, not a verb or an adverb (LIKE_VERBS): "would really like Postgres to", "works like Nginx"
 _VERSION = re.compile(r"[vV]?\d+(?:\.(?:\d+|x))*[a-z]?")  # "3.12", "16", "v2", "2.4", "3.x"
 _UNIT = re.compile(
     r"(?:[KMGT]i?B|bytes?|ms|seconds?|minutes?|hours?|days?|%|percent|rows|cores|threads)\b", re.I
@@ -263,7 +267,8 @@ def exemplified(clause: str, phrase: Phrase) -> bool:
     """The phrase is an example of the noun before it ("Why does CMake warn me about policies like
     CMP0048?"): the kind is asked about, the example only shows which - a search for it finds its own page,
     not the pages about its kind."""
-    return bool(_EXAMPLE.search(" ".join(tokens(clause)[: phrase.start])))
+    kind = _EXAMPLE.search(" ".join(tokens(clause)[: phrase.start]))
+    return kind is not None and kind[1].lower() not in LIKE_VERBS and not kind[1].lower().endswith("ly")
 
 
 def aside(clause: str, phrase: Phrase) -> bool:
@@ -282,3 +287,17 @@ _FOR_END = re.compile(r"\bfor\s+([a-z]+)[\s?.!]*$")
 _IDIOM = re.compile(
     r"\b(?:by|in|on|at|for|so)\s+(hand|practice|general|purpose|fact|once|least|most|all|now|far)\b"
 )
+
+
+_QUOTED = re.compile(r"(?<!\w)(['\"“‘])([^'\"“”‘’]*?\s[^'\"“”‘’]*?)(['\"”’])(?!\w)")
+
+
+def quoted_whole(question: str, phrase: Phrase) -> Phrase:
+    """The phrase, or the whole quotation it is part of: the topic of "Why do I get 'Working outside of
+    application context' when ...?" is the message, not "Working outside"."""
+    words = re.compile(rf"(?<!\w){re.escape(phrase.text)}(?!\w)")  # whole words: not "app" of "application"
+    for match in _QUOTED.finditer(question):
+        quoted = match.group(2).strip()
+        if words.search(quoted) and phrase.text != quoted and len(quoted.split()) <= 8:
+            return replace(phrase, text=f"{match.group(1)}{quoted}{match.group(3)}", head=quoted, items=())
+    return phrase

@@ -125,7 +125,7 @@ _EARLY_REFERENCE = re.compile(
     rf"|^\W*(?:[A-Za-z]+\s+){{0,3}}[A-Za-z]+,\s+(?:(?:this|that|these|those)(?:{_OWN_THING}\s+[a-z]+)?|they)\s+"
     r"(?:is|are|was|were|can|could|"
     r"will|would|may|might|must|should|has|have|had|does|do|did|means|makes|allows|lets|works|happens)\b"
-    r"|^\W*(?:in|on|at|for|with|under|from)\s+(?:[A-Za-z]+\s+){0,2}[A-Za-z]+\s+(?:this|that|these|those)\s+"
+    r"|^\W*(?:in|on|at|for|with|under|from)\s+(?:[A-Za-z]+\s+){0,2}[A-Za-z]+\s+(?:this|these|those)\s+"
     r"(?:is|are|was|were|can|will|would|may|might|must|should|has|have|means|makes)\b"
     # ... or what follows if it is not done ("If we don't do this, when CMake creates ...", "Without it, ...")
     r"|^\W*(?:if\s+(?:we|you|one|they)\s+(?:do\s+not|don['’]t|did\s+not|didn['’]t)\s+[a-z]+\s+"

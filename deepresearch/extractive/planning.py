@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 
 from deepresearch.extractive.asked import (
     as_asked,
+    attested,
     from_scene,
     inline,
     owned,
     parallel,
-    quoted_whole,
     replaced_object,
     resolve_pronouns,
     yes_no_subject,
@@ -44,10 +44,11 @@ from deepresearch.extractive.comparison import (
     named_alone,
     only,
     plural_item,
+    quoted_whole,
     weighed,
 )
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
-from deepresearch.extractive.phrases import Phrase, noun_phrases, verb_terms, verbs
+from deepresearch.extractive.phrases import Phrase, noun_phrases, verb_terms
 from deepresearch.extractive.text import content_tokens, keywords
 from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 
@@ -145,7 +146,7 @@ _QUANTIFIED = 0.5  # "two branches", "multiple threads": an instance, not the su
 _LATER_CLAUSE = 0.8  # the question's second clause ("... and what does it cost?")
 _COMPARED = 1.3  # the members of a comparison: what the question is about
 _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server configuration")
-# a statement before questions that never point back at it, but for a name ("We want employees ... Can ...?")
+# a statement before a first question that points back at nothing, but a name ("We want employees ...")
 _SCENE = 0.35
 _POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these", "those", "such"))
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
@@ -351,7 +352,7 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
     asking = [clause for clause in clauses if _ASKS.match(clause)] or clauses
     statements = [clause for clause in clauses if clause not in asking]
     # a pronoun refers back: in the first clause only to a statement before it ("Why is it unsafe to ...")
-    asked = [_attested(asking[0], statements) or from_scene(asking[0], statements)]
+    asked = [attested(asking[0], statements) or from_scene(asking[0], statements)]
     scene = statements[-1] if statements else ""
     if scene and not set(content_tokens(asked[0])) & set(content_tokens(" ".join(statements))):
         # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
@@ -388,20 +389,6 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
         clause = resolve_pronouns(parallel(clause, asked[-1]), relation.group(1) if relation else topic)
         asked.append(_anchor(clause, " ".join(asked + statements), _clause_task(asked[0]), topic))
     return asking, asked
-
-
-_ATTESTS = re.compile(r"\b(confirm|verify|check|prove|diagnose|troubleshoot|debug|reproduce)\s+it\b", re.I)
-
-
-def _attested(clause: str, statements: list[str]) -> str | None:
-    """ "My BIND resolver returns SERVFAIL ... How do I confirm it?": what the statement says happens."""
-    match = _ATTESTS.search(clause)
-    said = re.split(r"[,;]|\s+(?:and|but)\s+(?:i|we)\b", statements[0], flags=re.I)[0] if statements else ""
-    phrases = noun_phrases(said)
-    if match is None or not phrases or phrases[0].role != "subject" or not verbs(said):
-        return None
-    said = f"{said[:1].lower()}{said[1:]}" if said.split()[0].lower() in ("my", "our", "the") else said
-    return f"{clause[: match.end(1)]} {said}{clause[match.end() :]}"
 
 
 def _clause_task(clause: str) -> str | None:

@@ -71,7 +71,7 @@ def _words(text: str) -> frozenset[str]:
 
 
 # ... not one that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...")
-_NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(|[-=_~*]{5}")
+_NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(|-{8}|={8}")
 NEAR_DUPLICATE = 0.7
 """Jaccard similarity of content words at which two sentences say the same thing."""
 
@@ -112,9 +112,8 @@ TERM_MIN_WORDS = 4
 
 _STATED_WORDS = 8
 """An announcing sentence says something whole alone only when long enough ("Use it like this:" does not)."""
-# where an announcing sentence stops short of a statement: "The values are:", "... such as:", "... from:",
-# "... set:", "... namely:", "... a study that said:"; or it names the list it announces ("The following
-# settings are read ...")
+# where an announcing sentence stops short of a statement: "The values are:", "... such as:", "... set:",
+# "... a study that said:"; or it names the list it announces ("The following settings are read ...")
 _ANNOUNCES_ONLY = re.compile(
     r"\b(?:is|are|was|were|be|include|includes|including|contain|contains|like|as|follows?|following|below|"
     r"example|e\.g\.|i\.e\.|these|those|this|two|three|four|several|ways?|steps?|options?|cases?|values?|"
@@ -124,9 +123,8 @@ _ANNOUNCES_ONLY = re.compile(
     re.IGNORECASE,
 )
 
-# ... nor does one that points ahead ("Let's see what happens when we create a commit:") or is a caption
-# ("Example of an LRU cache for static web content:"), or ends on an action without its object ("... by
-# tagging them, then running:")
+# ... nor does one that points ahead ("Let's see what happens when ...:") or is a caption ("Example of an
+# LRU cache ...:"), or ends on an action without its object ("... by tagging them, then running:")
 _NO_STATEMENT = re.compile(r"(?:Let['’]s|Let us|Here|Examples?)\b")
 _BARE_ACTION = re.compile(r"(?:,|\b(?:then|by|after|before|when|while|and|or))\s+\w+ing$", re.IGNORECASE)
 # ... or one that counts what the list holds ("There are three ways to configure X:"): nothing said without it
@@ -355,12 +353,12 @@ class _Reader:
         text = line[item.end() :] if item else line
         (hanging, self.hanging), (around, self.around) = (self.hanging, ""), (self.around, "")
         code = sample_code(text) or text
-        marked = code != text or any(mark in text for mark in (*SAMPLE_MARKS, "(", ";"))  # not a caption
+        marked = not table_row(text) and (code != text or any(m in text for m in (*SAMPLE_MARKS, "(", ";")))
         if hanging and not item and marked and len(code) <= SAMPLE_CHARS and not is_statement(text):
             self.around = f"{hanging} {code_span(code)}"  # "A directive of the form `export(f, g)`"
             return
         if around and not item and text[:1].islower():
-            first = (split_sentences(text) or [text])[0]
+            first, self.previous = (split_sentences(text) or [text])[0], self.previous[:-1]  # no fragment
             self.sentence(f"{around} {first}")  # "... `export(f, g)` specifies that ... exported."
             text = text[len(first) :].strip()
             if not text:
@@ -479,6 +477,8 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
         reader.close_list()
     elif announces(reader.intro):
         reader.stated_intro()
+    if reader.around:  # a sentence that ends on its sample, the passage's last
+        reader.add(reader.around)
     return reader.units
 
 

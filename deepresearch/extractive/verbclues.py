@@ -128,7 +128,8 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         closes = end == len(words) or (words[end] in CLOSES and (words[end] != "," or after in _NEXT_CLAUSE))
         plain = words[last].isalpha() and words[last].islower() and ends_in_s(words[last])
         # ... and "since the early days", "until the first frosts", "since the 3.x releases" name a time
-        timely = lower[det + 1] in _WHEN_WORDS or any(c.isdigit() for c in lower[det + 1])
+        then = lower[det + 1] if det + 1 < len(lower) else ""  # ("which encoding the": no word after it)
+        timely = not then or then in _WHEN_WORDS or any(c.isdigit() for c in then)
         if closes and last == det + 2 and plain and not timely:
             found.add(last)
     # "... at a fixed size and rotate it without logrotate", "to rotate it": "it" is the object of the word

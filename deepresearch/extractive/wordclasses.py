@@ -61,6 +61,11 @@ NOUNS_LY = _set("family assembly supply reply anomaly rally ally butterfly monop
 # verbs that end in -ly: "I apply patches", "I rely on it" (no manner adverb)
 VERBS_LY = _set("apply comply imply multiply supply reply rely fly ally tally rally bully")
 PARTICLES = _set("up down out off away back")
+# a word before "like" that makes it a verb's or an adverb's, not a kind's ("would like", "works like Nginx")
+LIKE_VERBS = _set(
+    "would should could might feel feels look looks seem seems sound sounds behave behaves act acts"
+)
+LIKE_VERBS |= _set("work works")
 # verbs that take a gerund as their object ("I tried restarting, and ..."; "configure forwarding" does not)
 GERUND_VERBS = _set(
     "try tries tried like likes liked love hate prefer enjoy mind consider considered recommend suggest "

@@ -96,7 +96,8 @@ RISK = re.compile(
     re.IGNORECASE,
 )
 """What makes a quote a risk worth its own section (not a hedge such as "however" or "at most")."""
-_NAMED = re.compile(r"\b[A-Z][a-z]+\s+$")  # "Thanks to ... Vicky Risk": a warning word as part of a name
+# "Thanks to ... Vicky Risk": a warning word in a name (not after a sentence's first word: "Data Loss")
+_NAMED = re.compile(r"[^\s.:;!?]\s+[A-Z][a-z]+\s+$")
 
 
 def warns(statement: str) -> bool:

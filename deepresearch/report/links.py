@@ -218,6 +218,8 @@ class _Rebuild:
                 raw = "".join(child.content for child in group)
                 following = groups[at + 1][1][0] if at + 1 < len(groups) else None
                 glued = _GLUED.search(raw).group() if following and self._placeholder(following) else ""
+                # ... not right after a code span: two spans side by side would read as one ("`a``b`")
+                glued = "" if glued == raw and pieces and pieces[-1].endswith("`") else glued
                 pieces.append(self._text(raw[: len(raw) - len(glued)]))
             else:
                 pieces += [_code_span(f"{glued}<{self._placeholder(group[0])}>")] if glued else []
