@@ -262,3 +262,17 @@ def test_a_quote_under_a_label_that_names_the_question_leads() -> None:
     ]
     first = next(line for line in summary_of(findings, [QUESTION]).splitlines() if line.startswith("- "))
     assert "This option both turns the drum" in first, first
+
+
+def test_a_quote_that_points_back_inside_it_is_no_summary_bullet() -> None:
+    # Varnish's "Varnish and Drupal doesn't need to see those cookies and since ..." led a Summary without
+    # the sentence that names the cookies; its Findings paragraph shows it after that sentence. "those files
+    # that ..." and "these options:" tell what they mean, and stay.
+    findings = [
+        finding("The keepers never clean those rings and since the lamp burns clean it stays.", 1, 0.9, 0),
+        finding("The lens concentrates the lamp's light into one beam in every lighthouse.", 1, 0.8, 0),
+        finding("Only those rings that face the sea concentrate the lamp's light.", 1, 0.7, 1),
+    ]
+    summary = summary_of(findings, [QUESTION])
+    assert "those rings and since" not in summary, summary
+    assert "one beam in every lighthouse" in summary and "those rings that face the sea" in summary, summary

@@ -96,6 +96,15 @@ RISK = re.compile(
     re.IGNORECASE,
 )
 """What makes a quote a risk worth its own section (not a hedge such as "however" or "at most")."""
+_POINTS_BACK_INSIDE = re.compile(
+    r"(?<=[a-z,] )(?:these|those)\s+(?:[a-z]+\s+)?[a-z]+s\b"
+    r"(?!\s+(?:that|which|who|whose|where|when|whom|of|listed|named|described|given|shown|mentioned|below|"
+    r"following|above)\b|\s*:)"
+)
+"""Inside a sentence, "these"/"those" before a plural noun that no relative clause or "listed below" tells:
+the things a sentence before it named ("Varnish and Drupal doesn't need to see those cookies ..."). A
+summary bullet stands alone: it quotes no such sentence (its Findings paragraph shows it after its
+antecedent)."""
 # "Thanks to ... Vicky Risk": a warning word in a name (not after a sentence's first word: "Data Loss")
 _NAMED = re.compile(r"[^\s.:;!?]\s+[A-Z][a-z]+\s+$")
 
@@ -214,7 +223,12 @@ def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> li
         told = 1 - NARRATION if _NARRATES.match(finding["statement"]) else 1  # "Let's try ...": no answer
         return told * (finding.get("score", 0.0) / best + named + 1 - _place(finding) / last)
 
-    strong = [f for f in mine if f.get("score", 0.0) >= SUMMARY_FLOOR * best]
+    strong = [
+        f
+        for f in mine
+        if f.get("score", 0.0) >= SUMMARY_FLOOR * best
+        and not _POINTS_BACK_INSIDE.search((split_sentences(f["statement"]) or [""])[0])
+    ]
     return sorted(strong, key=value, reverse=True)
 
 
