@@ -276,3 +276,29 @@ def test_a_quote_that_points_back_inside_it_is_no_summary_bullet() -> None:
     summary = summary_of(findings, [QUESTION])
     assert "those rings and since" not in summary, summary
     assert "one beam in every lighthouse" in summary and "those rings that face the sea" in summary, summary
+
+
+def test_a_comparisons_summary_leads_with_each_side() -> None:
+    # Varnish's "What is the difference between purging and banning ...?": five Summary bullets on purging,
+    # none of the bans its Findings quoted
+    asked = "What is the difference between trimming and polishing a lens?"
+    trimmed = [
+        "Trimming a lens keeps the lamp's light in one beam.",
+        "A keeper trims the wick of the lamp before the lens is lit.",
+        "Trimming takes a quarter of an hour every evening at dusk.",
+        "The trimmed flame burns without smoke behind the lens.",
+        "An untrimmed wick blackens the glass of the lantern room.",
+    ]
+    findings = [finding(text, 1, 0.9 - i / 100, 0) for i, text in enumerate(trimmed)]
+    findings += [finding("A keeper polishes the lens once a week with rouge.", 1, 0.6, 2)]
+    findings = [f | {"sub_question": asked} for f in findings]
+    state: dict[str, Any] = {
+        "engine": "extractive",
+        "question": asked,
+        "plan": {"sub_questions": [asked], "topic": "trimming and polishing"},
+        "sources": [{"n": 1, "url": "corpus://1.html"}],
+        "evidence": [{"sub_question": asked}],
+        "findings": {"fact_reviewer": {"findings": findings}},
+    }
+    bullets = quoted(extractive_report_body(state).split("## Findings")[0])
+    assert "Trimming a lens keeps" in bullets[0] and "polishes the lens" in bullets[1], bullets

@@ -259,6 +259,7 @@ def _plain(verb: str) -> str:
     return verb[:-2] if verb.endswith(("shes", "ches", "xes", "sses", "oes")) else verb[:-1]
 
 
+_EACH = re.compile(r"\b(?:each|either)(?: one| of them)?(?=[\s?.!]*$)", re.IGNORECASE)
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 # not the "it" of "do it" (what the clause before asks to do, not a thing); "how do they work" is theirs
 _PRONOUN_IT = re.compile(r"\b((?<!\bdo\s)(?<!\bdoing\s)it|they|them)\b", re.IGNORECASE)
@@ -421,6 +422,8 @@ def resolve_pronouns(clause: str, topic: str) -> str:
         return clause
     if re.search(r"\b(?:differ|compare)", clause, re.IGNORECASE):
         topic = topic.replace(" or ", " and ")  # "Should we use A or B, and how do they differ?": A and B
+    elif _EACH.search(clause) and re.search(r" (?:and|or) ", topic):  # "When should I use each?": A or B
+        return _EACH.sub(topic.replace(" and ", " or "), clause, count=1)
     clause = _PRONOUN_ITS.sub(lambda m: f"the {m.group(1)} of {topic}", clause, count=1)
     return _PRONOUN_IT.sub(topic, clause, count=1)
 

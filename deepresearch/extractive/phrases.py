@@ -163,6 +163,17 @@ def _before_verb(word: str, aux: frozenset[str]) -> bool:  # "I can edit", "I ac
     return word in aux | ADVERBS or manner_adverb(word)
 
 
+def _named_acts(lower: list[str], at: int) -> bool:
+    """ "between purging and banning": two acts named, not done to an object - the things compared."""
+    end = at + 3
+    return (
+        end <= len(lower)
+        and lower[at + 1] in ("and", "or")
+        and lower[at + 2].endswith("ing")
+        and (end == len(lower) or lower[end] in PREPOSITIONS | SUBORDINATORS)
+    )
+
+
 def _verbs(words: list[str]) -> set[int]:
     """Positions of the words taken for verbs (see the module docstring)."""
     verbs: set[int] = set()
@@ -208,7 +219,7 @@ def _verbs(words: list[str]) -> set[int]:
         elif relative and words[nxt].islower() and lower[nxt + 1] in PREPOSITIONS | PARTICLES | CLOSES:
             verbs.add(nxt)  # "all the commits that come after it"
         gerund = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
-        if word in PREPOSITIONS and gerund:
+        if word in PREPOSITIONS and gerund and not _named_acts(lower, after):
             verbs.add(after)  # "without restarting the server", "from just serving them"
         if content[i] and nxt < len(words) and lower[nxt] in OBJECT_PRONOUNS:
             verbs.add(i)  # "or load them as shared objects"

@@ -55,7 +55,7 @@ from deepresearch.extractive.text import (
     section_label,
     split_sentences,
 )
-from deepresearch.extractive.verbclues import subjectless, verb_of_subject
+from deepresearch.extractive.verbclues import names_the_counted, subjectless, verb_of_subject
 
 # a statement's end (at a line's end: prose puts a semicolon inside its lines), a block, an assignment, a
 # pointer, a line that opens on a call with arguments (CMake's "CACHE )␤set(LIB_INSTALL_DIR lib/ ..."): a
@@ -205,7 +205,7 @@ class _Reader:
         if not previous and (self.term or subject) and (points_at_subject(sentence) or bare):
             self.add(sentence, self.term or subject)
             return
-        if leans_back(sentence):
+        if leans_back(sentence) or (previous and names_the_counted(previous[-1], sentence)):
             # quoted with the sentences it leans on, back to one that names its subject (at most two)
             chain = [sentence]
             for before in reversed(previous):

@@ -416,3 +416,19 @@ def verb_after_a_list(words: list[str], lower: list[str], content: list[bool], i
     it = then == "it" and (not past_it or past_it in CLOSES | CONJUNCTIONS)
     called = i > 1 and _CALL.search(lower[i - 2]) is not None and then.endswith("()")
     return it or (lower[i - 1] == "," and then in DETERMINERS | POSSESSIVES) or called
+
+
+_COUNTED = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|several|\d+)\s+(?:[\w-]+\s+)?\w+s\.$"
+)
+_MODALS = frozenset(("can", "could", "may", "might", "must", "shall", "should", "will", "would"))
+
+
+def names_the_counted(before: str, sentence: str) -> bool:
+    """ "This can be done through three mechanisms. HTTP purging, banning and forced cache misses.": a short
+    list without an auxiliary, after a sentence that counts things, names them - it leans on that sentence."""
+    words = sentence.lower().rstrip(".").split()
+    listed = "," in sentence or "and" in words or "or" in words
+    said = {word.strip(",") for word in words}
+    verbless = not said & (AUX_BE | AUX_DO | AUX_HAVE | _MODALS | SUBJECT_PRONOUNS)
+    return bool(_COUNTED.search(before)) and listed and verbless and len(words) <= 12

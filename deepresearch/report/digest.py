@@ -24,6 +24,7 @@ from typing import Any
 
 from deepresearch.extractive.asked import asks_about_limits, without_aspects
 from deepresearch.extractive.bm25 import GENERIC_SHARE, term_weights
+from deepresearch.extractive.comparison import WEIGHS
 from deepresearch.extractive.inflection import listed
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.text import content_tokens, split_sentences
@@ -203,7 +204,9 @@ def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable
     return on_point
 
 
-def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> list[dict[str, Any]]:
+def _summary(
+    facts: list[dict[str, Any]], asked: list[str], question: str, topic: str = ""
+) -> list[dict[str, Any]]:
     """The quotes that answer the question most directly, best first: on the `asked` sub-questions (in an
     extractive plan the first, for which its answering sections are read; a model's are all asked), or on
     any but a limits one when those have none; valued by three shares of 0..1: its score of the best one's,
@@ -229,7 +232,40 @@ def _summary(facts: list[dict[str, Any]], asked: list[str], question: str) -> li
         if f.get("score", 0.0) >= SUMMARY_FLOOR * best
         and not _POINTS_BACK_INSIDE.search((split_sentences(f["statement"]) or [""])[0])
     ]
-    return sorted(strong, key=value, reverse=True)
+    # "the difference between purging and banning": the best quote on each side leads (Varnish's Summary
+    # quoted five on purging, none of the bans its Findings quoted)
+    sides = _sides(topic) if asked and WEIGHS.search(asked[0]) else []
+    ranked, leading = sorted(strong, key=value, reverse=True), []
+    for side in sides:
+        leading += [f["statement"] for f in ranked if _names(f, side) and f["statement"] not in leading][:1]
+    at = {statement: i for i, statement in enumerate(leading)} if len(leading) > 1 else {}
+    return sorted(ranked, key=lambda f: at.get(f["statement"], len(at)))
+
+
+def _sides(topic: str) -> list[list[str]]:
+    """The words of each thing a topic compares ("purging and banning", "WAL mode or a rollback journal")."""
+    items = [content_tokens(item) for item in _SIDES.split(topic)]
+    return items if 2 <= len(items) <= 3 and all(items) else []
+
+
+_SIDES = re.compile(r",\s*(?:and\s+|or\s+)?|\s+(?:and|or)\s+")
+
+
+def _names(finding: dict[str, Any], side: list[str]) -> bool:
+    """The quote or its label names every word of a side, in any of its forms ("bans" for "banning")."""
+    said = content_tokens(f"{finding['statement']} {finding.get('section') or ''}")
+    return all(
+        any(
+            w == t
+            or (
+                min(len(w), len(t)) >= 3
+                and (w.startswith(t) or t.startswith(w))
+                and abs(len(w) - len(t)) <= 1
+            )
+            for w in said
+        )
+        for t in side
+    )
 
 
 def _asking_words(question: str) -> tuple[set[str], set[str]]:
@@ -339,7 +375,7 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
     # a model's sub-questions are all asked (only the extractive planner adds side questions)
     asked = sub_questions if state.get("engine") == "llm" else sub_questions[:1]
     asked = [q for q in asked if q == sub_questions[0] or not asks_about_limits(q)]
-    for finding in _summary(facts, asked, state.get("question") or ""):
+    for finding in _summary(facts, asked, state.get("question") or "", state["plan"].get("topic") or ""):
         if len(summary) >= SUMMARY_CLAIMS or sum(len(f["statement"]) for f in summary) >= SUMMARY_CHARS:
             break
         summary += pick([finding], 1)

@@ -1,0 +1,54 @@
+"""A sixteenth reading (the fifteenth's Varnish and R reports read again, and Postfix and HAProxy questions -
+bench/quality/JOURNAL.md, session 46): each case is the smallest question or page read wrong there, with its
+defect in a comment. Invented lighthouse material."""
+
+from __future__ import annotations
+
+from deepresearch.extractive.phrases import noun_phrases
+from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.sentences import quotes
+
+
+def _phrases(clause: str) -> list[str]:
+    return [phrase.text for phrase in noun_phrases(clause)]
+
+
+def test_two_acts_compared_are_the_things_compared() -> None:
+    # "What is the difference between purging and banning in Varnish ...?": "purging" after "between" was
+    # taken for a verb, the topic was "banning" alone and purging was never searched nor asked about
+    assert _phrases("What is the difference between trimming and polishing in Lampworks") == [
+        "trimming and polishing",
+        "Lampworks",
+    ]
+    plan = keyword_plan("What is the difference between trimming and polishing?", 6)
+    assert plan.topic == "trimming and polishing", plan
+    assert {"What is trimming?", "What is polishing?"} <= set(plan.sub_questions), plan.sub_questions
+    # ... an act done to an object is still a verb: the thing is what it is done to
+    assert _phrases("without trimming and polishing the lens") == ["the lens"]
+
+
+def test_each_of_the_things_compared_is_named() -> None:
+    # "... and when should I use each?" was asked as "When should I use each with banning?"
+    question = "What is the difference between trimming and polishing, and when should I use each?"
+    plan = keyword_plan(question, 6)
+    assert "When should I use trimming or polishing?" in plan.sub_questions, plan.sub_questions
+    plan = keyword_plan("Should I use a Fresnel lens or a mirror, and when should I pick either one?", 6)
+    assert "When should I pick a Fresnel lens or a mirror?" in plan.sub_questions, plan.sub_questions
+
+
+def test_a_list_without_a_verb_is_quoted_with_the_sentence_that_counts_it() -> None:
+    # "HTTP purging, banning and forced cache misses." led a Summary alone, the sentence that counts the three
+    # mechanisms it names in Findings
+    passage = (
+        "A keeper can dim the light of the lamp in two ways. Shutters, a smaller wick or a coloured screen. "
+        "First, look at the shutters of the lantern room. "
+        "The lamp can burn in three modes. The burner keeps every mode lit all night."
+    )
+    said = [quote.text for quote in quotes(passage, 1)]
+    counted = (
+        "A keeper can dim the light of the lamp in two ways. Shutters, a smaller wick or a coloured screen."
+    )
+    assert counted in said, said
+    assert "Shutters, a smaller wick or a coloured screen." not in said, said
+    # ... a sentence with its own verb after a count is no list of the things counted
+    assert "The burner keeps every mode lit all night." in said, said
