@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.sentences import Quote, quotes
+from deepresearch.extractive.text import content_tokens
+from deepresearch.report.findings import mmr
+from deepresearch.report.lines import Ledger
 
 
 def _phrases(clause: str) -> list[str]:
@@ -52,3 +55,27 @@ def test_a_list_without_a_verb_is_quoted_with_the_sentence_that_counts_it() -> N
     assert "Shutters, a smaller wick or a coloured screen." not in said, said
     # ... a sentence with its own verb after a count is no list of the things counted
     assert "The burner keeps every mode lit all night." in said, said
+
+
+RISE = (
+    "The 'rise' count states that the lamp on the northern cliff of the harbour island will change its state "
+    "after <count> consecutive sparks of the striker in the lantern room. It defaults to 2 if unspecified."
+)
+FALL = RISE.replace("'rise'", "'fall'").replace("sparks", "misfires").replace("2", "3")
+
+
+def test_the_same_words_said_of_another_name_are_no_copy() -> None:
+    # HAProxy's "The "fall" parameter states that a server will be considered as dead after <count> ..." was
+    # left out as a near-copy of its "rise" twin: the one the asker needed, with its default of 3
+    rise, fall = (text.replace("'", '"') for text in (RISE, FALL))
+    ledger = Ledger()
+    assert (
+        len(set(content_tokens(rise)) & set(content_tokens(fall))) / len(set(content_tokens(rise + fall)))
+        >= 0.7
+    )
+    assert ledger.take(rise) and ledger.take(fall)
+    assert not ledger.take(fall.replace("misfires", "misfires  "))  # a copy is still one
+    units = [
+        Quote(text, 1, "", i, frozenset(content_tokens(text)), "") for i, text in enumerate((rise, fall))
+    ]
+    assert [quote.text for _, quote in mmr([(0.9, units[0]), (0.8, units[1])], 5)] == [rise, fall]

@@ -354,6 +354,21 @@ NEW_SOURCE = 0.05
 """What choosing a quote from a source the report does not cite yet costs (see mmr)."""
 
 
+_NAMED_TERM = re.compile(r"[\"“‘`]([\w.<>+-]{1,40})[\"”’`]")
+
+
+def named_terms(text: str) -> frozenset[str]:
+    """The single names a sentence puts in quotes or code: "rise", `fall`."""
+    return frozenset(name.lower() for name in _NAMED_TERM.findall(text))
+
+
+def parallel(names: frozenset[str], others: frozenset[str]) -> bool:
+    """Two sentences that name different things in quotes say their words of each ("The "rise" parameter
+    states that a server will be considered as operational after ...", then "fall" and "dead"): no copies,
+    however many words they share (HAProxy's fall was dropped as a near-copy of rise)."""
+    return bool(names and others and names != others)
+
+
 def similarity(a: Quote, b: Quote) -> float:
     return len(a.terms & b.terms) / len(a.terms | b.terms) if a.terms and b.terms else 0.0
 
@@ -383,8 +398,11 @@ def mmr(
 
         best = max(pool, key=value)
         pool.remove(best)
+        names = named_terms(best[1].text)
         if any(
-            similarity(best[1], other) >= NEAR_DUPLICATE or best[1].text == other.text for other in picked
+            (similarity(best[1], other) >= NEAR_DUPLICATE and not parallel(names, named_terms(other.text)))
+            or best[1].text == other.text
+            for other in picked
         ):
             continue
         chosen.append(best)

@@ -9,6 +9,7 @@ from typing import Any
 
 from deepresearch.extractive.sentences import NEAR_DUPLICATE
 from deepresearch.extractive.text import content_tokens, split_sentences
+from deepresearch.report.findings import named_terms, parallel
 from deepresearch.report.render import markdown_text, stray_backticks
 
 __all__ = ["Ledger", "cite", "paragraphs", "passages_by_place", "reading_order"]
@@ -21,22 +22,27 @@ class Ledger:
     `LogFormat ...`", then the sentence alone): a sentence's words are read without its inline code."""
 
     def __init__(self) -> None:
-        self._used: list[tuple[set[str], bool]] = []
+        self._used: list[tuple[set[str], bool, frozenset[str]]] = []
 
     def take(self, statement: str) -> bool:
         """Record the statement's sentences; False (and nothing recorded) if any of them is used already."""
         said = split_sentences(statement) or [statement]
-        sentences = [(_words(s), _denies(s)) for s in said]
-        if any(self._seen(terms, denies) for terms, denies in sentences):
+        names = named_terms(statement)  # of the whole quote: "This value defaults to 3" is said of "fall"
+        sentences = [(_words(s), _denies(s), names) for s in said]
+        if any(self._seen(*sentence) for sentence in sentences):
             return False
         self._used += sentences
         return True
 
-    def _seen(self, terms: set[str], denies: bool) -> bool:
+    def _seen(self, terms: set[str], denies: bool, names: frozenset[str]) -> bool:
         # ... but one that says "not" where the other does not is its contrary, whatever words they share:
         # CMake's "Libraries and targets following PRIVATE are linked to, but are not made part of the link
         # interface." had taken the place of its PUBLIC sentence, "... and are made part of ..."
-        return any(denies == said_no and _near(terms, used) for used, said_no in self._used)
+        # ... and so is one that says it of another name ("The "fall" parameter states ...", after "rise")
+        return any(
+            denies == said_no and _near(terms, used) and not parallel(names, named)
+            for used, said_no, named in self._used
+        )
 
 
 def _near(terms: set[str], used: set[str]) -> bool:
