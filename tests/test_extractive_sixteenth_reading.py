@@ -7,7 +7,7 @@ from __future__ import annotations
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import Quote, quotes
-from deepresearch.extractive.text import content_tokens
+from deepresearch.extractive.text import content_tokens, split_sentences
 from deepresearch.report.findings import mmr
 from deepresearch.report.lines import Ledger
 
@@ -79,3 +79,42 @@ def test_the_same_words_said_of_another_name_are_no_copy() -> None:
         Quote(text, 1, "", i, frozenset(content_tokens(text)), "") for i, text in enumerate((rise, fall))
     ]
     assert [quote.text for _, quote in mmr([(0.9, units[0]), (0.8, units[1])], 5)] == [rise, fall]
+
+
+def test_a_manual_pages_name_opens_a_sentence_in_lower_case() -> None:
+    # Postfix's "postscreen(8) does not inspect message content." answered "why not the content?" and was
+    # never quoted (no capital), or glued onto the sentence before it
+    passage = (
+        "The lamp speaks before the ship answers it. lampd(8) does not read the ship's flags at all. "
+        "It only counts the flashes."
+    )
+    assert split_sentences(passage)[:2] == [
+        "The lamp speaks before the ship answers it.",
+        "lampd(8) does not read the ship's flags at all.",
+    ]
+    assert "lampd(8) does not read the ship's flags at all. It only counts the flashes." in [
+        quote.text for quote in quotes(passage, 1)
+    ]
+    # ... not a call in a sample ("ntile(2) OVER win", "xStep(4) - add ...")
+    assert len(split_sentences("It ends. ntile(2) OVER win. xStep(4) - add it.")) == 1
+
+
+def test_a_chatty_queue_questions_topic_is_the_queue() -> None:
+    # Postfix's "Our ISP's relay was down for a few hours yesterday and now thousands of messages are sitting
+    # in the Postfix deferred queue ... How can I see what is stuck in the queue, and should I force Postfix
+    # to retry everything right now?" had the topic "stuck", then "retry", "a few hours", "ISP's relay"
+    assert _phrases("How can I see what is stuck in the harbour") == ["the harbour"]
+    assert _phrases("What is broken in my lamp") == ["my lamp"]
+    assert _phrases("What is PRIVATE in lamp_rules") == ["PRIVATE", "lamp_rules"]  # a thing asked for
+    assert _phrases("should I force Lampd to relight everything right now") == ["Lampd"]
+    assert _phrases("Our lamp was dark for a few hours yesterday") == ["Our lamp"]
+    assert _phrases("I keep the log for 30 days") == ["the log"]
+    rarity = {"relay": 0.375, "isp's": 0.0, "isp's relay": 0.0, "ships": 0.75, "lampd deferred harbour": 0.0}
+    rarity |= {"deferred harbour": 0.118, "harbour": 0.603, "lampd": 1.0, "deferred": 0.324, "stuck": 0.022}
+    rarity |= {"few": 0.243, "hours": 0.088, "dozens": 0.037, "waiting": 0.029, "relight": 0.169}  # Postfix's
+    question = (
+        "Our ISP's relay was down for a few hours yesterday and now dozens of ships are waiting in the Lampd "
+        "deferred harbour. How can I see what is stuck in the harbour, and should I force Lampd to relight "
+        "everything right now?"
+    )
+    assert keyword_plan(question, 6, rarity=rarity).topic == "the Lampd deferred harbour"

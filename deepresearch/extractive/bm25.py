@@ -184,3 +184,30 @@ class Scorer:
         news = 0.1 if _NEWS.search(unit.text) else 0.0
         relevance = COVERAGE * self.coverage(unit, weights) + RANK * passage_rank
         return relevance + lead + subject + 0.1 * about - news
+
+
+PART_OF_WORD = 0.6
+"""What a word counts as a part of a compound ("type" in "datatypes", "autoinc" in "autoincrement")."""
+
+
+def word_match(word: str, other: str) -> float:
+    """1 for the same word (stem), PART_OF_WORD when the shorter one (3 letters or more) begins or ends the
+    longer one, at least three letters longer (a compound), else 0."""
+    if word == other:
+        return 1.0
+    short, long = sorted((word, other), key=len)
+    if len(short) >= 3 and len(long) >= len(short) + 3 and (long.startswith(short) or long.endswith(short)):
+        return PART_OF_WORD
+    return 0.0
+
+
+def named_share(
+    terms: Iterable[str], names: Iterable[str], weights: Mapping[str, float] | None = None
+) -> float:
+    """The (weighted) share of ``terms`` that ``names`` holds, a compound counting PART_OF_WORD."""
+    terms, names = list(dict.fromkeys(terms)), set(names)
+    total = sum((weights or {}).get(t, 1.0) for t in terms)
+    found = sum(
+        (weights or {}).get(t, 1.0) * max((word_match(t, n) for n in names), default=0.0) for t in terms
+    )
+    return found / total if total else 0.0

@@ -31,6 +31,7 @@ from deepresearch.extractive.verbclues import (
     verb_after_subject,
     verb_before_a_name,
     verb_past_a_phrase,
+    what_it_is,
 )
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
@@ -46,6 +47,7 @@ from deepresearch.extractive.wordclasses import (
     DETERMINERS,
     FUNCTION_WORDS,
     GREETINGS,
+    INDEFINITE_OBJECTS,
     INDEFINITES,
     KEYWORD_KIND,
     NOUN_ER,
@@ -221,13 +223,13 @@ def _verbs(words: list[str]) -> set[int]:
         gerund = after + 1 < len(words) and lower[after].endswith("ing") and content[after]
         if word in PREPOSITIONS and gerund and not _named_acts(lower, after):
             verbs.add(after)  # "without restarting the server", "from just serving them"
-        if content[i] and nxt < len(words) and lower[nxt] in OBJECT_PRONOUNS:
+        if content[i] and nxt < len(words) and lower[nxt] in OBJECT_PRONOUNS | INDEFINITE_OBJECTS:
             verbs.add(i)  # "or load them as shared objects"
         verbs |= {i} if verb_after_a_list(words, lower, content, i) else set()
         if does_itself(lower, content, i):
             verbs.add(i)  # its object follows: neither "split" of "do split DNS" nor "DNS" is a verb
             continue
-        verbs |= spoken_verbs(words, lower, content, i, after)
+        verbs |= spoken_verbs(words, lower, content, i, after) | what_it_is(words, lower, i)
         verbs |= verb_after_subject(lower, content, i, after)
         if i > 0 and (word in AUX_DO or (word in AUX_BE and (i < 2 or lower[i - 1] in WH | SUBORDINATORS))):
             chosen, end = _after_auxiliary(words, lower, content, i)

@@ -260,7 +260,12 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
             # "Which is faster for lookups, a dict or a set?" is about the things it compares
             weight *= _COMPARED if weighed(clause, phrase) else 1.0
-            named = any(_IDENTIFIER.search(w) or w[:2].isupper() for w in _core(phrase).split())  # "CRLF"
+            # "CRLF", "HTTP/2" - not a possessor ("our ISP's relay" is a relay)
+            named = any(
+                _IDENTIFIER.search(w) or w[:2].isupper()
+                for w in _core(phrase).split()
+                if not w.endswith(("'s", "’s"))
+            )
             weight *= (_SUBORDINATE if back or named else _SCENE) if not asks else 1.0
             weight *= _SUBORDINATE if phrase.subordinate and asks else 1.0
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):

@@ -23,7 +23,7 @@ from typing import Any, NotRequired, TypedDict
 
 from deepresearch.extractive import literals
 from deepresearch.extractive.asked import without_aspects
-from deepresearch.extractive.bm25 import BM25F
+from deepresearch.extractive.bm25 import BM25F, named_share
 from deepresearch.extractive.leaning import faq_entries, navigation, release_pages
 from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.planning import question_topic
@@ -32,7 +32,6 @@ from deepresearch.extractive.text import (
     content_tokens,
     heading_passages,
     keywords,
-    named_share,
     plain_words,
 )
 

@@ -6,7 +6,6 @@ Nothing here generates prose. Extractive mode only selects and quotes text that 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 _STOPWORD_TEXT = """
@@ -44,9 +43,13 @@ _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+")
 # the space after a full stop (and the quote or bracket that closes with it: "(CD, email, etc.)." keeps its
 # parenthesis, or the sentence would read unbalanced and never be quoted), before a capital, a digit, a quote,
 # a bracket or code ("`tests/test_pg_pool.py` makes the race deterministic.": a sentence of its own, cited on
-# its own) - not before a citation marker ("etc.) [1].": the marker belongs to the sentence it ends)
+# its own) - not before a citation marker ("etc.) [1].": the marker belongs to the sentence it ends) - or
+# before a manual page's name, which opens a sentence in lower case ("postscreen(8) does not inspect ...")
+_MAN = r"[a-z][a-z0-9_.+-]*\([1-9][a-z]*\)\s(?=[a-z])"
 _SENTENCE_END = re.compile(
-    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))[\s\u2424]+(?=[A-Z0-9\"'(`]|\[(?!\d{1,3}\]))"
+    r"(?:(?<=[.!?])|(?<=[.!?][\"')\]])|(?<=[.!?][\"')\]]{2}))[\s\u2424]+(?=[A-Z0-9\"'(`]|\[(?!\d{1,3}\])|"
+    + _MAN
+    + ")"
 )  # \u2424: LINE_BREAK
 LINE_BREAK = "\u2424"
 """A sample's line break in the corpus text ("␤"), where a sample is one line: no word to the search, a space
@@ -132,33 +135,6 @@ def plain_words(text: str) -> list[str]:
     "git", "gc" and "lang", "vacuum" (titles and file names, compared word by word)."""
     words = _WORD.findall(_FIRST_PERSON.sub("i", text.lower()))
     return [_stem(w) for w in words if len(w) > 1 and w not in STOPWORDS]
-
-
-PART_OF_WORD = 0.6
-"""What a word counts as a part of a compound ("type" in "datatypes", "autoinc" in "autoincrement")."""
-
-
-def word_match(word: str, other: str) -> float:
-    """1 for the same word (stem), PART_OF_WORD when the shorter one (3 letters or more) begins or ends the
-    longer one, at least three letters longer (a compound), else 0."""
-    if word == other:
-        return 1.0
-    short, long = sorted((word, other), key=len)
-    if len(short) >= 3 and len(long) >= len(short) + 3 and (long.startswith(short) or long.endswith(short)):
-        return PART_OF_WORD
-    return 0.0
-
-
-def named_share(
-    terms: Iterable[str], names: Iterable[str], weights: Mapping[str, float] | None = None
-) -> float:
-    """The (weighted) share of ``terms`` that ``names`` holds, a compound counting PART_OF_WORD."""
-    terms, names = list(dict.fromkeys(terms)), set(names)
-    total = sum((weights or {}).get(t, 1.0) for t in terms)
-    found = sum(
-        (weights or {}).get(t, 1.0) * max((word_match(t, n) for n in names), default=0.0) for t in terms
-    )
-    return found / total if total else 0.0
 
 
 def keywords(text: str, limit: int = 8) -> list[str]:
@@ -438,7 +414,8 @@ def is_statement(sentence: str, min_words: int = 6) -> bool:
 
 # a capital first, or a quoted name ("'uncaughtException' is a crude mechanism ...", "`git gc` runs ...")
 _FULL_SENTENCE = re.compile(
-    r"^(?:[\"'“(]?[A-Z0-9]|[\"'‘“`][^\"'’”`\s][^\"'’”`]{0,40}[\"'’”`]\s).*[.!?][\"')”]?$", re.DOTALL
+    r"^(?:[\"'“(]?[A-Z0-9]|[\"'‘“`][^\"'’”`\s][^\"'’”`]{0,40}[\"'’”`]\s|" + _MAN + r").*[.!?][\"')”]?$",
+    re.DOTALL,
 )
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "verb_before_a_name",
     "verb_of_subject",
     "verb_past_a_phrase",
+    "what_it_is",
 ]
 
 CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")  # "WITHOUT ROWID", "VACUUM": a keyword written in capitals
@@ -286,6 +287,21 @@ def passing_times(words: list[str]) -> set[int]:
             and (not after or after in FUNCTION_WORDS | CLOSES)
         ):
             found |= set(range(i, end))
+    return found | _durations(lower)
+
+
+_SPAN = frozenset(("a", "few", "couple", "of", "several", "some", "many")) | NUMBERS
+
+
+def _durations(lower: list[str]) -> set[int]:
+    """ "The relay was down for a few hours": how long, said in passing - no thing asked about."""
+    found: set[int] = set()
+    for i in (i for i, word in enumerate(lower) if word == "for"):
+        end = i + 1
+        while end < len(lower) and (lower[end] in _SPAN or lower[end].isdigit()):
+            end += 1
+        if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS:
+            found |= set(range(i + 1, end + 1))
     return found
 
 
@@ -432,3 +448,18 @@ def names_the_counted(before: str, sentence: str) -> bool:
     said = {word.strip(",") for word in words}
     verbless = not said & (AUX_BE | AUX_DO | AUX_HAVE | _MODALS | SUBJECT_PRONOUNS)
     return bool(_COUNTED.search(before)) and listed and verbless and len(words) <= 12
+
+
+_STATES = frozenset(("stuck", "broken", "wrong", "missing", "slow", "busy", "locked", "open", "full"))
+
+
+def what_it_is(words: list[str], lower: list[str], i: int) -> set[int]:
+    """ "see what is stuck in the queue", "What is broken in my config?": after "what is" a participle or a
+    state in lower case says how the thing is (a predicate), not what it is - but "What is PRIVATE in ...?"
+    and "What is a hook?" ask for a thing."""
+    after = i + 1
+    if not (lower[i] in AUX_BE and i > 0 and lower[i - 1] in ("what", "who") and after < len(words)):
+        return set()
+    word, following = words[after], lower[after + 1] if after + 1 < len(words) else ""
+    state = word in _STATES or word in PARTICIPLES or word.endswith(("ed", "en"))
+    return {after} if state and (not following or following in PREPOSITIONS | CLOSES) else set()
