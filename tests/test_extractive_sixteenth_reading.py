@@ -118,3 +118,17 @@ def test_a_chatty_queue_questions_topic_is_the_queue() -> None:
         "everything right now?"
     )
     assert keyword_plan(question, 6, rarity=rarity).topic == "the Lampd deferred harbour"
+
+
+def test_what_can_it_ask_of_is_the_subject_before() -> None:
+    # HAProxy's "How does a graceful reload work in HAProxy, and can it still drop connections?": "reload" was
+    # taken for the verb, and "it" for the chatty context's "a download" ("Can a download still drop ...?")
+    assert _phrases("How does a graceful relight work in Lampd") == ["a graceful relight", "Lampd"]
+    question = (
+        "I'm worried that relighting it strands ships in the middle of a crossing. "
+        "How does a graceful relight work in Lampd, and can it still drop flashes?"
+    )
+    plan = keyword_plan(question, 6, rarity={"crossing": 0.01, "relight": 0.5, "graceful relight": 0.3})
+    assert "Can a graceful relight still drop flashes?" in plan.sub_questions, plan.sub_questions
+    # ... and how often the asker does something is no thing asked about
+    assert _phrases("We change our Lampd configuration several times a day") == ["our Lampd configuration"]

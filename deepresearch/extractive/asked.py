@@ -307,12 +307,14 @@ def parallel(clause: str, before: str) -> str:
             happening = [*words[:adverbs], "from", *words[adverbs:k], verb, *words[k + 1 + kept :]]
             return f"{stop[1]} {' '.join(happening)}{clause[stop.end() :]}"
     said = re.search(rf"\bit(?={_STATE})", clause, re.IGNORECASE)
-    agent = _AGENT_IT.search(clause)
+    agent = _AGENT_IT.search(clause) or _ASKED_IT.match(clause)
     if said is None and agent is not None:
         # "Where does CMake look for FooConfig.cmake and how do I tell it where ...?": who is told, asked or
-        # let do something is the clause before's subject, when it is a name (the topic was told)
+        # let do something is the clause before's subject, when it is a name (the topic was told); so is
+        # what "can it ...?" asks of ("How does a graceful reload work, and can it still drop connections?")
         subject = next((p for p in noun_phrases(before) if p.role == "subject"), None)
-        if subject is not None and subject.text[:1].isupper() and not _PERSONAL.match(subject.text):
+        named = subject is not None and (subject.text[:1].isupper() or agent.re is _ASKED_IT)
+        if subject is not None and named and not _PERSONAL.match(subject.text):
             return f"{clause[: agent.start(1)]}{subject.text}{clause[agent.end(1) :]}"
     if said is None:
         return clause
@@ -324,6 +326,7 @@ def parallel(clause: str, before: str) -> str:
 
 
 _AGENT_IT = re.compile(r"\b(?:tell|ask|let|force|teach)\s+(it)\b", re.IGNORECASE)
+_ASKED_IT = re.compile(r"(?:can|could|will|would|does|did|may|might|must)\s+(it)\b", re.IGNORECASE)
 _STOP_IT = re.compile(r"^(how\s+(?:do|can|could|should)\s+(?:i|we)\s+(?:stop|prevent|keep))\s+it\b", re.I)
 _LINKS = frozenset(("go", "get", "become", "turn", "stay", "grow", "seem", "feel", "look"))
 _WHY_DOES = re.compile(r"^why\s+(?:does|do|did)\s+(?P<rest>.+?)\W*$", re.IGNORECASE)

@@ -59,6 +59,7 @@ __all__ = [
     "verb_of_subject",
     "verb_past_a_phrase",
     "what_it_is",
+    "working_verb",
 ]
 
 CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")  # "WITHOUT ROWID", "VACUUM": a keyword written in capitals
@@ -294,7 +295,7 @@ _SPAN = frozenset(("a", "few", "couple", "of", "several", "some", "many")) | NUM
 
 
 def _durations(lower: list[str]) -> set[int]:
-    """ "The relay was down for a few hours": how long, said in passing - no thing asked about."""
+    """ "The relay was down for a few hours", "several times a day": how long or how often, in passing."""
     found: set[int] = set()
     for i in (i for i, word in enumerate(lower) if word == "for"):
         end = i + 1
@@ -302,6 +303,17 @@ def _durations(lower: list[str]) -> set[int]:
             end += 1
         if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS:
             found |= set(range(i + 1, end + 1))
+    # ... and how often: "several times a day", "twice a week"
+    for i in (i for i, word in enumerate(lower) if word in ("times", "twice", "once")):
+        start, end = i, i + 2
+        while start > 0 and (lower[start - 1] in _SPAN or lower[start - 1].isdigit()):
+            start -= 1
+        if (
+            end < len(lower)
+            and lower[i + 1] in ("a", "an", "per", "every", "each")
+            and lower[end] in TIME_UNITS
+        ):
+            found |= set(range(start, end + 1))
     return found
 
 
@@ -463,3 +475,15 @@ def what_it_is(words: list[str], lower: list[str], i: int) -> set[int]:
     word, following = words[after], lower[after + 1] if after + 1 < len(words) else ""
     state = word in _STATES or word in PARTICIPLES or word.endswith(("ed", "en"))
     return {after} if state and (not following or following in PREPOSITIONS | CLOSES) else set()
+
+
+def working_verb(words: list[str], lower: list[str], content: list[bool]) -> set[int]:
+    """ "How does a graceful reload *work* in HAProxy?": after "how does" and a subject of two words or more,
+    a verb that needs no object before a preposition is the verb (not "reload", the subject's noun)."""
+    if len(words) < 6 or lower[0] != "how" or lower[1] not in AUX_DO or lower[2] in SUBJECT_PRONOUNS:
+        return set()
+    return next(({k} for k in range(4, len(words) - 1) if _works(lower, content, k)), set())
+
+
+def _works(lower: list[str], content: list[bool], k: int) -> bool:
+    return lower[k] in _INTRANSITIVE and lower[k + 1] in PREPOSITIONS and content[k - 1] and content[k - 2]
