@@ -4,6 +4,7 @@ defect in a comment. Invented lighthouse material."""
 
 from __future__ import annotations
 
+from deepresearch.extractive.comparison import article
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import keyword_plan
 from deepresearch.extractive.sentences import Quote, quotes
@@ -132,3 +133,12 @@ def test_what_can_it_ask_of_is_the_subject_before() -> None:
     assert "Can a graceful relight still drop flashes?" in plan.sub_questions, plan.sub_questions
     # ... and how often the asker does something is no thing asked about
     assert _phrases("We change our Lampd configuration several times a day") == ["our Lampd configuration"]
+
+
+def test_an_acronym_said_as_a_word_takes_a() -> None:
+    # Postfix: "What do I need to change so that Postfix relays mail for our LAN?" asked "What is an LAN?"
+    plan = keyword_plan(
+        "What do I need to change so that Lampd lights ships for our LAN?", 6, rarity={"lan": 0.01}
+    )
+    assert "What is a LAN?" in plan.sub_questions, plan.sub_questions
+    assert article("SMTP server") == "an" and article("HTTP proxy") == "an" and article("NAT gateway") == "a"

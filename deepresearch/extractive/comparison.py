@@ -233,6 +233,8 @@ def article(word: str) -> str:
     """ "a" or "an" by the sound the word opens with: "an HTTP proxy", "an SQLite table", "a user", "a JSON
     value" (an initialism is read letter by letter)."""
     first = re.split(r"[\s\-/]", word.strip(), maxsplit=1)[0]
+    if re.fullmatch(r"[B-DF-HJ-NP-TV-Z][AEIOU][B-DF-HJ-NP-TV-Z]s?", first):
+        return "a"  # said as a word: "a LAN", "a NAT gateway", "a RAM disk"
     if first[:2].isupper():
         return "an" if first[0] in "AEFHILMNORSX" else "a"
     lower = first.lower()
