@@ -260,3 +260,18 @@ def test_an_option_named_by_a_one_row_table_heads_its_description() -> None:
     passage = text.split("\n\n", 1)[1]
     units = quotes(passage, 1, ("Lamp", "10. Private options for the lamp", "wick_trim"))
     assert [u.section for u in units] == ["wick_trim"] * 2 and units[0].text == "Default: `false`", units
+
+
+def test_an_action_named_with_an_ellipsis_heads_its_description() -> None:
+    # Postfix's header_checks(5): "DISCARD optional text..." over its description was read as a sentence glued
+    # to it, and its text was labelled with the entry before it ("BCC user@domain")
+    page = MANUAL_PAGE.replace(
+        "CONFIGURATION PARAMETERS",
+        "ACTIONS\n       DIM optional reason...\n"
+        "              Dim the lamp to half its light and log the optional reason when it\n"
+        "              is given, otherwise log a generic message for the keeper.\n\n"
+        "CONFIGURATION PARAMETERS",
+    )
+    blocks = (prose_text(page) or "").split("\n\n")
+    assert "DIM optional reason...:" in blocks, blocks
+    assert blocks[blocks.index("DIM optional reason...:") + 1].startswith("Dim the lamp to half its light")

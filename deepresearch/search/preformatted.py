@@ -225,7 +225,11 @@ def _term(line: str, following: str) -> bool:
     addition to the object pointed by it, ...")."""
     words = line.split()
     deeper = _indent(following) > _indent(line) and bool(following.strip())
-    named = not line.rstrip().endswith((".", ",", ":", ";")) and not _CODE.search(line)  # not "x ="
+    ending = line.rstrip()
+    # ... "DISCARD optional text..." names its argument with an ellipsis, no full stop
+    named = (not ending.endswith((".", ",", ":", ";")) or ending.endswith(("...", "…"))) and not _CODE.search(
+        line
+    )
     named = named and len(line.strip()) > 1  # nroff's bullet "o" alone on its line names nothing
     # ... over prose: "frontend foo" over "    bind :80" is a sample
     return 0 < len(words) <= 4 and deeper and _prose_line(following) and named and not _ITEM.match(line)
