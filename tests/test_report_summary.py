@@ -267,15 +267,17 @@ def test_a_quote_under_a_label_that_names_the_question_leads() -> None:
 def test_a_quote_that_points_back_inside_it_is_no_summary_bullet() -> None:
     # Varnish's "Varnish and Drupal doesn't need to see those cookies and since ..." led a Summary without
     # the sentence that names the cookies; its Findings paragraph shows it after that sentence. "those files
-    # that ..." and "these options:" tell what they mean, and stay.
+    # that ...", "these options:" and "these are called ..." tell what they mean, and stay.
     findings = [
         finding("The keepers never clean those rings and since the lamp burns clean it stays.", 1, 0.9, 0),
         finding("The lens concentrates the lamp's light into one beam in every lighthouse.", 1, 0.8, 0),
         finding("Only those rings that face the sea concentrate the lamp's light.", 1, 0.7, 1),
+        finding("Although these rings are called prisms, they bend the lamp's light like a lens.", 1, 0.7, 2),
     ]
     summary = summary_of(findings, [QUESTION])
     assert "those rings and since" not in summary, summary
     assert "one beam in every lighthouse" in summary and "those rings that face the sea" in summary, summary
+    assert "these rings are called prisms" in summary, summary  # it names them
 
 
 def test_a_comparisons_summary_leads_with_each_side() -> None:

@@ -100,10 +100,11 @@ RISK = re.compile(
 _POINTS_BACK_INSIDE = re.compile(
     r"(?<=[a-z,] )(?:these|those)\s+(?:[a-z]+\s+)?[a-z]+s\b"
     r"(?!\s+(?:that|which|who|whose|where|when|whom|of|listed|named|described|given|shown|mentioned|below|"
-    r"following|above)\b|\s*:)"
+    r"following|above)\b|\s*:|.*\b(?:referred to as|called|known as)\b)"
 )
-"""Inside a sentence, "these"/"those" before a plural noun that no relative clause or "listed below" tells:
-the things a sentence before it named ("Varnish and Drupal doesn't need to see those cookies ..."). A
+"""Inside a sentence, "these"/"those" before a plural noun that no relative clause, "listed below" or "are
+called ..." tells: the things a sentence before it named ("Varnish and Drupal doesn't need to see those
+cookies ...", not "Although these variables are referred to as environment variables, ..."). A
 summary bullet stands alone: it quotes no such sentence (its Findings paragraph shows it after its
 antecedent)."""
 # "Thanks to ... Vicky Risk": a warning word in a name (not after a sentence's first word: "Data Loss")
