@@ -107,6 +107,7 @@ def test_a_chatty_queue_questions_topic_is_the_queue() -> None:
     assert _phrases("How can I see what is stuck in the harbour") == ["the harbour"]
     assert _phrases("What is broken in my lamp") == ["my lamp"]
     assert _phrases("What is PRIVATE in lamp_rules") == ["PRIVATE", "lamp_rules"]  # a thing asked for
+    assert _phrases("What is speed in the lamp") == ["speed", "the lamp"]  # "-eed" is no participle
     assert _phrases("should I force Lampd to relight everything right now") == ["Lampd"]
     assert _phrases("Our lamp was dark for a few hours yesterday") == ["Our lamp"]
     assert _phrases("I keep the log for 30 days") == ["the log"]

@@ -473,7 +473,7 @@ def what_it_is(words: list[str], lower: list[str], i: int) -> set[int]:
     if not (lower[i] in AUX_BE and i > 0 and lower[i - 1] in ("what", "who") and after < len(words)):
         return set()
     word, following = words[after], lower[after + 1] if after + 1 < len(words) else ""
-    state = word in _STATES or word in PARTICIPLES or word.endswith(("ed", "en"))
+    state = word in _STATES or word in PARTICIPLES or (word.endswith("ed") and not word.endswith("eed"))
     return {after} if state and (not following or following in PREPOSITIONS | CLOSES) else set()
 
 

@@ -73,9 +73,7 @@ GERUND_VERBS = _set(
 )
 CLOSES = frozenset(",;:?!=")  # punctuation that ends a phrase or a clause (tokens() keeps it as words)
 OBJECT_PRONOUNS = _set("me us them him")  # never a subject: the word before them is a verb
-INDEFINITE_OBJECTS = _set(
-    "everything something anything"
-)  # "retry everything": after a content word, its verb
+INDEFINITE_OBJECTS = _set("everything something anything")  # "retry everything": a verb before them
 CAUSATIVES = _set("make let help")
 """... "make Git treat one commit as ...", "let Apache serve the files": a bare verb after its agent."""
 # "has been made", "should be used": a participle after one of them is a verb
