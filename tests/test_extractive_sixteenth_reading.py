@@ -143,3 +143,20 @@ def test_an_acronym_said_as_a_word_takes_a() -> None:
     )
     assert "What is a LAN?" in plan.sub_questions, plan.sub_questions
     assert article("SMTP server") == "an" and article("HTTP proxy") == "an" and article("NAT gateway") == "a"
+
+
+def test_the_askers_host_is_no_topic() -> None:
+    # Postfix's "We just got a certificate for mail.example.com from Let's Encrypt ... How do I enable TLS in
+    # the Postfix SMTP server?": the topic was "mail.example.com", the Summary a client's recipe for it
+    question = (
+        "We just got a certificate for lamp.example.com and want our Lampd tower to flash to other ships. "
+        "How do I enable beacons in the Lampd tower?"
+    )
+    rarity = {
+        "lamp.example.com": 0.081,
+        "certificate": 0.132,
+        "beacons": 0.294,
+        "lampd tower": 0.3,
+    }  # Postfix's
+    rarity |= {"lampd": 1.0, "tower": 0.757, "ships": 0.199, "flash": 0.1}
+    assert keyword_plan(question, 6, rarity=rarity).topic == "beacons"

@@ -151,6 +151,8 @@ _SCENE = 0.35
 _POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these", "those", "such"))
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
 _EXAMPLE_WEIGHT = 0.1  # "policies like CMP0048": an example stands for its kind, which is the topic
+# ... and so does a host's name: "a certificate for mail.example.com" is the asker's, not the manual's topic
+_HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|example|test|local|lan|internal)$", re.I)
 SPECIFIC = 0.15
 """A topic in at most this share of the corpus's documents is specific enough for "What is X?" aspects."""
 BROAD = 0.3
@@ -271,7 +273,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
                 weight *= _QUANTIFIED
             weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or aside(clause, phrase) else 1.0
-            weight *= _EXAMPLE_WEIGHT if exemplified(clause, phrase) else 1.0
+            weight *= _EXAMPLE_WEIGHT if exemplified(clause, phrase) or _HOST.match(_core(phrase)) else 1.0
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
