@@ -160,3 +160,19 @@ def test_the_askers_host_is_no_topic() -> None:
     }  # Postfix's
     rarity |= {"lampd": 1.0, "tower": 0.757, "ships": 0.199, "flash": 0.1}
     assert keyword_plan(question, 6, rarity=rarity).topic == "beacons"
+
+
+def test_it_after_a_preposition_is_what_the_clause_names_last() -> None:
+    # Postfix's "Our small office mail server runs on a DSL line ... How do I make Postfix send all outgoing
+    # mail through the ISP's server and log in to it?" asked "... and log in to our small office mail server
+    # runs?": "log" was read into the phrase "the ISP's server and log", and "it" taken from the scene
+    assert _phrases("How do I send all flashes through the harbour's tower and log in to it") == [
+        "all flashes",
+        "the harbour's tower",
+    ]
+    question = (
+        "Our small lamp room runs on a spare battery. "
+        "How do I make Lampd send all flashes through the harbour's tower and log in to it?"
+    )
+    plan = keyword_plan(question, 6)
+    assert "and log in to the harbour's tower" in plan.sub_questions[0], plan.sub_questions

@@ -360,6 +360,11 @@ def from_scene(clause: str, statements: list[str]) -> str:
     # not what "it" stands for - the happening is
     if subject is not None and any(_UNDERGOES.search(st.partition(subject.text)[2]) for st in statements):
         subject = None
+    # ... but "it" after a preposition is the thing the clause itself names last ("send all mail through the
+    # ISP's server and log in to it": the server, not the asker's own from the scene)
+    to_it = re.search(r"\b(?:to|into|onto|from|with|on|in)\s+it\b", clause, re.IGNORECASE)
+    named = [p for p in noun_phrases(clause[: to_it.start()]) if p.role == "pp"] if to_it else []
+    subject = named[-1] if named and not named[-1].plural else subject
     if subject is not None and re.search(r"\bit\b", clause, re.IGNORECASE):
         clause = re.sub(r"\bit\b", _lower_possessive(subject.text), clause, count=1, flags=re.IGNORECASE)
     if plural is not None:

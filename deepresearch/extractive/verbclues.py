@@ -443,7 +443,15 @@ def verb_after_a_list(words: list[str], lower: list[str], content: list[bool], i
     past_it = lower[i + 2] if i + 2 < len(words) else ""
     it = then == "it" and (not past_it or past_it in CLOSES | CONJUNCTIONS)
     called = i > 1 and _CALL.search(lower[i - 2]) is not None and then.endswith("()")
-    return it or (lower[i - 1] == "," and then in DETERMINERS | POSSESSIVES) or called
+    # ... or with its particle before a preposition and its object: "... through the ISP's server and log
+    # in to it" (the phrase had been "the ISP's server and log")
+    beyond = lower[i + 3] if i + 3 < len(words) else ""
+    phrasal = (
+        then in PARTICLES | {"in", "on"}
+        and past_it in PREPOSITIONS
+        and beyond in {"it", "them"} | DETERMINERS
+    )
+    return it or (lower[i - 1] == "," and then in DETERMINERS | POSSESSIVES) or called or phrasal
 
 
 _COUNTED = re.compile(
