@@ -307,13 +307,14 @@ def parallel(clause: str, before: str) -> str:
             happening = [*words[:adverbs], "from", *words[adverbs:k], verb, *words[k + 1 + kept :]]
             return f"{stop[1]} {' '.join(happening)}{clause[stop.end() :]}"
     said = re.search(rf"\bit(?={_STATE})", clause, re.IGNORECASE)
-    agent = _AGENT_IT.search(clause) or _ASKED_IT.match(clause)
+    asked_it = _ASKED_IT.match(clause)
+    agent = _AGENT_IT.search(clause) or asked_it
     if said is None and agent is not None:
         # "Where does CMake look for FooConfig.cmake and how do I tell it where ...?": who is told, asked or
         # let do something is the clause before's subject, when it is a name (the topic was told); so is
         # what "can it ...?" asks of ("How does a graceful reload work, and can it still drop connections?")
         subject = next((p for p in noun_phrases(before) if p.role == "subject"), None)
-        named = subject is not None and (subject.text[:1].isupper() or agent.re is _ASKED_IT)
+        named = subject is not None and (subject.text[:1].isupper() or asked_it is not None)
         if subject is not None and named and not _PERSONAL.match(subject.text):
             return f"{clause[: agent.start(1)]}{subject.text}{clause[agent.end(1) :]}"
     if said is None:

@@ -32,7 +32,6 @@ from deepresearch.extractive.verbclues import (
     verb_before_a_name,
     verb_past_a_phrase,
     what_it_is,
-    working_verb,
 )
 from deepresearch.extractive.wordclasses import (
     ADVERBS,
@@ -264,8 +263,7 @@ def _verbs(words: list[str]) -> set[int]:
     )
     if wh_verb and (len(words) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")):
         verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
-    closing = closing_verb(words, lower, content) or verb_past_a_phrase(words, lower)
-    closing = closing or working_verb(words, lower, content)
+    closing = closing_verb(words, lower, content) or verb_past_a_phrase(words, lower, content)
     if closing:
         verbs = (verbs - {opening}) | closing  # the subject's word taken for the verb was the subject's
     verbs.discard(-1)

@@ -59,7 +59,6 @@ __all__ = [
     "verb_of_subject",
     "verb_past_a_phrase",
     "what_it_is",
-    "working_verb",
 ]
 
 CAPITALS = re.compile(r"^[A-Z][A-Z_]+$")  # "WITHOUT ROWID", "VACUUM": a keyword written in capitals
@@ -256,15 +255,17 @@ def closing_verb(words: list[str], lower: list[str], content: list[bool]) -> set
     return {last} if plain and through and content[last] and content[last - 1] else set()
 
 
-def verb_past_a_phrase(words: list[str], lower: list[str]) -> set[int]:
-    """ "How does lazy evaluation of function arguments *work* in R?": after "how does" and a subject that
-    runs on through a preposition, a verb that needs no object before a preposition (not "evaluation")."""
+def verb_past_a_phrase(words: list[str], lower: list[str], content: list[bool]) -> set[int]:
+    """ "How does lazy evaluation of function arguments *work* in R?", "How does a graceful reload *work* in
+    HAProxy?": after "how does" and a subject that runs on through a preposition, or of two words or more, a
+    verb that needs no object before a preposition (not "evaluation", not "reload": the subject's nouns)."""
     if len(lower) < 5 or lower[0] != "how" or lower[1] not in AUX_DO:
         return set()
     for k in range(4, len(lower) - 1):
         # ... a preposition in lower case: not the keyword "ROLLBACK TO" in "How do SAVEPOINT ... differ"
         through = any(lower[m] in PREPOSITIONS and words[m].islower() for m in range(3, k))
-        if lower[k] in _INTRANSITIVE and lower[k + 1] in PREPOSITIONS and through:
+        nouns = content[k - 1] and content[k - 2] and lower[2] not in SUBJECT_PRONOUNS
+        if lower[k] in _INTRANSITIVE and lower[k + 1] in PREPOSITIONS and (through or nouns):
             return {k}
     return set()
 
@@ -483,15 +484,3 @@ def what_it_is(words: list[str], lower: list[str], i: int) -> set[int]:
     word, following = words[after], lower[after + 1] if after + 1 < len(words) else ""
     state = word in _STATES or word in PARTICIPLES or (word.endswith("ed") and not word.endswith("eed"))
     return {after} if state and (not following or following in PREPOSITIONS | CLOSES) else set()
-
-
-def working_verb(words: list[str], lower: list[str], content: list[bool]) -> set[int]:
-    """ "How does a graceful reload *work* in HAProxy?": after "how does" and a subject of two words or more,
-    a verb that needs no object before a preposition is the verb (not "reload", the subject's noun)."""
-    if len(words) < 6 or lower[0] != "how" or lower[1] not in AUX_DO or lower[2] in SUBJECT_PRONOUNS:
-        return set()
-    return next(({k} for k in range(4, len(words) - 1) if _works(lower, content, k)), set())
-
-
-def _works(lower: list[str], content: list[bool], k: int) -> bool:
-    return lower[k] in _INTRANSITIVE and lower[k + 1] in PREPOSITIONS and content[k - 1] and content[k - 2]
