@@ -231,7 +231,8 @@ def _verbs(words: list[str]) -> set[int]:
             continue
         verbs |= spoken_verbs(words, lower, content, i, after) | what_it_is(words, lower, i)
         verbs |= verb_after_subject(lower, content, i, after)
-        if i > 0 and (word in AUX_DO or (word in AUX_BE and (i < 2 or lower[i - 1] in WH | SUBORDINATORS))):
+        # "What does X do", "why is X stored", a yes/no "should the cache store cookies" (not "Is X Y")
+        if word in AUX_DO or (word in AUX_BE and i > 0 and (i < 2 or lower[i - 1] in WH | SUBORDINATORS)):
             chosen, end = _after_auxiliary(words, lower, content, i)
             verbs.add(chosen)
             opening = chosen if i == 1 else opening
@@ -327,6 +328,9 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
         following = words[past] if past < len(words) else "?"  # "handle key rollovers automatically?"
     if following in AUX_DO | AUX_BE | AUX_HAVE | ADVERBS:
         return -1  # "What does the with statement do", "can unreachable objects really be lost"
+    figures = next((k for k in range(len(run), 0, -1) if not words[run[k - 1]].isdigit()), 0)
+    if not be and following in CLOSES and 3 <= figures < len(run):  # "should the redirect use code 301 or 2"
+        return run[figures - 2]  # figures label the noun before them, the object; the verb stands before it
     if be:
         last = words[run[-1]]
         participle = last.lower().endswith(("ed", "en"))
