@@ -24,6 +24,9 @@ from deepresearch.extractive.text import KEYWORD_NAME, plain_words
 __all__ = ["BM25_WEIGHTS", "SEQ_BITS", "DocumentRanker", "document_shares", "match_expression"]
 
 SEQ_BITS = 20
+SMALL_CORPUS = 20
+"""A corpus of fewer documents measures a phrase's share over its passages: on HAProxy's four manuals most
+words are on every page, and "a download" said in passing outweighed "a graceful reload" as a topic."""
 _MAX_QUERY_TOKENS = 32
 _MAX_PHRASES = 8
 _TOKEN_RE = re.compile(r"\w+")
@@ -246,19 +249,22 @@ def document_shares(
     conn: sqlite3.Connection, phrases: list[str], excluded: frozenset[int]
 ) -> dict[str, float]:
     """The share of the corpus's documents that contain each phrase (its words side by side): how specific
-    a phrase of the question is to this corpus ("git" is on every page of Git's manual, "git gc" is not)."""
+    a phrase of the question is to this corpus ("git" is on every page of Git's manual, "git gc" is not).
+    On a corpus of fewer than SMALL_CORPUS documents, the share of its passages (see SMALL_CORPUS)."""
     total = conn.execute("SELECT count(*) FROM files WHERE error IS NULL").fetchone()[0] - len(excluded)
+    small = 0 < total < SMALL_CORPUS
+    if small:
+        files = [file_id for (file_id,) in conn.execute("SELECT rowid >> ? FROM passages", (SEQ_BITS,))]
+        total = sum(file_id not in excluded for file_id in files)
     shares: dict[str, float] = {}
     for phrase in phrases:
         words = _TOKEN_RE.findall(phrase.lower())
         if not words or total <= 0:
             continue
-        found = {
-            file_id
-            for (file_id,) in conn.execute(
-                f"SELECT DISTINCT rowid >> {SEQ_BITS} FROM passages WHERE passages MATCH ?",
-                ('"' + " ".join(words) + '"',),
-            )
-        }
-        shares[phrase] = len(found - excluded) / total
+        rows = conn.execute(
+            "SELECT rowid FROM passages WHERE passages MATCH ?", ('"' + " ".join(words) + '"',)
+        )
+        found = [(rowid >> SEQ_BITS, rowid) for (rowid,) in rows]
+        held = {(rowid if small else file_id) for file_id, rowid in found if file_id not in excluded}
+        shares[phrase] = len(held) / total
     return shares
