@@ -3,8 +3,15 @@ read wrong there, with its defect in a comment. Invented lighthouse material."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from deepresearch.extractive import text
 from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.planning import MAX_SUB_QUESTIONS, keyword_plan, lookup_phrases
+from deepresearch.search import CorpusIndex
+from deepresearch.search.ranking import SMALL_CORPUS
 
 
 def _phrases(clause: str) -> list[str]:
@@ -20,3 +27,98 @@ def test_a_yes_no_question_has_its_subject_and_verb() -> None:
     assert {"What is lens 3?", "What is lens 4?"} <= set(plan.sub_questions), plan.sub_questions
     # ... a figure inside the subject is the subject's: "does Lampworks 15 support ..."
     assert _phrases("does Lampworks 15 support shutters") == ["Lampworks 15", "shutters"]
+
+
+def test_the_verb_after_the_noun_which_asks_for() -> None:
+    # "Which timeout applies to WebSocket connections and how should I set it?": the phrase was "timeout
+    # applies", the topic "timeout applies" and a sub-question "What are timeout applies?"
+    assert _phrases("Which signal applies to foggy nights") == ["signal", "foggy nights"]
+    assert _phrases("Which keeper trims the wicks") == ["keeper", "the wicks"]
+    # ... not a plural noun with its verb further on, nor a noun of two words
+    assert _phrases("Which wick formats in Lampworks are sold") == ["wick formats", "Lampworks"]
+    assert _phrases("Which lamp oils in the store burn")[0] == "lamp oils"
+
+
+def test_a_figure_with_its_thousands_is_one_word_and_a_count_no_topic() -> None:
+    # "adds about 500,000 rows with session.add() ...; what should we use instead?" asked "What should we use
+    # instead of 000 rows?"; "our 40 web servers", "about 300 Order objects" were topics
+    assert _phrases("we light about 500,000 lamps with a taper") == ["500,000 lamps", "a taper"]
+    question = (
+        "Our nightly job on tower01 records about 500,000 flashes with beacon.log() in a loop, and it takes "
+        "40 minutes. Why is recording that many flashes so slow, and what should we use instead?"
+    )
+    plan = keyword_plan(question, 6)
+    assert "What should we use instead of beacon.log()?" in plan.sub_questions, plan.sub_questions
+    rarity = {"lamp keepers": 0.001, "lamp": 0.0005, "keepers": 0.3, "fog horn": 0.2, "horn": 0.2, "fog": 0.3}
+    plan = keyword_plan("Our 40 lamp keepers are tired. How do we sound the fog horn?", 6, 4, rarity)
+    assert plan.topic == "the fog horn", plan
+
+
+def test_a_quoted_message_is_one_clause() -> None:
+    # "... we get 'Parent instance <Order at 0x7f3a> is not bound to a Session; lazy load operation of
+    # attribute 'customer' cannot proceed'. How do we fix this?" was cut at its ";" into a question of its own
+    question = (
+        "When the keeper winds the clock we get 'Weight <W at 0x7f3a> is not bound to a drum; lazy wind of "
+        "attribute 'cable' cannot proceed'. It started on Friday's shift. How do we fix this?"
+    )
+    said = " ".join(keyword_plan(question, 6).sub_questions)
+    assert "lazy wind of attribute 'cable' cannot proceed'" in said, said
+    assert text.quoted_semicolons("we ran 'a; b' and c; d", "|") == "we ran 'a| b' and c; d"
+    assert (
+        text.quoted_semicolons("the keeper's lamp; the mate's wick") == "the keeper's lamp; the mate's wick"
+    )
+
+
+def test_when_something_happened_is_no_phrase() -> None:
+    # "after a night without traffic, the first few requests fail": "a night" was the topic
+    assert _phrases("every evening, after a night without oil, the lamp fails") == ["oil", "the lamp fails"]
+    assert _phrases("it broke during the weekend") == []
+    assert _phrases("after the storm I lit the lamp") == ["the storm", "the lamp"]  # not a unit of time
+
+
+def test_a_verb_past_the_subjects_preposition_asks_its_own_question() -> None:
+    # "How does a disk-assisted queue in rsyslog decide when to write messages to disk?": "queue" was taken
+    # for the verb, the topic was "a disk-assisted" and a sub-question "What is a disk-assisted?"
+    assert _phrases("How does a fog-assisted horn in Lampworks decide when to sound warnings") == [
+        "a fog-assisted horn",
+        "Lampworks",
+        "warnings",
+    ]
+    plan = keyword_plan("How does a fog-assisted horn in Lampworks decide when to sound warnings?", 6)
+    assert plan.topic == "a fog-assisted horn", plan
+
+
+_FUELS = ("whale oil", "paraffin", "colza oil", "acetylene gas", "lard", "kerosene", "coal gas")
+
+
+def _manual(root: Path, pages: int, sections: int) -> None:
+    """Long pages of many sections, "a graceful relight" said once on each page, "a storm" on one."""
+    root.mkdir()
+    for page in range(pages):
+        parts = [f"# Lampworks manual, part {page}\n"]
+        for section in range(sections):
+            said = " A graceful relight keeps the beam turning." if section == page else ""
+            storm = " Ships wait out a storm in the bay." if (page, section) == (0, 5) else ""
+            burns = _FUELS[(page + section) % len(_FUELS)]
+            parts.append(f"## Lamp {page}.{section}\n\nThe lamp {section} burns {burns}.{said}{storm}\n")
+        (root / f"part-{page}.md").write_text("\n".join(parts))
+
+
+async def test_a_small_corpus_measures_rarity_over_its_passages(tmp_path: Path) -> None:
+    # HAProxy's four manuals: every word is on most pages, so "a download", said in passing in the scene,
+    # was rarer than "a graceful reload", the subject asked about, and became the topic
+    _manual(tmp_path / "small", pages=3, sections=10)
+    small = CorpusIndex(tmp_path / "small.db", tmp_path / "small")
+    await small.reindex()
+    question = "Keepers worry about a storm in the night. How does a graceful relight work in Lampworks?"
+    rarity = await small.document_shares(lookup_phrases(question))
+    assert rarity["graceful relight"] == pytest.approx(3 / 30), rarity  # of its 30 passages, not 3 of 3 pages
+    assert rarity["storm"] == pytest.approx(1 / 30), rarity
+    plan = keyword_plan(question, 4, MAX_SUB_QUESTIONS, rarity)
+    assert plan.topic == "a graceful relight", plan
+    # ... a corpus of SMALL_CORPUS pages or more still counts pages: 3 of 20 hold the phrase
+    _manual(tmp_path / "large", pages=SMALL_CORPUS, sections=1)
+    large = CorpusIndex(tmp_path / "large.db", tmp_path / "large")
+    await large.reindex()
+    rarity = await large.document_shares(["graceful relight", "lamp"])
+    assert rarity == {"graceful relight": 1 / SMALL_CORPUS, "lamp": 1.0}, rarity

@@ -20,11 +20,11 @@ from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural
 from deepresearch.extractive.text import content_tokens
 from deepresearch.extractive.verbclues import (
     CAPITALS,
+    asked_verb,
     chained_verbs,
     closing_verb,
     does_itself,
     listed_verbs,
-    passing_times,
     placed_verbs,
     spoken_verbs,
     verb_after_a_list,
@@ -70,6 +70,7 @@ from deepresearch.extractive.wordclasses import (
     lowered,
     manner_adverb,
     named_am,
+    passing_times,
     tokens,
 )
 
@@ -256,14 +257,7 @@ def _verbs(words: list[str]) -> set[int]:
         if word in ADVERBS and i > 1 and nxt < len(words) and content[nxt] and content[i - 1]:
             verbs.add(nxt)  # "... flag still loop", "... constraints not enforced"
         verbs |= chained_verbs(lower, content, i, verbs)
-    k = 1
-    while k < len(words) and lower[k] in ADVERBS:
-        k += 1
-    wh_verb = (
-        len(words) > k and lower[0] in ("what", "who", "which") and content[k] and lower[k].endswith("s")
-    )
-    if wh_verb and (len(words) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")):
-        verbs.add(k)  # "What happens when", "What goes wrong", "What actually happens to"
+    verbs |= asked_verb(lower, content)  # "What happens when", "Which timeout applies to"
     closing = closing_verb(words, lower, content) or verb_past_a_phrase(words, lower, content)
     if closing:
         verbs = (verbs - {opening}) | closing  # the subject's word taken for the verb was the subject's
@@ -399,7 +393,8 @@ def noun_phrases(clause: str) -> list[Phrase]:
             role = "named" if start > 0 and lower[0] in ("what", "which") and lower[1] in AUX_BE else context
             carried, context, i = role, "pp", end + 1
             continue
-        if all(w in QUANTIFIERS or w in NUMBERS or w.replace(":", "").isdigit() for w in lower[i:end]):
+        figure = [w in QUANTIFIERS or w in NUMBERS or re.sub("[:,]", "", w).isdigit() for w in lower[i:end]]
+        if all(figure):
             i = end  # "split a commit into two", "several could be", "at 7:30": a number is no phrase
             continue
         role, carried = carried or context, ""

@@ -49,7 +49,7 @@ from deepresearch.extractive.comparison import (
 )
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
 from deepresearch.extractive.phrases import Phrase, noun_phrases, verb_terms
-from deepresearch.extractive.text import content_tokens, keywords
+from deepresearch.extractive.text import content_tokens, keywords, quoted_semicolons
 from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 
 MAX_SUB_QUESTIONS = 4
@@ -134,7 +134,10 @@ _CONFIG_WORDS = re.compile(
     re.IGNORECASE,
 )
 _FAILURE = re.compile(r"(?:error|exception|warning|failure|crash)e?s?$", re.IGNORECASE)
-_LEADING = re.compile(r"^(?:my|your|our|their|his|its|another|two|three|many|much|several|multiple)\s+", re.I)
+_MANY = "another|two|three|many|much|several|multiple"
+_LEADING = re.compile(rf"^(?:my|your|our|their|his|its|{_MANY})\s+", re.I)
+# "two branches", "their cache", "our 40 web servers": an instance, not the subject matter (not "our cache")
+_COUNTED = re.compile(rf"^(?:(?:my|your|our|their)\s+)?\d[\d,.]*\s+\w|^(?:their|his|its|{_MANY})\s+", re.I)
 _RELATION_OF = re.compile(
     r"\b(the (?:pitfalls|drawbacks|downsides|risks|limitations|limits|caveats|disadvantages|advantages|"
     r"benefits|trade-?offs|pros and cons) of .+)$",
@@ -174,14 +177,14 @@ class KeywordPlan:
 
 def _clauses(question: str, why: bool = True) -> list[str]:
     question = as_asked(" ".join(question.split()).strip(), why)
-    question = _CODE_STATEMENT.sub(lambda code: code.group().replace(";", "\0"), question)  # kept whole
+    question = quoted_semicolons(_CODE_STATEMENT.sub(lambda code: code.group().replace(";", "\0"), question))
     clauses = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
     clauses = [_ASIDE.sub(r" (\1)", clause).strip(" —–") for clause in clauses]
     clauses = [_FOLLOW_UP.sub("", clause) for clause in clauses] or [question.strip(" ?.")]
     return [clause.replace("\0", ";") for clause in clauses]
 
 
-# a statement of code a question quotes ("Why does a = a.transpose(); give me ...?"): its ";" ends no clause
+# code a question quotes ("Why does a = a.transpose(); give me ...?"): its ";" ends no clause (nor a quote's)
 _CODE_STATEMENT = re.compile(rf"(?:[\w.]+\s*=\s*[^;?]*|\b\w+\([^()]*\));(?!\s*(?:{_WH})\b)", re.I)
 # an aside between dashes, or one a dash opens at the clause's end: "Which session backend should I choose
 # — database, cache, or signed cookies — and ...?" asked "Which session backend should I choose — ... —?"
@@ -270,8 +273,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             )
             weight *= (_SUBORDINATE if back or named else _SCENE) if not asks else 1.0
             weight *= _SUBORDINATE if phrase.subordinate and asks else 1.0
-            if _LEADING.match(phrase.text) and not phrase.text.lower().startswith(("my ", "your ", "our ")):
-                weight *= _QUANTIFIED
+            weight *= _QUANTIFIED if _COUNTED.match(phrase.text) else 1.0
             weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or aside(clause, phrase) else 1.0
             weight *= _EXAMPLE_WEIGHT if exemplified(clause, phrase) or _HOST.match(_core(phrase)) else 1.0
             value = weight * _specificity(phrase, rarity)
@@ -290,8 +292,7 @@ def _specific(phrase: Phrase, rarity: Mapping[str, float] | None) -> bool:
     """Worth a "What is X?": a name (an identifier, a capitalised or hyphenated term), or rare in a corpus."""
     core = _core(phrase)
     if rarity is not None:
-        share = rarity.get(core.lower(), 0.0)
-        return 0 < share <= SPECIFIC
+        return 0 < rarity.get(core.lower(), 0.0) <= SPECIFIC
     return any(_IDENTIFIER.search(w) or w[:1].isupper() for w in core.split()) or len(core.split()) >= 2
 
 

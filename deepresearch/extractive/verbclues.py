@@ -21,7 +21,6 @@ from deepresearch.extractive.wordclasses import (
     COMPARATIVES,
     CONJUNCTIONS,
     DETERMINERS,
-    FUNCTION_WORDS,
     GERUND_VERBS,
     NUMBERS,
     OBJECT_PRONOUNS,
@@ -36,20 +35,16 @@ from deepresearch.extractive.wordclasses import (
     QUANTITY_NOUNS,
     SUBJECT_PRONOUNS,
     SUBORDINATORS,
-    TIME_OPENERS,
-    TIME_UNITS,
     WH,
-    WHEN_WORDS,
-    lowered,
 )
 
 __all__ = [
     "CAPITALS",
+    "asked_verb",
     "chained_verbs",
     "closing_verb",
     "does_itself",
     "listed_verbs",
-    "passing_times",
     "placed_verbs",
     "spoken_verbs",
     "subjectless",
@@ -267,55 +262,11 @@ def verb_past_a_phrase(words: list[str], lower: list[str], content: list[bool]) 
         nouns = content[k - 1] and content[k - 2] and lower[2] not in SUBJECT_PRONOUNS
         if lower[k] in _INTRANSITIVE and lower[k + 1] in PREPOSITIONS and (through or nouns):
             return {k}
+        # ... or one that asks its own question: "How does a disk-assisted queue in rsyslog *decide* when ..."
+        plain = content[k] and words[k].isalpha() and words[k].islower() and not ends_in_s(words[k])
+        if through and plain and lower[k + 1] in WH | {"whether"} and content[k - 1]:
+            return {k}
     return set()
-
-
-def passing_times(words: list[str]) -> set[int]:
-    """Where the clause says when in passing: "We sold the boat last year", "I deleted a branch yesterday" -
-    no word of a noun phrase. Not "the last commit", "in the last month" (a determiner before the opener),
-    "the next day delivery option" (a word of the phrase after the unit), nor "the Today show" (a name)."""
-    lower = lowered(words)
-    found = {i for i, word in enumerate(words) if word in WHEN_WORDS}
-    for i in range(len(words) - 1):
-        before = lower[i - 1] if i else ""
-        end = i + 1  # "every Monday morning": the units after the opener
-        while end < len(words) and lower[end] in TIME_UNITS:
-            end += 1
-        after = lower[end] if end < len(words) else ""
-        passing = lower[i] in TIME_OPENERS and end > i + 1
-        if (
-            passing
-            and before not in DETERMINERS | POSSESSIVES
-            and (not after or after in FUNCTION_WORDS | CLOSES)
-        ):
-            found |= set(range(i, end))
-    return found | _durations(lower)
-
-
-_SPAN = frozenset(("a", "few", "couple", "of", "several", "some", "many")) | NUMBERS
-
-
-def _durations(lower: list[str]) -> set[int]:
-    """ "The relay was down for a few hours", "several times a day": how long or how often, in passing."""
-    found: set[int] = set()
-    for i in (i for i, word in enumerate(lower) if word == "for"):
-        end = i + 1
-        while end < len(lower) and (lower[end] in _SPAN or lower[end].isdigit()):
-            end += 1
-        if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS:
-            found |= set(range(i + 1, end + 1))
-    # ... and how often: "several times a day", "twice a week"
-    for i in (i for i, word in enumerate(lower) if word in ("times", "twice", "once")):
-        start, end = i, i + 2
-        while start > 0 and (lower[start - 1] in _SPAN or lower[start - 1].isdigit()):
-            start -= 1
-        if (
-            end < len(lower)
-            and lower[i + 1] in ("a", "an", "per", "every", "each")
-            and lower[end] in TIME_UNITS
-        ):
-            found |= set(range(start, end + 1))
-    return found
 
 
 def does_itself(lower: list[str], content: list[bool], i: int) -> bool:
@@ -484,3 +435,29 @@ def what_it_is(words: list[str], lower: list[str], i: int) -> set[int]:
     word, following = words[after], lower[after + 1] if after + 1 < len(words) else ""
     state = word in _STATES or word in PARTICIPLES or (word.endswith("ed") and not word.endswith("eed"))
     return {after} if state and (not following or following in PREPOSITIONS | CLOSES) else set()
+
+
+def asked_verb(lower: list[str], content: list[bool]) -> set[int]:
+    """The verb right after "What", "Who" or "Which" ("What happens when", "What goes wrong", "What actually
+    happens to"), or after the one noun "Which" asks for: "Which timeout applies to WebSocket connections"
+    was the phrase "timeout applies" (not "Which HTTP methods are ...", "Which file formats does X read");
+    and an infinitive after what it asks anywhere in the clause."""
+    # "decide when to write messages to disk", "whether to fetch": an infinitive after what it asks (not "get
+    # Apache to gzip the pages": a verb, but the topic the question names)
+    found = {i for i in range(2, len(lower)) if lower[i - 1] == "to" and lower[i - 2] in WH | {"whether"}}
+    found = {i for i in found if content[i] and lower[i].isalpha()}
+    k = 1
+    while k < len(lower) and lower[k] in ADVERBS:
+        k += 1
+    if len(lower) <= k or lower[0] not in ("what", "who", "which") or not content[k]:
+        return found
+    if lower[k].endswith("s") and (
+        len(lower) == k + 1 or not content[k + 1] or lower[k + 1] in ("wrong", "on")
+    ):
+        return found | {k}
+    # ... "applies to", "trims the": not "Which lamp oils in the store burn" (no verb lexicon to tell)
+    verb, after = k + 1, lower[k + 2] if k + 2 < len(lower) else ""
+    noun = lower[0] == "which" and not ends_in_s(lower[k]) and after in DETERMINERS | POSSESSIVES | {"to"}
+    if noun and content[verb] and ends_in_s(lower[verb]) and not set(lower) & (AUX_BE | AUX_DO | AUX_HAVE):
+        return found | {verb}
+    return found

@@ -134,8 +134,9 @@ PREPOSITION_NOUNS = _set("front top terms means spite behalf case")
 # a ratio or an option's value is one word ("4:3", "scale=640:480": "Why doesn't scaling fix my old 4?"), and
 # a call is one word with its short argument ("lower(name)", "git-gc(1)"): its parts read apart, the last one
 # was taken for the clause's verb (a one-letter placeholder is no part of the name: "os.path.join(a)")
+# ... and so is a figure with its thousands ("500,000 rows" was "500", ",", "000 rows")
 _TOKEN = re.compile(
-    r"\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:[:=]\w[\w.\-+#/'’]*)*"
+    r"(?<![\w.,])\d{1,3}(?:,\d{3})+(?![\w,])|\[[^\]\s]{1,20}\]|(?<![\w-])--?[A-Za-z][\w-]*|\.?\w[\w.\-+#/'’]*(?:[:=]\w[\w.\-+#/'’]*)*"
     r"(?:\((?:\d{1,3}|\w{2,20})?\))?|[,;:?!]|(?<!=)=(?!=)"
 )
 
@@ -188,3 +189,58 @@ INDEFINITES = frozenset(
 GREETINGS = frozenset(("hi", "hello", "hey", "thanks", "greetings", "cheers"))  # a question's first words
 THINGS = frozenset(("anything", "something", "nothing", "everything"))
 """Words after which a word in lower case says what the thing is like: "anything special" (no topic)."""
+
+
+def passing_times(words: list[str]) -> set[int]:
+    """Where the clause says when in passing: "We sold the boat last year", "I deleted a branch yesterday" -
+    no word of a noun phrase. Not "the last commit", "in the last month" (a determiner before the opener),
+    "the next day delivery option" (a word of the phrase after the unit), nor "the Today show" (a name)."""
+    lower = lowered(words)
+    found = {i for i, word in enumerate(words) if word in WHEN_WORDS}
+    for i in range(len(words) - 1):
+        before = lower[i - 1] if i else ""
+        end = i + 1  # "every Monday morning": the units after the opener
+        while end < len(words) and lower[end] in TIME_UNITS:
+            end += 1
+        after = lower[end] if end < len(words) else ""
+        passing = lower[i] in TIME_OPENERS and end > i + 1
+        if (
+            passing
+            and before not in DETERMINERS | POSSESSIVES
+            and (not after or after in FUNCTION_WORDS | CLOSES)
+        ):
+            found |= set(range(i, end))
+    return found | _durations(lower)
+
+
+_SPAN = frozenset(("a", "few", "couple", "of", "several", "some", "many")) | NUMBERS
+
+
+def _durations(lower: list[str]) -> set[int]:
+    """ "The relay was down for a few hours", "several times a day": how long or how often, in passing."""
+    found: set[int] = set()
+    for i in (i for i, word in enumerate(lower) if word == "for"):
+        end = i + 1
+        while end < len(lower) and (lower[end] in _SPAN or lower[end].isdigit()):
+            end += 1
+        if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS:
+            found |= set(range(i + 1, end + 1))
+    # ... when: "after a night without traffic", "during the weekend", "over time"
+    for i in (
+        i for i, word in enumerate(lower) if word in ("after", "during", "before", "over", "since", "until")
+    ):
+        end = i + 1 + int(i + 2 < len(lower) and lower[i + 1] in ("a", "an", "the", "one", "each"))
+        if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS:
+            found |= set(range(i + 1, end + 1))
+    # ... and how often: "several times a day", "twice a week"
+    for i in (i for i, word in enumerate(lower) if word in ("times", "twice", "once")):
+        start, end = i, i + 2
+        while start > 0 and (lower[start - 1] in _SPAN or lower[start - 1].isdigit()):
+            start -= 1
+        if (
+            end < len(lower)
+            and lower[i + 1] in ("a", "an", "per", "every", "each")
+            and lower[end] in TIME_UNITS
+        ):
+            found |= set(range(start, end + 1))
+    return found
