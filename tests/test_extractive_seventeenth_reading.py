@@ -10,7 +10,9 @@ import pytest
 from deepresearch.extractive import text
 from deepresearch.extractive.phrases import noun_phrases
 from deepresearch.extractive.planning import MAX_SUB_QUESTIONS, keyword_plan, lookup_phrases
+from deepresearch.extractive.sentences import quotes
 from deepresearch.search import CorpusIndex
+from deepresearch.search.documents import extract_text
 from deepresearch.search.ranking import SMALL_CORPUS
 
 
@@ -122,3 +124,40 @@ async def test_a_small_corpus_measures_rarity_over_its_passages(tmp_path: Path) 
     await large.reindex()
     rarity = await large.document_shares(["graceful relight", "lamp"])
     assert rarity == {"graceful relight": 1 / SMALL_CORPUS, "lamp": 1.0}, rarity
+
+
+def test_a_sphinx_see_also_box_is_no_text() -> None:
+    # "Configuring Logging - further detail on how to configure logging." was quoted, twice in a Summary
+    page = (
+        "<html><head><title>Lamps</title></head><body><h1>Lamps</h1>"
+        "<p>If True, the keeper logs every flash of the lamp to the tower's book.</p>"
+        '<div class="admonition seealso"><p class="admonition-title">See also</p>'
+        '<p><a href="logging.html">Keeping the Book</a> - further detail on how to keep the book.</p></div>'
+        "<p>The book is read at dawn by the harbour master.</p></body></html>"
+    )
+    said = extract_text(Path("lamps.html"), page.encode()).text
+    assert "Keeping the Book" not in said and "See also" not in said, said
+    assert "tower's book.\n\nThe book is read at dawn" in said, said
+
+
+def test_a_long_list_item_is_quoted_sentence_by_sentence() -> None:
+    # S2's answer, one 765-character list item ("Try not to have detached objects; don't close the session
+    # prematurely - Often, ..."), was no quote at all: an item over 600 characters was no statement
+    sentence = "The keeper should never leave the lamp unattended while the wick is being trimmed at dusk."
+    item = "- " + " ".join([sentence] * 8)
+    passage = f"Keep these rules in mind.\n\n{item}\n\n- A short second rule about the brass fittings here.\n"
+    assert len(item) > 600
+    said = [quote.text for quote in quotes(passage, 1)]
+    assert sentence in said, said
+
+
+def test_a_statement_that_names_what_is_described_below_is_quoted() -> None:
+    # "... these parameters ultimately interact with the regular Python loggers described below." was taken
+    # for a sentence announcing a list, and with no list after it, for no quote
+    stated = "The keeper records each flash in the book, which the harbour master reads, described below."
+    said = [quote.text for quote in quotes(f"{stated}\n\nThe book is kept in the lamp room.", 1)]
+    assert stated in said, said
+    # ... a sentence that announces what follows is still quoted only with it
+    passage = "The keeper checks the following items below:\n\n- the wick\n- the brass\n- the glass\n"
+    said = [quote.text for quote in quotes(passage, 1)]
+    assert said == ["The keeper checks the following items below: the wick; the brass; the glass."], said

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.leaning import navigation, release_pages
+from deepresearch.extractive.pages import navigation, release_pages
 from deepresearch.extractive.sentences import quotes
 from deepresearch.extractive.text import heading_passages, section_label, split_sentences
 from deepresearch.report.lines import cite

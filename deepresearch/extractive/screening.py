@@ -24,7 +24,7 @@ from typing import Any, NotRequired, TypedDict
 from deepresearch.extractive import literals
 from deepresearch.extractive.asked import without_aspects
 from deepresearch.extractive.bm25 import BM25F, named_share
-from deepresearch.extractive.leaning import faq_entries, navigation, release_pages
+from deepresearch.extractive.pages import faq_entries, navigation, release_pages
 from deepresearch.extractive.phrases import verb_terms
 from deepresearch.extractive.planning import question_topic
 from deepresearch.extractive.text import (
@@ -79,7 +79,7 @@ paragraph on each; sessions 16 and 28, dev fact recall 0.827 -> 0.837. 8 section
 answers further down than its best four sections - the HTTP/2 guide's "MPM Configuration" for page loads
 that stall - once a second page quoted there is not dropped for it, report/digest.py's STRONG_ANSWERS; dev
 fact recall 0.760 -> 0.807; bench/quality/JOURNAL.md, session 25.) A table of contents is no answering
-section: it names every section of a manual and says nothing (leaning.navigation)."""
+section: it names every section of a manual and says nothing (pages.navigation)."""
 LEAD_PAGES, LEAD_SECTIONS = 0.8, 6
 """On the question itself, the openings of up to LEAD_SECTIONS sections of the pages at least LEAD_PAGES as
 relevant as the best one are evidence too."""

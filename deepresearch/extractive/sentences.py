@@ -4,8 +4,7 @@ maximal marginal relevance (MMR) so a digest covers different claims from differ
 A quotable unit is one sentence of a source, or two consecutive ones when the second leans on the first
 ("It ...", "This ...", "They ..."): never a fragment, never a sentence that starts with "(" or a pronoun
 without its antecedent. When the section's heading names the subject (an API entry's signature, a glossary
-term, a how-to title), the unit carries it as ``section``, which the report prints before the quote.
-"""
+term, a how-to title), the unit carries it as ``section``, which the report prints before the quote."""
 
 from __future__ import annotations
 
@@ -28,16 +27,13 @@ from deepresearch.extractive.leaning import (
     entry_name,
     leans_back,
     names_an_entry,
-    navigation,
     no_sample,
     points_at_subject,
     points_elsewhere,
-    question_index,
-    section_name,
     stands_alone,
-    table_row,
     term_line,
 )
+from deepresearch.extractive.pages import navigation, question_index, section_name, table_row
 from deepresearch.extractive.text import (
     DEFINITION_LEVEL,
     LINE_BREAK,
@@ -297,7 +293,8 @@ class _Reader:
                     # after "…" when items before it are left out: "... fields: … the command to execute")
                     item = f"{self.intro} {'… ' if index else ''}{item}"
                 shortest = TERM_MIN_WORDS if definition else STATEMENT_MIN_WORDS
-                whole = is_statement(item, shortest) and (self.intro or not list_fragment(item))
+                first = item if len(item) <= MAX_UNIT_CHARS else split_sentences(item)[0]  # a long item's
+                whole = is_statement(first, shortest) and (self.intro or not list_fragment(item))
                 for sentence in split_sentences(item) if whole else ():
                     self.sentence(sentence)
                 self.term = term

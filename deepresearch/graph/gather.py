@@ -13,7 +13,6 @@ import prompts
 from deepresearch.extractive.bm25 import term_weights
 from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic
 from deepresearch.extractive.screening import rank_sources, search_priors
-from deepresearch.extractive.seeding import uncovered_queries
 from deepresearch.extractive.text import keywords
 from deepresearch.graph.common import (
     CANDIDATES_PER_SUB_QUESTION,
@@ -34,6 +33,7 @@ from deepresearch.graph.schemas import (
     ScreenedPassage,
     ScreeningResult,
 )
+from deepresearch.graph.seeding import uncovered_queries
 from deepresearch.graph.state import QueryTask, ReportState, SearchState
 from deepresearch.receipts.runtime import RunCancelled, StageError
 from deepresearch.report.render import samples_as_markdown

@@ -45,7 +45,7 @@ logger = logging.getLogger(__name__)
 
 CORPUS_SCHEME = "corpus://"
 # bump when extraction or chunking changes: a mismatching index is rebuilt from scratch
-INDEX_VERSION = "43"
+INDEX_VERSION = "44"
 # bump when the rules of search/repeats.py change: boilerplate and duplicates are found again (no rebuild)
 REPEATS_VERSION = "2"
 _SEQ_BITS = SEQ_BITS

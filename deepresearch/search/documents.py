@@ -200,9 +200,11 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # not DocBook's .navheader nor .navfooter: PostgreSQL's name the chapter, and its precision fell 0.82 -> 0.75
 # without the header, 0.82 -> 0.77 without the footer), a site's menu (ul.nav: "Home, Download, ..."),
 # Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x div.header, 7.x div.nav-panel),
-# Sphinx's "[source]" link after an entry's signature (its label read "clean_savepoints(using=None)[source]")
+# Sphinx's "[source]" link after an entry's signature (its label read "clean_savepoints(using=None)[source]"),
+# and its "See also" boxes: links with a caption ("Configuring Logging - further detail on how to configure
+# logging." was quoted, twice in a Summary, in 5 of 16 reports on SQLAlchemy's manual)
 _CHROME = (
-    "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .viewcode-link, "
+    "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .viewcode-link, div.seealso, "
     ".toctree-wrapper, [role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, "
     "div.header:has(a[rel=next], a[rel=prev], a[rel=up]), div.nav-panel, pre span.boring"
 )  # mdBook's hidden lines of a sample ("# fn main() {"): the page shows the sample without them

@@ -7,7 +7,7 @@ is answered from its recorded result (docs/steering.md).
 
 Follow-up questions: a new run on a finished one, seeded with its fetched sources (and what its
 searches found for them) through update_state(as_node="__input__"). It plans the new question, searches
-only for what those sources do not cover (deepresearch/extractive/seeding.py) and answers repeated calls
+only for what those sources do not cover (deepresearch/graph/seeding.py) and answers repeated calls
 from copies of the original's receipts; the original is not touched (docs/steering.md).
 
 Plan review: a run that waits at its `interrupt()` is answered here (approve, edit or reject), and the
