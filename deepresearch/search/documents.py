@@ -201,8 +201,7 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # without the header, 0.82 -> 0.77 without the footer), a site's menu (ul.nav: "Home, Download, ..."),
 # Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x div.header, 7.x div.nav-panel),
 # Sphinx's "[source]" link after an entry's signature (its label read "clean_savepoints(using=None)[source]"),
-# and its "See also" boxes: links with a caption ("Configuring Logging - further detail on how to configure
-# logging." was quoted, twice in a Summary, in 5 of 16 reports on SQLAlchemy's manual)
+# and its "See also" box of captioned links ("Configuring Logging - further detail on ..." read as findings)
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .viewcode-link, div.seealso, "
     ".toctree-wrapper, [role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, "
@@ -456,8 +455,7 @@ def _from_pdf(data: bytes, max_pages: int | None = None) -> tuple[str, str]:
 
 
 def passage_sections(text: str) -> list[tuple[str, str]]:
-    """(heading path, body) passages: the text cut at its headings, each section's body in passages of at
-    most ~PASSAGE_CHARS."""
+    """(heading path, body) passages: the text cut at its headings, each body in ~PASSAGE_CHARS passages."""
     return [
         (" › ".join(section.headings), body)
         # the index's passages are cut again by chunk_text, and their cut is part of INDEX_VERSION
