@@ -161,3 +161,22 @@ def test_a_statement_that_names_what_is_described_below_is_quoted() -> None:
     passage = "The keeper checks the following items below:\n\n- the wick\n- the brass\n- the glass\n"
     said = [quote.text for quote in quotes(passage, 1)]
     assert said == ["The keeper checks the following items below: the wick; the brass; the glass."], said
+
+
+def test_a_local_table_of_contents_is_no_text() -> None:
+    # SQLAlchemy's FAQ pages open with a docutils "contents" box listing every entry, some of them statements
+    # ("I am using multiple connections with a SQLite database ..., and my test program is not working!"),
+    # quoted as a Summary's claim; Doxygen's main "contents" division is the page itself
+    entries = '<li><a href="#wick">My lamp smokes every night and the glass goes black!</a></li>'
+    page = (
+        "<html><head><title>Lamp FAQ</title></head><body><h1>Lamp FAQ</h1>"
+        f'<div class="contents faq local topic" id="contents"><ul class="simple">{entries}</ul></div>'
+        '<section id="wick"><h2>My lamp smokes every night!</h2><p>Trim the wick square after each night.</p>'
+        "</section></body></html>"
+    )
+    said = extract_text(Path("faq.html"), page.encode()).text
+    assert "the glass goes black" not in said and "Trim the wick square" in said, said
+    doxygen = (
+        '<html><body><div class="contents"><p>The lamp class keeps the flame lit.</p></div></body></html>'
+    )
+    assert "keeps the flame lit" in extract_text(Path("lamp.html"), doxygen.encode()).text

@@ -201,11 +201,11 @@ _MAIN_SELECTORS = ("[role=main]", "main", "article", "div.body", "div.document")
 # without the header, 0.82 -> 0.77 without the footer), a site's menu (ul.nav: "Home, Download, ..."),
 # Texinfo's "Next: ..., Previous: ..., Up: ... [Contents][Index]" line (6.x div.header, 7.x div.nav-panel),
 # Sphinx's "[source]" link after an entry's signature (its label read "clean_savepoints(using=None)[source]"),
-# and its "See also" box of captioned links ("Configuring Logging - further detail on ..." read as findings)
+# its "See also" box of captioned links and a local table of contents (an FAQ's index) - read as findings
 _CHROME = (
     "nav, header, footer, aside, form, .sphinxsidebar, .related, .headerlink, .viewcode-link, div.seealso, "
     ".toctree-wrapper, [role=tablist], .dropdown-menu, [hidden]:not([role=tabpanel]), .docnav, ul.nav, "
-    "div.header:has(a[rel=next], a[rel=prev], a[rel=up]), div.nav-panel, pre span.boring"
+    "div.header:has(a[rel=next], a[rel=prev], a[rel=up]), div.nav-panel, div.contents.topic, pre span.boring"
 )  # mdBook's hidden lines of a sample ("# fn main() {"): the page shows the sample without them
 REDIRECT_CHARS = 300
 """A page that sends the browser elsewhere (<meta http-equiv="refresh" content="0; url=...">) and holds at
