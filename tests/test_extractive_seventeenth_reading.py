@@ -90,6 +90,14 @@ def test_a_verb_past_the_subjects_preposition_asks_its_own_question() -> None:
     assert plan.topic == "a fog-assisted horn", plan
 
 
+def test_what_keeps_a_thing_from_doing_has_its_verb() -> None:
+    # "What can stop rsyslog from writing its output files?": the topic was "stop rsyslog", and a sub-question
+    # asked "What is stop rsyslog?"
+    assert _phrases("What can stop the lamp from burning") == ["the lamp", "burning"]
+    assert _phrases("What could keep Lampworks from flashing its beacon") == ["Lampworks", "its beacon"]
+    assert _phrases("What can Lampworks do") == ["Lampworks"]
+
+
 _FUELS = ("whale oil", "paraffin", "colza oil", "acetylene gas", "lard", "kerosene", "coal gas")
 
 

@@ -8,8 +8,9 @@ phrase taken from the question.
 
 The topic is one of the question's noun phrases (extractive/phrases.py), never a verb or an adverb: the
 subject unless it is a pronoun, a name the question asks about, the object of "How do I ..." When the corpus
-says how rare each phrase is (the share of its documents that contain it), the rarest phrase the corpus
-knows wins, so "Git" or "SQLite" - on every page of their own manual - give way to "git gc" or "VACUUM".
+says how rare each phrase is (the share of its documents that contain it, of its passages when it has only a
+few documents: search/ranking.py SMALL_CORPUS), the rarest phrase the corpus knows wins, so "Git" or "SQLite"
+- on every page of their own manual - give way to "git gc" or "VACUUM".
 """
 
 from __future__ import annotations

@@ -446,6 +446,10 @@ def asked_verb(lower: list[str], content: list[bool]) -> set[int]:
     # Apache to gzip the pages": a verb, but the topic the question names)
     found = {i for i in range(2, len(lower)) if lower[i - 1] == "to" and lower[i - 2] in WH | {"whether"}}
     found = {i for i in found if content[i] and lower[i].isalpha()}
+    # "What can stop rsyslog from writing ...": the word after "what" and a modal keeps its object from doing
+    stop = next((m for m in range(4, min(len(lower) - 1, 7)) if lower[m] == "from"), 0)
+    if stop and lower[0] == "what" and lower[1] in AUX_DO and content[2] and lower[stop + 1].endswith("ing"):
+        found.add(2)
     k = 1
     while k < len(lower) and lower[k] in ADVERBS:
         k += 1
