@@ -25,6 +25,9 @@ def test_a_yes_no_question_has_its_subject_and_verb() -> None:
     # and the plan asked "What is redirect use code 301?" and "What is 302?"
     assert _phrases("should the keeper use lens 3 or 4") == ["the keeper", "lens 3 or 4"]
     assert _phrases("should the keeper trim wicks") == ["the keeper", "wicks"]
+    # ... a figure is never the verb, and what it counts or labels is the object (the review's cases)
+    assert _phrases("can the tower keep 10 or 20 lamps") == ["the tower", "10 or 20 lamps"]
+    assert _phrases("should the keeper use HTTP code 301") == ["the keeper", "HTTP code 301"]
     plan = keyword_plan("How do I light the lamp at dusk, and should the keeper use lens 3 or 4?", 6)
     assert {"What is lens 3?", "What is lens 4?"} <= set(plan.sub_questions), plan.sub_questions
     # ... a figure inside the subject is the subject's: "does Lampworks 15 support ..."
@@ -54,6 +57,8 @@ def test_a_figure_with_its_thousands_is_one_word_and_a_count_no_topic() -> None:
     rarity = {"lamp keepers": 0.001, "lamp": 0.0005, "keepers": 0.3, "fog horn": 0.2, "horn": 0.2, "fog": 0.3}
     plan = keyword_plan("Our 40 lamp keepers are tired. How do we sound the fog horn?", 6, 4, rarity)
     assert plan.topic == "the fog horn", plan
+    # ... a status code is no count: "Why do I get 404 errors ...?" is about them
+    assert keyword_plan("Why do I get 404 errors on every page?", 6).topic == "404 errors"
 
 
 def test_a_quoted_message_is_one_clause() -> None:
@@ -66,6 +71,9 @@ def test_a_quoted_message_is_one_clause() -> None:
     said = " ".join(keyword_plan(question, 6).sub_questions)
     assert "lazy wind of attribute 'cable' cannot proceed'" in said, said
     assert text.quoted_semicolons("we ran 'a; b' and c; d", "|") == "we ran 'a| b' and c; d"
+    # ... a quote that never closes masks nothing: the question after its ";" is still one of its own
+    unclosed = "lamps of the '90s; how do I trim them?"
+    assert text.quoted_semicolons(unclosed) == unclosed
     assert (
         text.quoted_semicolons("the keeper's lamp; the mate's wick") == "the keeper's lamp; the mate's wick"
     )
@@ -76,6 +84,7 @@ def test_when_something_happened_is_no_phrase() -> None:
     assert _phrases("every evening, after a night without oil, the lamp fails") == ["oil", "the lamp fails"]
     assert _phrases("it broke during the weekend") == []
     assert _phrases("after the storm I lit the lamp") == ["the storm", "the lamp"]  # not a unit of time
+    assert _phrases("the lamp failed after the night shift") == ["the lamp", "the night shift"]
 
 
 def test_a_verb_past_the_subjects_preposition_asks_its_own_question() -> None:
@@ -96,6 +105,7 @@ def test_what_keeps_a_thing_from_doing_has_its_verb() -> None:
     assert _phrases("What can stop the lamp from burning") == ["the lamp", "burning"]
     assert _phrases("What could keep Lampworks from flashing its beacon") == ["Lampworks", "its beacon"]
     assert _phrases("What can Lampworks do") == ["Lampworks"]
+    assert "learn" not in _phrases("What can keepers learn from reading the log")  # no "keep from" verb
 
 
 _FUELS = ("whale oil", "paraffin", "colza oil", "acetylene gas", "lard", "kerosene", "coal gas")
@@ -126,12 +136,12 @@ async def test_a_small_corpus_measures_rarity_over_its_passages(tmp_path: Path) 
     assert rarity["storm"] == pytest.approx(1 / 30), rarity
     plan = keyword_plan(question, 4, MAX_SUB_QUESTIONS, rarity)
     assert plan.topic == "a graceful relight", plan
-    # ... a corpus of SMALL_CORPUS pages or more still counts pages: 3 of 20 hold the phrase
-    _manual(tmp_path / "large", pages=SMALL_CORPUS, sections=1)
+    # ... a corpus of SMALL_CORPUS pages or more still counts pages: 3 of 20 (3 of its 60 passages)
+    _manual(tmp_path / "large", pages=SMALL_CORPUS, sections=3)
     large = CorpusIndex(tmp_path / "large.db", tmp_path / "large")
     await large.reindex()
     rarity = await large.document_shares(["graceful relight", "lamp"])
-    assert rarity == {"graceful relight": 1 / SMALL_CORPUS, "lamp": 1.0}, rarity
+    assert rarity == {"graceful relight": 3 / SMALL_CORPUS, "lamp": 1.0}, rarity
 
 
 def test_a_sphinx_see_also_box_is_no_text() -> None:

@@ -188,19 +188,26 @@ _ENTRIES = frozenset(
 # a sentence that announces what follows ("The order of merging is:", "... as follows:")
 # ... and "The following are platforms on which BIND runs.", "... is summarized in the following list."
 FORWARD = re.compile(
-    r"(?::|\b(?:the following(?: (?:list|table|example|examples|steps|options|items))?|as follows|"
-    r"(?<!described )(?<!discussed )(?<!explained )below)[.:]?)$|^the following (?:is|are)\b[^:]*$",
+    r"(?::|\b(?:the following(?: (?:list|table|example|examples|steps|options|items))?|as follows|below)"
+    r"[.:]?)$|^the following (?:is|are)\b[^:]*$",
     re.IGNORECASE,
 )
+# ... not a statement that names what a later section explains ("... the Python loggers described below.",
+# "described in detail below."; with no list after it, it was no quote)
+_LATER = re.compile(r"\b(?:described|discussed|explained)(?:\s+\w+){0,2}\s+below\.$", re.IGNORECASE)
+
+
+def forward(text: str) -> bool:
+    """The sentence points at what follows it: a list, a sample (see FORWARD and _LATER)."""
+    return FORWARD.search(text) is not None and _LATER.search(text) is None
 
 
 _PROSE_WORDS = frozenset(("the", "a", "an", "of", "to", "with", "is", "are", "for", "and"))  # no_sample
 
 
 def announces(text: str) -> bool:
-    """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:" (not "...
-    the Python loggers described below.": it names what a later section explains, and was no quote)."""
-    return bool(FORWARD.search(text)) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
+    """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
+    return forward(text) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
 
 
 def term_line(text: str) -> bool:

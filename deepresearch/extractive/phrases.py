@@ -67,6 +67,7 @@ from deepresearch.extractive.wordclasses import (
     THINGS,
     VERSUS,
     WH,
+    figure,
     lowered,
     manner_adverb,
     named_am,
@@ -322,9 +323,12 @@ def _verb_in_run(words: list[str], run: list[int], end: int, *, be: bool, predic
         following = words[past] if past < len(words) else "?"  # "handle key rollovers automatically?"
     if following in AUX_DO | AUX_BE | AUX_HAVE | ADVERBS:
         return -1  # "What does the with statement do", "can unreachable objects really be lost"
-    figures = next((k for k in range(len(run), 0, -1) if not words[run[k - 1]].isdigit()), 0)
-    if not be and following in CLOSES and 3 <= figures < len(run):  # "should the redirect use code 301 or 2"
-        return run[figures - 2]  # figures label the noun before them, the object; the verb stands before it
+    # "should the redirect use (code) 301 or 302", "can the pool keep 10 or 20 connections": a figure is no
+    # verb, and what it counts or labels is the object; the verb is the plain word before it, past the subject
+    first = next((k for k, j in enumerate(run) if figure(words[j])), len(run))
+    plain = [j for j in run[1:first] if words[j].isalpha() and words[j].islower()]
+    if not be and following in CLOSES and first < len(run) and plain:
+        return plain[0]
     if be:
         last = words[run[-1]]
         participle = last.lower().endswith(("ed", "en"))
@@ -393,8 +397,7 @@ def noun_phrases(clause: str) -> list[Phrase]:
             role = "named" if start > 0 and lower[0] in ("what", "which") and lower[1] in AUX_BE else context
             carried, context, i = role, "pp", end + 1
             continue
-        figure = [w in QUANTIFIERS or w in NUMBERS or re.sub("[:,]", "", w).isdigit() for w in lower[i:end]]
-        if all(figure):
+        if all(w in QUANTIFIERS or w in NUMBERS or figure(w.replace(":", "")) for w in lower[i:end]):
             i = end  # "split a commit into two", "several could be", "at 7:30": a number is no phrase
             continue
         role, carried = carried or context, ""

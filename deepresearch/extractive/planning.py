@@ -137,8 +137,12 @@ _CONFIG_WORDS = re.compile(
 _FAILURE = re.compile(r"(?:error|exception|warning|failure|crash)e?s?$", re.IGNORECASE)
 _MANY = "another|two|three|many|much|several|multiple"
 _LEADING = re.compile(rf"^(?:my|your|our|their|his|its|{_MANY})\s+", re.I)
-# "two branches", "their cache", "our 40 web servers": an instance, not the subject matter (not "our cache")
-_COUNTED = re.compile(rf"^(?:(?:my|your|our|their)\s+)?\d[\d,.]*\s+\w|^(?:their|his|its|{_MANY})\s+", re.I)
+# "two branches", "their cache", "our 40 web servers": an instance, not the subject matter (not "our cache",
+# nor a status code: "404 errors")
+_STATUS = r"(?:errors?|responses?|status|codes?|redirects?|pages?)\b"
+_COUNTED = re.compile(
+    rf"^(?:(?:my|your|our|their)\s+)?\d[\d,.]*\s+(?!{_STATUS})\w|^(?:their|his|its|{_MANY})\s+", re.I
+)
 _RELATION_OF = re.compile(
     r"\b(the (?:pitfalls|drawbacks|downsides|risks|limitations|limits|caveats|disadvantages|advantages|"
     r"benefits|trade-?offs|pros and cons) of .+)$",

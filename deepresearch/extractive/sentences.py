@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from deepresearch.extractive.leaning import (
     ADMONITIONS,
     DEFAULT_FIELD,
-    FORWARD,
     NAMES_EXAMPLE,
     NO_VALUE,
     SAMPLE_MARKS,
@@ -25,6 +24,7 @@ from deepresearch.extractive.leaning import (
     asks,
     dangles,
     entry_name,
+    forward,
     leans_back,
     names_an_entry,
     no_sample,
@@ -186,7 +186,7 @@ class _Reader:
         # a question is read (a sentence after it may lean on it), but is no quote
         quotable = _prose(sentence) or self._short_definition(sentence) or self._lower(sentence, previous)
         quotable = quotable or _step(sentence, previous)  # a step: "Then, edit the zone file."
-        if not quotable or FORWARD.search(sentence) or asks(sentence):
+        if not quotable or forward(sentence) or asks(sentence):
             return
         if LINE_BREAK in sentence and _CODE_LINE.search(sentence):
             return  # a long sample's lines cut as sentences ("1 : 0);␤array->clear = (clear ?")
@@ -293,7 +293,8 @@ class _Reader:
                     # after "…" when items before it are left out: "... fields: … the command to execute")
                     item = f"{self.intro} {'… ' if index else ''}{item}"
                 shortest = TERM_MIN_WORDS if definition else STATEMENT_MIN_WORDS
-                first = item if len(item) <= MAX_UNIT_CHARS else split_sentences(item)[0]  # a long item's
+                # a long item is judged by its first sentence: is_statement refuses one over MAX_UNIT_CHARS
+                first = next(iter(split_sentences(item)), item) if len(item) > MAX_UNIT_CHARS else item
                 whole = is_statement(first, shortest) and (self.intro or not list_fragment(item))
                 for sentence in split_sentences(item) if whole else ():
                     self.sentence(sentence)

@@ -65,6 +65,7 @@ _WHEN_WORDS = frozenset(
         *("older", "newer", "spring", "summer", "autumn", "fall", "winter"),
     ]
 )
+_KEEPS_FROM = frozenset(("stop", "keep", "prevent", "block", "bar", "protect", "save", "exclude", "prohibit"))
 _INTRANSITIVE = frozenset(("work", "behave", "function", "differ", "compare", "interact", "fail", "happen"))
 """Verbs that end a "How does X ... work?" question with no object after them."""
 _CATENATIVE_PAST = frozenset(("stopped", "started", "kept", "avoided", "finished"))
@@ -448,7 +449,8 @@ def asked_verb(lower: list[str], content: list[bool]) -> set[int]:
     found = {i for i in found if content[i] and lower[i].isalpha()}
     # "What can stop rsyslog from writing ...": the word after "what" and a modal keeps its object from doing
     stop = next((m for m in range(4, min(len(lower) - 1, 7)) if lower[m] == "from"), 0)
-    if stop and lower[0] == "what" and lower[1] in AUX_DO and content[2] and lower[stop + 1].endswith("ing"):
+    keeps = bool(stop) and lower[2] in _KEEPS_FROM and lower[stop + 1].endswith("ing")  # not "learn from"
+    if keeps and lower[0] == "what" and lower[1] in AUX_DO:
         found.add(2)
     k = 1
     while k < len(lower) and lower[k] in ADVERBS:

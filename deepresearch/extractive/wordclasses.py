@@ -153,6 +153,11 @@ def tokens(text: str) -> list[str]:
     return [t.rstrip(".'’") if not t.startswith(".") or len(t) > 1 else t for t in found]
 
 
+def figure(word: str) -> bool:
+    """A number as a question writes it, with its thousands or not ("40", "500,000")."""
+    return word.replace(",", "").isdigit()
+
+
 def named_am(word: str, previous: str, following: str) -> bool:
     """ "am" is the verb only next to "I" ("I am", "Am I", "how am I"): elsewhere it is a name ("git am
     stops"). extractive/text.py's stopwords say the same for the tokens."""
@@ -221,7 +226,7 @@ def _durations(lower: list[str]) -> set[int]:
     found: set[int] = set()
     for i in (i for i, word in enumerate(lower) if word == "for"):
         end = i + 1
-        while end < len(lower) and (lower[end] in _SPAN or lower[end].isdigit()):
+        while end < len(lower) and (lower[end] in _SPAN or figure(lower[end])):
             end += 1
         if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS:
             found |= set(range(i + 1, end + 1))
@@ -230,12 +235,13 @@ def _durations(lower: list[str]) -> set[int]:
         i for i, word in enumerate(lower) if word in ("after", "during", "before", "over", "since", "until")
     ):
         end = i + 1 + int(i + 2 < len(lower) and lower[i + 1] in ("a", "an", "the", "one", "each"))
-        if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS:
+        ends = end + 1 >= len(lower) or lower[end + 1] in FUNCTION_WORDS | CLOSES  # not "the night shift"
+        if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS and ends:
             found |= set(range(i + 1, end + 1))
     # ... and how often: "several times a day", "twice a week"
     for i in (i for i, word in enumerate(lower) if word in ("times", "twice", "once")):
         start, end = i, i + 2
-        while start > 0 and (lower[start - 1] in _SPAN or lower[start - 1].isdigit()):
+        while start > 0 and (lower[start - 1] in _SPAN or figure(lower[start - 1])):
             start -= 1
         if (
             end < len(lower)

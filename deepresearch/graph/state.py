@@ -133,4 +133,4 @@ class ReviewerTask(TypedDict):
     sub_questions: list[str]
     evidence: list[dict[str, Any]]
     topic: NotRequired[str]  # the plan's topic (extractive plans name one)
-    rarity: NotRequired[dict[str, float]]  # the share of the corpus's documents holding each question word
+    rarity: NotRequired[dict[str, float]]  # share of the corpus's documents (passages) holding each
