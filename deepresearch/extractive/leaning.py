@@ -4,9 +4,8 @@ in form only (an "it" or a "there" that stands for what follows, a place pointed
 that opens a section with "This module ..." points at the page's subject. And one that announces a list
 ("... as follows:") leans on what comes after it: quoted with its list, or alone only when it states
 something whole without it. One that sends the reader elsewhere, or says what the page goes on to do, says
-nothing of its own and is no quote; nor is a section of navigation (a table of contents, "See also"), nor a
-question: it asks, the sentences after it answer. A page of release notes is told by its sections' headings
-(screening reads it as less relevant: it names every word of its manual in passing)."""
+nothing of its own and is no quote; nor is a question: it asks, the sentences after it answer. What a page or
+a section is - navigation, an FAQ's index, release notes - is told in extractive/pages.py."""
 
 from __future__ import annotations
 
