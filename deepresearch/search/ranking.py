@@ -254,17 +254,17 @@ def document_shares(
     total = conn.execute("SELECT count(*) FROM files WHERE error IS NULL").fetchone()[0] - len(excluded)
     small = 0 < total < SMALL_CORPUS
     if small:
-        files = [file_id for (file_id,) in conn.execute("SELECT rowid >> ? FROM passages", (SEQ_BITS,))]
-        total = sum(file_id not in excluded for file_id in files)
+        total = sum(r >> SEQ_BITS not in excluded for (r,) in conn.execute("SELECT rowid FROM passages"))
+    # a passage's rowid, or (on a larger corpus) its file's: the file is the rowid's high bits
+    unit = "rowid" if small else f"DISTINCT rowid >> {SEQ_BITS}"
     shares: dict[str, float] = {}
     for phrase in phrases:
         words = _TOKEN_RE.findall(phrase.lower())
         if not words or total <= 0:
             continue
         rows = conn.execute(
-            "SELECT rowid FROM passages WHERE passages MATCH ?", ('"' + " ".join(words) + '"',)
+            f"SELECT {unit} FROM passages WHERE passages MATCH ?", ('"' + " ".join(words) + '"',)
         )
-        found = [(rowid >> SEQ_BITS, rowid) for (rowid,) in rows]
-        held = {(rowid if small else file_id) for file_id, rowid in found if file_id not in excluded}
+        held = [r for (r,) in rows if (r >> SEQ_BITS if small else r) not in excluded]
         shares[phrase] = len(held) / total
     return shares
