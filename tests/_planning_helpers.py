@@ -3,7 +3,7 @@ modules of the extractive planner (test_extractive_clauses.py, test_extractive_c
 
 from __future__ import annotations
 
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.asking.planning import keyword_plan
 
 
 def planned(question: str) -> list[str]:

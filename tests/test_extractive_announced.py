@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.leaning import stands_alone
-from deepresearch.extractive.sentences import as_statement, quotes
-from deepresearch.extractive.text import LINE_BREAK, chunk_passages
+from deepresearch.extractive.reading.leaning import stands_alone
+from deepresearch.extractive.reading.sentences import as_statement, quotes
+from deepresearch.extractive.reading.text import LINE_BREAK, chunk_passages
 from deepresearch.search.documents import extract_text
 
 _PROGRAM = "\n".join(

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from deepresearch.extractive.asking.planning import keyword_plan
 from deepresearch.extractive.bm25 import SIDE, Scorer
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import content_tokens
 from deepresearch.extractive.screening import ANSWER_PASSAGES, rank_sources
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import content_tokens
 from deepresearch.report.digest import FINDINGS_PER_SUB_QUESTION, extractive_report_body
 from deepresearch.report.findings import ANSWER_SENTENCES, extractive_review
 from tests._report_helpers import QUESTION, WORDS

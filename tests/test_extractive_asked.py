@@ -1,4 +1,4 @@
-"""Sub-questions that say what the question's words lean on (deepresearch/extractive/asked.py): a bare "Why?"
+"""Sub-questions that say what the question's words lean on (extractive/asking/asked.py): a bare "Why?"
 after a statement, "its" after a statement of what the asker did, "it is <state>" and "that" in a later
 clause, "Can I ...?" as a task, a time said in passing, a call as one word. Invented domains, so nothing here
 is tuned on the quality sets."""
@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.text import content_tokens
-from deepresearch.extractive.wordclasses import tokens
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.asking.wordclasses import tokens
+from deepresearch.extractive.reading.text import content_tokens
 from tests._planning_helpers import planned as _plan
 
 

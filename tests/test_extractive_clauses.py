@@ -8,11 +8,11 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
+from deepresearch.extractive.asking.phrases import noun_phrases, verbs
+from deepresearch.extractive.asking.planning import keyword_plan
 from deepresearch.extractive.inflection import gerund, plural_word
-from deepresearch.extractive.phrases import noun_phrases, verbs
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.reading.text import content_tokens, plain_words
 from deepresearch.extractive.screening import passages_of, rank_passages
-from deepresearch.extractive.text import content_tokens, plain_words
 from tests._planning_helpers import planned as _plan
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.wordclasses import tokens
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.asking.wordclasses import tokens
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The planner's comparisons (extractive/comparison.py): both sides of "X vs Y", "Is X safer than Y?", "How
+"""The planner's comparisons (asking/comparison.py): both sides of "X vs Y", "Is X safer than Y?", "How
 does X compare to Y?", "the advantages of X over Y" are asked about, and what only looks like a comparison
 is not ("files older than 7 days", "a better web server than")."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.asking.planning import keyword_plan
 from deepresearch.extractive.screening import rank_sources
 from tests._planning_helpers import planned as _plan
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import heading_passages
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import heading_passages
 from deepresearch.report.links import _VIEWERS, REMOVED, sanitize_links
 from deepresearch.search.documents import extract_text
 from deepresearch.search.preformatted import DOCUMENT_LINES, prose_text

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.leaning import leans_back
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import heading_passages
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.reading.leaning import leans_back
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import heading_passages
 from deepresearch.report.digest import warns
 from deepresearch.report.links import sanitize_links
 from deepresearch.search.documents import extract_text

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from deepresearch.extractive.leaning import faq
+from deepresearch.extractive.reading.leaning import faq
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import heading_passages
 from deepresearch.extractive.screening import rank_sources
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import heading_passages
 from deepresearch.report.digest import extractive_report_body
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text

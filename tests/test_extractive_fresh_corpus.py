@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.comparison import quoted_whole
-from deepresearch.extractive.leaning import leans_back, stands_alone
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan, question_topic
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import (
+from deepresearch.extractive.asking.comparison import quoted_whole
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan, question_topic
+from deepresearch.extractive.reading.leaning import leans_back, stands_alone
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import (
     code_span,
     heading_passages,
     sample_code,

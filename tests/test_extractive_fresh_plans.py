@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.asked import inline
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.text import content_tokens
+from deepresearch.extractive.asking.asked import inline
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.reading.text import content_tokens
 
 _RARITY = {"error": 0.46, "lantern": 0.02, "wick": 0.01, "oil": 0.2, "lantern wick": 0.01}
 

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from bench.quality.grammar import grammar_problems
-from deepresearch.extractive.phrases import verbs
-from deepresearch.extractive.planning import keyword_plan, question_topic
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import content_tokens, heading_passages, split_sentences
+from deepresearch.extractive.asking.phrases import verbs
+from deepresearch.extractive.asking.planning import keyword_plan, question_topic
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import content_tokens, heading_passages, split_sentences
 from deepresearch.report.digest import NO_OTHER_RISKS, NO_RISKS, extractive_report_body
 from deepresearch.report.lines import cite
 from deepresearch.report.render import check_citations, render_html, sources_markdown

@@ -4,9 +4,9 @@ split into passages. Invented domains, so nothing here is tuned on the quality s
 
 from __future__ import annotations
 
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import heading_passages
 from deepresearch.extractive.screening import passages_of
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import heading_passages
 from deepresearch.graph.gather import _evidence
 from deepresearch.report.findings import extractive_review
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import code_like, heading_passages, split_sentences
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import code_like, heading_passages, split_sentences
 from deepresearch.search.documents import extract_text
 
 

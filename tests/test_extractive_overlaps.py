@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.report.findings import extractive_review
 from deepresearch.report.lines import cite
 from tests.test_extractive_answers import WORDS

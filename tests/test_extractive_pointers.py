@@ -1,4 +1,4 @@
-"""Sentences that say nothing about the subject (extractive/leaning.py points_elsewhere): one that sends the
+"""Sentences that say nothing about the subject (reading/leaning.py points_elsewhere): one that sends the
 reader elsewhere, and one that says what the page goes on to do. Quoted, they read as findings ("Here we
 discuss a few of these [1].") in the reports over Git's and Apache's manuals. And a reason given alone,
 which answers the sentence before it (leans_back). Invented domains."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.leaning import leans_back, points_elsewhere
-from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.reading.leaning import leans_back, points_elsewhere
+from deepresearch.extractive.reading.sentences import quotes
 
 CONTENT = "The keeper trims the wick every evening so that the flame burns without smoke."
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive import text
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import MAX_SUB_QUESTIONS, keyword_plan, lookup_phrases
-from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import MAX_SUB_QUESTIONS, keyword_plan, lookup_phrases
+from deepresearch.extractive.reading import text
+from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.search import CorpusIndex
 from deepresearch.search.documents import extract_text
 from deepresearch.search.ranking import SMALL_CORPUS

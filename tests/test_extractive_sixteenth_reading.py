@@ -4,11 +4,11 @@ defect in a comment. Invented lighthouse material."""
 
 from __future__ import annotations
 
-from deepresearch.extractive.comparison import article
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.sentences import Quote, quotes
-from deepresearch.extractive.text import content_tokens, split_sentences
+from deepresearch.extractive.asking.comparison import article
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.reading.sentences import Quote, quotes
+from deepresearch.extractive.reading.text import content_tokens, split_sentences
 from deepresearch.report.findings import mmr
 from deepresearch.report.lines import Ledger
 

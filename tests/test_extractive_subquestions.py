@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from bench.quality.grammar import grammar_problems
-from deepresearch.extractive.comparison import article, compared_members, named_alone
+from deepresearch.extractive.asking.comparison import article, compared_members, named_alone
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan
 from deepresearch.extractive.inflection import gerund
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
 
 FILTER = (
     "How does mod_filter's smart filtering decide which filter provider runs on a response, and what are the "

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.leaning import term_line
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import code_span, heading_passages
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.reading.leaning import term_line
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import code_span, heading_passages
 from deepresearch.report.lines import cite
 from deepresearch.report.render import markdown_text
 from deepresearch.search.corpus import CorpusIndex

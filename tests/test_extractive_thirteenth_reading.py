@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import heading_passages
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import heading_passages
 from deepresearch.search.corpus import CorpusIndex, IndexStats
 from deepresearch.search.documents import extract_text
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import LINE_BREAK, code_like, heading_passages
-from deepresearch.extractive.verbclues import verb_of_subject
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.asking.verbclues import verb_of_subject
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import LINE_BREAK, code_like, heading_passages
 from deepresearch.search.documents import extract_text
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from deepresearch.extractive.asking.phrases import noun_phrases, verb_terms, verbs
+from deepresearch.extractive.asking.planning import keyword_plan, question_topic
 from deepresearch.extractive.bm25 import VERB, Scorer
-from deepresearch.extractive.phrases import noun_phrases, verb_terms, verbs
-from deepresearch.extractive.planning import keyword_plan, question_topic
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import content_tokens
 from deepresearch.extractive.screening import passages_of, rank_passages, rank_sources
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import content_tokens
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.ranking import match_expression
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from deepresearch.extractive.phrases import noun_phrases
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.asking.phrases import noun_phrases
+from deepresearch.extractive.asking.planning import keyword_plan
 
 
 @pytest.mark.parametrize(

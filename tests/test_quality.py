@@ -16,11 +16,16 @@ import pytest
 
 from bench.quality.grammar import grammar_problems
 from deepresearch.engine.core import open_engine
+from deepresearch.extractive.asking.planning import keyword_plan
 from deepresearch.extractive.bm25 import BM25F
-from deepresearch.extractive.planning import keyword_plan
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import (
+    content_tokens,
+    heading_passages,
+    section_label,
+    split_sentences,
+)
 from deepresearch.extractive.screening import passages_of, rank_passages
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import content_tokens, heading_passages, section_label, split_sentences
 from deepresearch.graph.gather import LOCAL_READS, _to_fetch
 from deepresearch.report.compose import (
     NO_RISKS,

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.pages import navigation, release_pages
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import heading_passages, section_label, split_sentences
+from deepresearch.extractive.reading.pages import navigation, release_pages
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import heading_passages, section_label, split_sentences
 from deepresearch.report.lines import cite
 from deepresearch.report.render import cited_numbers, markdown_text
 from deepresearch.search.documents import extract_text

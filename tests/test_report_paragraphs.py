@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.report.digest import extractive_report_body
 from deepresearch.report.lines import cite
 from deepresearch.report.render import check_citations

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from deepresearch.engine.core import open_engine
-from deepresearch.extractive.text import LINE_BREAK, split_sentences
+from deepresearch.extractive.reading.text import LINE_BREAK, split_sentences
 from deepresearch.report.render import check_citations, render_fragment
 from deepresearch.search.corpus import CorpusIndex
 from deepresearch.search.documents import extract_text

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.sentences import quotes
+from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.report.render import markdown_text
 from deepresearch.search.documents import extract_text
 from deepresearch.search.markdown import unwrap

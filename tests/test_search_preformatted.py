@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deepresearch.extractive.sentences import quotes
-from deepresearch.extractive.text import LINE_BREAK
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.extractive.reading.text import LINE_BREAK
 from deepresearch.search.documents import extract_text
 from deepresearch.search.entries import shared_words
 from deepresearch.search.preformatted import prose_text

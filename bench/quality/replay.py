@@ -24,7 +24,7 @@ from bench.quality import corpora
 from bench.quality.cli import selected_sets, unknown_sets
 from bench.quality.diagnose import Run, latest_runs
 from bench.quality.scoring import Score, failed, row, score, summary
-from deepresearch.extractive.text import chunk_passages
+from deepresearch.extractive.reading.text import chunk_passages
 from deepresearch.options import DEFAULT_REVIEWERS
 from deepresearch.report.digest import extractive_report_body
 from deepresearch.report.findings import extractive_review

@@ -9,10 +9,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.asked import asker_condition
-from deepresearch.extractive.phrases import verb_terms
-from deepresearch.extractive.sentences import Quote
-from deepresearch.extractive.text import content_tokens
+from deepresearch.extractive.asking.asked import asker_condition
+from deepresearch.extractive.asking.phrases import verb_terms
+from deepresearch.extractive.reading.sentences import Quote
+from deepresearch.extractive.reading.text import content_tokens
 
 __all__ = ["BM25F", "FIELD_WEIGHTS", "GENERIC_SHARE", "QueryWeights", "Scorer", "term_weights"]
 

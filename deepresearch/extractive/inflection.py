@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.extractive.wordclasses import (
+from deepresearch.extractive.asking.wordclasses import (
     AUX_BE,
     AUX_DO,
     AUX_HAVE,

@@ -22,12 +22,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, TypedDict
 
 from deepresearch.extractive import literals
-from deepresearch.extractive.asked import without_aspects
+from deepresearch.extractive.asking.asked import without_aspects
+from deepresearch.extractive.asking.phrases import verb_terms
+from deepresearch.extractive.asking.planning import question_topic
 from deepresearch.extractive.bm25 import BM25F, named_share
-from deepresearch.extractive.pages import faq_entries, navigation, release_pages
-from deepresearch.extractive.phrases import verb_terms
-from deepresearch.extractive.planning import question_topic
-from deepresearch.extractive.text import (
+from deepresearch.extractive.reading.pages import faq_entries, navigation, release_pages
+from deepresearch.extractive.reading.text import (
     code_like,
     content_tokens,
     heading_passages,
@@ -43,7 +43,7 @@ SAME_SOURCE_DISCOUNT = 0.85
 """Each passage already kept from a source multiplies that source's next candidates by this."""
 VERB_WEIGHT = 0.5
 """A verb of the sub-question counts this much of a noun: the pages say "selects" where it says "decides"
-(not a word it also names as a thing, "the rename": extractive/phrases.py verb_terms)."""
+(not a word it also names as a thing, "the rename": extractive/asking/phrases.py verb_terms)."""
 DOCUMENT_FLOOR = 0.35
 """A page whose relevance to the question is below this share of the best page's gives no evidence."""
 DOCUMENT_WEIGHT = 0.6

@@ -10,10 +10,10 @@ from urllib.parse import urlsplit
 from langgraph.runtime import Runtime
 
 import prompts
+from deepresearch.extractive.asking.planning import keyword_plan, lookup_phrases, question_topic
 from deepresearch.extractive.bm25 import term_weights
-from deepresearch.extractive.planning import keyword_plan, lookup_phrases, question_topic
+from deepresearch.extractive.reading.text import keywords
 from deepresearch.extractive.screening import rank_sources, search_priors
-from deepresearch.extractive.text import keywords
 from deepresearch.graph.common import (
     CANDIDATES_PER_SUB_QUESTION,
     EVIDENCE_PER_SUB_QUESTION,

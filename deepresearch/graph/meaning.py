@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from deepresearch.extractive.text import content_tokens
+from deepresearch.extractive.reading.text import content_tokens
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 _ALNUM = re.compile(r"[^\W_]", re.UNICODE)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from deepresearch.extractive.text import content_tokens
+from deepresearch.extractive.reading.text import content_tokens
 
 
 def uncovered_queries(

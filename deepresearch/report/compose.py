@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from deepresearch.extractive.text import LINE_BREAK, chunk_passages
+from deepresearch.extractive.reading.text import LINE_BREAK, chunk_passages
 from deepresearch.report import model_quality
 from deepresearch.report.digest import CORROBORATE, NO_RISKS, ONE_SOURCE, SEARCH_AGAIN, extractive_report_body
 from deepresearch.report.findings import extractive_review

@@ -22,13 +22,13 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from deepresearch.extractive.asked import asks_about_limits, without_aspects
+from deepresearch.extractive.asking.asked import asks_about_limits, without_aspects
+from deepresearch.extractive.asking.comparison import WEIGHS
+from deepresearch.extractive.asking.planning import keyword_plan
+from deepresearch.extractive.asking.wordclasses import tokens
 from deepresearch.extractive.bm25 import GENERIC_SHARE, term_weights
-from deepresearch.extractive.comparison import WEIGHS
 from deepresearch.extractive.inflection import listed
-from deepresearch.extractive.planning import keyword_plan
-from deepresearch.extractive.text import content_tokens, split_sentences
-from deepresearch.extractive.wordclasses import tokens
+from deepresearch.extractive.reading.text import content_tokens, split_sentences
 from deepresearch.options import DEFAULT_REVIEWERS
 from deepresearch.report.lines import Ledger, cite, paragraphs, passages_by_place, reading_order
 

@@ -18,11 +18,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from deepresearch.extractive.asked import asks_about_limits, without_aspects
+from deepresearch.extractive.asking.asked import asks_about_limits, without_aspects
+from deepresearch.extractive.asking.planning import question_topic
 from deepresearch.extractive.bm25 import QueryWeights, Scorer, term_weights
-from deepresearch.extractive.planning import question_topic
-from deepresearch.extractive.sentences import NEAR_DUPLICATE, Quote, quotes
-from deepresearch.extractive.text import content_tokens
+from deepresearch.extractive.reading.sentences import NEAR_DUPLICATE, Quote, quotes
+from deepresearch.extractive.reading.text import content_tokens
 
 # words that mark a stated limit or risk, and a consequence: what the risk and implication reviewers quote
 RISK_CUES = (

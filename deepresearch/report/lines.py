@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from deepresearch.extractive.sentences import NEAR_DUPLICATE
-from deepresearch.extractive.text import content_tokens, split_sentences
+from deepresearch.extractive.reading.sentences import NEAR_DUPLICATE
+from deepresearch.extractive.reading.text import content_tokens, split_sentences
 from deepresearch.report.findings import named_terms, parallel
 from deepresearch.report.render import markdown_text, stray_backticks
 

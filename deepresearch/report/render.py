@@ -11,7 +11,7 @@ from typing import Any
 import nh3
 from markdown_it import MarkdownIt
 
-from deepresearch.extractive.text import (
+from deepresearch.extractive.reading.text import (
     LINE_BREAK,
     code_span,
     content_tokens,
@@ -97,7 +97,7 @@ def check_citations(
 
 def shown_samples(line: str) -> str:
     """A line of the report with its samples' lines apart, as their page shows them: a code span that holds
-    a LINE_BREAK (extractive/text.py) is a span per line ("`$ cd ..` `$ git clone super cloned`"); the
+    a LINE_BREAK (extractive/reading/text.py) is a span per line ("`$ cd ..` `$ git clone super cloned`"); the
     mark anywhere else - a sample quoted as text, a model that copied it - is the space it stood for."""
     if LINE_BREAK not in line:
         return line

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
-from deepresearch.extractive.text import LINE_BREAK
+from deepresearch.extractive.reading.text import LINE_BREAK
 from deepresearch.search.base import SearchResult
 from deepresearch.search.documents import (
     SUPPORTED_SUFFIXES,

@@ -17,7 +17,7 @@ from pathlib import Path
 from bs4 import Tag
 
 from deepresearch.cpu import CpuPool
-from deepresearch.extractive.text import DEFINITION_LEVEL, code_span, heading_passages
+from deepresearch.extractive.reading.text import DEFINITION_LEVEL, code_span, heading_passages
 from deepresearch.search.entries import (
     ENTRY_HEADINGS,
     code_terms,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from bs4 import PageElement, Tag
 
-from deepresearch.extractive.text import DEFINITION_LEVEL
+from deepresearch.extractive.reading.text import DEFINITION_LEVEL
 
 __all__ = [
     "ENTRY_CHARS",

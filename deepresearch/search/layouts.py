@@ -10,7 +10,7 @@
   numbers or the code ran into the code or its output ("1 2 3 4: // Notice that ...");
 - Doxygen's page title (``div.headertitle > div.title``, no heading) heads the page, its sections below it:
   the sections were the first heading of their path, which names no section of a quote's label
-  (extractive/pages.py section_name), and 245 of 285 quotes went unlabelled;
+  (extractive/reading/pages.py section_name), and 245 of 285 quotes went unlabelled;
 - a DocBook variable list laid out as a table (``table.variablelist``) is the definition list it is, and a
   paragraph's run-in title ("<b>G_SLICE. </b>This environment variable allows ...", DocBook's formalpara)
   the term of its paragraph: the name was a sentence of its own, dropped, and its description quoted without

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.extractive.text import CODE_SPAN, DEFINITION_LEVEL
+from deepresearch.extractive.reading.text import CODE_SPAN, DEFINITION_LEVEL
 
 __all__ = ["rst_text", "unescaped", "unwrap"]
 

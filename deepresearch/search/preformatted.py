@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from deepresearch.extractive.text import DEFINITION_LEVEL, LINE_BREAK
+from deepresearch.extractive.reading.text import DEFINITION_LEVEL, LINE_BREAK
 
 __all__ = ["prose_text", "sample_text"]
 

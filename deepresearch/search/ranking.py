@@ -19,7 +19,7 @@ from collections import Counter
 
 from deepresearch.extractive import literals as _literals
 from deepresearch.extractive.bm25 import named_share
-from deepresearch.extractive.text import KEYWORD_NAME, plain_words
+from deepresearch.extractive.reading.text import KEYWORD_NAME, plain_words
 
 __all__ = ["BM25_WEIGHTS", "SEQ_BITS", "DocumentRanker", "document_shares", "match_expression"]
 

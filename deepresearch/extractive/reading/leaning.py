@@ -5,13 +5,13 @@ that opens a section with "This module ..." points at the page's subject. And on
 ("... as follows:") leans on what comes after it: quoted with its list, or alone only when it states
 something whole without it. One that sends the reader elsewhere, or says what the page goes on to do, says
 nothing of its own and is no quote; nor is a question: it asks, the sentences after it answer. What a page or
-a section is - navigation, an FAQ's index, release notes - is told in extractive/pages.py."""
+a section is - navigation, an FAQ's index, release notes - is told in extractive/reading/pages.py."""
 
 from __future__ import annotations
 
 import re
 
-from deepresearch.extractive.text import STOPWORDS
+from deepresearch.extractive.reading.text import STOPWORDS
 
 _DANGLING = frozenset(
     (

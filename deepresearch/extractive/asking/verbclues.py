@@ -1,4 +1,4 @@
-"""Verbs told by where they stand, for the chunker (extractive/phrases.py): after the word before them (a
+"""Verbs told by where they stand, for the chunker (asking/phrases.py): after the word before them (a
 participle after "has", an infinitive after a verb, a verb after "does not" or after its agent), or at the
 end of a "What do ... mean?" or a "How does X made with Y work?" question. Each takes the question's words
 (``lower``: lower-cased) and which of them are content words, and returns the positions it takes for verbs."""
@@ -8,8 +8,7 @@ from __future__ import annotations
 import re
 from itertools import pairwise, takewhile
 
-from deepresearch.extractive.inflection import ends_in_s
-from deepresearch.extractive.wordclasses import (
+from deepresearch.extractive.asking.wordclasses import (
     ADVERBS,
     AFTER_A_VERB,
     AUX_BE,
@@ -37,6 +36,7 @@ from deepresearch.extractive.wordclasses import (
     SUBORDINATORS,
     WH,
 )
+from deepresearch.extractive.inflection import ends_in_s
 
 __all__ = [
     "CAPITALS",
@@ -340,7 +340,7 @@ def spoken_verbs(words: list[str], lower: list[str], content: list[bool], i: int
 
 def subjectless(sentence: str) -> bool:
     """ "Specifies the maximum age ...", "Run the command ...": a sentence of a page that opens on its verb,
-    its subject in the heading (extractive/sentences.py quotes it only under one)."""
+    its subject in the heading (extractive/reading/sentences.py quotes it only under one)."""
     words = sentence.split()
     return len(words) > 1 and words[0].lower() not in OPENERS and words[1].lower() in AFTER_A_VERB
 

@@ -1,6 +1,6 @@
 """What a question compares: the members of "X or Y", "X vs Y", "X, Y and Z", and the two sides of "Is X
 safer than Y?", "How does X compare to Y?", "the advantages of X over Y" - each asked about and searched
-for on its own (extractive/planning.py). A comparison of two noun phrases is read as the coordination
+for on its own (extractive/asking/planning.py). A comparison of two noun phrases is read as the coordination
 "X or Y", so one rule names its members whatever the wording."""
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ import itertools
 import re
 from dataclasses import replace
 
-from deepresearch.extractive.inflection import plural_word
-from deepresearch.extractive.phrases import Phrase
-from deepresearch.extractive.wordclasses import (
+from deepresearch.extractive.asking.phrases import Phrase
+from deepresearch.extractive.asking.wordclasses import (
     ARTICLES,
     COMPARATIVES,
     DETERMINERS,
@@ -19,6 +18,7 @@ from deepresearch.extractive.wordclasses import (
     POSSESSIVES,
     tokens,
 )
+from deepresearch.extractive.inflection import plural_word
 
 __all__ = [
     "COMPARATIVE", "COMPARES", "EITHER", "VERSUS", "WEIGHS", "article", "aside", "avoided", "bare",

@@ -12,7 +12,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.leaning import (
+from deepresearch.extractive.asking.verbclues import names_the_counted, subjectless, verb_of_subject
+from deepresearch.extractive.reading.leaning import (
     ADMONITIONS,
     DEFAULT_FIELD,
     NAMES_EXAMPLE,
@@ -33,8 +34,8 @@ from deepresearch.extractive.leaning import (
     stands_alone,
     term_line,
 )
-from deepresearch.extractive.pages import navigation, question_index, section_name, table_row
-from deepresearch.extractive.text import (
+from deepresearch.extractive.reading.pages import navigation, question_index, section_name, table_row
+from deepresearch.extractive.reading.text import (
     DEFINITION_LEVEL,
     LINE_BREAK,
     LIST_ITEM,
@@ -51,7 +52,6 @@ from deepresearch.extractive.text import (
     section_label,
     split_sentences,
 )
-from deepresearch.extractive.verbclues import names_the_counted, subjectless, verb_of_subject
 
 # a statement's end (at a line's end: prose puts a semicolon inside its lines), a block, an assignment, a
 # pointer, a line that opens on a call with arguments (CMake's "CACHE )␤set(LIB_INSTALL_DIR lib/ ..."): a

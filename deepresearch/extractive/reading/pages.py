@@ -10,8 +10,8 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from deepresearch.extractive.leaning import ADMONITIONS, asks
-from deepresearch.extractive.text import LIST_ITEM, section_label
+from deepresearch.extractive.reading.leaning import ADMONITIONS, asks
+from deepresearch.extractive.reading.text import LIST_ITEM, section_label
 
 
 def faq_entries(sections: Sequence[tuple[int, tuple[str, ...]]]) -> set[int]:

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.extractive.inflection import ends_in_s, gerund, plural_word
-from deepresearch.extractive.phrases import Phrase, noun_phrases, verbs
-from deepresearch.extractive.wordclasses import (
+from deepresearch.extractive.asking.phrases import Phrase, noun_phrases, verbs
+from deepresearch.extractive.asking.wordclasses import (
     DETERMINERS,
     FUNCTION_WORDS,
     PARTICIPLES,
@@ -29,6 +28,7 @@ from deepresearch.extractive.wordclasses import (
     manner_adverb,
     tokens,
 )
+from deepresearch.extractive.inflection import ends_in_s, gerund, plural_word
 
 __all__ = [
     "as_asked",
@@ -119,7 +119,7 @@ def as_asked(question: str, why: bool = True) -> str:
     if match := _COMPARE.match(question):
         if "," in match.group(1):  # "Compare A, B and C"
             return f"How do {match.group(1)} and {match.group(2)} compare?"
-        # the form whose two sides the planner joins (extractive/comparison.py)
+        # the form whose two sides the planner joins (extractive/asking/comparison.py)
         return f"How does {match.group(1)} compare to {match.group(2)}?"
     if match := _HOW_WORKS.match(question):
         return f"How {'does' if match.group(2).lower() == 'works' else 'do'} {match.group(1)} work?"

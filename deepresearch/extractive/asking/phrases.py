@@ -1,12 +1,12 @@
 """The noun phrases of a question and the part each plays: a small chunker, not a parser.
 
-Words are told apart by closed classes (extractive/wordclasses.py: question words, auxiliaries, pronouns,
+Words are told apart by closed classes (asking/wordclasses.py: question words, auxiliaries, pronouns,
 determiners, prepositions, conjunctions, adverbs); what is left is content. A verb is recognised by where it
 stands, not by a word list: right after a subject pronoun ("How do I *rotate* ..."), at the end of the
 subject that follows "does" or a modal ("How does SQLite *decide* the type ..."), after an adverb that
 follows the subject ("... still *loop*"), before its infinitive ("does git rm *refuse* to remove a file"),
 at the end of "What do ... in git status --short *mean*?" (the clues by the words around a verb are in
-extractive/verbclues.py). Runs of content words between these are the noun
+extractive/asking/verbclues.py). Runs of content words between these are the noun
 phrases; each keeps its determiner for display ("the json module") and records its role: subject, object,
 what a "What is ..." question names, or one inside a prepositional phrase or a subordinate clause.
 """
@@ -16,9 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
-from deepresearch.extractive.text import content_tokens
-from deepresearch.extractive.verbclues import (
+from deepresearch.extractive.asking.verbclues import (
     CAPITALS,
     asked_verb,
     chained_verbs,
@@ -33,7 +31,7 @@ from deepresearch.extractive.verbclues import (
     verb_past_a_phrase,
     what_it_is,
 )
-from deepresearch.extractive.wordclasses import (
+from deepresearch.extractive.asking.wordclasses import (
     ADVERBS,
     ARTICLES,
     AUX_BE,
@@ -74,6 +72,8 @@ from deepresearch.extractive.wordclasses import (
     passing_times,
     tokens,
 )
+from deepresearch.extractive.inflection import ends_in_s, instead_of_one, plural_word
+from deepresearch.extractive.reading.text import content_tokens
 
 __all__ = ["Phrase", "noun_phrases", "verb_terms", "verbs"]
 
@@ -95,7 +95,7 @@ class Phrase:
     start: int
     items: tuple[str, ...] = ()
     subordinate: bool = False  # in a clause of its own ("when I can edit the main server configuration")
-    joined: bool = False  # the two sides of a comparison, joined by extractive/comparison.py
+    joined: bool = False  # the two sides of a comparison, joined by extractive/asking/comparison.py
 
     @property
     def plural(self) -> bool:

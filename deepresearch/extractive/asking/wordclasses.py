@@ -1,4 +1,4 @@
-"""The closed word classes the question chunker (extractive/phrases.py) tells words apart by: question words,
+"""The closed word classes the question chunker (asking/phrases.py) tells words apart by: question words,
 auxiliaries, pronouns, determiners, prepositions, conjunctions, adverbs - and the few open lists it needs
 (comparatives, nouns in "-er", the nouns of a relation). What is in none of them is a content word. And the
 words of a text as the planner and the report read them (`tokens`)."""
@@ -160,7 +160,7 @@ def figure(word: str) -> bool:
 
 def named_am(word: str, previous: str, following: str) -> bool:
     """ "am" is the verb only next to "I" ("I am", "Am I", "how am I"): elsewhere it is a name ("git am
-    stops"). extractive/text.py's stopwords say the same for the tokens."""
+    stops"). extractive/reading/text.py's stopwords say the same for the tokens."""
     return word.lower() == "am" and "i" not in (previous.lower(), following.lower())
 
 

@@ -6,7 +6,7 @@ compared is), how it works, its limits, how it is configured - each a plain gram
 topic. Nothing is generated: every sub-question is the user's clause or a fixed template around a noun
 phrase taken from the question.
 
-The topic is one of the question's noun phrases (extractive/phrases.py), never a verb or an adverb: the
+The topic is one of the question's noun phrases (extractive/asking/phrases.py), never a verb or an adverb: the
 subject unless it is a pronoun, a name the question asks about, the object of "How do I ..." When the corpus
 says how rare each phrase is (the share of its documents that contain it, of its passages when it has only a
 few documents: search/ranking.py SMALL_CORPUS), the rarest phrase the corpus knows wins, so "Git" or "SQLite"
@@ -20,7 +20,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from deepresearch.extractive.asked import (
+from deepresearch.extractive.asking.asked import (
     as_asked,
     attested,
     from_scene,
@@ -31,7 +31,7 @@ from deepresearch.extractive.asked import (
     resolve_pronouns,
     yes_no_subject,
 )
-from deepresearch.extractive.comparison import (
+from deepresearch.extractive.asking.comparison import (
     COMPARATIVE,
     EITHER,
     VERSUS,
@@ -48,10 +48,10 @@ from deepresearch.extractive.comparison import (
     quoted_whole,
     weighed,
 )
+from deepresearch.extractive.asking.phrases import Phrase, noun_phrases, verb_terms
+from deepresearch.extractive.asking.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
-from deepresearch.extractive.phrases import Phrase, noun_phrases, verb_terms
-from deepresearch.extractive.text import content_tokens, keywords, quoted_semicolons
-from deepresearch.extractive.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
+from deepresearch.extractive.reading.text import content_tokens, keywords, quoted_semicolons
 
 MAX_SUB_QUESTIONS = 4
 
