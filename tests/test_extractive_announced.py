@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from deepresearch.extractive.reading.leaning import stands_alone
-from deepresearch.extractive.reading.sentences import as_statement, quotes
+from deepresearch.extractive.reading.leaning import as_statement, stands_alone
+from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.extractive.reading.text import LINE_BREAK, chunk_passages
 from deepresearch.search.documents import extract_text
 

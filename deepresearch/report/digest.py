@@ -30,6 +30,7 @@ from deepresearch.extractive.bm25 import GENERIC_SHARE, term_weights
 from deepresearch.extractive.inflection import listed
 from deepresearch.extractive.reading.text import content_tokens, split_sentences
 from deepresearch.options import DEFAULT_REVIEWERS
+from deepresearch.report.focus import explaining, focused
 from deepresearch.report.lines import Ledger, cite, paragraphs, passages_by_place, reading_order
 
 SUMMARY_CLAIMS = 5
@@ -51,14 +52,6 @@ _NARRATES = re.compile(
     r"(?! (?:recap|review|summari[sz]e|sum up)\b)",  # "Let's recap what we've discussed ...:" answers
     re.IGNORECASE,
 )
-SOURCE_FOCUS = 0.3
-STRONG_QUOTE = 0.85
-"""A source is quoted only if its findings' total score is at least SOURCE_FOCUS of the strongest source's,
-or its best finding scores at least STRONG_QUOTE of the best finding..."""
-STRONG_ANSWERS = 2
-"""... or at least STRONG_ANSWERS of its quotes read in the question's answering sections score that much
-(see _focused: the Logging HOWTO's "Advanced Logging Tutorial", the fifth and sixth answering sections
-for loggers, handlers and formatters, is the answer; bench/quality/JOURNAL.md, session 25)."""
 FINDINGS_BUDGET = 32
 FINDINGS_PER_SUB_QUESTION = (4, 10)
 """Quotes under Findings: FINDINGS_BUDGET shared among the sub-questions, each between these bounds."""
@@ -119,62 +112,15 @@ def warns(statement: str) -> bool:
     )
 
 
-def _focused(groups: list[list[dict[str, Any]]], best_page: set[int], first_page: set[int]) -> set[int]:
-    """The sources worth quoting: a source that yields one weak quote while another carries the answer is
-    a digression. A source weighs all its quotes, those read in an answering section (``answering``)
-    too: the page that answers is mostly quoted from there, and a digression must be measured against
-    that, not against the rest (dev citation precision 0.682 -> 0.690; bench/quality/JOURNAL.md, session 16).
-    A source quoted only in answering sections is there by its place, not by a score, and one strong
-    sentence there is not worth quoting it for (a page about something else can hold one); several are
-    (STRONG_ANSWERS): a second page that explains the question in its own answering sections. The page of
-    the first answering section (``first_page``) is worth quoting whatever it weighs, once it is quoted in
-    any answering section; so is the page that alone holds the question's answering sections
-    (``best_page``). Its first may give no sentence: a manual page's opening is its NAME line."""
-    findings = [f for group in groups for f in group]
-    # a source's best quote outside the answering sections (the candidates: a source quoted only there is not)
-    best: dict[int, float] = {}
-    for finding in findings:
-        if not finding.get("answering"):
-            for n in finding["citations"]:
-                best[n] = max(best.get(n, 0.0), finding.get("score", 0.0))
-    # all of a source's findings, answering ones too; a quote two reviewers chose counts twice (counted
-    # once: dev citation precision 0.698 -> 0.671 and two gold pages lost, session 16)
-    whole: Counter[int] = Counter()
-    for finding in findings:
-        for n in finding["citations"]:
-            whole[n] += finding.get("score", 0.0)
-    top_mass = max(whole.values(), default=0.0)
-    top_best = _top_best(findings)
-    focused = {n for n in best if whole[n] >= SOURCE_FOCUS * top_mass or best[n] >= STRONG_QUOTE * top_best}
-    focused |= _explaining(findings)
-    # ... and the page that answers best (its opening is the first answering section) always is: a short
-    # page read whole is all answering sections, and would weigh nothing
-    quoted = {n for f in findings if f.get("answer") for n in f["citations"]}
-    first_page = first_page | {n for f in findings if f.get("answer") == 1 for n in f["citations"]}
-    chosen = focused | ((first_page | best_page) & quoted)
-    # a report is never left without the quotes it has: when no rule keeps a page, the strongest ones stay
-    return chosen or {
-        n for f in findings if f.get("score", 0.0) >= STRONG_QUOTE * top_best for n in f["citations"]
-    }
-
-
-def _top_best(findings: list[dict[str, Any]]) -> float:
-    """What a strong quote is measured against: the best quote outside the answering sections (or of all)."""
-    scored = [f.get("score", 0.0) for f in findings if not f.get("answering")]
-    return max(scored, default=0.0) or max((f.get("score", 0.0) for f in findings), default=0.0)
-
-
-def _explaining(findings: list[dict[str, Any]]) -> set[int]:
-    """The pages quoted in the question's answering sections in at least STRONG_ANSWERS different sentences
-    as strong as STRONG_QUOTE of the best (a sentence two reviewers chose is one sentence)."""
-    floor = STRONG_QUOTE * _top_best(findings)
-    strong = {
-        (n, f["statement"])
-        for f in findings
-        if f.get("answering") and f.get("score", 0.0) >= floor
-        for n in f["citations"]
-    }
-    return {n for n, count in Counter(n for n, _ in strong).items() if count >= STRONG_ANSWERS}
+def _aspects(state: dict[str, Any]) -> set[str]:
+    """The sub-questions the extractive planner added to the question's own clauses ("What is X?", "What are
+    the limitations of X?"), word for word; a model's are all asked."""
+    plan = state["plan"]
+    if state.get("engine") == "llm" or not state.get("question"):
+        return set()
+    rarity = plan.get("rarity") or None
+    aspects = set(keyword_plan(state["question"], 1, len(plan["sub_questions"]), rarity).aspects)
+    return aspects & set(plan["sub_questions"][1:])
 
 
 def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable[[dict[str, Any]], bool]:
@@ -182,17 +128,12 @@ def _on_point(state: dict[str, Any], findings: list[dict[str, Any]]) -> Callable
     docstring) cites a source quoted on the question's own clauses, or one whose title names a word of the
     aspect that is not on most of the corpus's pages (dev citation precision 0.653 -> 0.667, no fact lost;
     JOURNAL.md, session 13). Only the planner's own aspects, word for word, are side questions."""
-    plan = state["plan"]
-    if state.get("engine") == "llm" or not state.get("question"):
-        return lambda finding: True
-    rarity = plan.get("rarity") or None
-    aspects = set(keyword_plan(state["question"], 1, len(plan["sub_questions"]), rarity).aspects)
-    aspects &= set(plan["sub_questions"][1:])
+    aspects = _aspects(state)
     answered = {n for f in findings if f["sub_question"] not in aspects for n in f["citations"]}
     if not aspects or not answered:
         return lambda finding: True
     titles = {source["n"]: source.get("title") or "" for source in state.get("sources", [])}
-    generic = term_weights(rarity)
+    generic = term_weights(state["plan"].get("rarity") or None)
 
     def on_point(finding: dict[str, Any]) -> bool:
         if finding["sub_question"] not in aspects or set(finding["citations"]) & answered:
@@ -291,9 +232,9 @@ def extractive_report_body(state: dict[str, Any]) -> str:
 
 def _stray(state: dict[str, Any], used: list[dict[str, Any]]) -> frozenset[int]:
     """The sources a report quotes once or twice, beside a source it quotes STRAY_BESIDE times as often: a
-    strong sentence or two of a page about something else (its best quote made it worth quoting, _focused)
+    strong sentence or two of a page about something else (its best quote made it worth quoting, focus.py)
     read as a digression, and cite a page that does not answer (dev citation precision 0.688 -> 0.720, no
-    fact lost; bench/quality/JOURNAL.md, session 22). Kept whatever they weigh: the pages _focused keeps for
+    fact lost; bench/quality/JOURNAL.md, session 22). Kept whatever they weigh: the pages focus.py keeps for
     the answering sections, a page whose title names a word of the topic that is not on most of the
     corpus's pages ("logging — Logging facility for Python" on "the logging module"), and one whose title
     names a word of the question on at most RARE_WORD of them. Any word of the sub-question is too many:
@@ -307,7 +248,7 @@ def _stray(state: dict[str, Any], used: list[dict[str, Any]]) -> frozenset[int]:
     candidates = {n for n, count in quoted.items() if count <= 2 and top >= STRAY_BESIDE * count}
     kept = {n for f in used if f.get("answer") == 1 for n in f["citations"]}
     kept |= _first_answering_page(state) | _answering_page(state)
-    kept |= _explaining([f for group in _groups(state) for f in group])
+    kept |= explaining([f for group in _groups(state) for f in group])
     # words as the question writes them ("HTTP/2" is not named by the "2" of "Version 2.4"): the topic's,
     # and the question's rare ones ("shortlog" names "git-shortlog(1)")
     rarity = state["plan"].get("rarity") or {}
@@ -351,11 +292,11 @@ def _body(state: dict[str, Any], stray: frozenset[int]) -> tuple[str, list[dict[
     """The report body without the sources in `stray`, and the findings it quotes."""
     groups = _groups(state)
     by_score = lambda items: sorted(items, key=lambda f: -f.get("score", 0.0))  # noqa: E731
-    focused = _focused(groups, _answering_page(state), _first_answering_page(state))
     sub_questions = state["plan"]["sub_questions"]
+    focused_on = focused(groups, _answering_page(state), _first_answering_page(state))
     on_point = _on_point(state, [f for g in groups for f in g])
     facts, implications, risks = (
-        [f for f in g if set(f["citations"]) & (focused - stray) and on_point(f)] for g in groups
+        [f for f in g if set(f["citations"]) & (focused_on - stray) and on_point(f)] for g in groups
     )
     ledger = Ledger()
     used: list[dict[str, Any]] = []

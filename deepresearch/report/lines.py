@@ -45,13 +45,6 @@ class Ledger:
         )
 
 
-def _near(terms: set[str], used: set[str]) -> bool:
-    return terms == used or bool(terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
-
-
-_NEGATION = re.compile(r"\b(?:not|no|never|cannot|without|neither|nor|none)\b|n['’]t\b", re.IGNORECASE)
-
-
 def _denies(sentence: str) -> bool:
     """Whether the sentence says no (an odd count of negations: "not without" says yes)."""
     return len(_NEGATION.findall(sentence)) % 2 == 1
@@ -106,7 +99,16 @@ def _distinct(sentences: list[str]) -> list[str]:
 
 
 def _near(terms: set[str], used: set[str]) -> bool:
-    return terms == used or bool(terms and used and len(terms & used) / len(terms | used) >= NEAR_DUPLICATE)
+    """The same sentence, or a near-copy of it: one that adds or drops a few words. One that says another word
+    in a place of its own ("via the prefix argument" / "via the loads argument", "will be included" / "will
+    be excluded") says something else, unless it shares nearly all (SAME_WORDS)."""
+    if terms == used or not (terms and used):
+        return terms == used
+    shared = len(terms & used) / len(terms | used)
+    return shared >= (SAME_WORDS if terms - used and used - terms else NEAR_DUPLICATE)
+
+
+SAME_WORDS = 0.9
 
 
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|without|cannot)\b|n't\b")

@@ -30,7 +30,7 @@ _HELD = re.compile(rf"{CITE_OPEN}(\d{{1,3}}){CITE_CLOSE}")
 
 def code_spans(text: str) -> list[tuple[int, int]]:
     """The text's code spans (the source's code, quoted as is: "split('.')[0]" holds no citation): fences
-    around code padded on both sides or on neither, as the extractive reader (code_span) writes them. A backtick
+    around code padded on both sides or on neither, as the reader (code_span) writes them. A backtick
     that opens no such span is the page's own character - a TeX-style quote ("names `ksh' or `sh'", the zsh
     FAQ), which as a fence would show "ksh' or " as code and the quote altered."""
     spans: list[tuple[int, int]] = []

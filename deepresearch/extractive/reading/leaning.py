@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from deepresearch.extractive.reading.text import STOPWORDS
+from deepresearch.extractive.reading.text import STOPWORDS, UNFINISHED, split_sentences
 
 _DANGLING = frozenset(
     (
@@ -207,6 +207,53 @@ _PROSE_WORDS = frozenset(("the", "a", "an", "of", "to", "with", "is", "are", "fo
 def announces(text: str) -> bool:
     """A sentence that announces a list or a sample: "The order of merging is:", "... as follows:"."""
     return forward(text) and text[:1].isupper() and len(text.split()) >= 3 and len(text) <= 300
+
+
+_STATED_WORDS = 8
+"""An announcing sentence says something whole alone only when long enough ("Use it like this:" does not)."""
+# where an announcing sentence stops short of a statement: "The values are:", "... such as:", "... set:",
+# "... a study that said:"; or it names the list it announces ("The following settings are read ...")
+_ANNOUNCES_ONLY = re.compile(
+    r"\b(?:is|are|was|were|be|include|includes|including|contain|contains|like|as|follows?|following|below|"
+    r"example|e\.g\.|i\.e\.|these|those|this|two|three|four|several|ways?|steps?|options?|cases?|values?|"
+    r"forms?|kinds?|types?|rules?|namely|set|use|add|run|type|enter|specify|call|do|see|"
+    r"says?|said|reads?|states?|wrote|writes?|shows?|shown|prints?|gives?|displays?|outputs?|produces?)$"
+    r"|\b(?:the following|following|below|as follows|these|those|listed|here)\b",
+    re.IGNORECASE,
+)
+
+# ... nor does one that points ahead ("Let's see what happens when ...:") or is a caption ("Example of an
+# LRU cache ...:"), or ends on an action without its object ("... by tagging them, then running:")
+_NO_STATEMENT = re.compile(r"(?:Let['’]s|Let us|Here|Examples?)\b")
+_BARE_ACTION = re.compile(r"(?:,|\b(?:then|by|after|before|when|while|and|or))\s+\w+ing$", re.IGNORECASE)
+# ... or one that counts what the list holds ("There are three ways to configure X:"): nothing said without it
+_COUNTS_WHAT_FOLLOWS = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|several|a few|a number of) (?:\w+ )?"
+    r"(?:ways?|steps?|options?|cases?|values?|forms?|kinds?|types?|rules?|methods?|modes?|things?|reasons?|"
+    r"choices?|possibilities|approaches|variants?|settings?|parts?|stages?|phases?)\b",
+    re.IGNORECASE,
+)
+
+
+def as_statement(intro: str) -> str:
+    """An announcing sentence as a statement of its own: its colon made a full stop when the words before it
+    say something whole, or "" (the caller checks that it is prose)."""
+    last = (split_sentences(intro) or [intro])[-1].rstrip()
+    if not last.endswith(":"):
+        return ""
+    body = last[:-1].rstrip()
+    if (
+        len(body.split()) < _STATED_WORDS
+        or body.endswith((".", "?", "!"))  # a FAQ's question over its answer ("... always modified?:")
+        or _NO_STATEMENT.match(body)
+        or _BARE_ACTION.search(body)
+        or UNFINISHED.search(body)
+        or body.split()[-1].lower() in STOPWORDS  # "... depending on the mode, it:", "... initialized from:"
+        or _ANNOUNCES_ONLY.search(body)
+        or _COUNTS_WHAT_FOLLOWS.search(body)
+    ):
+        return ""
+    return body + "."
 
 
 def term_line(text: str) -> bool:

@@ -22,6 +22,7 @@ from deepresearch.extractive.reading.leaning import (
     VERSION_NOTE,
     announces,
     apparatus,
+    as_statement,
     asks,
     dangles,
     entry_name,
@@ -40,7 +41,6 @@ from deepresearch.extractive.reading.text import (
     LINE_BREAK,
     LIST_ITEM,
     PREPOSITIONS,
-    STOPWORDS,
     UNFINISHED,
     code_like,
     code_span,
@@ -96,6 +96,7 @@ _DETERMINERS = _words(
 )
 _BARE = re.compile(r"(?:This|It) ")  # a pronoun that opens a definition: its term
 _OWN_PLACE = re.compile(r"(?:This|These) (?:section|subsection|chapter)s?\b")  # "This section is for ..."
+_EXAMPLE = re.compile(r"(?:examples?|samples?)(?:\s+\d+)?\s*:?$", re.IGNORECASE)  # a section "Example 1"
 _FIELD_WORDS = 3  # "Return type :", "Default value:": a field's name, not a sentence announcing a sample
 _TYPE_VALUE = re.compile(r"^[A-Za-z_][\w.]*(?:\[[\w\[\]., …]*\])?$")  # "None", "Optional[str]", "IO"
 MAX_LIST_ITEMS = 8
@@ -104,53 +105,6 @@ SAMPLE_CHARS = 200  # the longest sample quoted with the sentence that announces
 STATEMENT_MIN_WORDS = 6
 TERM_MIN_WORDS = 4
 """A quotable sentence has STATEMENT_MIN_WORDS words, or TERM_MIN_WORDS under a definition list's term."""
-
-
-_STATED_WORDS = 8
-"""An announcing sentence says something whole alone only when long enough ("Use it like this:" does not)."""
-# where an announcing sentence stops short of a statement: "The values are:", "... such as:", "... set:",
-# "... a study that said:"; or it names the list it announces ("The following settings are read ...")
-_ANNOUNCES_ONLY = re.compile(
-    r"\b(?:is|are|was|were|be|include|includes|including|contain|contains|like|as|follows?|following|below|"
-    r"example|e\.g\.|i\.e\.|these|those|this|two|three|four|several|ways?|steps?|options?|cases?|values?|"
-    r"forms?|kinds?|types?|rules?|namely|set|use|add|run|type|enter|specify|call|do|see|"
-    r"says?|said|reads?|states?|wrote|writes?|shows?|shown|prints?|gives?|displays?|outputs?|produces?)$"
-    r"|\b(?:the following|following|below|as follows|these|those|listed|here)\b",
-    re.IGNORECASE,
-)
-
-# ... nor does one that points ahead ("Let's see what happens when ...:") or is a caption ("Example of an
-# LRU cache ...:"), or ends on an action without its object ("... by tagging them, then running:")
-_NO_STATEMENT = re.compile(r"(?:Let['’]s|Let us|Here|Examples?)\b")
-_BARE_ACTION = re.compile(r"(?:,|\b(?:then|by|after|before|when|while|and|or))\s+\w+ing$", re.IGNORECASE)
-# ... or one that counts what the list holds ("There are three ways to configure X:"): nothing said without it
-_COUNTS_WHAT_FOLLOWS = re.compile(
-    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|\d+|several|a few|a number of) (?:\w+ )?"
-    r"(?:ways?|steps?|options?|cases?|values?|forms?|kinds?|types?|rules?|methods?|modes?|things?|reasons?|"
-    r"choices?|possibilities|approaches|variants?|settings?|parts?|stages?|phases?)\b",
-    re.IGNORECASE,
-)
-
-
-def as_statement(intro: str) -> str:
-    """An announcing sentence as a statement of its own: its colon made a full stop when the words before it
-    say something whole, or "" (the caller checks that it is prose)."""
-    last = (split_sentences(intro) or [intro])[-1].rstrip()
-    if not last.endswith(":"):
-        return ""
-    body = last[:-1].rstrip()
-    if (
-        len(body.split()) < _STATED_WORDS
-        or body.endswith((".", "?", "!"))  # a FAQ's question over its answer ("... always modified?:")
-        or _NO_STATEMENT.match(body)
-        or _BARE_ACTION.search(body)
-        or UNFINISHED.search(body)
-        or body.split()[-1].lower() in STOPWORDS  # "... depending on the mode, it:", "... initialized from:"
-        or _ANNOUNCES_ONLY.search(body)
-        or _COUNTS_WHAT_FOLLOWS.search(body)
-    ):
-        return ""
-    return body + "."
 
 
 @dataclass(slots=True)
@@ -172,6 +126,7 @@ class _Reader:
     term_list: tuple[str, ...] = ()  # the last item of a list that is all of a term's description so far
     hanging: str = ""  # a sentence that stops short of its sample ("A directive of the form"), then ...
     around: str = ""  # ... with it, waiting for its rest in lower case ("specifies that ...")
+    code_next: bool = False  # the passage's next paragraph is a sample (see line)
 
     def add(self, text: str, label: str = "") -> None:
         # a remark under an admonition's title (Doxygen's "Warning:") is its section's, not labelled "Warning"
@@ -291,7 +246,9 @@ class _Reader:
                     # "If, after scanning the directory, only one document ..."; "HAProxy is not : an
                     # explicit HTTP proxy, ..." (an item of a list too long to quote whole, with its intro;
                     # after "…" when items before it are left out: "... fields: … the command to execute")
-                    item = f"{self.intro} {'… ' if index else ''}{item}"
+                    # (its announcing sentence, not the paragraph's others again: quoted as they came)
+                    lead = (split_sentences(self.intro) or [self.intro])[-1]
+                    item = f"{lead} {'… ' if index else ''}{item}"
                 shortest = TERM_MIN_WORDS if definition else STATEMENT_MIN_WORDS
                 # a long item is judged by its first sentence: is_statement refuses one over MAX_UNIT_CHARS
                 first = next(iter(split_sentences(item)), item) if len(item) > MAX_UNIT_CHARS else item
@@ -332,6 +289,10 @@ class _Reader:
         just read if that ends with the sentence before, and is no quote otherwise."""
         parts = split_sentences(self.intro) or [self.intro]
         opening = len(self.previous) < 2 and bool(self.subject) and points_at_subject(parts[0])
+        # an example's "This sets up a TCP server on port 514 ...:" - "This" is the sample it announces
+        opening = opening or (
+            len(self.previous) < 2 and bool(_EXAMPLE.match(self.label)) and _BARE.match(parts[0])
+        )
         if len(parts) > 1 or not dangles(parts[0]) or opening:
             return False
         last = self.units[-1] if self.units else None
@@ -352,7 +313,11 @@ class _Reader:
         (hanging, self.hanging), (around, self.around) = (self.hanging, ""), (self.around, "")
         code = sample_code(text) or text
         marked = not table_row(text) and (code != text or any(m in text for m in (*SAMPLE_MARKS, "(", ";")))
-        if hanging and not item and marked and len(code) <= SAMPLE_CHARS and not is_statement(text):
+        sample = not is_statement(text) and not term_line(text)  # the next term ("{borgmajor}:") is none
+        defined = hanging and len(hanging.split()) >= TERM_MIN_WORDS and not points_elsewhere(hanging)
+        if defined and self.term and term_line(text):
+            self.add(hanging)  # "The version of borg, e.g.: 1.0.8rc1" under its term, ending on its example
+        if hanging and not item and marked and len(code) <= SAMPLE_CHARS and sample:
             self.around = f"{hanging} {code_span(code)}"  # "A directive of the form `export(f, g)`"
             return
         if around and not item and text[:1].islower():
@@ -418,8 +383,12 @@ class _Reader:
         on_sample = self.after_sample and leans_back((split_sentences(text) or [text])[0])  # "These ..."
         self.follows_prose, self.after_sample = not sample and not on_sample, False
         last = split_sentences(text)[-1] if text.strip() else ""
-        self.unfinished = not announces(text) and bool(UNFINISHED.search(last)) and last[:1].isupper()
-        self.intro = text if announces(text) else last if self.unfinished else self.aside
+        # a paragraph too long to quote with the sample after it announces it by its last sentence (Flask's
+        # "... you can limit that by setting the MAX_CONTENT_LENGTH config key:" ends 313 characters)
+        lone = self.code_next and announces(last) and not leans_back(last)
+        announced = text if announces(text) else last if lone else ""
+        self.unfinished = not announced and bool(UNFINISHED.search(last)) and last[:1].isupper()
+        self.intro = announced or (last if self.unfinished else self.aside)
         self.aside = ""
         for sentence in split_sentences(text):
             self.sentence(sentence)
@@ -466,7 +435,10 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
     subject = label if label and (entry or len(headings) > 2) else subject
     reader = _Reader(n, label, [], subject=subject)
     reader.term = term.rstrip(":").strip() if term and term_line(term) else ""
-    for paragraph in re.split(r"\n\s*\n", passage):
+    paragraphs = re.split(r"\n\s*\n", passage)
+    for paragraph, after in zip(paragraphs, [*paragraphs[1:], ""], strict=True):
+        # a sample next: a paragraph too long to quote with it announces it by its last sentence
+        reader.code_next = not LIST_ITEM.match(after) and (LINE_BREAK in after or code_like(after.strip()))
         for line in logical_lines(paragraph):
             reader.line(line)
         if reader.items is not None and not LIST_ITEM.match(paragraph.strip()):

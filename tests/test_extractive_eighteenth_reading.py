@@ -1,0 +1,92 @@
+"""An eighteenth reading (bench/quality/JOURNAL.md, session 48: Borg's and Flask's Sphinx pages, and the
+seventeenth reading's rsyslog example): each case is the smallest page read wrong there, with its defect in a
+comment. Invented lighthouse material."""
+
+from __future__ import annotations
+
+from deepresearch.extractive.reading.sentences import quotes
+from deepresearch.report.lines import Ledger
+
+SAMPLE = 'lamp(load="wick" hours="12")␤tower(type="beacon" port="514")'
+
+
+def _texts(passage: str, headings: tuple[str, ...] = ()) -> list[str]:
+    return [quote.text for quote in quotes(passage, 1, headings)]
+
+
+def test_an_examples_this_is_the_sample_it_announces() -> None:
+    # rsyslog's imtcp "Example 1": "This sets up a TCP server on port 514 and permits it to accept up to 500
+    # connections:" opens on a pronoun and was dropped with its sample - the answer to R7
+    passage = (
+        f"### Example 1\n\nThis sets up a beacon on port 514 and lets it burn for twelve hours:\n\n{SAMPLE}\n"
+    )
+    headings = ("The beacon module", "Examples", "Example 1")
+    texts = _texts(passage, headings)
+    assert texts == [f"This sets up a beacon on port 514 and lets it burn for twelve hours: `{SAMPLE}`"], (
+        texts
+    )
+    # ... elsewhere "This" still leans on the sentence before it
+    assert _texts(passage.replace("Example 1", "Lighting"), ("The beacon module", "Lighting")) == []
+
+
+LONG = (
+    "So how does the keeper know when to light the lamp? Well the tower clock rings at dusk if the weather "
+    "is clear, otherwise the fog horn sounds first (as the harbour rules require). But how do you make the "
+    "lamp burn longer? By default the lamp burns for as long as the oil lasts, but you can limit that by "
+    "setting the wick hours key:"
+)
+
+
+def test_a_long_paragraph_announces_its_sample_by_its_last_sentence() -> None:
+    # Flask's "... you can limit that by setting the MAX_CONTENT_LENGTH config key:" ends a paragraph of 313
+    # characters (announcing paragraphs are 300 at most): the sentence and its sample were lost
+    assert len(LONG) > 300
+    texts = _texts(f"## Burning\n\n{LONG}\n\n{SAMPLE}\n\nThe keeper trims the wick at dawn every single day.")
+    announcing = LONG.rsplit("? ", 1)[1]
+    assert f"{announcing} `{SAMPLE}`" in texts, texts
+    # ... not one that leans on the sentence before it ("Thus, we will let the server know ...:")
+    leaning = LONG.replace("By default the lamp", "Thus, by default the lamp")
+    texts = _texts(f"## Burning\n\n{leaning}\n\n{SAMPLE}\n")
+    assert not any(SAMPLE in text for text in texts), texts
+    # ... nor a list: its items are read as before, and the sentence is no statement of its own
+    items = "\n\n".join(f"- the keeper trims wick number {n} at dawn" for n in range(1, 4))
+    texts = _texts(f"## Burning\n\n{LONG}\n\n{items}\n")
+    assert not any("wick hours key" in text for text in texts), texts
+
+
+def test_a_long_list_of_fragments_quotes_the_paragraph_once() -> None:
+    # Borg's "For restoring, you usually want to work on the same machine .... Doing it like that avoids quite
+    # some issues:" over nine fragments: the first sentence was quoted twice, once glued to a fragment
+    first = "For lighting, you usually want to climb the same stairs as the keeper who trimmed the wick."
+    items = "\n\n".join(f"- maybe a spare wick of size {n}" for n in range(1, 10))
+    items += "\n\n- maybe including a spare wick for the lamp (quicker than a trip to town)."
+    texts = _texts(f"## Lighting\n\n{first} Doing it like that avoids quite some trouble:\n\n{items}\n")
+    assert sum(first in text for text in texts) == 1, texts
+
+
+def test_a_definition_without_a_full_stop_keeps_to_its_term() -> None:
+    # Borg's placeholders: "{borgversion}:" then "The version of borg, e.g.: 1.0.8rc1" took the next term,
+    # "{borgmajor}:", as its sample, and every later definition was labelled "{borgversion}"
+    passage = (
+        "## Placeholders\n\n{lamp}:\n\nThe lamp of the tower, e.g.: L-12\n\n{horn}:\n\n"
+        "See: The tower keeper's handbook\n\n{wick}:\n\nThe wick of the lamp, only its length, e.g.: 12\n\n"
+        "{oil}:\n\nThe oil the lamp burns, by default whale oil from the harbour store."
+    )
+    units = [(quote.section, quote.text) for quote in quotes(passage, 1, ("Tower", "Placeholders"))]
+    assert units == [
+        ("{lamp}", "The lamp of the tower, e.g.: L-12"),
+        ("{wick}", "The wick of the lamp, only its length, e.g.: 12"),
+        ("{oil}", "The oil the lamp burns, by default whale oil from the harbour store."),
+    ], units
+
+
+def test_a_contrary_rule_is_no_copy_of_the_rule() -> None:
+    # Borg's patterns: "If it ends with a slash, ... the directory will be included but not its content."
+    # made "If it does not end with a slash, ... both the directory and content will be excluded." a copy
+    ledger = Ledger()
+    rule = "If the wick {} with a knot, such as a loop, the lamp {} be {}."
+    assert ledger.take(rule.format("ends", "will", "lit but not the horn"))
+    assert ledger.take(rule.format("does not end", "and horn will", "dark"))
+    # ... a near-copy that only adds words is still the same sentence (a page's HTML and its source file)
+    assert ledger.take("The keeper trims the wick of the great lamp at dawn.")
+    assert not ledger.take("The keeper trims the wick of the great lamp at dawn and dusk.")
