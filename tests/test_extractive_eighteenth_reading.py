@@ -5,7 +5,8 @@ comment. Invented lighthouse material."""
 from __future__ import annotations
 
 from deepresearch.extractive.reading.sentences import quotes
-from deepresearch.report.lines import Ledger
+from deepresearch.extractive.reading.text import code_like
+from deepresearch.report.lines import Ledger, cite
 
 SAMPLE = 'lamp(load="wick" hours="12")␤tower(type="beacon" port="514")'
 
@@ -90,3 +91,15 @@ def test_a_contrary_rule_is_no_copy_of_the_rule() -> None:
     # ... a near-copy that only adds words is still the same sentence (a page's HTML and its source file)
     assert ledger.take("The keeper trims the wick of the great lamp at dawn.")
     assert not ledger.take("The keeper trims the wick of the great lamp at dawn and dusk.")
+
+
+def test_placeholders_in_braces_are_prose_and_an_abbreviation_keeps_its_stop() -> None:
+    # Flask's "The syntax is {module_import}:{app_variable}." read as code (four braces) and was no quote
+    assert _texts("## Lighting\n\nThe keeper's syntax is {tower_name}:{lamp_number} in the log.") == [
+        "The keeper's syntax is {tower_name}:{lamp_number} in the log."
+    ]
+    assert code_like("lamp { light = {a}; trim = {b}; }")
+    # "... without the prefix i.e [1]." lost the abbreviation's full stop to the citation
+    line = cite({"citations": [2], "statement": "The wick is trimmed to the lamp's length, i.e."})
+    assert line == "The wick is trimmed to the lamp's length, i.e. [2]"
+    assert cite({"citations": [2], "statement": "Is the wick trimmed?"}) == "Is the wick trimmed [2]?"

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from deepresearch.extractive.literals import holds, holds_option, literals, options, words
-from deepresearch.extractive.screening import document_relevance, literal_shares, passages_of, rank_passages
+from deepresearch.extractive.literals import page_shares as literal_shares
+from deepresearch.extractive.screening import document_relevance, passages_of, rank_passages
 
 
 @pytest.mark.parametrize(

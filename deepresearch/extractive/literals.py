@@ -8,9 +8,10 @@ them ("-S" is the word "s"), so search looks for them apart."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["holds", "holds_option", "literals", "options", "telling", "words"]
+__all__ = ["holds", "holds_option", "literals", "options", "page_shares", "telling", "words"]
 
 # letters and digits (a hash, an error code, "utf8mb4"; not a quantity or an ordinal: "512MB", "1500ms",
 # "100th"), words joined by underscores ("SQLITE_BUSY", "json_extract", "__init__"), camelCase and CamelCase
@@ -80,3 +81,26 @@ def telling(held: Iterable[set[int]], most: int) -> dict[int, float]:
         for file_id in files:
             shares[file_id] = shares.get(file_id, 0.0) + 1 / len(chosen)
     return shares
+
+
+def page_shares(question: str, passages: Sequence[Mapping[str, Any]]) -> dict[int, float]:
+    """The share of the question's telling literals each fetched page holds (screening.py LITERAL_PRIOR).
+    Not its options: a page that holds "-f" or "-S" is not the page about the question by that alone (its
+    passages on them are on topic: screening.py _holding_options)."""
+    wanted = [words(literal) for literal in literals(question)]
+    if not wanted:
+        return {}
+    texts: dict[int, list[str]] = {}
+    titles: dict[int, tuple[str, ...]] = {}
+    for p in passages:
+        texts.setdefault(p["n"], []).append(p["text"])
+        titles.setdefault(p["n"], words(p["title"]))
+    # as in search: a literal a page is titled with is that page's title's to find
+    wanted = [run for run in wanted if not any(holds(title, run) for title in titles.values())]
+    held: list[set[int]] = [set() for _ in wanted]
+    for n, parts in texts.items():
+        page = words("\n".join(parts))
+        for i, literal in enumerate(wanted):
+            if holds(page, literal):
+                held[i].add(n)
+    return telling(held, len(texts) // 3)

@@ -68,6 +68,7 @@ INTRO_SECTIONS = 4
 use: a guide sets up what it then explains ("Configuring your server to permit SSI", the third section of
 Apache's SSI tutorial, is where "Options +Includes" is). Four, not two: dev fact recall 0.754 -> 0.760,
 precision 0.704 -> 0.709 (three: 0.757, six: 0.743; bench/quality/JOURNAL.md, session 24)."""
+MANY_SECTIONS = 40  # ... of a page of more sections, only those that share a word with the question
 ANSWER_SECTIONS = 8
 ANSWER_PASSAGES = 4
 ANSWER_PAGES = 0.8
@@ -212,35 +213,12 @@ def document_relevance(
         * (1 + TITLE_PRIOR * named_share(words, plain_words(titles[n]), weights))
         for n in numbers
     }
-    for n, share in literal_shares(question, passages).items():
+    for n, share in literals.page_shares(question, passages).items():
         scores[n] *= 1 + LITERAL_PRIOR * share
     for n in release_pages(passages):
         scores[n] *= RELEASE_WEIGHT
     top = max(scores.values(), default=0.0) or 1.0
     return {n: value / top for n, value in scores.items()}
-
-
-def literal_shares(question: str, passages: Sequence[PassageRecord]) -> dict[int, float]:
-    """The share of the question's telling literals each fetched page holds (see LITERAL_PRIOR). Not its
-    options: a page that holds "-f" or "-S" is not the page about the question by that alone (its passages
-    on them are on topic: _holding_options)."""
-    wanted = [literals.words(literal) for literal in literals.literals(question)]
-    if not wanted:
-        return {}
-    texts: dict[int, list[str]] = {}
-    titles: dict[int, tuple[str, ...]] = {}
-    for p in passages:
-        texts.setdefault(p["n"], []).append(p["text"])
-        titles.setdefault(p["n"], literals.words(p["title"]))
-    # as in search: a literal a page is titled with is that page's title's to find
-    wanted = [run for run in wanted if not any(literals.holds(title, run) for title in titles.values())]
-    held: list[set[int]] = [set() for _ in wanted]
-    for n, parts in texts.items():
-        page = literals.words("\n".join(parts))
-        for i, literal in enumerate(wanted):
-            if literals.holds(page, literal):
-                held[i].add(n)
-    return literals.telling(held, len(texts) // 3)
 
 
 def _holding_options(sub_question: str, passages: Sequence[PassageRecord]) -> set[int]:
@@ -405,7 +383,11 @@ def _leads(
         and i not in kept
         # a table of contents names every section of a manual and says nothing (session 28)
         and not navigation(p["headings"])
-    ][:INTRO_SECTIONS]
+    ]
+    # ... unless it is a reference of many entries (Flask's api.html, Borg's FAQ): its first sections are
+    # entries of their own ("aborter", "aborter_class"), not a guide setting up what it explains
+    sections = sum(1 for p in passages if p["n"] == best and p.get("opening"))
+    intro = [i for i in intro if scores[i] > 0 or sections <= MANY_SECTIONS][:INTRO_SECTIONS]
     for i in intro:
         leads.append((scores[i], PassageRecord(**passages[i], lead=True)))
     for i, p in enumerate(passages):

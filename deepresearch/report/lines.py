@@ -72,9 +72,15 @@ def _line(section: str, quoted: str) -> str:
 def _cited(finding: dict[str, Any]) -> str:
     marks, said = "".join(f"[{n}]" for n in finding["citations"]), markdown_text(finding["statement"].strip())
     return " ".join(
-        f"{sentence[:-1]} {marks}{sentence[-1]}" if sentence[-1:] in ".!?" else f"{sentence} {marks}"
+        f"{sentence[:-1]} {marks}{sentence[-1]}"
+        if sentence[-1:] in ".!?" and not _ABBREVIATION.search(sentence)
+        else f"{sentence} {marks}"
         for sentence in _distinct(split_sentences(said) or [said])
     )
+
+
+# a sentence that ends on an abbreviation keeps its full stop: "... without the prefix, i.e. [1]" (Flask)
+_ABBREVIATION = re.compile(r"\b(?:i\.e|e\.g|etc|cf|vs|approx)\.$", re.IGNORECASE)
 
 
 UNIT_REPEAT = 0.6

@@ -420,13 +420,14 @@ _FULL_SENTENCE = re.compile(
 
 
 _CODE_CHARS = frozenset("{}[]=%#<>|\\")  # not quotes: prose quotes words
-_BRACKETED_NAME = re.compile(r"<[A-Za-z&][\w:.&-]*>|\[[A-Za-z][\w+.-]*\]|[<>]=(?=v?\d)")
+_BRACKETED_NAME = re.compile(r"<[A-Za-z&][\w:.&-]*>|\[[A-Za-z][\w+.-]*\]|\{[a-z][a-z_]*\}|[<>]=(?=v?\d)")
 
 
 def code_like(text: str) -> bool:
     """A flattened code sample or configuration snippet rather than prose. (Not every sample: a session's
     output names what a question quotes from it, "v1.0.4-14-g2414721", and ranks its page - JOURNAL, 36.)
-    A name in brackets ("Arc<T>", "[c++17]"; not "</Directory>") and a version's bound (">=7") count once."""
+    A name in brackets ("Arc<T>", "[c++17]", Flask's "{app_variable}"; not "</Directory>") and a version's
+    bound (">=7") count once."""
     named = _BRACKETED_NAME.sub("<", text)
     return sum(1 for char in named if char in _CODE_CHARS) > max(3, len(text) // 40)
 
