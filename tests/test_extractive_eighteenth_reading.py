@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.extractive.reading.text import code_like
+from deepresearch.extractive.screening import MANY_SECTIONS, rank_sources
 from deepresearch.report.lines import Ledger, cite
+from tests._report_helpers import QUESTION
+from tests.test_extractive_answers import LENS_GUIDE, SOURCES
 
 SAMPLE = 'lamp(load="wick" hours="12")␤tower(type="beacon" port="514")'
 
@@ -103,3 +106,26 @@ def test_placeholders_in_braces_are_prose_and_an_abbreviation_keeps_its_stop() -
     line = cite({"citations": [2], "statement": "The wick is trimmed to the lamp's length, i.e."})
     assert line == "The wick is trimmed to the lamp's length, i.e. [2]"
     assert cite({"citations": [2], "statement": "Is the wick trimmed?"}) == "Is the wick trimmed [2]?"
+
+
+def test_a_reference_of_many_entries_gives_no_intro_that_shares_no_word_with_the_question() -> None:
+    # Flask's api.html (hundreds of entries) was the best page, and its first four sections, "API",
+    # "class flask.Flask", "aborter", "aborter_class" (BM25 0.0), opened every report's Findings
+    guide = (
+        "## Overview\n\nThe beacon's optics turn a small flame into a beam seen thirty miles out.\n\n"
+        + LENS_GUIDE.split("## History")[0]
+        + "## Before the first watch\n\nThe keeper trims the wick to a flat edge and fills the reservoir.\n\n"
+        + "## Winter duties\n\nIce on the gallery rail is chipped away before dusk, and storm panes shut.\n\n"
+    )
+    entries = "".join(
+        f"## fitting_{n}\n\nThe fitting number {n} holds a brass bolt of the tower.\n\n" for n in range(45)
+    )
+
+    def leads(text: str) -> set[str]:
+        sources = [{"id": "S1", "n": 1, "title": "Beacon handbook", "text": text}, SOURCES[1]]
+        main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
+        return {p["headings"][-1] for _, p in main if p.get("lead") and p["source_id"] == "S1"}
+
+    assert {"Before the first watch", "Winter duties"} <= leads(guide)  # a guide's: read whatever they say
+    assert not {"Before the first watch", "Winter duties"} & leads(guide + entries), leads(guide + entries)
+    assert len(guide.split("## ")) <= MANY_SECTIONS < len((guide + entries).split("## "))
