@@ -291,7 +291,7 @@ class _Reader:
         opening = len(self.previous) < 2 and bool(self.subject) and points_at_subject(parts[0])
         # an example's "This sets up a TCP server on port 514 ...:" - "This" is the sample it announces
         opening = opening or (
-            len(self.previous) < 2 and bool(_EXAMPLE.match(self.label)) and _BARE.match(parts[0])
+            len(self.previous) < 2 and bool(_EXAMPLE.match(self.label) and _BARE.match(parts[0]))
         )
         if len(parts) > 1 or not dangles(parts[0]) or opening:
             return False
@@ -313,11 +313,11 @@ class _Reader:
         (hanging, self.hanging), (around, self.around) = (self.hanging, ""), (self.around, "")
         code = sample_code(text) or text
         marked = not table_row(text) and (code != text or any(m in text for m in (*SAMPLE_MARKS, "(", ";")))
-        sample = not is_statement(text) and not term_line(text)  # the next term ("{borgmajor}:") is none
+        rest = not is_statement(text) and not term_line(text)  # the next term ("{borgmajor}:") is no sample
         defined = hanging and len(hanging.split()) >= TERM_MIN_WORDS and not points_elsewhere(hanging)
         if defined and self.term and term_line(text):
             self.add(hanging)  # "The version of borg, e.g.: 1.0.8rc1" under its term, ending on its example
-        if hanging and not item and marked and len(code) <= SAMPLE_CHARS and sample:
+        if hanging and not item and marked and len(code) <= SAMPLE_CHARS and rest:
             self.around = f"{hanging} {code_span(code)}"  # "A directive of the form `export(f, g)`"
             return
         if around and not item and text[:1].islower():
