@@ -4,6 +4,9 @@ comment. Invented lighthouse material."""
 
 from __future__ import annotations
 
+from deepresearch.extractive.asking.asked import resolve_pronouns
+from deepresearch.extractive.asking.clauses import ASKS, split_clauses
+from deepresearch.extractive.asking.planning import keyword_plan, lookup_phrases
 from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.extractive.reading.text import code_like
 from deepresearch.extractive.screening import MANY_SECTIONS, rank_sources
@@ -129,3 +132,44 @@ def test_a_reference_of_many_entries_gives_no_intro_that_shares_no_word_with_the
     assert {"Before the first watch", "Winter duties"} <= leads(guide)  # a guide's: read whatever they say
     assert not {"Before the first watch", "Winter duties"} & leads(guide + entries), leads(guide + entries)
     assert len(guide.split("## ")) <= MANY_SECTIONS < len((guide + entries).split("## "))
+
+
+def test_a_scene_of_when_something_happens_is_no_question() -> None:
+    # Borg's "When the Wi-Fi drops in the middle of a backup, the next runs fail ..." was asked as a
+    # sub-question of its own, and "is it safe to just run break-lock?" read "it" as the topic
+    question = (
+        "Our keeper backs up the log every hour. When the fog rolls in over the cliffs, the next lamp checks "
+        "fail with 'Lens locked', and the tower still shows a lit wick. What should we set so this does not "
+        "happen, and is it safe to just unlock the lens?"
+    )
+    plan = keyword_plan(question, 6)
+    assert not any(q.startswith("When the fog") for q in plan.sub_questions), plan.sub_questions
+    assert "Is it safe to just unlock the lens?" in plan.sub_questions, plan.sub_questions
+    assert resolve_pronouns("is it safe to just unlock the lens", "'Lens locked'") == (
+        "is it safe to just unlock the lens"
+    )
+    assert resolve_pronouns("how do we trim it", "the wick") == "how do we trim the wick"
+    # ... the scene is what "this" stands for: said once, after its own "When"
+    assert any("happen when the fog rolls in" in q for q in plan.sub_questions), plan.sub_questions
+    assert not any("when when" in q.lower() for q in plan.sub_questions), plan.sub_questions
+    # ... and a question about when, or one after its condition, still asks
+    for asking in ("When did the lamp fail, and why", "When the fog rolls in, how do I light the lamp"):
+        assert ASKS.match(asking), asking
+
+
+def test_a_quoted_message_is_one_clause_and_a_name_in_the_scene_can_be_the_topic() -> None:
+    # Flask's "the log says 'WARNING: This is a development server. Do not use it in a production
+    # deployment.' We want to switch to Gunicorn. What command do we run ...?" asked "Do not use our Flask
+    # shop ... in a production deployment.' We want to switch to Gunicorn?"
+    question = (
+        "Our tower still runs the old lamp, and the log says 'WARNING: This is a test lamp. Do not use it in "
+        "a real storm.' We want to switch to Lumora. What wick do we buy, and how do we get the logs?"
+    )
+    said = split_clauses(question)
+    assert said[1] == "We want to switch to Lumora", said
+    assert "Do not use it in a real storm" in said[0], said
+    rarity = dict.fromkeys(lookup_phrases(question), 0.3) | {"lumora": 0.01, "wick": 0.2}
+    plan = keyword_plan(question, 6, rarity=rarity)
+    assert not any("Do not use" in q for q in plan.sub_questions), plan.sub_questions
+    # ... a capitalised name inside the scene weighs as a name ("Gunicorn"), not as the scene's other words
+    assert plan.topic == "Lumora", plan.topic

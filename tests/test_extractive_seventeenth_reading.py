@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from deepresearch.extractive.asking.clauses import quoted_stops
 from deepresearch.extractive.asking.phrases import noun_phrases
 from deepresearch.extractive.asking.planning import MAX_SUB_QUESTIONS, keyword_plan, lookup_phrases
-from deepresearch.extractive.reading import text
 from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.search import CorpusIndex
 from deepresearch.search.documents import extract_text
@@ -70,13 +70,11 @@ def test_a_quoted_message_is_one_clause() -> None:
     )
     said = " ".join(keyword_plan(question, 6).sub_questions)
     assert "lazy wind of attribute 'cable' cannot proceed'" in said, said
-    assert text.quoted_semicolons("we ran 'a; b' and c; d", "|") == "we ran 'a| b' and c; d"
+    assert quoted_stops("we ran 'a; b' and c; d", {";": "|"}) == "we ran 'a| b' and c; d"
     # ... a quote that never closes masks nothing: the question after its ";" is still one of its own
     unclosed = "lamps of the '90s; how do I trim them?"
-    assert text.quoted_semicolons(unclosed) == unclosed
-    assert (
-        text.quoted_semicolons("the keeper's lamp; the mate's wick") == "the keeper's lamp; the mate's wick"
-    )
+    assert quoted_stops(unclosed) == unclosed
+    assert quoted_stops("the keeper's lamp; the mate's wick") == "the keeper's lamp; the mate's wick"
 
 
 def test_when_something_happened_is_no_phrase() -> None:

@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from deepresearch.extractive.asking.asked import asker_condition
+from deepresearch.extractive.asking.clauses import asker_condition
 from deepresearch.extractive.asking.phrases import verb_terms
 from deepresearch.extractive.reading.sentences import Quote
 from deepresearch.extractive.reading.text import content_tokens
@@ -92,7 +92,7 @@ RANK = 0.5
 VERB = 0.3
 """What a verb of the sub-question counts: the sources explain "decides" with "selects", "chooses"."""
 SIDE = 0.5
-"""What a word of what the asker can already do counts (asked.asker_condition): "when I can edit the main
+"""What a word of what the asker can already do counts (clauses.asker_condition): "when I can edit the main
 server configuration" says when "Why avoid .htaccess files?" is asked, not what answers it."""
 COMMON = 0.2
 """Share of a sub-question's candidate quotes that must name a topic word for it to count half."""

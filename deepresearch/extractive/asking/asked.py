@@ -32,7 +32,6 @@ from deepresearch.extractive.inflection import ends_in_s, gerund, plural_word
 
 __all__ = [
     "as_asked",
-    "asker_condition",
     "asks_about_limits",
     "attested",
     "from_scene",
@@ -262,7 +261,10 @@ def _plain(verb: str) -> str:
 _EACH = re.compile(r"\b(?:each|either)(?: one| of them)?(?=[\s?.!]*$)", re.IGNORECASE)
 _PRONOUN_ITS = re.compile(r"\b(?:its|their)\s+(\w+)", re.IGNORECASE)
 # not the "it" of "do it" (what the clause before asks to do, not a thing); "how do they work" is theirs
-_PRONOUN_IT = re.compile(r"\b((?<!\bdo\s)(?<!\bdoing\s)it|they|them)\b", re.IGNORECASE)
+# (not "it" that stands for what follows: "is it safe to just run break-lock?")
+_PRONOUN_IT = re.compile(
+    r"\b((?<!\bdo\s)(?<!\bdoing\s)it(?!\s+(?:is\s+|was\s+)?\w+\s+to\s)|they|them)\b", re.IGNORECASE
+)
 
 
 def yes_no_subject(clause: str, topic: str) -> Phrase | None:
@@ -435,20 +437,6 @@ def resolve_pronouns(clause: str, topic: str) -> str:
         return _EACH.sub(topic.replace(" and ", " or "), clause, count=1)
     clause = _PRONOUN_ITS.sub(lambda m: f"the {m.group(1)} of {topic}", clause, count=1)
     return _PRONOUN_IT.sub(topic, clause, count=1)
-
-
-_ASKER_CAN = re.compile(
-    r"\b(?:when|if|since|although|because)\s+(?:i|we)\s+(?:can|could|have|am|already)\b([^,;?]*)", re.I
-)
-
-
-def asker_condition(question: str) -> tuple[str, str]:
-    """The question before a condition on what the asker can already do, and that condition ("when I can edit
-    the main server configuration"); ("", "") when there is none or nothing is named before it."""
-    match = _ASKER_CAN.search(question)
-    if match is None or not noun_phrases(question[: match.start()]):
-        return "", ""
-    return question[: match.start()], match.group(1)
 
 
 def replaced_object(clause: str, others: str) -> Phrase | None:

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from deepresearch.extractive.asking.asked import (
-    as_asked,
     attested,
     from_scene,
     inline,
@@ -31,6 +30,7 @@ from deepresearch.extractive.asking.asked import (
     resolve_pronouns,
     yes_no_subject,
 )
+from deepresearch.extractive.asking.clauses import ASKS, split_clauses
 from deepresearch.extractive.asking.comparison import (
     COMPARATIVE,
     EITHER,
@@ -51,31 +51,13 @@ from deepresearch.extractive.asking.comparison import (
 from deepresearch.extractive.asking.phrases import Phrase, noun_phrases, verb_terms
 from deepresearch.extractive.asking.wordclasses import FUNCTION_WORDS, PARTICIPLES, PREPOSITIONS, tokens
 from deepresearch.extractive.inflection import as_question, gerund_phrase, listed, plural_word, third_person
-from deepresearch.extractive.reading.text import content_tokens, keywords, quoted_semicolons
+from deepresearch.extractive.reading.text import content_tokens, keywords
 
 MAX_SUB_QUESTIONS = 4
 
-_WH = r"what|how|which|why|when|where|who|is|are|does|do|can|should"
-# a clause ends at a question mark, a semicolon, ", and what ..." or a full stop before a capital ("My
-# server is eating the CPU. How can I see ...", "... fails with 'Could not find ...'. Where does ...")
-_CLAUSE_SPLIT = re.compile(
-    rf"\?\s+|;\s+|(?<=[a-z0-9)'\"’”])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)\.\s+(?=[A-Z])|"
-    rf",?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)|"
-    # "Can I edit it by hand, or will my changes get lost?": a second question
-    r",\s+or\s+(?=(?:will|would|could)\s+(?:i|we|you|my|our|it|they|the)\b)",
-    re.IGNORECASE,
-)
-# a clause that asks: it opens with a question word or an auxiliary; any other is a statement that sets the
-# scene ("I host thousands of customer sites; can Apache serve them ...?"), and so is one opening on "When I
-# ..., " with no question after its comma ("When I run gnuplot x.gp, the plot window disappears." had a "?")
-_ASKS = re.compile(
-    rf"^(?!(?:when|whenever|where)\s+(?:i|we|you|they|my|our)\b[^,]*,\s*(?!(?:{_WH})\b))"
-    rf"(?:{_WH}|was|were|did|could|would|will|may|might|must|has|have|had|isn't|aren't|doesn't|don't|"
-    r"can't|won't|shouldn't)\b",
-    re.IGNORECASE,
-)
 # "Is that safe?", "When is that a bad idea?", "How does this work?": a demonstrative standing for what the
 # clause before asks about (not "Is that option safe?" - there it is a determiner, told by the topic)
+_WHEN = re.compile(r"(?:when|whenever|if|once|after)\s", re.IGNORECASE)
 _DEMONSTRATIVE = re.compile(
     r"^((?:(?:what|how|when|why|where|which)\s+)?(?:is|are|was|does|do|did|can|could|will|would|should|"
     r"might|may)\s+)(that|this)\b(?=\s+(?!(?:is|are|was|were)\b))",
@@ -180,29 +162,6 @@ class KeywordPlan:
     X?"): they explain the answer, they do not ask for more of it."""
 
 
-def _clauses(question: str, why: bool = True) -> list[str]:
-    question = as_asked(" ".join(question.split()).strip(), why)
-    question = quoted_semicolons(_CODE_STATEMENT.sub(lambda code: code.group().replace(";", "\0"), question))
-    clauses = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
-    clauses = [_ASIDE.sub(r" (\1)", clause).strip(" —–") for clause in clauses]
-    clauses = [_FOLLOW_UP.sub("", clause) for clause in clauses] or [question.strip(" ?.")]
-    return [clause.replace("\0", ";") for clause in clauses]
-
-
-# code a question quotes ("Why does a = a.transpose(); give me ...?"): its ";" ends no clause (nor a quote's)
-_CODE_STATEMENT = re.compile(rf"(?:[\w.]+\s*=\s*[^;?]*|\b\w+\([^()]*\));(?!\s*(?:{_WH})\b)", re.I)
-# an aside between dashes, or one a dash opens at the clause's end: "Which session backend should I choose
-# — database, cache, or signed cookies — and ...?" asked "Which session backend should I choose — ... —?"
-_ASIDE = re.compile(r"\s+[—–]\s*([^—–]+?)\s*(?:[—–]|$)")
-
-# "Can I use flask run in production? If not, what should I use instead?": the condition is the answer to
-# the clause before; what the clause asks comes after it ... and "And what happens to the others?" after "?"
-# asks what it asks (it read as a condition, "... when And what happens to the others?")
-_FOLLOW_UP = re.compile(
-    rf"^(?:(?:if\s+(?:not|so|yes|no)|otherwise|and\s+if\s+not)\s*,|and|but|also|plus)\s*(?=(?:{_WH})\b)", re.I
-)
-
-
 def _display(phrase: Phrase) -> str:
     """The phrase as the sub-questions name it: its article kept, a possessive or a count left out, "vs"
     read as "or" ("Is git merge or git rebase safe ...?" where the question says "is it safe")."""
@@ -225,7 +184,7 @@ def lookup_phrases(question: str) -> list[str]:
     """What the planner asks the corpus about: each noun phrase's core and its shorter tails, and every
     content word of the question."""
     found: list[str] = []
-    for clause in dict.fromkeys([*_clauses(question), *_clauses(question, why=False)]):
+    for clause in dict.fromkeys([*split_clauses(question), *split_clauses(question, why=False)]):
         for phrase in noun_phrases(clause):
             words = _core(phrase).split()
             found += [" ".join(words[i:]) for i in range(len(words))] + words
@@ -259,11 +218,11 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     best: tuple[float, Phrase] | None = None
     # the topic of "I ran VACUUM but the file is still large. Why?" is what the statement is about (VACUUM),
     # whichever part of it the why-question puts first
-    clauses = _clauses(question, why=False)
-    first = next((i for i, clause in enumerate(clauses) if _ASKS.match(clause)), 0)
+    clauses = split_clauses(question, why=False)
+    first = next((i for i, clause in enumerate(clauses) if ASKS.match(clause)), 0)
     back = any(word.lower() in _POINTS_BACK for word in tokens(clauses[first]))  # the first that asks
     for index, clause in enumerate(clauses):
-        asks = bool(_ASKS.match(clause)) or not any(_ASKS.match(c) for c in clauses)
+        asks = bool(ASKS.match(clause)) or not any(ASKS.match(c) for c in clauses)
         for phrase in compared(clause, noun_phrases(clause)):
             if avoided(clause, phrase) or _NUMBER.match(_core(phrase)):
                 continue  # neither what the asker does without ("without a VirtualHost block") nor a figure
@@ -272,7 +231,7 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight *= _COMPARED if weighed(clause, phrase) else 1.0
             # "CRLF", "HTTP/2" - not a possessor ("our ISP's relay" is a relay)
             named = any(
-                _IDENTIFIER.search(w) or w[:2].isupper()
+                _IDENTIFIER.search(w) or w[:2].isupper() or (w[:1].isupper() and not clause.startswith(w))
                 for w in _core(phrase).split()
                 if not w.endswith(("'s", "’s"))
             )
@@ -325,9 +284,9 @@ def keyword_plan(
     question = " ".join(question.split()).strip()
     phrase = choose_topic(question, rarity)
     topic = _display(phrase) if phrase else ""
-    clauses, asked = _asked(_clauses(question), topic)
+    clauses, asked = _asked(split_clauses(question), topic)
     sub_questions = [as_question(clause) for clause in asked]
-    if phrase and len(phrase.items) >= 2 and only(asked[0], phrase) and not _ASKS.match(asked[0]):
+    if phrase and len(phrase.items) >= 2 and only(asked[0], phrase) and not ASKS.match(asked[0]):
         # "typing.Protocol vs abc.ABC?" asks nothing in words: how the two compare
         sub_questions[0] = f"How do {listed(list(phrase.items))} compare?"
     whole = " ".join(asked)
@@ -362,14 +321,16 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
     sites; can Apache serve them ...?"). A later clause says "that" of what the clause before asks ("...,
     and is that safe?"), and one that names nothing the question names ("What should I be careful
     about?") is about the first clause's task or the topic, and says so."""
-    asking = [clause for clause in clauses if _ASKS.match(clause)] or clauses
+    asking = [clause for clause in clauses if ASKS.match(clause)] or clauses
     statements = [clause for clause in clauses if clause not in asking]
     # a pronoun refers back: in the first clause only to a statement before it ("Why is it unsafe to ...")
     asked = [attested(asking[0], statements) or from_scene(asking[0], statements)]
     scene = statements[-1] if statements else ""
     if scene and not set(content_tokens(asked[0])) & set(content_tokens(" ".join(statements))):
         # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
-        asked[0] = f"{asked[0]} when {inline(scene)}"
+        # ... said once: a scene that opens on "When ..." keeps its own
+        said = inline(scene)
+        asked[0] = f"{asked[0]} {said}" if _WHEN.match(said) else f"{asked[0]} when {said}"
     elif scene:
         # a scene the question shares words with is left out: "its" must say whose ("I renamed a file with
         # git mv; how do I see its history from before the rename?" asks for "the file's history")

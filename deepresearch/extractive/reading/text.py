@@ -476,24 +476,3 @@ def section_label(heading: str) -> str:
     if match and named and len(heading) > 80 and heading[match.end(1) :].startswith(" (default"):
         return match.group(1)  # postconf(5)'s "smtpd_relay_restrictions (default: permit_mynetworks, ...)"
     return heading if len(heading) <= 80 else heading[:77].rsplit(" ", 1)[0] + "…"
-
-
-def quoted_semicolons(text: str, mark: str = "\0") -> str:
-    """The text with each ";" inside a quotation replaced by ``mark``: "we get 'Parent instance is not bound
-    to a Session; lazy load operation of attribute 'customer' cannot proceed'. How do we fix this?" quotes
-    one error message, not two clauses. A quote opens after a space and closes before one (not "Friday's");
-    one that never closes ("the '90s; how do I ...?") masks nothing."""
-    out, depth, held = list(text), 0, []
-    for i, char in enumerate(text):
-        before, after = text[i - 1] if i else " ", text[i + 1] if i + 1 < len(text) else " "
-        if char in "'\"‘’“”" and (before.isspace() or before in "([") and not after.isspace():
-            depth += 1
-        elif char in "'\"‘’“”" and depth and not before.isspace() and (after.isspace() or after in ".,;:?!)"):
-            depth -= 1
-            if depth == 0:  # the quotation closed: its semicolons were its own
-                for k in held:
-                    out[k] = mark
-                held = []
-        elif char == ";" and depth:
-            held.append(i)
-    return "".join(out)
