@@ -173,3 +173,16 @@ def test_a_quoted_message_is_one_clause_and_a_name_in_the_scene_can_be_the_topic
     assert not any("Do not use" in q for q in plan.sub_questions), plan.sub_questions
     # ... a capitalised name inside the scene weighs as a name ("Gunicorn"), not as the scene's other words
     assert plan.topic == "Lumora", plan.topic
+
+
+def test_an_option_tables_row_labels_its_description_with_the_option() -> None:
+    # Borg's option tables ("| --restrict-to-path PATH | restrict repository access to PATH. Can be specified
+    # multiple times ...") gave quotes with no label: "Can be specified multiple times ..." of what?
+    passage = (
+        "# lamp trim\n\noptions\n\n"
+        "| --wick-length MM | trim the wick to MM millimetres. Can be given twice to trim the spare wick.\n\n"
+        "| -n, --dry-run | do nothing. The keeper only reads the wick gauge and writes it in the log."
+    )
+    units = [(quote.section, quote.text) for quote in quotes(passage, 1, ("lamp trim",))]
+    assert ("--wick-length MM", "Can be given twice to trim the spare wick.") in units, units
+    assert ("-n, --dry-run", "The keeper only reads the wick gauge and writes it in the log.") in units, units

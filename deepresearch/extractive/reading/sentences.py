@@ -97,6 +97,7 @@ _DETERMINERS = _words(
 _BARE = re.compile(r"(?:This|It) ")  # a pronoun that opens a definition: its term
 _OWN_PLACE = re.compile(r"(?:This|These) (?:section|subsection|chapter)s?\b")  # "This section is for ..."
 _EXAMPLE = re.compile(r"(?:examples?|samples?)(?:\s+\d+)?\s*:?$", re.IGNORECASE)  # a section "Example 1"
+_OPTION_ROW = re.compile(r"\|\s*(?P<name>-{1,2}\w[\w-]*(?:[ =,][^|]{0,40})?)\s*\|\s*(?P<text>[^|]{20,})\|?")
 _FIELD_WORDS = 3  # "Return type :", "Default value:": a field's name, not a sentence announcing a sample
 _TYPE_VALUE = re.compile(r"^[A-Za-z_][\w.]*(?:\[[\w\[\]., …]*\])?$")  # "None", "Optional[str]", "IO"
 MAX_LIST_ITEMS = 8
@@ -308,6 +309,9 @@ class _Reader:
     def line(self, line: str) -> None:
         if _EDITORS_NOTE.fullmatch(line.strip()):
             return  # "[DEPRECATED in version 5.4]": no sentence before the first, "This command is ..."
+        if option := _OPTION_ROW.match(line.strip()):  # "| --restrict-to-path PATH | restrict ... Can be ..."
+            self.term, self.previous, self.intro = option["name"].strip(), (), ""
+            line = option["text"]  # ... its description, under the option it describes
         item = LIST_ITEM.match(line)
         text = line[item.end() :] if item else line
         (hanging, self.hanging), (around, self.around) = (self.hanging, ""), (self.around, "")
