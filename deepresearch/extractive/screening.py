@@ -448,6 +448,10 @@ def _answer_sections(
     # are stored in an internal httpd structure" answers "are they real OS environment variables?")
     top = max(relevance, key=lambda n: relevance[n], default=None)
     opening = next((i for i, key in enumerate(keys) if key[0] == top and key[1]), None)
+    # ... not a reference of many entries, whose opening says what the manual holds ("This part of the
+    # documentation covers all the interfaces of Flask"), unless it shares a word with the question
+    if opening is not None and scores[opening] <= 0 and sum(key[0] == top for key in keys) > MANY_SECTIONS:
+        opening = None
     best = [opening, *(i for i in best if i != opening)] if opening is not None else best
     return [
         (scores[i], PassageRecord(**passages[j], lead=True, answer=rank))
