@@ -132,6 +132,16 @@ def test_a_reference_of_many_entries_gives_no_intro_that_shares_no_word_with_the
     assert {"Before the first watch", "Winter duties"} <= leads(guide)  # a guide's: read whatever they say
     assert not {"Before the first watch", "Winter duties"} & leads(guide + entries), leads(guide + entries)
     assert len(guide.split("## ")) <= MANY_SECTIONS < len((guide + entries).split("## "))
+    # ... nor its opening as the first answering section ("This part of the documentation covers all the
+    # interfaces of Flask" opened the Findings of every question it was the best page of)
+
+    def first_answer(text: str) -> str:
+        sources = [{"id": "S1", "n": 1, "title": "Beacon handbook", "text": text}, SOURCES[1]]
+        main = rank_sources(QUESTION, [QUESTION], sources, [4])[0][0]
+        return next(p["headings"][-1] for _, p in main if p.get("answer") == 1)
+
+    assert first_answer(guide) == "Overview"
+    assert first_answer(guide + entries) == "Concentrating the light"
 
 
 def test_a_scene_of_when_something_happens_is_no_question() -> None:
