@@ -1,4 +1,4 @@
-"""Which sources a report quotes (report/digest.py's _focused and _stray, issue [quality] part 2): the page
+"""Which sources a report quotes (report/focus.py and digest.py's _stray, issue [quality] part 2): the page
 that answers is quoted from its answering sections, a second page that explains the question there too, and
 a page that only digresses is left out. On findings as the reviewers give them (tests/_report_helpers.py);
 the figures over whole manuals are measured by bench/quality (bench/quality/JOURNAL.md, sessions 16-25)."""
