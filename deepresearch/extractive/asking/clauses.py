@@ -9,16 +9,16 @@ from collections.abc import Mapping
 from deepresearch.extractive.asking.asked import as_asked
 from deepresearch.extractive.asking.phrases import noun_phrases
 
-__all__ = ["ASKS", "QUOTED", "WH", "asker_condition", "quoted_stops", "split_clauses"]
+__all__ = ["ASKS", "QUOTED", "asker_condition", "quoted_stops", "split_clauses"]
 
-WH = r"what|how|which|why|when|where|who|is|are|does|do|can|should"
+_WH = r"what|how|which|why|when|where|who|is|are|does|do|can|should"
 # a clause ends at a question mark, a semicolon, ", and what ..." or a full stop before a capital ("My
 # server is eating the CPU. How can I see ...", "... fails with 'Could not find ...'. Where does ...")
 _CLAUSE_SPLIT = re.compile(
     rf"\?\s+|;\s+|(?<=[a-z0-9)'\"’”])(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\betc)\.\s+(?=[A-Z])|"
     # ... or a quotation's closing mark after its own full stop ("... in a production deployment.' We want")
     r"(?<=[.?!])['\"’”]\s+(?=[A-Z])|"
-    rf",?\s+(?:and|but|or)\s+(?=(?:{WH})\b)|"
+    rf",?\s+(?:and|but|or)\s+(?=(?:{_WH})\b)|"
     # "Can I edit it by hand, or will my changes get lost?": a second question
     r",\s+or\s+(?=(?:will|would|could)\s+(?:i|we|you|my|our|it|they|the)\b)",
     re.IGNORECASE,
@@ -27,13 +27,13 @@ _CLAUSE_SPLIT = re.compile(
 # scene ("I host thousands of customer sites; can Apache serve them ...?"), and so is one opening on "When I
 # ..., " with no question after its comma ("When I run gnuplot x.gp, the plot window disappears." had a "?")
 _AUXILIARY = (
-    rf"{WH}|was|were|did|could|would|will|may|might|must|has|have|had|isn't|aren't|doesn't|don't|can't|won't|"
+    rf"{_WH}|was|were|did|could|would|will|may|might|must|has|have|had|isn't|aren't|doesn't|don't|can't|won't|"
     r"shouldn't"
 )
 # ... not a clause of when or where something happens, then what happens ("When the Wi-Fi drops in the middle
 # of a backup, the next runs fail ..."): "When did it fail, and why?" and "When it fails, how do I ...?" ask
 ASKS = re.compile(
-    rf"^(?!(?:when|whenever|where)\s+(?!(?:{_AUXILIARY})\b)[^,]*,\s*+(?!(?:{WH})\b))(?:{_AUXILIARY})\b",
+    rf"^(?!(?:when|whenever|where)\s+(?!(?:{_AUXILIARY})\b)[^,]*,\s*+(?!(?:{_WH})\b))(?:{_AUXILIARY})\b",
     re.IGNORECASE,
 )
 
@@ -45,11 +45,11 @@ def split_clauses(question: str, why: bool = True) -> list[str]:
     parts = [c.strip(" ?.,") for c in _CLAUSE_SPLIT.split(question) if len(c.strip(" ?.,").split()) >= 2]
     parts = [_ASIDE.sub(r" (\1)", part).strip(" —–") for part in parts]
     parts = [_FOLLOW_UP.sub("", part) for part in parts] or [question.strip(" ?.")]
-    return [_unquoted(part.replace("\0", ";")) for part in parts]
+    return [_unquoted(part) for part in parts]  # (a code statement's ";" is QUOTED's mark too)
 
 
 # code a question quotes ("Why does a = a.transpose(); give me ...?"): its ";" ends no clause (nor a quote's)
-_CODE_STATEMENT = re.compile(rf"(?:[\w.]+\s*=\s*[^;?]*|\b\w+\([^()]*\));(?!\s*(?:{WH})\b)", re.I)
+_CODE_STATEMENT = re.compile(rf"(?:[\w.]+\s*=\s*[^;?]*|\b\w+\([^()]*\));(?!\s*(?:{_WH})\b)", re.I)
 # an aside between dashes, or one a dash opens at the clause's end: "Which session backend should I choose
 # — database, cache, or signed cookies — and ...?" asked "Which session backend should I choose — ... —?"
 _ASIDE = re.compile(r"\s+[—–]\s*([^—–]+?)\s*(?:[—–]|$)")
@@ -58,7 +58,7 @@ _ASIDE = re.compile(r"\s+[—–]\s*([^—–]+?)\s*(?:[—–]|$)")
 # the clause before; what the clause asks comes after it ... and "And what happens to the others?" after "?"
 # asks what it asks (it read as a condition, "... when And what happens to the others?")
 _FOLLOW_UP = re.compile(
-    rf"^(?:(?:if\s+(?:not|so|yes|no)|otherwise|and\s+if\s+not)\s*,|and|but|also|plus)\s*(?=(?:{WH})\b)", re.I
+    rf"^(?:(?:if\s+(?:not|so|yes|no)|otherwise|and\s+if\s+not)\s*,|and|but|also|plus)\s*(?=(?:{_WH})\b)", re.I
 )
 
 
