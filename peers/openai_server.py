@@ -45,6 +45,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 DEFAULT_MODEL = "scripted-model"
+STREAM_HOLD_SECONDS = 60.0  # a held stream goes on by itself after this, so a failing test cannot hang it
 _PROMPT_MARKER = re.compile(r"deepresearch prompt\s+(\S+)")
 Flavour = Literal["generic", "llama.cpp", "ollama", "vllm"]
 # what llama-cpp-python 0.3.36's server answers, HTTP 500 (its traceback line aside)
@@ -151,6 +152,10 @@ class ScriptedOpenAI:
         # "stream": true requests get server-sent chunks of this many characters, this far apart
         self.stream_chunk_chars = 40
         self.stream_delay = 0.0
+        # cleared, each stream stops before its next chunk until it is set (at most STREAM_HOLD_SECONDS):
+        # a test can hold a report mid-stream while it reloads a page, however loaded the machine is
+        self.stream_open = threading.Event()
+        self.stream_open.set()
         self.streams_finished = 0  # streams sent to the end (a client that hangs up does not count)
         self._calls: list[dict[str, Any]] = []
         self._faults: deque[_Fault] = deque()
@@ -198,6 +203,7 @@ class ScriptedOpenAI:
         self.refuse_formats = set()
         self.api_key = None
         self.stream_chunk_chars, self.stream_delay, self.streams_finished = 40, 0.0, 0
+        self.stream_open.set()
         self.refuse_status = 400
 
     # --- handlers --------------------------------------------------------------------------------
@@ -265,6 +271,7 @@ class ScriptedOpenAI:
         content = completion["choices"][0]["message"]["content"] or ""
         size = max(1, self.stream_chunk_chars)
         for start in range(0, len(content), size):
+            await self._held()
             delta = {"content": content[start : start + size]}
             yield _sse(base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]})
             if self.stream_delay > 0:
@@ -276,6 +283,13 @@ class ScriptedOpenAI:
         yield "data: [DONE]\n\n"
         with self._lock:
             self.streams_finished += 1
+
+    async def _held(self) -> None:
+        """Wait while :attr:`stream_open` is cleared, polling (the event is set from the test's thread)."""
+        for _ in range(int(STREAM_HOLD_SECONDS / 0.01)):
+            if self.stream_open.is_set():
+                return
+            await asyncio.sleep(0.01)
 
     async def _models(self, request: Request) -> Response:
         if (refused := self._unauthorized(request)) is not None:
