@@ -127,7 +127,7 @@ class _Reader:
     term_list: tuple[str, ...] = ()  # the last item of a list that is all of a term's description so far
     hanging: str = ""  # a sentence that stops short of its sample ("A directive of the form"), then ...
     around: str = ""  # ... with it, waiting for its rest in lower case ("specifies that ...")
-    code_next: bool = False  # the passage's next paragraph is a sample (see line)
+    after: str = ""  # the passage's next paragraph: a sample announced by this one's last sentence (see line)
 
     def add(self, text: str, label: str = "") -> None:
         # a remark under an admonition's title (Doxygen's "Warning:") is its section's, not labelled "Warning"
@@ -389,7 +389,7 @@ class _Reader:
         last = split_sentences(text)[-1] if text.strip() else ""
         # a paragraph too long to quote with the sample after it announces it by its last sentence (Flask's
         # "... you can limit that by setting the MAX_CONTENT_LENGTH config key:" ends 313 characters)
-        lone = self.code_next and announces(last) and not leans_back(last)
+        lone = announces(last) and not leans_back(last) and _sample_next(self.after)
         announced = text if announces(text) else last if lone else ""
         self.unfinished = not announced and bool(UNFINISHED.search(last)) and last[:1].isupper()
         self.intro = announced or (last if self.unfinished else self.aside)
@@ -441,8 +441,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
     reader.term = term.rstrip(":").strip() if term and term_line(term) else ""
     paragraphs = re.split(r"\n\s*\n", passage)
     for paragraph, after in zip(paragraphs, [*paragraphs[1:], ""], strict=True):
-        # a sample next: a paragraph too long to quote with it announces it by its last sentence
-        reader.code_next = not LIST_ITEM.match(after) and (LINE_BREAK in after or code_like(after.strip()))
+        reader.after = after
         for line in logical_lines(paragraph):
             reader.line(line)
         if reader.items is not None and not LIST_ITEM.match(paragraph.strip()):
@@ -454,6 +453,11 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
     if reader.around:  # a sentence that ends on its sample, the passage's last
         reader.add(reader.around)
     return reader.units
+
+
+def _sample_next(after: str) -> bool:
+    """The next paragraph is a sample, which a paragraph too long to quote with it announces by its end."""
+    return not LIST_ITEM.match(after) and (LINE_BREAK in after or code_like(after.strip()))
 
 
 def _step(sentence: str, previous: tuple[str, ...]) -> bool:
