@@ -62,7 +62,9 @@ RARE_WORD = 0.05
 RISKS_LISTED = 4
 QUOTED_ABOVE = "Its answers are quoted above."
 NOT_ANSWERED = "The passages read for it quote no answer to it."
-READ_ABOVE = "What the passages read for it say is quoted above."
+READ_ABOVE = "No quote was taken as its own answer; some of the passages read for it are quoted above."
+"""It said "What the passages read for it say is quoted above.", read as "its answer is above" where no quote
+above answers it (Celery's "How many times does it retry by default?": the default is quoted nowhere)."""
 NO_RISKS = (
     "- None listed: no quote on these sub-questions holds one of the warning words the extractive checks "
     "look for (warning, danger, must not, should not, never, insecure, lost, corrupt ...); a limit "

@@ -398,8 +398,9 @@ def owned(clause: str, statements: list[str]) -> str:
 
 _SENTENCE_OPENERS = frozenset(
     [
-        *("my", "our", "your", "its", "their", "we"),
+        *("my", "our", "your", "its", "their", "we", "it", "they", "there"),
         *("the", "a", "an", "this", "these", "that", "those", "every", "all", "some"),
+        *("sometimes", "often", "usually", "occasionally", "now", "then", "recently", "suddenly", "lately"),
     ]
 )
 

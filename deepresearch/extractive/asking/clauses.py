@@ -31,9 +31,13 @@ _AUXILIARY = (
     r"shouldn't"
 )
 # ... not a clause of when or where something happens, then what happens ("When the Wi-Fi drops in the middle
-# of a backup, the next runs fail ..."): "When did it fail, and why?" and "When it fails, how do I ...?" ask
+# of a backup, the next runs fail ..."), with or without its comma ("when enc01 is restarted those tasks wait
+# even longer") - "When did it fail, and why?", "When it fails, how do I ...?" and "When it fails what do I
+# do?" ask
+_SCENE_WHEN = rf"(?:when|whenever|where)\s+(?!(?:{_AUXILIARY}|to)\b)"
 ASKS = re.compile(
-    rf"^(?!(?:when|whenever|where)\s+(?!(?:{_AUXILIARY})\b)[^,]*,\s*+(?!(?:{_WH})\b))(?:{_AUXILIARY})\b",
+    rf"^(?!{_SCENE_WHEN}(?:[^,]*,\s*+(?!(?:{_WH})\b)|(?:(?!\b(?:what|how|which|why|who)\b)[^,])*$))"
+    rf"(?:{_AUXILIARY})\b",
     re.IGNORECASE,
 )
 

@@ -142,7 +142,10 @@ _POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these",
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
 _EXAMPLE_WEIGHT = 0.1  # "policies like CMP0048": an example stands for its kind, which is the topic
 # ... and so does a host's name: "a certificate for mail.example.com" is the asker's, not the manual's topic
+_MESSAGE = re.compile(r"(?:^|\s)['\"‘“]\S.*?\s.*?['\"’”](?=[\s.,;:?!]|$)")  # a quoted message, of words
 _HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|example|test|local|lan|internal)$", re.I)
+# ... or a word of it: a team numbers its hosts from zero ("enc02 sits idle", "on ci-04"; not "sha1", "x86")
+_NUMBERED_HOST = re.compile(r"^[a-z]{2,}[a-z-]*?-?0\d+$")
 SPECIFIC = 0.15
 """A topic in at most this share of the corpus's documents is specific enough for "What is X?" aspects."""
 BROAD = 0.3
@@ -239,11 +242,15 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             weight *= _SUBORDINATE if phrase.subordinate and asks else 1.0
             weight *= _QUANTIFIED if _COUNTED.match(phrase.text) else 1.0
             weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or aside(clause, phrase) else 1.0
-            weight *= _EXAMPLE_WEIGHT if exemplified(clause, phrase) or _HOST.match(_core(phrase)) else 1.0
+            weight *= _EXAMPLE_WEIGHT if exemplified(clause, phrase) or _hosted(_core(phrase)) else 1.0
             value = weight * _specificity(phrase, rarity)
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
     return quoted_whole(question, best[1]) if best else None
+
+
+def _hosted(core: str) -> bool:
+    return bool(_HOST.match(core)) or any(_NUMBERED_HOST.match(word) for word in core.split())
 
 
 def question_topic(question: str, rarity: Mapping[str, float] | None = None) -> str:
@@ -325,7 +332,10 @@ def _asked(clauses: list[str], topic: str) -> tuple[list[str], list[str]]:
     statements = [clause for clause in clauses if clause not in asking]
     # a pronoun refers back: in the first clause only to a statement before it ("Why is it unsafe to ...")
     asked = [attested(asking[0], statements) or from_scene(asking[0], statements)]
-    scene = statements[-1] if statements else ""
+    # the scene is the last statement, or the last that quotes a message ("... we get 'Parent instance <Order>
+    # is not bound to a Session ...'. It started after Friday's refactoring ... How do we fix this?")
+    quoting = [statement for statement in statements if _MESSAGE.search(statement)]
+    scene = (quoting or statements or [""])[-1]
     if scene and not set(content_tokens(asked[0])) & set(content_tokens(" ".join(statements))):
         # "I turned on HTTP/2 but page loads stall. What is going wrong?": the scene is what it asks about
         # ... said once: a scene that opens on "When ..." keeps its own

@@ -35,6 +35,7 @@ from deepresearch.extractive.asking.wordclasses import (
     SUBJECT_PRONOUNS,
     SUBORDINATORS,
     WH,
+    manner_adverb,
 )
 from deepresearch.extractive.inflection import ends_in_s
 
@@ -101,9 +102,12 @@ def placed_verbs(words: list[str], lower: list[str], content: list[bool], i: int
         while end < len(words) and content[end]:
             end += 1
         verb = end - 1
-        bare = verb > nxt + 2 and words[verb].isalpha() and words[verb].islower()
+        # ... or before a manner adverb, after an agent of one word too: "make a Celery task *retry*
+        # automatically", "make the tests *run* quickly"
+        adverb = end < len(words) and (manner_adverb(lower[end]) or lower[end] == "automatically")
+        bare = verb > nxt + 1 + (not adverb) and words[verb].isalpha() and words[verb].islower()
         bare = bare and not ends_in_s(words[verb])
-        if bare and end < len(words) and lower[end] in DETERMINERS | POSSESSIVES:
+        if bare and end < len(words) and (lower[end] in DETERMINERS | POSSESSIVES or adverb):
             found.add(verb)
     if lower[i] in ("not", "n't") and i > 0 and lower[i - 1] in AUX_DO and nxt < len(words) and content[nxt]:
         found.add(nxt)
@@ -264,7 +268,9 @@ def verb_past_a_phrase(words: list[str], lower: list[str], content: list[bool]) 
         if lower[k] in _INTRANSITIVE and lower[k + 1] in PREPOSITIONS and (through or nouns):
             return {k}
         # ... or one that asks its own question: "How does a disk-assisted queue in rsyslog *decide* when ..."
+        # (not after "How do I": its verb came after "I" - "retry ... with exponential backoff when ...")
         plain = content[k] and words[k].isalpha() and words[k].islower() and not ends_in_s(words[k])
+        plain = plain and lower[2] not in SUBJECT_PRONOUNS
         if through and plain and lower[k + 1] in WH | {"whether"} and content[k - 1]:
             return {k}
     return set()

@@ -238,10 +238,12 @@ def _durations(lower: list[str]) -> set[int]:
         ends = end + 1 >= len(lower) or lower[end + 1] in FUNCTION_WORDS | CLOSES  # not "the night shift"
         if end < len(lower) and lower[end].removesuffix("s") in TIME_UNITS and ends:
             found |= set(range(i + 1, end + 1))
-    # ... and how often: "several times a day", "twice a week"
+    # ... and how often: "several times a day", "twice a week", "the same reminder three or four times"
     for i in (i for i, word in enumerate(lower) if word in ("times", "twice", "once")):
         start, end = i, i + 2
-        while start > 0 and (lower[start - 1] in _SPAN or figure(lower[start - 1])):
+        while start > 0 and (
+            lower[start - 1] in _SPAN or figure(lower[start - 1]) or _between(lower, start - 1)
+        ):
             start -= 1
         if (
             end < len(lower)
@@ -249,4 +251,18 @@ def _durations(lower: list[str]) -> set[int]:
             and lower[end] in TIME_UNITS
         ):
             found |= set(range(start, end + 1))
+        elif (
+            start < i
+            and lower[i] == "times"
+            and (i + 1 == len(lower) or lower[i + 1] in FUNCTION_WORDS | CLOSES)
+        ):
+            found |= set(range(start, i + 1))
     return found
+
+
+def _between(lower: list[str], i: int) -> bool:
+    """ "or" and "to" between two counts: "three or four times", "2 to 3 times"."""
+    counted = (
+        i > 0 and i + 1 < len(lower) and all(w in NUMBERS or figure(w) for w in lower[i - 1 : i + 2 : 2])
+    )
+    return lower[i] in ("or", "to") and counted

@@ -81,8 +81,8 @@ _BANNER = re.compile(r"^version v?\d[\w.+~:-]*(?: \([^)\d]*\))?$")
 # a section of release notes: "Version 1.2.4 (2023-03-24)", "Changes in version 3.45.0", "2.4.1 - 2023-01-02",
 # "2022-12-28 (3.40.1)"
 _RELEASE = re.compile(
-    r"^(?:(?:version|release|changes in(?: version)?|what's new in)\s+v?\d+(?:\.\d+)+|v?\d+\.\d+(?:\.\d+)*\s*"
-    r"(?:\(|[-–—]|$)|\d{4}-\d\d-\d\d\s+\(v?\d+(?:\.\d+)+\))",
+    r"^(?:(?:version|release|changes in(?: version)?|what['’]s new in)\s+v?\d+(?:\.\d+)+|"
+    r"v?\d+\.\d+(?:\.\d+)*\s*(?:\(|[-–—]|$)|\d{4}-\d\d-\d\d\s+\(v?\d+(?:\.\d+)+\))",
     re.IGNORECASE,
 )
 RELEASE_SECTIONS = 3
@@ -106,7 +106,10 @@ def release_pages(passages: Iterable[Mapping[str, Any]]) -> set[int]:
 
 
 _HISTORY = re.compile(
-    r"^(?:change ?log|change history|release notes|release history|history of changes)\b", re.I
+    r"^(?:(?:change ?log|change history|release notes|release history|history of changes)\b|"
+    # "What’s new in Celery 4.0 (latentcall)": its sections are topics ("Canvas Refactor"), not releases
+    r"what['’]s new in\b.*\d+\.\d+)",
+    re.I,
 )
 
 

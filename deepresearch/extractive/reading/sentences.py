@@ -66,8 +66,9 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# ... not one that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...")
-_NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(|-{8}|={8}")
+# ... not one that opens on punctuation, but one that opens on a name as code does ("`git gc` runs ...") or
+# on a quoted word ('"Yield" fixtures yield instead of return.')
+_NOT_PROSE = re.compile(r"https?://|>>>|\$ |\{\s*$|^(?!`|[\"“‘']\w)\W|\s[=:]{2}\s|\w\(.*\)\s*\w+\(|-{8}|={8}")
 NEAR_DUPLICATE = 0.7
 """Jaccard similarity of content words at which two sentences say the same thing."""
 

@@ -353,8 +353,11 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
         listed = (
             whole_lists and announced and marker is not None and not is_statement(paragraph[marker.end() :])
         )
-        # ... and a sample stays with the sentence that announces it ("... an announcement saying:")
-        listed = listed or (whole_lists and announced and not item and sample_code(paragraph) is not None)
+        # ... and a sample stays with the sentence that announces it ("... an announcement saying:"), a
+        # Markdown code span or a page's <pre> lines (pytest's "... a match keyword parameter to the
+        # context-manager ...:" had its sample in the next passage, and was quoted without it)
+        sample = sample_code(paragraph) is not None or LINE_BREAK in paragraph or code_like(paragraph)
+        listed = listed or (whole_lists and announced and not item and sample)
         announced = (announced and item) or paragraph.endswith(":") or bool(UNFINISHED.search(paragraph))
         limit = max_chars if listed else target_chars
         if current and len(current) + len(paragraph) + 1 > limit:
