@@ -41,6 +41,7 @@ from deepresearch.extractive.reading.text import (
     LINE_BREAK,
     LIST_ITEM,
     PREPOSITIONS,
+    SAMPLE_CHARS,
     UNFINISHED,
     code_like,
     code_span,
@@ -103,7 +104,6 @@ _FIELD_WORDS = 3  # "Return type :", "Default value:": a field's name, not a sen
 _TYPE_VALUE = re.compile(r"^[A-Za-z_][\w.]*(?:\[[\w\[\]., …]*\])?$")  # "None", "Optional[str]", "IO"
 MAX_LIST_ITEMS = 8
 MAX_UNIT_CHARS = 600
-SAMPLE_CHARS = 200  # the longest sample quoted with the sentence that announces it
 STATEMENT_MIN_WORDS = 6
 TERM_MIN_WORDS = 4
 """A quotable sentence has STATEMENT_MIN_WORDS words, or TERM_MIN_WORDS under a definition list's term."""

@@ -54,6 +54,7 @@ _SENTENCE_END = re.compile(
 LINE_BREAK = "\u2424"
 """A sample's line break in the corpus text ("␤"), where a sample is one line: no word to the search, a space
 to the sentence rules (search/preformatted.py sample_text writes it, report/render.py shows the lines)."""
+SAMPLE_CHARS = 200  # the longest sample quoted with the sentence that announces it
 # "am" is the verb only next to "I" ("I am"); elsewhere a name ("git am"), no stopword (wordclasses.named_am)
 _FIRST_PERSON = re.compile(r"\b(?:i\s+am|am\s+i)\b")
 
@@ -356,7 +357,9 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
         # ... and a sample stays with the sentence that announces it ("... an announcement saying:"), a
         # Markdown code span or a page's <pre> lines (pytest's "... a match keyword parameter to the
         # context-manager ...:" had its sample in the next passage, and was quoted without it)
-        sample = sample_code(paragraph) is not None or LINE_BREAK in paragraph or code_like(paragraph)
+        # (one short enough to be quoted with it: a longer one only makes a passage of two things)
+        pre = (LINE_BREAK in paragraph or code_like(paragraph)) and len(paragraph) <= SAMPLE_CHARS
+        sample = sample_code(paragraph) is not None or pre
         listed = listed or (whole_lists and announced and not item and sample)
         announced = (announced and item) or paragraph.endswith(":") or bool(UNFINISHED.search(paragraph))
         limit = max_chars if listed else target_chars
