@@ -226,7 +226,8 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     back = any(word.lower() in _POINTS_BACK for word in tokens(clauses[first]))  # the first that asks
     for index, clause in enumerate(clauses):
         asks = bool(ASKS.match(clause)) or not any(ASKS.match(c) for c in clauses)
-        for phrase in compared(clause, noun_phrases(clause)):
+        phrases = compared(clause, noun_phrases(clause))
+        for phrase in phrases:
             if avoided(clause, phrase) or _NUMBER.match(_core(phrase)):
                 continue  # neither what the asker does without ("without a VirtualHost block") nor a figure
             weight = _ROLE_WEIGHT.get(phrase.role, 0.8) * (_LATER_CLAUSE if index > first else 1.0)
@@ -239,7 +240,8 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
                 if not w.endswith(("'s", "’s"))
             )
             weight *= (_SUBORDINATE if back or named else _SCENE) if not asks else 1.0
-            weight *= _SUBORDINATE if phrase.subordinate and asks else 1.0
+            purpose = _purpose(clause, phrase, phrases)
+            weight *= (_SCENE if purpose else _SUBORDINATE) if phrase.subordinate and asks else 1.0
             weight *= _QUANTIFIED if _COUNTED.match(phrase.text) else 1.0
             weight *= _NO_TOPIC_WEIGHT if _NO_TOPIC.match(phrase.text) or aside(clause, phrase) else 1.0
             weight *= _EXAMPLE_WEIGHT if exemplified(clause, phrase) or _hosted(_core(phrase)) else 1.0
@@ -247,6 +249,25 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
             if value > 0 and (best is None or value > best[0]):
                 best = (value, phrase)
     return quoted_whole(question, best[1]) if best else None
+
+
+_ASKED_ROLES = frozenset(
+    ("subject", "object", "named", "which")
+)  # not "need to change" (a "pp" to the chunker)
+
+
+def _purpose(clause: str, phrase: Phrase, phrases: list[Phrase]) -> bool:
+    """In a clause of purpose after a phrase of the question's own: "register custom markers so that I stop
+    getting PytestUnknownMarkWarning" asks about the markers, the purpose says why, as the asker's scene does
+    (_SCENE); "What do I need to change so that Postfix relays mail for our LAN?" asks about its purpose."""
+    lower = [word.lower() for word in tokens(clause)]
+    opens = [
+        k
+        for k in range(min(phrase.start, len(lower) - 1))
+        if (lower[k] == "so" and lower[k + 1] in ("that", "i", "we", "you", "it", "they"))
+        or lower[k : k + 3] == ["in", "order", "to"]
+    ]
+    return bool(opens) and any(other.start < opens[0] and other.role in _ASKED_ROLES for other in phrases)
 
 
 def _hosted(core: str) -> bool:
