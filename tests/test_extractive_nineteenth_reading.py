@@ -11,7 +11,6 @@ from deepresearch.extractive.asking.planning import keyword_plan, lookup_phrases
 from deepresearch.extractive.reading.pages import release_pages
 from deepresearch.extractive.reading.sentences import quotes
 from deepresearch.extractive.reading.text import heading_passages
-from deepresearch.extractive.screening import rank_sources
 
 SAMPLE = 'import lamp␤def test_wick():␤with lamp.raises(WickError, match=r".* 12 .*"):␤lamp.light()'
 
@@ -127,29 +126,3 @@ def test_a_purpose_clause_is_no_topic() -> None:
     asked = "What do I need to change so that the tower relays signals for our harbour?"
     assert keyword_plan(asked, 6, rarity=_rarity(asked, "harbour")).topic == "harbour"
 
-
-def _section(title: str, sentence: str) -> str:
-    return f"## {title}\n\n{sentence} " + "The keeper trims the wick at dawn and lights it at dusk. " * 3
-
-
-def test_a_leads_topic_word_tells() -> None:
-    # pytest's "a [tool.pytest] table": "pytest" names every page of its manual, so the reference page's
-    # openings ("API Reference", "pytest.__version__", "approx()") were all leads on the topic
-    question = "Why does the beacon lamp flicker when the storm shutter is closed?"
-    flicker = "The beacon lamp flickers when its storm shutter starves the flame of air."
-    named = [_section(f"Lamp flicker {i}", flicker) for i in range(5)]
-    generic = [_section(f"Beacon part {i}", f"The beacon has a part numbered {i}.") for i in range(3)]
-    guide = "\n\n".join(["# Beacon lamp guide", *named])
-    best = {"id": "S1", "n": 1, "title": "Beacon lamp guide", "text": guide}
-    shutter = "A closed storm shutter makes the beacon lamp flicker for want of air."
-    told = [_section(f"Shutter and lamp {i}", shutter) for i in range(5)]  # not copies of the guide's
-    other = "\n\n".join(["# Beacon reference", *generic, *told])
-    second = {"id": "S2", "n": 2, "title": "Beacon reference", "text": other}
-    found = {1: 1.0, 2: 1.0}  # the search ranked both first
-
-    def leads(weights: dict[str, float]) -> set[str]:
-        ranked = rank_sources(question, [question], [best, second], [1], "the beacon lamp", found, weights)
-        return {p["headings"][-1] for _, p in ranked[0][0] if p.get("lead") and p["source_id"] == "S2"}
-
-    assert {"Beacon part 0", "Beacon part 1"} <= leads({}), leads({})  # "beacon" tells when it is rare
-    assert leads({"beacon": 0.2}) & {"Beacon part 0", "Beacon part 1"} == set()  # ... not on every page
