@@ -125,4 +125,3 @@ def test_a_purpose_clause_is_no_topic() -> None:
     # ... a purpose is what is asked when nothing comes before it ("What do I need to change so that ...")
     asked = "What do I need to change so that the tower relays signals for our harbour?"
     assert keyword_plan(asked, 6, rarity=_rarity(asked, "harbour")).topic == "harbour"
-

@@ -292,9 +292,7 @@ def rank_passages(
         ranked = [(scores[i], passages[i]) for i in kept]
         ranked += _continuations(passages, kept, scores)
         if number == 0:
-            # a lead names the topic by a word that tells (not "pytest", on every page of pytest's manual)
-            telling = {t for t in topic_terms if (weights or {}).get(t, 1.0) >= 1.0} or topic_terms
-            ranked += _leads(passages, scores, relevance, fields, telling, set(kept))
+            ranked += _leads(passages, scores, relevance, fields, topic_terms, set(kept))
             ranked = _with_answers(
                 ranked, _answer_sections(passages, relevance, _query(question, focus, topic_terms, weights))
             )
