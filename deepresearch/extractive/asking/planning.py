@@ -140,9 +140,9 @@ _SUBORDINATE = 0.6  # a clause inside it ("... when I can edit the main server c
 _SCENE = 0.35
 _POINTS_BACK = frozenset(("it", "its", "they", "them", "their", "this", "these", "those", "such"))
 _NO_TOPIC_WEIGHT = 0.3  # "at the same time", "leave the rest" (_NO_TOPIC): the topic is elsewhere
+_MESSAGE = re.compile(r"(?:^|\s)['\"‘“]\S.*?\s.*?['\"’”](?=[\s.,;:?!]|$)")  # a quoted message, of words
 _EXAMPLE_WEIGHT = 0.1  # "policies like CMP0048": an example stands for its kind, which is the topic
 # ... and so does a host's name: "a certificate for mail.example.com" is the asker's, not the manual's topic
-_MESSAGE = re.compile(r"(?:^|\s)['\"‘“]\S.*?\s.*?['\"’”](?=[\s.,;:?!]|$)")  # a quoted message, of words
 _HOST = re.compile(r"^[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|edu|example|test|local|lan|internal)$", re.I)
 # ... or a word of it: a team numbers its hosts from zero ("enc02 sits idle", "on ci-04"; not "sha1", "x86")
 _NUMBERED_HOST = re.compile(r"^[a-z]{2,}[a-z-]*?-?0\d+$")
@@ -251,9 +251,8 @@ def choose_topic(question: str, rarity: Mapping[str, float] | None = None) -> Ph
     return quoted_whole(question, best[1]) if best else None
 
 
-_ASKED_ROLES = frozenset(
-    ("subject", "object", "named", "which")
-)  # not "need to change" (a "pp" to the chunker)
+# the roles of a phrase a clause asks about (not "need to change", which the chunker reads as a "pp")
+_ASKED_ROLES = frozenset(("subject", "object", "named", "which"))
 
 
 def _purpose(clause: str, phrase: Phrase, phrases: list[Phrase]) -> bool:

@@ -354,10 +354,10 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
         listed = (
             whole_lists and announced and marker is not None and not is_statement(paragraph[marker.end() :])
         )
-        # ... and a sample stays with the sentence that announces it ("... an announcement saying:"), a
-        # Markdown code span or a page's <pre> lines (pytest's "... a match keyword parameter to the
-        # context-manager ...:" had its sample in the next passage, and was quoted without it)
-        # (one short enough to be quoted with it: a longer one only makes a passage of two things)
+        # ... and a sample stays with the sentence that announces it ("... an announcement saying:"): a
+        # Markdown code span, or a page's <pre> lines short enough to be quoted with it (pytest's "... a match
+        # keyword parameter to the context-manager ...:" had its sample in the next passage and was quoted
+        # without it; a longer sample kept with it only made a passage of two things, session 49)
         pre = (LINE_BREAK in paragraph or code_like(paragraph)) and len(paragraph) <= SAMPLE_CHARS
         sample = sample_code(paragraph) is not None or pre
         listed = listed or (whole_lists and announced and not item and sample)
