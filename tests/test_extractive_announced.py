@@ -46,7 +46,7 @@ def test_an_intro_over_a_sample_too_long_to_quote_is_quoted_alone_and_the_progra
     )
     stated = (
         "Trimming alone is not enough; the keeper also needs a shielded flame, which the steady mode of the "
-        "lamp keeps burning through the night."
+        "lamp keeps burning through the night: …"  # what it announces elided, its colon kept
     )
     assert stated in quoted, quoted
     # a sentence across the program's lines is code cut at a "?", never a quote
@@ -62,7 +62,7 @@ def test_an_intro_that_ends_its_passage_is_quoted_alone() -> None:
     )
     assert [q.text for q in quotes(passage, 1)] == [
         "The wick burns evenly only when the keeper turns it a quarter round every hour, which the winding "
-        "key of the brass lamp performs automatically."
+        "key of the brass lamp performs automatically: …"
     ]
 
 

@@ -100,9 +100,9 @@ def test_a_companys_abbreviation_ends_no_sentence(text: str) -> None:
 def test_only_a_sample_is_quoted_as_the_sample_a_sentence_announces(line: str, shown: str | None) -> None:
     passage = f"## Lamps\n\nThe keeper lights every lamp of the tower with this command:\n\n{line}\n"
     units = [q.text for q in quotes(passage, 1, ("Lamp", "Lamps"))]
-    samples = [
-        u for u in units if u.startswith("The keeper lights every lamp of the tower with this command: ")
-    ]
+    intro = "The keeper lights every lamp of the tower with this command: "
+    # (with no sample to show, the sentence is quoted alone, what it announces elided: "...: …")
+    samples = [u for u in units if u.startswith(intro) and u != f"{intro}…"]
     assert [u.rsplit(": ", 1)[1] for u in samples] == ([shown] if shown else []), units
 
 
