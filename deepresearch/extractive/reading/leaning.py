@@ -237,7 +237,7 @@ _COUNTS_WHAT_FOLLOWS = re.compile(
 
 def as_statement(intro: str) -> str:
     """An announcing sentence as a statement of its own: its colon made a full stop when the words before it
-    say something whole, or "" (the caller checks that it is prose)."""
+    say something whole, or "" (the caller checks that it is prose, then shows it with its colon and "…")."""
     last = (split_sentences(intro) or [intro])[-1].rstrip()
     if not last.endswith(":"):
         return ""
