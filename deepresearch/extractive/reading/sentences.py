@@ -49,6 +49,7 @@ from deepresearch.extractive.reading.text import (
     is_statement,
     list_fragment,
     logical_lines,
+    page_sample,
     sample_code,
     section_label,
     split_sentences,
@@ -460,7 +461,7 @@ def quotes(passage: str, n: int, headings: Sequence[str] = (), term: str = "") -
 
 def _sample_next(after: str) -> bool:
     """The next paragraph is a sample, which a paragraph too long to quote with it announces by its end."""
-    return not LIST_ITEM.match(after) and (LINE_BREAK in after or code_like(after.strip()))
+    return not LIST_ITEM.match(after) and page_sample(after)
 
 
 def _step(sentence: str, previous: tuple[str, ...]) -> bool:

@@ -358,9 +358,9 @@ def _chunk_paragraphs(text: str, target_chars: int, max_chars: int, whole_lists:
         # Markdown code span, or a page's <pre> lines short enough to be quoted with it (pytest's "... a match
         # keyword parameter to the context-manager ...:" had its sample in the next passage and was quoted
         # without it; a longer sample kept with it only made a passage of two things, session 49)
-        pre = (LINE_BREAK in paragraph or code_like(paragraph)) and len(paragraph) <= SAMPLE_CHARS
-        sample = sample_code(paragraph) is not None or pre
-        listed = listed or (whole_lists and announced and not item and sample)
+        if whole_lists and announced and not item:
+            short = len(paragraph) <= SAMPLE_CHARS and page_sample(paragraph)
+            listed = sample_code(paragraph) is not None or short
         announced = (announced and item) or paragraph.endswith(":") or bool(UNFINISHED.search(paragraph))
         limit = max_chars if listed else target_chars
         if current and len(current) + len(paragraph) + 1 > limit:
@@ -452,6 +452,11 @@ def code_span(sample: str) -> str:
 
 
 _SPAN_LINE = re.compile(r"(`+)(?!`)(.*?[^`])\1")
+
+
+def page_sample(paragraph: str) -> bool:
+    """A paragraph that is a page's sample: its `<pre>` lines (LINE_BREAK) or one line of code."""
+    return LINE_BREAK in paragraph or code_like(paragraph.strip())
 
 
 def sample_code(line: str) -> str | None:
